@@ -1,0 +1,299 @@
+"""Budget allocators: how many Phase-2 samples each question gets.
+
+Every allocator takes the Phase-2 budget ``R`` (an int) and returns ``extra``, an int64
+array with ``extra.sum() == R`` exactly. Pure numpy; no records, no I/O.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Sequence
+
+import numpy as np
+
+from .errors import UabError
+
+# Algorithm 1 of the paper counts the gain of the e-th Phase-2 sample as p(1-p)^e,
+# ignoring the Phase-1 sample. The objective the paper states, sum 1-(1-p)^(1+e), has
+# gain p(1-p)^(1+e): ``gain_offset=1`` ("coverage") optimises exactly that.
+GAINS = {"algorithm1": 0, "coverage": 1}
+
+
+def _check(p: np.ndarray, budget: int, cap: np.ndarray | None) -> None:
+    if budget < 0:
+        raise UabError(f"Phase-2 budget must be >= 0, got {budget}")
+    if p.ndim != 1:
+        raise UabError("success probabilities must be a 1-D array")
+    if p.size and (not np.all(np.isfinite(p)) or p.min() < 0 or p.max() > 1):
+        raise UabError("success probabilities must lie in [0, 1]")
+    if p.size == 0 and budget > 0:
+        raise UabError("cannot spend a budget on zero questions")
+    if cap is not None and int(cap.sum()) < budget:
+        raise UabError(
+            f"--max-per-question is too small: the questions can take {int(cap.sum())} "
+            f"more samples but the budget needs {budget}"
+        )
+
+
+def _caps(cap: int | np.ndarray | None, m: int) -> np.ndarray | None:
+    if cap is None:
+        return None
+    return np.broadcast_to(np.asarray(cap, dtype=np.int64), (m,)).clip(min=0)
+
+
+def gains(p: np.ndarray, e: np.ndarray, gain_offset: int = 0) -> np.ndarray:
+    """Marginal gain of question i's next Phase-2 sample after ``e_i``: p(1-p)^(e+offset)."""
+    return p * np.power(1.0 - p, e + gain_offset)
+
+
+_TINY = float(np.nextafter(0.0, 1.0))
+_FLOOR = 1e-300
+
+
+def _count_above(p: np.ndarray, lam: float, offset: int, hi: np.ndarray) -> np.ndarray:
+    """Per question, the number of units e >= 0 whose float gain is > lam (at most hi).
+
+    Gains are non-increasing in e, so this is the first e whose gain is <= lam. A
+    closed-form guess from logarithms is corrected by evaluating the real float gains.
+    """
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        # "gain > 0" is "gain >= the smallest denormal": keeps the guess finite.
+        guess = (np.log(max(lam, _TINY)) - np.log(p)) / np.log1p(-p) - offset
+        guess = np.where(np.isfinite(guess), np.ceil(guess), 0.0)
+    n = np.clip(guess, 0, hi).astype(np.int64)
+    while True:  # usually zero or one correction round
+        with np.errstate(divide="ignore", invalid="ignore"):
+            up = (n < hi) & (gains(p, n, offset) > lam)
+            down = (n > 0) & (gains(p, n - 1, offset) <= lam)
+        if not (up.any() or down.any()):
+            return n
+        n = n + up - down
+
+
+def _water_fill(base: np.ndarray, room: np.ndarray, k: int) -> np.ndarray:
+    """Add k tied units, lowest level first, then lowest index (the greedy's tie-break).
+
+    Question i holds tied units at levels base_i .. base_i + room_i - 1.
+    """
+    add = np.zeros_like(base)
+    if k <= 0:
+        return add
+    top = int((base + np.minimum(room, k)).max())
+
+    def taken(level: int) -> int:  # units strictly below ``level``
+        return int(np.clip(level - base, 0, room).sum())
+
+    lo, hi = int(base.min()), top  # taken(lo) == 0 <= k; find the largest level with taken <= k
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if taken(mid) <= k:
+            lo = mid
+        else:
+            hi = mid - 1
+    add = np.clip(lo - base, 0, room)
+    rest = k - int(add.sum())
+    if rest:
+        at_level = np.flatnonzero((base + add == lo) & (add < room))
+        add[at_level[:rest]] += 1
+    return add
+
+
+def uab_allocate(
+    p: Sequence[float] | np.ndarray,
+    budget: int,
+    gain: str = "algorithm1",
+    max_extra: int | np.ndarray | None = None,
+) -> np.ndarray:
+    """Algorithm 1 (lines 7-10): give each of ``budget`` units to the largest marginal gain.
+
+    Exact and vectorised: the greedy takes the ``budget`` best units in the order
+    (gain descending, e ascending, question index ascending), so we search for the gain
+    of the last unit taken instead of looping over units. Equal to ``greedy_allocate``.
+    """
+    p = np.asarray(p, dtype=np.float64)
+    offset = GAINS[gain]
+    cap = _caps(max_extra, p.size)
+    _check(p, budget, cap)
+    # No question can take more than the whole budget: bounding counts keeps sums small
+    # even when p is so small that 1 - p rounds to 1 and the gain never decays.
+    hi = np.minimum(cap, budget) if cap is not None else np.full(p.size, budget, np.int64)
+    if budget == 0:
+        return np.zeros(p.size, dtype=np.int64)
+
+    def above(lam: float) -> int:
+        return int(_count_above(p, lam, offset, hi).sum())
+
+    # Bisect on the float bit patterns of the threshold: lo keeps >= budget units above
+    # it, hi_ fewer. Gains below 1e-300 (denormal territory) are only searched when the
+    # budget outlasts every larger gain, which needs p near 0 or 1.
+    lo_bits = int(np.float64(_FLOOR).view(np.int64))
+    hi_bits = int(np.float64(1.0).view(np.int64))  # no gain exceeds 1.0
+    if above(_FLOOR) < budget:
+        positive = _count_above(p, 0.0, offset, hi)
+        if positive.sum() < budget:  # the rest are zero-gain ties
+            return positive + _water_fill(positive, hi - positive, budget - int(positive.sum()))
+        lo_bits, hi_bits = 0, lo_bits
+    guess = _log_space_threshold(p, offset, budget, hi)
+    if guess is not None:
+        for widen in (1e-12, 1e-9, 1e-6, 1e-3):
+            a, b = guess * (1 - widen), min(guess * (1 + widen), 1.0)
+            if above(a) >= budget and above(b) < budget:
+                lo_bits = int(np.float64(a).view(np.int64))
+                hi_bits = int(np.float64(b).view(np.int64))
+                break
+    while hi_bits - lo_bits > 1:
+        mid = (lo_bits + hi_bits) // 2
+        if above(float(np.int64(mid).view(np.float64))) >= budget:
+            lo_bits = mid
+        else:
+            hi_bits = mid
+    lam = float(np.int64(hi_bits).view(np.float64))  # the gain of the last unit taken
+    base = _count_above(p, lam, offset, hi)
+    ties = _count_above(p, float(np.int64(lo_bits).view(np.float64)), offset, hi) - base
+    return base + _water_fill(base, ties, budget - int(base.sum()))
+
+
+def _log_space_threshold(p, offset, budget, hi) -> float | None:
+    """Approximate gain threshold from the continuous relaxation (bisection on log gain)."""
+    inner = (p > 0) & (p < 1)
+    if not inner.any():
+        return None
+    lp, l1p = np.log(p[inner]), np.log1p(-p[inner])
+    h = hi[inner].astype(np.float64)
+    lo_t, hi_t = -745.0, 0.0  # below the smallest denormal .. gain 1
+    for _ in range(52):  # ~1e-12 relative precision on the threshold
+        t = (lo_t + hi_t) / 2
+        with np.errstate(over="ignore", invalid="ignore"):
+            count = np.clip(np.floor((t - lp) / l1p - offset) + 1, 0, h).sum()
+        if count >= budget:
+            lo_t = t
+        else:
+            hi_t = t
+    return float(np.exp((lo_t + hi_t) / 2))
+
+
+def greedy_allocate(
+    p: Sequence[float] | np.ndarray,
+    budget: int,
+    gain: str = "algorithm1",
+    max_extra: int | np.ndarray | None = None,
+) -> np.ndarray:
+    """Algorithm 1 as written, one unit at a time with a heap: the reference for tests.
+
+    Ties go to the question with fewer Phase-2 samples, then to the lower index.
+    """
+    p = np.asarray(p, dtype=np.float64)
+    offset = GAINS[gain]
+    cap = _caps(max_extra, p.size)
+    _check(p, budget, cap)
+    e = np.zeros(p.size, dtype=np.int64)
+    heap = [(-gains(p[i], 0, offset), 0, i) for i in range(p.size) if cap is None or cap[i] > 0]
+    heapq.heapify(heap)
+    for _ in range(budget):
+        _, _, i = heapq.heappop(heap)
+        e[i] += 1
+        if cap is None or e[i] < cap[i]:
+            heapq.heappush(heap, (-gains(p[i], e[i], offset), int(e[i]), i))
+    return e
+
+
+def uniform_allocate(m: int, budget: int, max_extra=None) -> np.ndarray:
+    """Self-consistency: every question gets the same count; a remainder goes round-robin."""
+    return _water_fill(np.zeros(m, dtype=np.int64), _room(m, max_extra, budget), budget)
+
+
+def random_allocate(m: int, budget: int, seed: int, max_extra=None) -> np.ndarray:
+    """Each unit goes to a question drawn uniformly at random (seeded); caps respected."""
+    room = _room(m, max_extra, budget)
+    rng = np.random.default_rng(seed)
+    e = np.zeros(m, dtype=np.int64)
+    left = budget
+    while left:
+        open_ = np.flatnonzero(e < room)
+        e += np.minimum(np.bincount(rng.choice(open_, size=left), minlength=m), room - e)
+        left = budget - int(e.sum())
+    return e
+
+
+def proportional_allocate(weights, budget: int, max_extra=None) -> np.ndarray:
+    """Split the budget in proportion to ``weights`` (largest remainder, ties by index).
+
+    The ``length`` baseline uses question length as the weight: longer means harder.
+    """
+    w = np.asarray(weights, dtype=np.float64)
+    m = w.size
+    room = _room(m, max_extra, budget)
+    if w.sum() <= 0:
+        return uniform_allocate(m, budget, max_extra)
+    share = budget * w / w.sum()
+    e = np.minimum(np.floor(share).astype(np.int64), room)
+    rest = budget - int(e.sum())
+    order = np.lexsort((np.arange(m), -(share - np.floor(share))))
+    while rest:
+        open_ = order[e[order] < room[order]][:rest]
+        e[open_] += 1
+        rest = budget - int(e.sum())
+    return e
+
+
+def judge_allocate(hard: Sequence[bool], budget: int, max_extra=None) -> np.ndarray:
+    """LLM-judge baseline: easy questions stop at Phase 1, hard ones share the budget.
+
+    The share is equal, with any remainder round-robin in question order. When the
+    judge called nothing hard the budget cannot be honoured that way, so every question
+    counts as hard (uniform) rather than drawing fewer samples than promised.
+    """
+    hard = np.asarray(hard, dtype=bool)
+    m = hard.size
+    room = _room(m, max_extra, budget)
+    if not hard.any():
+        hard = np.ones(m, dtype=bool)
+    hard_room = np.where(hard, room, 0)
+    if hard_room.sum() < budget:
+        hard_room = room
+    return _water_fill(np.zeros(m, dtype=np.int64), hard_room, budget)
+
+
+def _room(m: int, max_extra, budget: int) -> np.ndarray:
+    room = _caps(max_extra, m)
+    if room is None:
+        room = np.full(m, budget, dtype=np.int64)
+    _check(np.zeros(m), budget, room)
+    return np.array(room, dtype=np.int64)
+
+
+def threshold_exit(
+    p: np.ndarray,
+    budget: int,
+    kind: str,
+    theta: float,
+    mode: str = "redistribute",
+    gain: str = "algorithm1",
+    max_extra=None,
+) -> tuple[np.ndarray, int]:
+    """UAB with threshold exits: questions with p < theta (``hard``) or p > theta (``easy``)
+    keep only their Phase-1 sample.
+
+    ``redistribute`` gives their share to the other questions (budget exact); ``skip``
+    keeps UAB's allocation for the others and leaves the exited share unspent. Returns
+    ``(extra, saved)``, where ``saved`` counts the samples not drawn.
+    """
+    if kind not in ("hard", "easy"):
+        raise UabError(f"unknown exit {kind!r}: use hard or easy")
+    p = np.asarray(p, dtype=np.float64)
+    exits = p < theta if kind == "hard" else p > theta
+    if mode not in ("redistribute", "skip"):
+        raise UabError(f"unknown exit mode {mode!r}: use redistribute or skip")
+    cap = _caps(max_extra, p.size)
+    if mode == "skip":
+        e = uab_allocate(p, budget, gain, cap)
+        saved = int(e[exits].sum())
+        e[exits] = 0
+        return e, saved
+    stay = ~exits
+    room = np.where(stay, cap if cap is not None else budget, 0)
+    if not stay.any() or room.sum() < budget:
+        # Nothing (or too little) left to redistribute to: fall back to plain UAB so the
+        # budget contract holds.
+        return uab_allocate(p, budget, gain, cap), 0
+    return uab_allocate(p, budget, gain, room), 0

@@ -1,0 +1,130 @@
+"""The one protocol every model backend implements, and the value types it exchanges.
+
+A backend turns a batch of chat prompts (each with its own seed) into completions.
+Everything else (prompts, seeds, signals, checkpoints) lives outside the backends.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
+
+from ..errors import UabError
+
+Message = dict  # {"role": "system" | "user" | "assistant", "content": str}
+
+
+@dataclass(frozen=True)
+class SampleRequest:
+    """One sample to draw: a chat conversation and the seed that fixes its randomness."""
+
+    messages: tuple[Message, ...]
+    seed: int
+
+
+@dataclass(frozen=True)
+class SamplingParams:
+    """Sampling settings shared by every request in one ``generate`` call."""
+
+    temperature: float = 0.9
+    max_tokens: int = 1024
+    top_p: float = 1.0
+
+
+@dataclass(frozen=True)
+class Completion:
+    """One generated sample.
+
+    ``token_logprobs`` are natural-log probabilities of the sampled tokens, one per
+    generated token (EOS included when the engine reports it), or ``None`` when the
+    service does not return them. ``finish_reason`` is ``"stop"`` (EOS or stop string)
+    or ``"length"`` (hit ``max_tokens``), as the service reports it.
+    """
+
+    text: str
+    token_logprobs: tuple[float, ...] | None
+    n_tokens: int
+    finish_reason: str
+
+
+OnResult = Callable[[int, Completion], None]
+
+
+@runtime_checkable
+class Backend(Protocol):
+    """A model that samples completions.
+
+    ``generate`` returns one completion per request, in request order. It calls
+    ``on_result(index, completion)`` as each completion is ready (the pipeline uses this
+    to checkpoint), and raises ``BackendError`` when a request still fails after retries;
+    completions already reported through ``on_result`` stay valid.
+    """
+
+    name: str
+    model: str
+    returns_logprobs: bool
+    supports_seed: bool
+
+    def generate(
+        self,
+        requests: Sequence[SampleRequest],
+        params: SamplingParams,
+        on_result: OnResult | None = None,
+    ) -> list[Completion]: ...
+
+    def close(self) -> None: ...
+
+
+class BaseBackend:
+    """Shared behaviour: context manager, a no-op ``close``, a readable ``repr``."""
+
+    name = "base"
+    model = ""
+    returns_logprobs = False
+    supports_seed = False
+
+    def close(self) -> None:
+        """Release engines, clients and threads; the default holds nothing."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.model!r}>"
+
+
+@dataclass
+class Retry:
+    """Retry policy with exponential backoff for remote backends.
+
+    ``attempts`` counts every try, the first included. ``retry_after`` from the server
+    (seconds) wins over the computed delay when present, capped at ``max_delay``.
+    """
+
+    attempts: int = 6
+    base_delay: float = 0.5
+    max_delay: float = 30.0
+    sleep: Callable[[float], None] = field(default=time.sleep, repr=False)
+
+    def delay(self, attempt: int, retry_after: float | None = None) -> float:
+        """Seconds to wait before try number ``attempt + 1`` (``attempt`` starts at 1)."""
+        if retry_after is not None and retry_after >= 0:
+            return min(retry_after, self.max_delay)
+        return min(self.base_delay * 2 ** (attempt - 1), self.max_delay)
+
+
+def require(module: str, extra: str):
+    """Import an optional dependency or raise a ``UabError`` naming the extra to install."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise UabError(
+            f"the {module!r} package is needed for this backend: pip install 'uab-cli[{extra}]'"
+        ) from exc

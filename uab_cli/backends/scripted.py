@@ -1,0 +1,82 @@
+"""A deterministic, seed-driven stand-in model for tests and demos (``--backend scripted``).
+
+It answers arithmetic questions ("What is 3 + 4?") right with a per-question probability
+and gives confident (low-NLL) tokens when right, so allocators have a real signal to use.
+It is never the default backend.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import time
+from collections.abc import Sequence
+
+from ..errors import BackendError
+from .base import BaseBackend, Completion, OnResult, SampleRequest, SamplingParams
+
+_EXPR = re.compile(r"What is ([\d\s+\-*/()]+)\?")
+
+
+def _unit(*parts) -> float:
+    digest = hashlib.blake2b("\0".join(map(str, parts)).encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big") / 2**64
+
+
+class ScriptedBackend(BaseBackend):
+    """Answers from (prompt, seed) alone; ``fail_after`` raises after that many samples,
+    ``delay`` sleeps per sample (seconds). Env ``UAB_SCRIPTED_FAIL_AFTER`` and
+    ``UAB_SCRIPTED_DELAY`` set them from the command line."""
+
+    name = "scripted"
+    returns_logprobs = True
+    supports_seed = True
+
+    def __init__(self, model: str = "scripted", fail_after: int | None = None, delay: float | None = None):
+        self.model = model
+        env_fail = os.environ.get("UAB_SCRIPTED_FAIL_AFTER")
+        self.fail_after = fail_after if fail_after is not None else (int(env_fail) if env_fail else None)
+        self.delay = delay if delay is not None else float(os.environ.get("UAB_SCRIPTED_DELAY", "0"))
+        self.calls: list[list[SampleRequest]] = []
+        self.drawn = 0
+
+    def generate(self, requests: Sequence[SampleRequest], params: SamplingParams,
+                 on_result: OnResult | None = None) -> list[Completion]:
+        self.calls.append(list(requests))
+        out = []
+        for k, req in enumerate(requests):
+            if self.fail_after is not None and self.drawn >= self.fail_after:
+                raise BackendError(f"scripted failure after {self.drawn} samples")
+            if self.delay:
+                time.sleep(self.delay)
+            completion = self.complete(req, params)
+            self.drawn += 1
+            out.append(completion)
+            if on_result:
+                on_result(k, completion)
+        return out
+
+    def complete(self, req: SampleRequest, params: SamplingParams) -> Completion:
+        """One completion, a pure function of the request and parameters."""
+        question = req.messages[-1]["content"]
+        if "easy or hard" in question:
+            label = "easy" if _unit("judge", question) < 0.5 else "hard"
+            return Completion(label, (-0.1,), 1, "stop")
+        p_right = 0.15 + 0.8 * _unit("difficulty", question)
+        u = _unit("sample", question, req.seed)
+        right = u < p_right
+        match = _EXPR.search(question)
+        if match:
+            truth = eval(match.group(1), {"__builtins__": {}})  # digits and operators only
+            answer = str(truth) if right else str(truth + 1 + int(_unit("wrong", question, req.seed) * 3))
+        else:
+            answer = "A" if right else "B"
+        n = max(1, min(params.max_tokens, 6 + int(_unit("len", req.seed) * 6)))
+        # Right answers are confident; wrong ones less so (with noise so the signal is imperfect).
+        level = (0.05 if right else 0.35) + 0.3 * _unit("noise", question, req.seed)
+        logprobs = tuple(-level * (0.5 + _unit("tok", req.seed, t)) for t in range(n))
+        finish = "length" if n == params.max_tokens else "stop"
+        confidence = max(1, min(10, round(10 * (1 - level))))
+        text = f"Working it out.\nAnswer: {answer}\nConfidence: {confidence}"
+        return Completion(text, logprobs, n, finish)

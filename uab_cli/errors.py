@@ -1,0 +1,23 @@
+"""The two error types uab raises: user errors (exit 2) and backend failures (exit 1)."""
+
+from __future__ import annotations
+
+
+class UabError(Exception):
+    """Bad input or a bad option: rendered as ``path:line: message``, exit code 2."""
+
+    def __init__(self, message: str, path: str | None = None, line: int | None = None):
+        super().__init__(message)
+        self.message = message
+        self.path = path
+        self.line = line
+
+    def __str__(self) -> str:
+        where = self.path if self.path is not None else ""
+        if self.line is not None:
+            where = f"{where}:{self.line}"
+        return f"{where}: {self.message}" if where else self.message
+
+
+class BackendError(Exception):
+    """A model backend failed after its retries (network, API, engine): exit code 1."""

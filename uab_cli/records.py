@@ -1,0 +1,261 @@
+"""The JSONL record format: field names, validation per stage, streaming read and atomic write.
+
+This is the only module that knows the schema. A record is a plain dict so that fields
+uab does not know pass through every stage untouched.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import tempfile
+from collections.abc import Iterable, Iterator
+from typing import IO
+
+import orjson
+
+from .errors import UabError
+
+MAX_LINE_BYTES = 8 * 1024 * 1024  # a longer line is almost surely not a question record
+TYPES = ("math", "mc", "text")
+PROVENANCE = "uab"  # per-record field holding what produced the record, stage by stage
+SAMPLE_FIELDS = (
+    "text", "answer", "phase", "seed", "n_tokens", "finish_reason",
+    "anll", "total_nll", "max_nll", "nll_var", "confidence",
+)
+
+# What each stage needs from its input, and the command that produces it.
+STAGES = {
+    "question": (None, None),
+    "sampled": ("samples", "uab phase1"),
+    "allocated": ("extra", "uab allocate"),
+}
+
+
+def letters(n: int) -> list[str]:
+    """Choice letters for n choices: A, B, C, ..."""
+    return [chr(ord("A") + i) for i in range(n)]
+
+
+# --- reading -----------------------------------------------------------------------
+
+
+def read_jsonl(path: str) -> Iterator[tuple[int, dict]]:
+    """Yield ``(line number, object)`` for each line of a JSONL file (``-`` = stdin)."""
+    name = "<stdin>" if path == "-" else path
+    with _open_input(path) as fh:
+        lineno = 0
+        while True:
+            raw = fh.readline(MAX_LINE_BYTES + 1)
+            if not raw:
+                break
+            lineno += 1
+            if len(raw) > MAX_LINE_BYTES:
+                raise UabError(f"line longer than {MAX_LINE_BYTES // 2**20} MiB", name, lineno)
+            if lineno == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                raise UabError("file starts with a UTF-8 byte-order mark; save it without BOM", name, 1)
+            if not raw.strip():
+                raise UabError("blank line (JSONL needs one JSON object per line)", name, lineno)
+            try:
+                obj = orjson.loads(raw)
+            except orjson.JSONDecodeError as exc:
+                what = "not valid UTF-8" if "utf-8" in str(exc).lower() else "invalid JSON"
+                if not raw.endswith(b"\n") and what == "invalid JSON":
+                    what = "invalid JSON (truncated last line?)"
+                raise UabError(f"{what}: {exc}", name, lineno) from None
+            if not isinstance(obj, dict):
+                raise UabError(f"expected a JSON object, got {type(obj).__name__}", name, lineno)
+            yield lineno, obj
+    if lineno == 0:
+        raise UabError("empty input: no records", name)
+
+
+@contextlib.contextmanager
+def _open_input(path: str):
+    if path == "-":
+        yield sys.stdin.buffer
+        return
+    try:
+        fh = open(path, "rb")
+    except OSError as exc:
+        raise UabError(f"cannot read: {exc.strerror}", path) from None
+    with fh:
+        yield fh
+
+
+def read_records(path: str, stage: str = "question") -> Iterator[tuple[int, dict]]:
+    """Stream validated records for a stage (``question``, ``sampled``, ``allocated``)."""
+    name = "<stdin>" if path == "-" else path
+    seen: set[str] = set()
+    for lineno, rec in read_jsonl(path):
+        try:
+            check_record(rec, stage)
+        except UabError as exc:
+            raise UabError(exc.message, name, lineno) from None
+        if rec["id"] in seen:
+            raise UabError(f"duplicate id {rec['id']!r}", name, lineno)
+        seen.add(rec["id"])
+        yield lineno, rec
+
+
+def check_record(rec: dict, stage: str = "question") -> None:
+    """Raise ``UabError`` (without a location) if ``rec`` is not valid input for ``stage``."""
+    _check_question(rec)
+    if stage in ("sampled", "allocated"):
+        samples = rec.get("samples")
+        if samples is None:
+            raise UabError(f"record {rec['id']!r} has no 'samples': run `uab phase1` first")
+        if not isinstance(samples, list) or not all(isinstance(s, dict) for s in samples):
+            raise UabError("'samples' must be a list of objects")
+        for s in samples:
+            _check_sample(s)
+    if stage == "allocated":
+        extra = rec.get("extra")
+        if extra is None:
+            raise UabError(f"record {rec['id']!r} has no 'extra': run `uab allocate` first")
+        if not _is_int(extra) or extra < 0:
+            raise UabError(f"'extra' must be a non-negative integer, got {extra!r}")
+
+
+def _is_int(x) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _check_question(rec: dict) -> None:
+    if "id" not in rec:
+        raise UabError("missing field 'id'")
+    if not isinstance(rec["id"], str) or not rec["id"]:
+        raise UabError(f"'id' must be a non-empty string, got {rec['id']!r}")
+    q = rec.get("question")
+    if q is None:
+        raise UabError(f"record {rec['id']!r} has no 'question'" + _did_you_mean(rec, "question"))
+    if not isinstance(q, str) or not q.strip():
+        raise UabError("'question' must be a non-empty string")
+    gold = rec.get("answer")
+    if gold is not None and (not isinstance(gold, (str, int, float)) or isinstance(gold, bool)):
+        raise UabError(f"'answer' must be a string or number, got {type(gold).__name__}")
+    choices = rec.get("choices")
+    if choices is not None:
+        if not isinstance(choices, list) or not choices or not all(isinstance(c, str) for c in choices):
+            raise UabError("'choices' must be a non-empty list of strings")
+        if len(choices) > 26:
+            raise UabError("at most 26 choices (letters A-Z)")
+        if gold is not None and gold_letter(rec) is None:
+            raise UabError(
+                f"gold answer {gold!r} is neither a choice letter "
+                f"{letters(len(choices))[0]}-{letters(len(choices))[-1]} nor a choice text"
+            )
+    t = rec.get("type")
+    if t is not None and t not in TYPES:
+        raise UabError(f"'type' must be one of {', '.join(TYPES)}, got {t!r}")
+    if t == "mc" and choices is None:
+        raise UabError("type 'mc' needs 'choices'")
+
+
+def _check_sample(s: dict) -> None:
+    if not isinstance(s.get("text"), str):
+        raise UabError("each sample needs a string 'text'")
+    if s.get("phase") not in (1, 2):
+        raise UabError(f"sample 'phase' must be 1 or 2, got {s.get('phase')!r}")
+    for key in ("anll", "total_nll", "max_nll", "nll_var"):
+        v = s.get(key)
+        if v is not None and (not isinstance(v, (int, float)) or isinstance(v, bool)):
+            raise UabError(f"sample {key!r} must be a number or null, got {v!r}")
+    c = s.get("confidence")
+    if c is not None and not _is_int(c):
+        raise UabError(f"sample 'confidence' must be an integer or null, got {c!r}")
+
+
+def _did_you_mean(rec: dict, field: str) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(field, [k for k in rec if isinstance(k, str)], n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}? or use `uab convert`)" if close else ""
+
+
+def question_type(rec: dict) -> str:
+    """The record's ``type``, inferred when absent: choices → mc, otherwise math."""
+    t = rec.get("type")
+    if t:
+        return t
+    return "mc" if rec.get("choices") else "math"
+
+
+def gold_letter(rec: dict) -> str | None:
+    """The gold choice letter of a multiple-choice record (gold may be a letter or a choice text)."""
+    gold, choices = rec.get("answer"), rec.get("choices") or []
+    if gold is None:
+        return None
+    g = str(gold).strip()
+    valid = letters(len(choices))
+    if g.strip("()").upper() in valid and len(g.strip("()")) == 1:
+        return g.strip("()").upper()
+    for letter, text in zip(valid, choices):
+        if g == text.strip():
+            return letter
+    return None
+
+
+def samples(rec: dict, phase: int | None = None) -> list[dict]:
+    """The record's samples, optionally only those of one phase."""
+    out = rec.get("samples") or []
+    return out if phase is None else [s for s in out if s.get("phase") == phase]
+
+
+def provenance(rec: dict) -> dict:
+    """What produced this record, stage by stage (``{"phase1": {...}, "allocate": {...}}``)."""
+    return rec.get(PROVENANCE) or {}
+
+
+def with_provenance(rec: dict, stage: str, info: dict) -> dict:
+    """Record ``info`` about ``stage`` in the record's provenance (returns the record)."""
+    prov = dict(provenance(rec))
+    prov[stage] = info
+    rec[PROVENANCE] = prov
+    return rec
+
+
+# --- writing -----------------------------------------------------------------------
+
+
+def dumps(rec: dict) -> bytes:
+    """One JSONL line."""
+    return orjson.dumps(rec, option=orjson.OPT_APPEND_NEWLINE | orjson.OPT_SERIALIZE_NUMPY)
+
+
+@contextlib.contextmanager
+def atomic_output(path: str) -> Iterator[IO[bytes]]:
+    """A binary handle that becomes ``path`` only if the block succeeds (``-`` = stdout)."""
+    if path == "-":
+        yield sys.stdout.buffer
+        sys.stdout.buffer.flush()
+        return
+    directory = os.path.dirname(os.path.abspath(path))
+    os.makedirs(directory, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            yield fh
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def write_records(path: str, records: Iterable[dict]) -> int:
+    """Write records as JSONL atomically; consumes ``records`` lazily. Returns the count."""
+    n = 0
+    with atomic_output(path) as fh:
+        buf: list[bytes] = []
+        for rec in records:
+            buf.append(dumps(rec))
+            n += 1
+            if len(buf) >= 4096:
+                fh.write(b"".join(buf))
+                buf.clear()
+        fh.write(b"".join(buf))
+    return n

@@ -1,0 +1,136 @@
+"""Uncertainty signals: per-sample statistics of token log-probabilities, and their mapping
+to the per-question success probability p_i that the allocators consume."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from .errors import UabError
+
+DEFAULT_T = 0.2
+
+# Appendix "VCS prompt": appended to the question before Phase-1 generation.
+VCS_INSTRUCTION = (
+    "After giving your answer, rate how confident you are that it is correct on a scale "
+    "from 1 (not confident at all) to 10 (completely certain). "
+    "End your response with: Confidence: <integer>."
+)
+_CONFIDENCE = re.compile(r"confidence\W{0,6}(-?\d+(?:\.\d+)?)", re.IGNORECASE)
+
+
+def token_stats(logprobs: Sequence[float] | None) -> dict:
+    """ANLL and the other log-prob statistics of one sample.
+
+    ``logprobs`` are natural-log probabilities of the sampled tokens, one per generated
+    token. Returns ``anll`` (mean NLL, Eq. 2), ``total_nll``, ``max_nll`` (largest
+    token NLL) and ``nll_var`` (variance of token NLLs); all ``None`` without logprobs.
+    """
+    if not logprobs:
+        return {"anll": None, "total_nll": None, "max_nll": None, "nll_var": None}
+    nll = -np.asarray(logprobs, dtype=np.float64)
+    return {
+        "anll": float(nll.mean()),
+        "total_nll": float(nll.sum()),
+        "max_nll": float(nll.max()),
+        "nll_var": float(nll.var()),
+    }
+
+
+def parse_confidence(text: str) -> int | None:
+    """The last ``Confidence: <int>`` in a response, if it is an integer from 1 to 10."""
+    found = _CONFIDENCE.findall(text or "")
+    if not found:
+        return None
+    value = found[-1]
+    if not re.fullmatch(r"\d+", value):
+        return None
+    score = int(value)
+    return score if 1 <= score <= 10 else None
+
+
+def entropy(counts: Sequence[int]) -> float:
+    """Shannon entropy (nats) of an empirical answer distribution given by counts."""
+    total = sum(counts)
+    return -sum(c / total * math.log(c / total) for c in counts if c) if total else 0.0
+
+
+# --- signal -> p -------------------------------------------------------------------
+# Each signal maps a question's Phase-1 samples to a scalar s (higher = less certain)
+# or directly to p. The scalar signals use Eq. 3: p = exp(-s / T).
+
+
+def _mean_stat(key: str) -> Callable[[list[dict]], float | None]:
+    def stat(phase1: list[dict]) -> float | None:
+        values = [s.get(key) for s in phase1]
+        if not values or any(v is None for v in values):
+            return None
+        return float(np.mean(values))
+
+    return stat
+
+
+SCALAR_SIGNALS: dict[str, Callable[[list[dict]], float | None]] = {
+    "anll": _mean_stat("anll"),
+    "total-nll": _mean_stat("total_nll"),
+    "max-nll": _mean_stat("max_nll"),
+    "nll-var": _mean_stat("nll_var"),
+}
+SIGNALS = (*SCALAR_SIGNALS, "vcs", "vcs-pow", "vote-entropy")
+NEEDS_LOGPROBS = frozenset(SCALAR_SIGNALS)
+VCS_MISSING_P = 0.5  # a response without a parsable confidence counts as "unsure"
+
+
+def success_probabilities(
+    phase1: Sequence[list[dict]],
+    signal: str = "anll",
+    temperature: float = DEFAULT_T,
+    answer_groups: Callable[[int, list[dict]], list[int]] | None = None,
+) -> tuple[np.ndarray, int]:
+    """p_i for each question from its Phase-1 samples, and how many needed a fallback.
+
+    ``vcs`` is the paper's p = score/10; ``vcs-pow`` is the official code's
+    (score/10)^(1/T). ``vote-entropy`` uses p = exp(-H/T) over the Phase-1 answers and
+    needs ``answer_groups`` ((index, samples) → counts per equivalent answer). Raises
+    ``UabError`` for a logprob signal when a question has no logprobs, naming it by index.
+    """
+    if temperature <= 0:
+        raise UabError(f"--signal-temperature must be > 0, got {temperature}")
+    if signal not in SIGNALS:
+        raise UabError(f"unknown signal {signal!r}; choose from {', '.join(SIGNALS)}")
+    p = np.empty(len(phase1), dtype=np.float64)
+    fallbacks = 0
+    for i, samples in enumerate(phase1):
+        if signal in SCALAR_SIGNALS:
+            s = SCALAR_SIGNALS[signal](samples)
+            if s is None:
+                raise MissingSignal(i, signal)
+            p[i] = math.exp(-s / temperature)
+        elif signal in ("vcs", "vcs-pow"):
+            scores = [x.get("confidence") for x in samples if x.get("confidence") is not None]
+            if not scores:
+                fallbacks += 1
+                p[i] = VCS_MISSING_P
+                continue
+            q = float(np.mean(scores)) / 10
+            p[i] = q if signal == "vcs" else q ** (1 / temperature)
+        else:
+            if len(samples) < 2:
+                raise UabError("vote-entropy needs at least 2 Phase-1 samples per question (uab phase1 --k 2)")
+            assert answer_groups is not None
+            p[i] = math.exp(-entropy(answer_groups(i, samples)) / temperature)
+    return np.clip(p, 0.0, 1.0), fallbacks
+
+
+class MissingSignal(UabError):
+    """A question lacks the log-prob statistics a signal needs."""
+
+    def __init__(self, index: int, signal: str):
+        super().__init__(
+            f"no {signal} for this record: its samples have no token logprobs "
+            "(the backend returned none); use --signal vcs or a backend with logprobs"
+        )
+        self.index = index
