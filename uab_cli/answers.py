@@ -130,7 +130,7 @@ def normalize_math(ans: str) -> str:
     inner = last_boxed(a)
     if inner is not None:
         a = inner
-    a = a.strip().strip("$").replace("\\(", "").replace("\\)", "").replace("\\[", "").replace("\\]", "")
+    a = a.strip().rstrip(".").strip().strip("$").replace("\\(", "").replace("\\)", "").replace("\\[", "").replace("\\]", "")
     a = a.replace("\\dfrac", "\\frac").replace("\\tfrac", "\\frac")
     a = _LATEX_NOISE.sub("", a)
     a = _DEGREES.sub("", a)

@@ -271,6 +271,23 @@ def run(
         err.print(f"outputs in {out}/: {', '.join(runs.STAGE_FILES)}")
 
 
+@app.command()
+def convert(
+    input: Annotated[str, typer.Argument(help="Benchmark export: .jsonl, .json or .parquet.")],
+    output: Out = "-",
+    preset: Annotated[Optional[str], typer.Option(help="math500, gpqa, mmlu, deepscaler or hh-rlhf.")] = None,
+    question_field: Annotated[Optional[str], typer.Option(help="Column holding the question.")] = None,
+    answer_field: Annotated[Optional[str], typer.Option(help="Column holding the gold answer.")] = None,
+    choices_field: Annotated[Optional[str], typer.Option(help="Column holding the list of choices.")] = None,
+    id_field: Annotated[Optional[str], typer.Option(help="Column holding a unique id.")] = None,
+) -> None:
+    """Convert a benchmark export into uab question records."""
+    from .convert import convert_records, read_table
+
+    write_records(output, convert_records(read_table(input), preset, question_field, answer_field,
+                                          choices_field, id_field, path=input))
+
+
 # --- summaries ---------------------------------------------------------------------
 
 

@@ -100,7 +100,7 @@ def draw(
         backend.generate(requests, gen.params(), arrived)
     finally:
         for r in {r for r, _, _ in wanted}:
-            records[r]["samples"].sort(key=lambda s: s.get("index", 0))
+            records[r].get("samples", []).sort(key=lambda s: s.get("index", 0))
     return len(wanted)
 
 

@@ -74,7 +74,7 @@ class ScriptedBackend(BaseBackend):
             answer = "A" if right else "B"
         n = max(1, min(params.max_tokens, 6 + int(_unit("len", req.seed) * 6)))
         # Right answers are confident; wrong ones less so (with noise so the signal is imperfect).
-        level = (0.05 if right else 0.35) + 0.3 * _unit("noise", question, req.seed)
+        level = (0.01 if right else 0.08) + 0.1 * _unit("noise", question, req.seed)
         logprobs = tuple(-level * (0.5 + _unit("tok", req.seed, t)) for t in range(n))
         finish = "length" if n == params.max_tokens else "stop"
         confidence = max(1, min(10, round(10 * (1 - level))))

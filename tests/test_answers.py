@@ -1,0 +1,122 @@
+"""Answer extraction, equivalence and majority vote."""
+
+from __future__ import annotations
+
+import pathlib
+
+import orjson
+import pytest
+
+from uab_cli.answers import extract_answer, is_correct, majority_vote, math_equal, normalize_math
+
+MC = {"question": "q", "choices": ["Paris", "London", "Rome", "Berlin"]}
+MATH = {"question": "q"}
+TEXT = {"question": "q", "type": "text"}
+
+EXTRACT = [
+    # (response, record, expected answer)
+    ("so the result is \\boxed{42}.", MATH, "42"),
+    ("first \\boxed{1} then \\boxed{\\frac{3}{4}}", MATH, "\\frac{3}{4}"),
+    ("\\boxed{\\dfrac{1}{2}}", MATH, "\\frac{1}{2}"),
+    ("\\boxed{x = 5}", MATH, "5"),
+    ("The answer is 17.", MATH, "17"),
+    ("The final answer is $\\sqrt{2}$.", MATH, "\\sqrt{2}"),
+    ("12 + 51 = 63.\nAnswer: 63", MATH, "63"),
+    ("Answer: 1,000", MATH, "1000"),
+    ("Answer: 5.50", MATH, "5.5"),
+    ("Answer: 3.0", MATH, "3"),
+    ("Answer: -7", MATH, "-7"),
+    ("Answer: 45^\\circ", MATH, "45"),
+    ("Answer: 12 \\text{ cm}", MATH, "12"),
+    ("Answer: 25\\%", MATH, "25"),
+    ("Answer: \\$5", MATH, "5"),
+    ("#### 72", MATH, "72"),
+    ("I computed 3 and then 8 apples", MATH, "8"),
+    ("no numbers here", MATH, None),
+    ("Answer: 12\nConfidence: 9", MATH, "12"),
+    ("\\boxed{(-\\infty, 2]}", MATH, "(-\\infty,2]"),
+    ("\\boxed{\\left( 1, 2 \\right)}", MATH, "(1,2)"),
+    ("\\boxed{2\\sqrt{3}}", MATH, "2\\sqrt{3}"),
+    ("Answer: B", MC, "B"),
+    ("The answer is (C).", MC, "C"),
+    ("answer: d", MC, "D"),
+    ("I pick B) London", MC, "B"),
+    ("(A) is right", MC, "A"),
+    ("\\boxed{D}", MC, "D"),
+    ("C", MC, "C"),
+    ("It must be Rome.", MC, "C"),
+    ("Answer: E", MC, None),
+    ("nothing useful", MC, None),
+    ("A.\nbecause", MC, "A"),
+    ("Answer: B\nConfidence: 7", MC, "B"),
+    ("Answer: The Eiffel Tower!", TEXT, "eiffel tower"),
+    ("the answer is Blue.", TEXT, "blue"),
+    ("Paris", TEXT, "paris"),
+]
+
+
+@pytest.mark.parametrize("text,rec,expected", EXTRACT)
+def test_extract(text, rec, expected):
+    assert extract_answer(text, rec) == expected
+
+
+EQUAL = [
+    ("\\frac{1}{2}", "0.5", True), ("\\frac{1}{2}", "1/2", True), ("0.5", "1/2", True),
+    ("2", "2.0", True), ("3", "4", False), ("\\sqrt{8}", "2\\sqrt{2}", True),
+    ("\\pi", "3", False), ("-1", "1", False),
+]
+
+
+@pytest.mark.parametrize("a,b,expected", EQUAL)
+def test_math_equal(a, b, expected):
+    assert math_equal(normalize_math(a), normalize_math(b)) is expected
+
+
+def _equivalences():
+    path = pathlib.Path(__file__).parent / "data" / "equivalences.jsonl"
+    return [orjson.loads(line) for line in path.read_bytes().splitlines()] if path.exists() else []
+
+
+@pytest.mark.parametrize("row", _equivalences())
+def test_equivalence_fixture(row):
+    rec = {"question": "q", "answer": row["gold"]}
+    assert is_correct(rec, normalize_math(row["pred"])) is row["equal"]
+
+
+VOTES = [
+    (["1/2", "0.5", "\\frac{1}{2}", "3", "3"], "math", "0.5", {"0.5": 3, "3": 2}),
+    (["7", "3", "3", "7"], "math", "3", {"3": 2, "7": 2}),                   # tie → earliest
+    ([None, None, "9"], "math", "9", {"9": 1}),                             # no-answer never wins
+    ([None, None], "math", None, {}),
+    (["B", "A", "B"], "mc", "B", {"B": 2, "A": 1}),
+    (["A", "B"], "mc", "A", {"A": 1, "B": 1}),
+    (["paris", "rome", "paris"], "text", "paris", {"paris": 2, "rome": 1}),
+    (["10", "-10", "-10"], "math", "-10", {"-10": 2, "10": 1}),
+]
+
+
+@pytest.mark.parametrize("answers,kind,prediction,votes", VOTES)
+def test_majority_vote(answers, kind, prediction, votes):
+    v = majority_vote(answers, kind)
+    assert v.prediction == prediction and v.votes == votes
+
+
+def test_random_tie_break_is_seeded():
+    answers = ["1", "2", "3"]
+    picks = {majority_vote(answers, "math", tie_seed=s).prediction for s in range(30)}
+    assert picks == {"1", "2", "3"}
+    assert majority_vote(answers, "math", tie_seed=4) == majority_vote(answers, "math", tie_seed=4)
+
+
+@pytest.mark.parametrize("rec,pred,expected", [
+    ({"question": "q", "answer": "\\frac{1}{2}"}, "0.5", True),
+    ({"question": "q", "answer": "12"}, "13", False),
+    ({"question": "q", "answer": 12}, "12", True),
+    ({"question": "q"}, "12", None),
+    ({"question": "q", "answer": "3"}, None, False),
+    ({**MC, "answer": "B"}, "B", True),
+    ({**MC, "answer": "Rome"}, "C", True),
+    ({**TEXT, "answer": "The Eiffel Tower"}, "eiffel tower", True),
+])
+def test_grading(rec, pred, expected):
+    assert is_correct(rec, pred) is expected

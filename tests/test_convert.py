@@ -1,0 +1,448 @@
+"""Tests for dataset conversion (uab_cli.convert) and the bundled sample data files."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from uab_cli.convert import PRESETS, convert_records, read_table
+from uab_cli.errors import UabError
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = Path(__file__).resolve().parent / "data" / "convert"
+SAMPLES = ROOT / "sample_data"
+
+
+def convert_file(name: str, preset: str | None, **options) -> list[dict]:
+    """Convert one fixture file with read_table + convert_records."""
+    path = FIXTURES / name
+    return list(convert_records(read_table(path), preset, path=str(path), **options))
+
+
+def load_jsonl(path: Path) -> list[dict]:
+    """Records of a JSONL file (blank lines skipped)."""
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+# --- presets -------------------------------------------------------------------------------------
+
+
+def test_presets_listed():
+    assert set(PRESETS) == {"math500", "gpqa", "mmlu", "deepscaler", "hh-rlhf"}
+    assert all(p.description for p in PRESETS.values())
+
+
+def test_math500():
+    records = convert_file("math500.jsonl", "math500")
+    assert records == [
+        {
+            "id": "test/prealgebra/1.json",
+            "question": "What is the value of $\\frac{1}{2} + \\frac{1}{4}$?",
+            "answer": "\\frac{3}{4}",
+            "type": "math",
+            "subject": "Prealgebra",
+            "level": 1,
+            "source": "math500",
+        },
+        {
+            "id": "test/algebra/2.json",
+            "question": "Solve for $x$: $2x + 3 = 11$.",
+            "answer": "4",
+            "type": "math",
+            "subject": "Algebra",
+            "level": 3,
+            "source": "math500",
+        },
+        {
+            "id": "test/number_theory/3.json",
+            "question": "How many positive divisors does 12 have?",
+            "answer": "6",
+            "type": "math",
+            "subject": "Number Theory",
+            "level": 2,
+            "source": "math500",
+        },
+    ]
+
+
+def test_math500_missing_answer_names_field_and_line():
+    path = FIXTURES / "math500_missing_answer.jsonl"
+    with pytest.raises(UabError) as info:
+        list(convert_records(read_table(path), "math500", path=str(path)))
+    err = info.value
+    assert err.line == 3  # line 2 is blank: numbering follows the file
+    assert err.path == str(path)
+    assert "'answer'" in err.message and "math500" in err.message
+    assert str(err).startswith(f"{path}:3: ")
+
+
+def test_gpqa_letters_vary_and_are_deterministic():
+    rows = load_jsonl(FIXTURES / "gpqa.jsonl")
+    records = convert_file("gpqa.jsonl", "gpqa")
+    assert [r["id"] for r in records] == [f"rec{i:03d}" for i in range(1, 9)]
+    assert [r["answer"] for r in records] == ["B", "A", "D", "C", "B", "D", "D", "C"]
+    for row, rec in zip(rows, records, strict=True):
+        assert rec["type"] == "mc"
+        assert rec["question"] == row["Question"]
+        assert rec["choices"]["ABCD".index(rec["answer"])] == row["Correct Answer"]
+        assert sorted(rec["choices"]) == sorted(
+            [row["Correct Answer"], row["Incorrect Answer 1"], row["Incorrect Answer 2"], row["Incorrect Answer 3"]]
+        )
+        assert rec["subdomain"] == row["Subdomain"] and rec["domain"] == "Science"
+    assert len({r["answer"] for r in records}) >= 3
+    assert convert_file("gpqa.jsonl", "gpqa") == records
+    # the order depends on the row's content, not on its position in the file
+    assert list(convert_records(reversed(rows), "gpqa")) == records[::-1]
+
+
+def test_gpqa_without_record_id_uses_row_index():
+    rows = [{k: v for k, v in row.items() if k != "Record ID"} for row in load_jsonl(FIXTURES / "gpqa.jsonl")[:2]]
+    assert [r["id"] for r in convert_records(rows, "gpqa")] == ["gpqa-0", "gpqa-1"]
+
+
+def test_mmlu_index_and_letter_answers():
+    records = convert_file("mmlu.jsonl", "mmlu")
+    assert records == [
+        {
+            "id": "mmlu-0",
+            "question": "What is 7 multiplied by 6?",
+            "choices": ["36", "42", "48", "54"],
+            "answer": "B",
+            "type": "mc",
+            "subject": "elementary_mathematics",
+            "source": "mmlu",
+        },
+        {
+            "id": "mmlu-1",
+            "question": "Which gas makes up most of Earth's atmosphere?",
+            "choices": ["Oxygen", "Carbon dioxide", "Nitrogen", "Argon"],
+            "answer": "C",
+            "type": "mc",
+            "subject": "high_school_chemistry",
+            "source": "mmlu",
+        },
+        {
+            "id": "mmlu-2",
+            "question": "Which is the smallest prime number?",
+            "choices": ["0", "1", "2", "3"],
+            "answer": "C",
+            "type": "mc",
+            "subject": "elementary_mathematics",
+            "source": "mmlu",
+        },
+    ]
+
+
+def test_mmlu_answer_out_of_range():
+    rows = [{"question": "q?", "choices": ["a", "b"], "answer": 2}]
+    with pytest.raises(UabError, match="out of range") as info:
+        list(convert_records(rows, "mmlu"))
+    assert info.value.line == 1
+
+
+def test_deepscaler():
+    assert convert_file("deepscaler.jsonl", "deepscaler") == [
+        {
+            "id": "deepscaler-0",
+            "question": "Find the sum of the first 10 positive integers.",
+            "answer": "55",
+            "type": "math",
+            "source": "deepscaler",
+        },
+        {
+            "id": "deepscaler-1",
+            "question": "What is the remainder when $2^{10}$ is divided by 7?",
+            "answer": "2",
+            "type": "math",
+            "source": "deepscaler",
+        },
+    ]
+
+
+def test_hh_rlhf():
+    rows = load_jsonl(FIXTURES / "hh_rlhf.jsonl")
+    records = convert_file("hh_rlhf.jsonl", "hh-rlhf")
+    assert [r["id"] for r in records] == ["hh-rlhf-0", "hh-rlhf-1", "hh-rlhf-2", "hh-rlhf-3"]
+    assert [r["answer"] for r in records] == ["A", "B", "B", "A"]
+    assert records[1] == {
+        "id": "hh-rlhf-1",
+        "question": "Human: What is the capital of France?\n\nAssistant: Paris.\n\nHuman: And of Italy?"
+        "\n\nWhich response is better as the Assistant's next reply?",
+        "choices": ["Madrid.", "Rome."],
+        "answer": "B",
+        "type": "mc",
+        "source": "hh-rlhf",
+    }
+    for row, rec in zip(rows, records, strict=True):
+        good = rec["choices"]["AB".index(rec["answer"])]
+        assert row["chosen"].endswith(good) and not row["rejected"].endswith(good)
+    assert convert_file("hh_rlhf.jsonl", "hh-rlhf") == records
+
+
+def test_hh_rlhf_without_shared_prompt():
+    rows = [{"chosen": "A polite answer.", "rejected": "A rude answer."}]
+    (rec,) = convert_records(rows, "hh-rlhf")
+    assert rec["question"] == "Which response is better?"
+    assert sorted(rec["choices"]) == ["A polite answer.", "A rude answer."]
+    assert rec["choices"]["AB".index(rec["answer"])] == "A polite answer."
+
+
+def test_hh_rlhf_rejects_question_field():
+    with pytest.raises(UabError, match="hh-rlhf"):
+        convert_records([], "hh-rlhf", question_field="prompt")
+
+
+def test_unknown_preset_lists_presets():
+    with pytest.raises(UabError) as info:
+        convert_records([{"question": "q"}], "gsm8k")
+    for name in PRESETS:
+        assert name in info.value.message
+
+
+# --- generic field mapping -----------------------------------------------------------------------
+
+
+def test_generic_field_mapping():
+    records = convert_file(
+        "generic.jsonl", None, question_field="prompt", answer_field="target", choices_field="options", id_field="qid"
+    )
+    assert records == [
+        {"id": "g1", "question": "What is 3 + 4?", "answer": "7", "difficulty": 1},
+        {
+            "id": "g2",
+            "question": "Pick the even number.",
+            "choices": ["3", "8", "5"],
+            "answer": "B",
+            "type": "mc",
+            "difficulty": 2,
+        },
+        {
+            "id": "g3",
+            "question": "Which is a fruit?",
+            "choices": ["Apple", "Brick"],
+            "answer": "A",
+            "type": "mc",
+            "difficulty": 1,
+        },
+    ]
+
+
+def test_generic_defaults_and_source_prefix():
+    rows = [{"question": "What is 1 + 1?", "answer": 2, "level": 1}, {"question": "Name a colour.", "topic": "x"}]
+    assert list(convert_records(rows, None, source="mine")) == [
+        {"id": "mine-0", "question": "What is 1 + 1?", "answer": "2", "level": 1, "source": "mine"},
+        {"id": "mine-1", "question": "Name a colour.", "topic": "x", "source": "mine"},
+    ]
+    assert [r["id"] for r in convert_records(rows, None)] == ["row-0", "row-1"]
+
+
+def test_generic_keeps_existing_ids():
+    rows = [{"id": 7, "question": "a?"}, {"id": "x", "question": "b?"}]
+    assert [r["id"] for r in convert_records(rows, None)] == ["7", "x"]
+
+
+def test_preset_field_override():
+    rows = [{"prompt": "What is 2 + 2?", "answer": "4"}]
+    assert list(convert_records(rows, "deepscaler", question_field="prompt")) == [
+        {"id": "deepscaler-0", "question": "What is 2 + 2?", "answer": "4", "type": "math", "source": "deepscaler"}
+    ]
+
+
+def test_generic_missing_explicit_field():
+    rows = [{"prompt": "a?", "target": "1"}, {"prompt": "b?"}]
+    with pytest.raises(UabError) as info:
+        list(convert_records(rows, None, question_field="prompt", answer_field="target"))
+    assert info.value.line == 2 and "'target'" in info.value.message
+
+
+def test_generic_missing_question_field():
+    with pytest.raises(UabError, match="'question'") as info:
+        list(convert_records([{"text": "a?"}], None))
+    assert info.value.line == 1
+
+
+def test_generic_choices_field_never_present():
+    with pytest.raises(UabError, match="'opts'"):
+        list(convert_records([{"question": "a?"}], None, choices_field="opts"))
+
+
+def test_mc_answer_as_choice_text_and_bad_answer():
+    rows = [{"question": "q?", "choices": ["red", "blue"], "answer": "blue"}]
+    assert next(convert_records(rows, None))["answer"] == "B"
+    with pytest.raises(UabError, match="not a letter"):
+        list(convert_records([{"question": "q?", "choices": ["red", "blue"], "answer": "green"}], None))
+
+
+def test_duplicate_ids_rejected():
+    rows = [{"id": "a", "question": "x?"}, {"id": "a", "question": "y?"}]
+    with pytest.raises(UabError, match="duplicate id") as info:
+        list(convert_records(rows, None))
+    assert info.value.line == 2
+
+
+# --- readers -------------------------------------------------------------------------------------
+
+
+def test_read_table_jsonl_numbers_lines():
+    numbers = [n for n, _ in read_table(FIXTURES / "math500_missing_answer.jsonl")]
+    assert numbers == [1, 3]
+
+
+def test_read_table_bad_json_line(tmp_path):
+    path = tmp_path / "bad.jsonl"
+    path.write_text('{"question": "a"}\n{"question": \n', encoding="utf-8")
+    with pytest.raises(UabError, match="invalid JSON") as info:
+        list(read_table(path))
+    assert info.value.line == 2
+
+
+def test_read_table_json_array_and_hf_json_lines(tmp_path):
+    rows = load_jsonl(FIXTURES / "mmlu.jsonl")
+    array = tmp_path / "array.json"
+    array.write_text(json.dumps(rows), encoding="utf-8")
+    lines = tmp_path / "lines.json"  # datasets' to_json writes JSON Lines even to .json
+    lines.write_text((FIXTURES / "mmlu.jsonl").read_text(encoding="utf-8"), encoding="utf-8")
+    expected = convert_file("mmlu.jsonl", "mmlu")
+    assert list(convert_records(read_table(array), "mmlu")) == expected
+    assert list(convert_records(read_table(lines), "mmlu")) == expected
+
+
+def test_read_table_errors(tmp_path):
+    with pytest.raises(UabError, match="unsupported file type"):
+        read_table(tmp_path / "data.csv")
+    with pytest.raises(UabError, match="no such file"):
+        read_table(tmp_path / "missing.jsonl")
+
+
+def test_read_table_parquet(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    rows = load_jsonl(FIXTURES / "gpqa.jsonl")
+    path = tmp_path / "gpqa.parquet"
+    pq.write_table(pa.Table.from_pylist(rows), path)
+    assert [n for n, _ in read_table(path)] == list(range(1, len(rows) + 1))
+    assert list(convert_records(read_table(path), "gpqa")) == convert_file("gpqa.jsonl", "gpqa")
+    mmlu = load_jsonl(FIXTURES / "mmlu.jsonl")[:2]  # int answers only: a parquet column has one type
+    mpath = tmp_path / "mmlu.parquet"
+    pq.write_table(pa.Table.from_pylist(mmlu), mpath)
+    assert list(convert_records(read_table(mpath), "mmlu")) == convert_file("mmlu.jsonl", "mmlu")[:2]
+
+
+def test_read_table_parquet_without_pyarrow(tmp_path, monkeypatch):
+    path = tmp_path / "x.parquet"
+    path.write_bytes(b"PAR1")
+    monkeypatch.setitem(sys.modules, "pyarrow", None)
+    monkeypatch.setitem(sys.modules, "pyarrow.parquet", None)
+    with pytest.raises(UabError, match=r"pip install 'uab-cli\[parquet\]'"):
+        read_table(path)
+
+
+# --- sample data ---------------------------------------------------------------------------------
+
+
+def test_math_set_regenerates_byte_for_byte(tmp_path):
+    out = tmp_path / "math.jsonl"
+    subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "make_math_set.py"), "--seed", "0", "-o", str(out)], check=True
+    )
+    assert out.read_bytes() == (SAMPLES / "math_graded.jsonl").read_bytes()
+
+
+def check_records(records: list[dict]) -> None:
+    """Shared validity checks: unique ids, text question, string gold, MC gold letter within choices."""
+    ids = [r["id"] for r in records]
+    assert len(ids) == len(set(ids))
+    for r in records:
+        assert isinstance(r["id"], str) and r["id"]
+        assert isinstance(r["question"], str) and r["question"].strip()
+        assert isinstance(r["answer"], str) and r["answer"].strip()
+        assert r.get("type") in ("math", "mc", "text")
+        if "choices" in r:
+            assert r["type"] == "mc"
+            assert all(isinstance(c, str) and c for c in r["choices"])
+            assert len(set(r["choices"])) == len(r["choices"])
+            assert r["answer"] in "ABCDEFGHIJKLMNOPQRSTUVWXYZ"[: len(r["choices"])]
+        else:
+            assert r["type"] != "mc"
+
+
+def test_sample_math_graded():
+    records = load_jsonl(SAMPLES / "math_graded.jsonl")
+    check_records(records)
+    assert len(records) >= 240
+    assert {r["level"] for r in records} == {1, 2, 3, 4, 5, 6}
+    middle = sum(2 <= r["level"] <= 5 for r in records)
+    assert middle >= 0.7 * len(records)
+    assert all(r["type"] == "math" and r["answer"].lstrip("-").isdigit() and r["kind"] for r in records)
+    assert len({r["question"] for r in records}) == len(records)
+
+
+def test_sample_math_graded_answers_are_right():
+    for r in load_jsonl(SAMPLES / "math_graded.jsonl"):
+        q = r["question"]
+        if q.startswith("What is "):
+            expr = q[len("What is ") : -1].replace("×", "*")
+            assert eval(expr, {"__builtins__": {}}) == int(r["answer"]), q
+        else:
+            lhs, rhs = q.split(": ")[1].split(". ")[0].split(" = ")
+            a, b = lhs.split("x + ")
+            assert int(a) * int(r["answer"]) + int(b) == int(rhs), q
+
+
+def test_sample_mc_reasoning():
+    records = load_jsonl(SAMPLES / "mc_reasoning.jsonl")
+    check_records(records)
+    assert len(records) >= 40
+    assert all(r["type"] == "mc" and len(r["choices"]) == 4 for r in records)
+    letters = [r["answer"] for r in records]
+    assert all(letters.count(x) >= len(records) // 6 for x in "ABCD")
+
+
+def test_sample_latex_answers_parse():
+    math_verify = pytest.importorskip("math_verify")
+    records = load_jsonl(SAMPLES / "latex_answers.jsonl")
+    check_records(records)
+    assert len(records) >= 30
+    for r in records:
+        parsed = math_verify.parse(f"${r['answer']}$")
+        assert parsed, r["answer"]
+        assert math_verify.verify(parsed, math_verify.parse(f"${r['answer']}$"))
+
+
+def test_sample_quickstart():
+    records = load_jsonl(SAMPLES / "quickstart.jsonl")
+    check_records(records)
+    assert len(records) == 6
+    assert sum(r["type"] == "mc" for r in records) == 1
+
+
+def test_equivalences_fixture_matches_math_verify():
+    math_verify = pytest.importorskip("math_verify")
+    rows = load_jsonl(Path(__file__).resolve().parent / "data" / "equivalences.jsonl")
+    assert len(rows) >= 30
+    assert {r["equal"] for r in rows} == {True, False}
+
+    def wrap(s: str) -> str:
+        return s if s.startswith("$") else f"${s}$"
+
+    for r in rows:
+        got = math_verify.verify(math_verify.parse(wrap(r["gold"])), math_verify.parse(wrap(r["pred"])))
+        assert got == r["equal"], r
+
+
+def test_empty_gold_is_an_error():
+    with pytest.raises(UabError, match="'answer' is empty") as info:
+        list(convert_records([{"problem": "a?", "answer": "1"}, {"problem": "b?", "answer": "  "}], "deepscaler"))
+    assert info.value.line == 2
+
+
+def test_numeric_choices_match_text_before_index():
+    rows = [
+        {"question": "q?", "choices": ["5", "0", "1"], "answer": "1"},
+        {"question": "r?", "choices": ["x", "y"], "answer": "1"},
+    ]
+    assert [r["answer"] for r in convert_records(rows, "mmlu")] == ["C", "B"]

@@ -1,0 +1,66 @@
+"""Signal statistics and the signal → p mappings."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from uab_cli.errors import UabError
+from uab_cli.signals import entropy, parse_confidence, success_probabilities, token_stats
+
+
+def test_token_stats_hand_computed():
+    s = token_stats([-0.1, -0.5, -0.3])
+    assert s["anll"] == pytest.approx(0.3)
+    assert s["total_nll"] == pytest.approx(0.9)
+    assert s["max_nll"] == pytest.approx(0.5)
+    assert s["nll_var"] == pytest.approx(np.var([0.1, 0.5, 0.3]))
+    assert token_stats(None) == {"anll": None, "total_nll": None, "max_nll": None, "nll_var": None}
+
+
+@pytest.mark.parametrize("text,score", [
+    ("Answer: 4\nConfidence: 8", 8), ("confidence: 10", 10), ("Confidence: **7**", 7),
+    ("Confidence: 0", None), ("Confidence: 11", None), ("Confidence: 7.5", None),
+    ("Confidence: high", None), ("no score", None), ("Confidence: 3 ... Confidence: 9", 9),
+])
+def test_parse_confidence(text, score):
+    assert parse_confidence(text) == score
+
+
+def test_anll_to_p_eq3():
+    p, _ = success_probabilities([[{"anll": 0.2}], [{"anll": 0.0}], [{"anll": 0.6}]], "anll", 0.2)
+    assert p.tolist() == pytest.approx([math.exp(-1), 1.0, math.exp(-3)])
+
+
+def test_other_scalar_signals_use_their_statistic():
+    sample = {"anll": 0.1, "total_nll": 2.0, "max_nll": 0.4, "nll_var": 0.02}
+    for signal, s in (("total-nll", 2.0), ("max-nll", 0.4), ("nll-var", 0.02)):
+        p, _ = success_probabilities([[sample]], signal, 0.5)
+        assert p[0] == pytest.approx(math.exp(-s / 0.5))
+
+
+def test_vcs_paper_rule_and_official_power():
+    p, fallbacks = success_probabilities([[{"confidence": 8}], [{"confidence": None}]], "vcs", 0.2)
+    assert p.tolist() == pytest.approx([0.8, 0.5]) and fallbacks == 1
+    p, _ = success_probabilities([[{"confidence": 8}]], "vcs-pow", 0.5)
+    assert p[0] == pytest.approx(0.8 ** 2)
+
+
+def test_vote_entropy():
+    def groups(i, samples):
+        answers = [s["answer"] for s in samples]
+        return [answers.count(a) for a in sorted(set(answers))]
+
+    p, _ = success_probabilities([[{"answer": "1"}, {"answer": "1"}], [{"answer": "1"}, {"answer": "2"}]],
+                                 "vote-entropy", 0.2, groups)
+    assert p.tolist() == pytest.approx([1.0, math.exp(-math.log(2) / 0.2)])
+    assert entropy([1, 1]) == pytest.approx(math.log(2))
+    with pytest.raises(UabError, match="at least 2"):
+        success_probabilities([[{"answer": "1"}]], "vote-entropy", 0.2, groups)
+
+
+def test_missing_logprobs_is_a_clear_error():
+    with pytest.raises(UabError, match="--signal vcs"):
+        success_probabilities([[{"anll": None}]], "anll")

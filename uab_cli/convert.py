@@ -1,0 +1,410 @@
+"""Convert benchmark exports (JSONL, JSON, Parquet) into uab question records.
+
+Presets cover the paper's benchmarks in their Hugging Face layouts; field options map anything else.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from uab_cli.errors import UabError
+
+LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+_MISSING = object()
+
+
+class _Row:
+    """One input row with its resolved field names, for building a record and raising located errors."""
+
+    def __init__(
+        self,
+        data: Mapping[str, Any],
+        fields: Mapping[str, str | None],
+        required: set[str],
+        line: int,
+        path: str | None,
+        label: str,
+    ):
+        self.data, self.fields, self.required = data, fields, required
+        self.line, self.path, self.label = line, path, label
+
+    def error(self, message: str) -> UabError:
+        """A UabError located at this row."""
+        return UabError(message, path=self.path, line=self.line)
+
+    def raw(self, name: str, required: bool = True) -> Any:
+        """The value of column ``name``; None when absent and not required."""
+        value = self.data.get(name, _MISSING)
+        if value is _MISSING or value is None:
+            if required:
+                raise self.error(f"row is missing field {name!r} (needed by {self.label})")
+            return None
+        return value
+
+    def role(self, role: str) -> Any:
+        """The value of the column mapped to ``role`` (question/answer/choices/id), or None."""
+        name = self.fields.get(role)
+        if name is None:
+            return None
+        return self.raw(name, required=role in self.required)
+
+    def text(self, name: str, required: bool = True) -> str | None:
+        """Column ``name`` as stripped text; an empty required value is an error."""
+        value = self.raw(name, required)
+        if value is None:
+            return None
+        if isinstance(value, (dict, list)):
+            raise self.error(f"field {name!r} should be text, got {type(value).__name__}")
+        text = str(value).strip()
+        if required and not text:
+            raise self.error(f"field {name!r} is empty (needed by {self.label})")
+        return text
+
+
+@dataclass(frozen=True)
+class Preset:
+    """How one benchmark's rows map onto question records."""
+
+    name: str
+    description: str
+    fields: Mapping[str, str | None]
+    build: Callable[[_Row], dict]
+    fixed: frozenset[str] = field(default_factory=frozenset)
+
+
+def _answer_text(value: Any) -> str:
+    """Gold answer as a string (ints and floats keep their plain form)."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value).strip()
+
+
+def _choice_list(row: _Row, value: Any) -> list[str]:
+    """Normalise a choices column (list, or ARC-style {"text": [...]}) into a list of strings."""
+    if isinstance(value, Mapping) and isinstance(value.get("text"), (list, tuple)):
+        value = value["text"]
+    if not isinstance(value, (list, tuple)) or len(value) < 2:
+        raise row.error(f"field {row.fields['choices']!r} should be a list of at least 2 choices")
+    if len(value) > len(LETTERS):
+        raise row.error(f"too many choices ({len(value)}); at most {len(LETTERS)}")
+    return [str(c).strip() for c in value]
+
+
+def _gold_letter(row: _Row, answer: Any, choices: list[str]) -> str:
+    """Gold as a letter: accepts a letter, an int 0-based index, the text of one choice, or a digit-string index."""
+    n = len(choices)
+    if isinstance(answer, bool):
+        raise row.error(f"answer {answer!r} is not a choice letter or index")
+    if isinstance(answer, int) or (isinstance(answer, float) and answer.is_integer()):
+        index = int(answer)
+        if not 0 <= index < n:
+            raise row.error(f"answer index {index} is out of range for {n} choices")
+        return LETTERS[index]
+    text = str(answer).strip()
+    if len(text) == 1 and text.upper() in LETTERS[:n]:
+        return text.upper()
+    if text in choices:  # before the digit rule: with numeric choices a digit string is the choice's text
+        return LETTERS[choices.index(text)]
+    if text.isdigit() and int(text) < n:
+        return LETTERS[int(text)]
+    raise row.error(f"answer {text!r} is not a letter A-{LETTERS[n - 1]}, an index, or one of the choices")
+
+
+def _digest(*parts: str) -> bytes:
+    """Stable hash of some texts (independent of PYTHONHASHSEED and Python version)."""
+    return hashlib.sha256("\x00".join(parts).encode("utf-8")).digest()
+
+
+def _parse_level(value: Any) -> Any:
+    """MATH level: "Level 3" or 3 -> 3; anything else is kept as is."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    match = re.fullmatch(r"\s*(?:level\s*)?(\d+)\s*", str(value), flags=re.IGNORECASE)
+    return int(match.group(1)) if match else value
+
+
+def _build_generic(row: _Row) -> dict:
+    """Map question/answer/choices columns and pass every other column through."""
+    question = row.text(row.fields["question"])
+    record: dict[str, Any] = {"question": question}
+    choices_raw = row.role("choices")
+    answer = row.role("answer")
+    if choices_raw is not None:
+        choices = _choice_list(row, choices_raw)
+        record["choices"] = choices
+        if answer is not None:
+            record["answer"] = _gold_letter(row, answer, choices)
+        record["type"] = "mc"
+    elif answer is not None:
+        record["answer"] = _answer_text(answer)
+    used = {name for name in row.fields.values() if name}
+    for key, value in row.data.items():
+        if key not in used and key not in record and key not in ("id", "question", "answer", "choices"):
+            record[key] = value
+    return record
+
+
+def _build_math500(row: _Row) -> dict:
+    """HuggingFaceH4/MATH-500: problem, answer, subject, level ("Level 3" or int)."""
+    record = {"question": row.text(row.fields["question"]), "answer": row.text(row.fields["answer"]), "type": "math"}
+    subject = row.raw("subject", required=False)
+    if subject is not None:
+        record["subject"] = subject
+    level = row.raw("level", required=False)
+    if level is not None:
+        record["level"] = _parse_level(level)
+    return record
+
+
+def _build_deepscaler(row: _Row) -> dict:
+    """agentica-org/DeepScaleR-Preview-Dataset: problem, answer (solution is dropped)."""
+    return {"question": row.text(row.fields["question"]), "answer": row.text(row.fields["answer"]), "type": "math"}
+
+
+def _build_mmlu(row: _Row) -> dict:
+    """cais/mmlu: question, choices (list), answer (0-based index or letter), subject."""
+    choices = _choice_list(row, row.role("choices"))
+    record = {
+        "question": row.text(row.fields["question"]),
+        "choices": choices,
+        "answer": _gold_letter(row, row.role("answer"), choices),
+        "type": "mc",
+    }
+    subject = row.raw("subject", required=False)
+    if subject is not None:
+        record["subject"] = subject
+    return record
+
+
+GPQA_WRONG = ("Incorrect Answer 1", "Incorrect Answer 2", "Incorrect Answer 3")
+
+
+def _build_gpqa(row: _Row) -> dict:
+    """Idavidrein/gpqa: the correct and three incorrect answers, shuffled by a hash of the question."""
+    question = row.text(row.fields["question"])
+    correct = row.text(row.fields["answer"])
+    options = [correct] + [row.text(name) for name in GPQA_WRONG]
+    order = sorted(range(4), key=lambda i: _digest(question, str(i), options[i]))
+    choices = [options[i] for i in order]
+    record = {"question": question, "choices": choices, "answer": LETTERS[order.index(0)], "type": "mc"}
+    for source, target in (("High-level domain", "domain"), ("Subdomain", "subdomain")):
+        value = row.raw(source, required=False)
+        if value is not None:
+            record[target] = value
+    return record
+
+
+_ASSISTANT = "\n\nAssistant:"
+
+
+def _build_hh_rlhf(row: _Row) -> dict:
+    """Anthropic/hh-rlhf: the shared conversation, with the two final replies as choices in a per-row order."""
+    chosen, rejected = row.text("chosen"), row.text("rejected")
+    c_cut, r_cut = chosen.rfind(_ASSISTANT), rejected.rfind(_ASSISTANT)
+    if c_cut > 0 and r_cut > 0 and chosen[:c_cut] == rejected[:r_cut]:
+        context = chosen[:c_cut].strip()
+        good = chosen[c_cut + len(_ASSISTANT) :].strip() or "(empty response)"
+        bad = rejected[r_cut + len(_ASSISTANT) :].strip() or "(empty response)"
+        question = f"{context}\n\nWhich response is better as the Assistant's next reply?"
+    else:
+        good, bad, question = chosen, rejected, "Which response is better?"
+    chosen_first = _digest(chosen, rejected)[0] % 2 == 0
+    choices = [good, bad] if chosen_first else [bad, good]
+    return {"question": question, "choices": choices, "answer": "A" if chosen_first else "B", "type": "mc"}
+
+
+PRESETS: dict[str, Preset] = {
+    "math500": Preset(
+        "math500",
+        "HuggingFaceH4/MATH-500 (problem, answer, subject, level, unique_id)",
+        {"question": "problem", "answer": "answer", "choices": None, "id": "unique_id"},
+        _build_math500,
+        frozenset({"choices"}),
+    ),
+    "gpqa": Preset(
+        "gpqa",
+        "Idavidrein/gpqa (Question, Correct Answer, Incorrect Answer 1-3), choices shuffled per question",
+        {"question": "Question", "answer": "Correct Answer", "choices": None, "id": "Record ID"},
+        _build_gpqa,
+        frozenset({"choices"}),
+    ),
+    "mmlu": Preset(
+        "mmlu",
+        "cais/mmlu (question, choices, answer index or letter, subject)",
+        {"question": "question", "answer": "answer", "choices": "choices", "id": None},
+        _build_mmlu,
+    ),
+    "deepscaler": Preset(
+        "deepscaler",
+        "agentica-org/DeepScaleR-Preview-Dataset (problem, answer, solution)",
+        {"question": "problem", "answer": "answer", "choices": None, "id": None},
+        _build_deepscaler,
+        frozenset({"choices"}),
+    ),
+    "hh-rlhf": Preset(
+        "hh-rlhf",
+        "Anthropic/hh-rlhf (chosen, rejected) as a two-choice preference question",
+        {"question": None, "answer": None, "choices": None, "id": None},
+        _build_hh_rlhf,
+        frozenset({"question", "answer", "choices"}),
+    ),
+}
+
+_GENERIC = Preset(
+    "generic",
+    "any layout: question/answer/choices/id columns by name",
+    {"question": "question", "answer": "answer", "choices": "choices", "id": "id"},
+    _build_generic,
+)
+
+
+def _resolve(preset: str | None, overrides: Mapping[str, str | None]) -> tuple[Preset, dict[str, str | None], set[str]]:
+    """Pick the preset and work out field names and which roles are required."""
+    if preset is None:
+        spec = _GENERIC
+    elif preset in PRESETS:
+        spec = PRESETS[preset]
+    else:
+        raise UabError(f"unknown preset {preset!r}; choose one of: {', '.join(PRESETS)}")
+    fields = dict(spec.fields)
+    if preset is None:
+        required = {"question"}
+    else:
+        required = {role for role in ("question", "answer", "choices") if fields[role]}
+    for role, name in overrides.items():
+        if name is None:
+            continue
+        if role in spec.fixed:
+            raise UabError(f"preset {spec.name} builds its {role} itself; a {role} field cannot be given")
+        fields[role] = name
+        if not (preset is None and role == "choices"):  # a mixed file may have open rows without choices
+            required.add(role)
+    return spec, fields, required
+
+
+def convert_records(
+    rows: Iterable[Mapping[str, Any] | tuple[int, Mapping[str, Any]]],
+    preset: str | None,
+    question_field: str | None = None,
+    answer_field: str | None = None,
+    choices_field: str | None = None,
+    id_field: str | None = None,
+    source: str | None = None,
+    path: str | None = None,
+) -> Iterator[dict]:
+    """Map rows (dicts, or read_table's (line, dict) pairs) to question records, by preset or by field names."""
+    spec, fields, required = _resolve(
+        preset, {"question": question_field, "answer": answer_field, "choices": choices_field, "id": id_field}
+    )
+    label = f"preset {spec.name}" if preset is not None else "the field mapping"
+    prefix = preset or source or "row"
+
+    def records() -> Iterator[dict]:
+        seen: dict[str, int] = {}
+        any_choices = False
+        for index, item in enumerate(rows):
+            line, data = item if isinstance(item, tuple) else (index + 1, item)
+            if not isinstance(data, Mapping):
+                raise UabError(f"expected an object per row, got {type(data).__name__}", path=path, line=line)
+            row = _Row(data, fields, required, line, path, label)
+            body = spec.build(row)
+            raw_id = row.role("id")
+            rec_id = _answer_text(raw_id) if raw_id is not None else f"{prefix}-{index}"
+            if not rec_id:
+                raise row.error(f"field {fields['id']!r} is empty")
+            if rec_id in seen:
+                raise row.error(f"duplicate id {rec_id!r} (first at row/line {seen[rec_id]})")
+            seen[rec_id] = line
+            any_choices = any_choices or "choices" in body
+            record = {"id": rec_id, **body}
+            if source is not None:
+                record["source"] = source
+            elif preset is not None:
+                record.setdefault("source", preset)
+            yield record
+        if preset is None and choices_field is not None and seen and not any_choices:
+            raise UabError(f"no row has the choices field {choices_field!r}", path=path)
+
+    return records()
+
+
+def _read_jsonl(path: Path, text: bytes) -> Iterator[tuple[int, dict]]:
+    """Rows of a JSON Lines file, numbered by line; blank lines are skipped."""
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = orjson.loads(line)
+        except orjson.JSONDecodeError as exc:
+            raise UabError(f"invalid JSON: {exc}", path=str(path), line=number) from None
+        if not isinstance(row, dict):
+            raise UabError(f"expected a JSON object, got {type(row).__name__}", path=str(path), line=number)
+        yield number, row
+
+
+def _read_json(path: Path, text: bytes) -> Iterator[tuple[int, dict]]:
+    """Rows of a .json file: an array of objects, {"data"|"rows": [...]}, or JSON Lines (HF to_json)."""
+    try:
+        doc = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        yield from _read_jsonl(path, text)
+        return
+    if isinstance(doc, dict):
+        nested = next((doc[k] for k in ("data", "rows") if isinstance(doc.get(k), list)), None)
+        doc = nested if nested is not None else [doc]
+    if not isinstance(doc, list):
+        raise UabError("expected a JSON array of objects", path=str(path))
+    for number, row in enumerate(doc, start=1):
+        if not isinstance(row, dict):
+            raise UabError(f"expected a JSON object, got {type(row).__name__}", path=str(path), line=number)
+        yield number, row
+
+
+def _read_parquet(path: Path) -> Iterator[tuple[int, dict]]:
+    """Rows of a Parquet file, numbered from 1, read in batches."""
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise UabError("reading Parquet needs pyarrow: pip install 'uab-cli[parquet]'", path=str(path)) from None
+    try:
+        parquet = pq.ParquetFile(path)
+    except (pa.ArrowException, OSError) as exc:
+        raise UabError(f"cannot read Parquet: {exc}", path=str(path)) from None
+
+    def rows() -> Iterator[tuple[int, dict]]:
+        number = 0
+        try:
+            for batch in parquet.iter_batches(batch_size=1024):
+                for row in batch.to_pylist():
+                    number += 1
+                    yield number, row
+        except (pa.ArrowException, OSError) as exc:
+            raise UabError(f"cannot read Parquet: {exc}", path=str(path), line=number + 1) from None
+
+    return rows()
+
+
+READERS = (".jsonl", ".json", ".parquet")
+
+
+def read_table(path: str | Path) -> Iterator[tuple[int, dict]]:
+    """Return an iterator of (line or row number, row) over a .jsonl, .json or .parquet file."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix not in READERS:
+        kinds = ", ".join(READERS)
+        raise UabError(f"unsupported file type {suffix or '(none)'!r}; expected one of: {kinds}", path=str(path))
+    if not path.is_file():
+        raise UabError("no such file", path=str(path))
+    if suffix == ".parquet":
+        return _read_parquet(path)
+    text = path.read_bytes()
+    return _read_jsonl(path, text) if suffix == ".jsonl" else _read_json(path, text)
