@@ -50,19 +50,35 @@ _TINY = float(np.nextafter(0.0, 1.0))
 _FLOOR = 1e-300
 
 
-def _count_above(p: np.ndarray, lam: float, offset: int, hi: np.ndarray) -> np.ndarray:
+def _count_above(p: np.ndarray, lam: float, offset: int, hi: np.ndarray, logs=None) -> np.ndarray:
     """Per question, the number of units e >= 0 whose float gain is > lam (at most hi).
 
     Gains are non-increasing in e, so this is the first e whose gain is <= lam. A
-    closed-form guess from logarithms is corrected by evaluating the real float gains.
+    closed-form guess from logarithms is exact except next to an integer boundary; only
+    those questions are checked against the real float gains.
     """
+    lp, inv = logs if logs is not None else _logs(p)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         # "gain > 0" is "gain >= the smallest denormal": keeps the guess finite.
-        guess = (np.log(max(lam, _TINY)) - np.log(p)) / np.log1p(-p) - offset
-        guess = np.where(np.isfinite(guess), np.ceil(guess), 0.0)
-    n = np.clip(guess, 0, hi).astype(np.int64)
+        y = (np.log(max(lam, _TINY)) - lp) * inv - offset
+        n = np.ceil(y)
+        unsure = ~np.isfinite(y) | (np.abs(y - np.rint(y)) <= 1e-9 * (1.0 + np.abs(y)))
+        n[~np.isfinite(n)] = 0
+    n = np.clip(n, 0, hi).astype(np.int64)
+    idx = np.flatnonzero(unsure)
+    if idx.size:
+        n[idx] = _fix_counts(p[idx], lam, offset, hi[idx], n[idx])
+    return n
+
+
+def _logs(p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    with np.errstate(divide="ignore", over="ignore"):
+        return np.log(p), 1.0 / np.log1p(-p)
+
+
+def _fix_counts(p, lam, offset, hi, n):
     while True:  # usually zero or one correction round
-        with np.errstate(divide="ignore", invalid="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             up = (n < hi) & (gains(p, n, offset) > lam)
             down = (n > 0) & (gains(p, n - 1, offset) <= lam)
         if not (up.any() or down.any()):
@@ -120,52 +136,77 @@ def uab_allocate(
     if budget == 0:
         return np.zeros(p.size, dtype=np.int64)
 
-    def above(lam: float) -> int:
-        return int(_count_above(p, lam, offset, hi).sum())
+    logs = _logs(p)
 
-    # Bisect on the float bit patterns of the threshold: lo keeps >= budget units above
-    # it, hi_ fewer. Gains below 1e-300 (denormal territory) are only searched when the
-    # budget outlasts every larger gain, which needs p near 0 or 1.
-    lo_bits = int(np.float64(_FLOOR).view(np.int64))
-    hi_bits = int(np.float64(1.0).view(np.int64))  # no gain exceeds 1.0
-    if above(_FLOOR) < budget:
-        positive = _count_above(p, 0.0, offset, hi)
+    def count(lam: float) -> np.ndarray:
+        return _count_above(p, lam, offset, hi, logs)
+
+    # Find lo < hi_ with count(lo) >= budget > count(hi_): every unit with a gain above
+    # hi_ is taken, and the rest come from units with gains in (lo, hi_]. Gains below
+    # 1e-300 (denormals) only matter when the budget outlasts every larger gain, which
+    # needs p near 0 or 1.
+    lo, hi_ = _FLOOR, 1.0  # no gain exceeds 1.0
+    if count(_FLOOR).sum() < budget:
+        positive = count(0.0)
         if positive.sum() < budget:  # the rest are zero-gain ties
             return positive + _water_fill(positive, hi - positive, budget - int(positive.sum()))
-        lo_bits, hi_bits = 0, lo_bits
-    guess = _log_space_threshold(p, offset, budget, hi)
-    if guess is not None:
-        for widen in (1e-12, 1e-9, 1e-6, 1e-3):
+        lo, hi_ = 0.0, _FLOOR
+    else:
+        guess = _log_space_threshold(logs, p, offset, budget, hi)
+        for widen in (1e-9, 1e-6, 1e-3):
             a, b = guess * (1 - widen), min(guess * (1 + widen), 1.0)
-            if above(a) >= budget and above(b) < budget:
-                lo_bits = int(np.float64(a).view(np.int64))
-                hi_bits = int(np.float64(b).view(np.int64))
+            if count(a).sum() >= budget > count(b).sum():
+                lo, hi_ = a, b
                 break
+    base = count(hi_)
+    room = count(lo) - base
+    if room.sum() > 4 * p.size + 100_000:  # many exact ties: narrow the window first
+        lo, hi_ = _bisect_bits(count, budget, lo, hi_)
+        base = count(hi_)
+        room = count(lo) - base
+    return base + _take_best(p, offset, base, room, budget - int(base.sum()))
+
+
+def _take_best(p, offset, base, room, k) -> np.ndarray:
+    """Of the candidate units (question i: levels base_i .. base_i + room_i - 1), count per
+    question the k that come first in the greedy's order (gain desc, level asc, index asc)."""
+    idx = np.repeat(np.arange(p.size), room)
+    level = base[idx] + np.arange(idx.size) - np.repeat(np.cumsum(room) - room, room)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        g = gains(p[idx], level, offset)
+    order = np.lexsort((idx, level, -g))[:k]
+    return np.bincount(idx[order], minlength=p.size).astype(np.int64)
+
+
+def _bisect_bits(count, budget, lo, hi_):
+    """Bisect on float bit patterns until lo and hi_ are adjacent doubles."""
+    lo_bits, hi_bits = int(np.float64(lo).view(np.int64)), int(np.float64(hi_).view(np.int64))
     while hi_bits - lo_bits > 1:
         mid = (lo_bits + hi_bits) // 2
-        if above(float(np.int64(mid).view(np.float64))) >= budget:
+        if count(float(np.int64(mid).view(np.float64))).sum() >= budget:
             lo_bits = mid
         else:
             hi_bits = mid
-    lam = float(np.int64(hi_bits).view(np.float64))  # the gain of the last unit taken
-    base = _count_above(p, lam, offset, hi)
-    ties = _count_above(p, float(np.int64(lo_bits).view(np.float64)), offset, hi) - base
-    return base + _water_fill(base, ties, budget - int(base.sum()))
+    return float(np.int64(lo_bits).view(np.float64)), float(np.int64(hi_bits).view(np.float64))
 
 
-def _log_space_threshold(p, offset, budget, hi) -> float | None:
-    """Approximate gain threshold from the continuous relaxation (bisection on log gain)."""
-    inner = (p > 0) & (p < 1)
-    if not inner.any():
-        return None
-    lp, l1p = np.log(p[inner]), np.log1p(-p[inner])
+def _log_space_threshold(logs, p, offset, budget, hi) -> float:
+    """Approximate gain threshold from the closed-form counts (bisection on log gain)."""
+    inner = (p > 0) & (p < 1) & np.isfinite(logs[1])
+    lp, inv = logs[0][inner], logs[1][inner]
     h = hi[inner].astype(np.float64)
-    lo_t, hi_t = -745.0, 0.0  # below the smallest denormal .. gain 1
-    for _ in range(52):  # ~1e-12 relative precision on the threshold
+    lo_t, hi_t = np.log(_FLOOR), 0.0
+    with np.errstate(over="ignore", invalid="ignore"):
+        shift = -lp * inv - offset + 1
+    buf = np.empty_like(lp)
+    for _ in range(42):  # ~1e-10 relative precision on the threshold
         t = (lo_t + hi_t) / 2
         with np.errstate(over="ignore", invalid="ignore"):
-            count = np.clip(np.floor((t - lp) / l1p - offset) + 1, 0, h).sum()
-        if count >= budget:
+            np.multiply(inv, t, out=buf)
+            buf += shift
+            np.floor(buf, out=buf)
+            np.clip(buf, 0, h, out=buf)
+        if buf.sum() >= budget:
             lo_t = t
         else:
             hi_t = t
