@@ -127,6 +127,8 @@ _ASSIGN = re.compile(r"^[a-zA-Z]\s*=\s*(?=[^=])")
 def normalize_math(ans: str) -> str:
     """Canonical string for a math answer: no $, spaces, units, \\left/\\right, x= prefix."""
     a = str(ans).strip()
+    if a.isascii() and a.isdigit():  # the common case, kept cheap: votes over a million records
+        return str(int(a))
     inner = last_boxed(a)
     if inner is not None:
         a = inner
@@ -162,8 +164,11 @@ def _decimal_str(a: str) -> str:
 _FRAC = re.compile(r"^(-?)\\frac\{(-?\d+)\}\{(\d+)\}$|^(-?)\\frac(\d)(\d)$")
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def as_number(a: str) -> Fraction | None:
     """Exact value of a plain number: 12, -3.5, 7/8, \\frac{7}{8}; else None."""
+    if a.isascii() and a.isdigit():
+        return Fraction(int(a))
     try:
         if re.fullmatch(r"[-+]?(\d+(\.\d*)?|\.\d+)", a):
             return Fraction(a)

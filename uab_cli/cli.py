@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import sys
+import warnings
 from typing import Annotated, Optional
 
 import typer
@@ -56,6 +57,11 @@ def _version(value: bool) -> None:
 def _root(version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
                                                 help="Show the version and exit.")] = False) -> None:
     """Stages compose in shell pipes: uab phase1 q.jsonl | uab allocate - --budget 4 | uab phase2 - | uab vote -"""
+    warnings.showwarning = _show_warning
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    err.print(f"[yellow]warning:[/yellow] {message}", highlight=False, soft_wrap=True)
 
 
 # --- shared options ----------------------------------------------------------------

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from . import __version__, allocation
-from .answers import extract_answer, gold_answer, is_correct, majority_vote
+from .answers import equal, extract_answer, gold_answer, majority_vote
 from .backends.base import Backend, Completion, SampleRequest, SamplingParams
 from .errors import UabError
 from .prompts import answer_messages, judge_messages, parse_judge
@@ -189,7 +189,8 @@ def allocate(
 ) -> AllocationSummary:
     """Set ``p`` and ``extra`` on every record so that all samples total N·M exactly."""
     m = len(records)
-    drawn = [len(samples(rec, 1)) for rec in records]
+    phase1_samples = [samples(rec, 1) for rec in records]
+    drawn = [len(ss) for ss in phase1_samples]
     check_allocation(n, min(drawn, default=1), allocator, signal, temperature, gain, exit, exit_mode,
                      max_per_question)
     budget = n * m
@@ -200,8 +201,8 @@ def allocate(
     if max_per_question is not None:
         cap = np.maximum(max_per_question - np.asarray(drawn), 0)
 
-    p, fallbacks = _probabilities(records, signal, temperature, required=allocator == "uab",
-                                  lines=lines, path=path)
+    p, fallbacks = _probabilities(records, phase1_samples, signal, temperature,
+                                  required=allocator == "uab", lines=lines, path=path)
     saved = 0
     if allocator == "uab" and exit:
         theta = EXITS[exit] if exit_threshold is None else exit_threshold
@@ -233,7 +234,7 @@ def allocate(
     return AllocationSummary(budget, sum(drawn), int(extra.sum()), saved, fallbacks, dict(sorted(totals.items())))
 
 
-def _probabilities(records, signal, temperature, required, lines, path):
+def _probabilities(records, phase1, signal, temperature, required, lines, path):
     """p_i for each record; NaN where the signal is unavailable and not required."""
     from .answers import group
 
@@ -245,7 +246,6 @@ def _probabilities(records, signal, temperature, required, lines, path):
             sum(1 for s in ss if s.get("answer") is None)
         ]
 
-    phase1 = [samples(rec, 1) for rec in records]
     try:
         return success_probabilities(phase1, signal, temperature, answer_counts)
     except MissingSignal as exc:
@@ -271,10 +271,12 @@ def vote(rec: dict, include_phase1: bool = True, tie_seed: int | None = None) ->
     """Majority vote over a record's samples; sets ``prediction``, ``votes``, ``correct``."""
     pool = samples(rec) if include_phase1 else samples(rec, 2)
     seed = None if tie_seed is None else sample_seed(tie_seed, rec["id"], -2)
-    result = majority_vote([s.get("answer") for s in pool], question_type(rec), seed)
+    kind = question_type(rec)
+    result = majority_vote([s.get("answer") for s in pool], kind, seed)
     rec["prediction"] = result.prediction
     rec["votes"] = result.votes
-    rec["correct"] = is_correct(rec, result.prediction)
+    gold = gold_answer(rec)
+    rec["correct"] = None if gold is None else result.prediction is not None and equal(gold, result.prediction, kind)
     with_provenance(rec, "vote", {"include_phase1": include_phase1, "tie_seed": tie_seed,
                                   "version": __version__})
     return rec
@@ -303,13 +305,12 @@ class VoteSummary:
             if level is not None:
                 n, c = self.by_level.get(level, (0, 0))
                 self.by_level[level] = (n + 1, c + bool(rec["correct"]))
-            gold = gold_answer(rec)
-            kind = question_type(rec)
-            from .answers import equal
-
-            self.any_correct += any(
-                s.get("answer") is not None and equal(gold, s["answer"], kind) for s in samples(rec)
-            )
+            # Coverage: some voted answer class is right (the winner, or any other).
+            if not rec["correct"]:
+                gold, kind = gold_answer(rec), question_type(rec)
+                self.any_correct += any(equal(gold, answer, kind) for answer in rec["votes"])
+            else:
+                self.any_correct += 1
 
     @property
     def accuracy(self) -> float | None:

@@ -102,11 +102,11 @@ def read_records(path: str, stage: str = "question") -> Iterator[tuple[int, dict
 def check_record(rec: dict, stage: str = "question") -> None:
     """Raise ``UabError`` (without a location) if ``rec`` is not valid input for ``stage``."""
     _check_question(rec)
-    if stage in ("sampled", "allocated"):
-        samples = rec.get("samples")
-        if samples is None:
-            raise UabError(f"record {rec['id']!r} has no 'samples': run `uab phase1` first")
-        if not isinstance(samples, list) or not all(isinstance(s, dict) for s in samples):
+    samples = rec.get("samples")
+    if samples is None and stage in ("sampled", "allocated"):
+        raise UabError(f"record {rec['id']!r} has no 'samples': run `uab phase1` first")
+    if samples is not None:  # at every stage: Phase 1 keeps the samples a record comes with
+        if type(samples) is not list:
             raise UabError("'samples' must be a list of objects")
         for s in samples:
             _check_sample(s)
@@ -153,17 +153,22 @@ def _check_question(rec: dict) -> None:
         raise UabError("type 'mc' needs 'choices'")
 
 
+_NUMBER_TYPES = (int, float)
+
+
 def _check_sample(s: dict) -> None:
-    if not isinstance(s.get("text"), str):
+    if type(s) is not dict:
+        raise UabError("'samples' must be a list of objects")
+    if type(s.get("text")) is not str:
         raise UabError("each sample needs a string 'text'")
     if s.get("phase") not in (1, 2):
         raise UabError(f"sample 'phase' must be 1 or 2, got {s.get('phase')!r}")
     for key in ("anll", "total_nll", "max_nll", "nll_var"):
         v = s.get(key)
-        if v is not None and (not isinstance(v, (int, float)) or isinstance(v, bool)):
+        if v is not None and type(v) not in _NUMBER_TYPES:
             raise UabError(f"sample {key!r} must be a number or null, got {v!r}")
     c = s.get("confidence")
-    if c is not None and not _is_int(c):
+    if c is not None and type(c) is not int:
         raise UabError(f"sample 'confidence' must be an integer or null, got {c!r}")
 
 

@@ -4,6 +4,8 @@ so a crashed or killed run resumes where it stopped and ends with the same votes
 from __future__ import annotations
 
 import contextlib
+import glob
+import hashlib
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -18,6 +20,21 @@ from .records import atomic_output, dumps, samples, write_records
 CONFIG = "config.json"
 CHECKPOINT = "samples.ckpt.jsonl"
 STAGE_FILES = ("phase1.jsonl", "allocation.jsonl", "phase2.jsonl", "votes.jsonl")
+JUDGE = "judge.json"
+# Config entries that do not change the results: a run resumes whatever they say.
+INFORMATIONAL = ("input",)
+# How a config entry is spelled on the command line (for "changed settings" errors).
+OPTIONS = {
+    "n": "--budget", "k": "--k", "fingerprint": "input questions",
+    "generation.backend": "--backend", "generation.model": "--model", "generation.seed": "--seed",
+    "generation.temperature": "--temperature", "generation.max_tokens": "--max-tokens",
+    "generation.top_p": "--top-p", "generation.prompt": "--prompt", "generation.vcs": "--vcs/--no-vcs",
+    "generation.version": "uab version", "allocate.allocator": "--allocator", "allocate.signal": "--signal",
+    "allocate.temperature": "--signal-temperature", "allocate.seed": "--allocation-seed",
+    "allocate.gain": "--gain", "allocate.exit": "--exit", "allocate.exit_threshold": "--exit-threshold",
+    "allocate.exit_mode": "--exit-mode", "allocate.max_per_question": "--max-per-question",
+    "vote.include_phase1": "--exclude-phase1", "vote.tie_seed": "--tie-seed",
+}
 
 
 class RunDir:
@@ -27,7 +44,10 @@ class RunDir:
         from filelock import FileLock, Timeout
 
         self.path = path
-        os.makedirs(path, exist_ok=True)
+        try:
+            os.makedirs(path, exist_ok=True)
+        except OSError as exc:
+            raise UabError(f"cannot use as a run directory: {exc.strerror}", path) from None
         self._lock = FileLock(os.path.join(path, ".lock"))
         try:
             self._lock.acquire(timeout=0)
@@ -44,59 +64,68 @@ class RunDir:
         return os.path.join(self.path, name)
 
     def _check_config(self, config: dict, force: bool) -> None:
-        existing = None
+        changed: list[str] = []
         with contextlib.suppress(FileNotFoundError):
             with open(self.file(CONFIG), "rb") as fh:
-                existing = orjson.loads(fh.read())
-        if existing is not None and existing != config:
+                try:
+                    existing = orjson.loads(fh.read())
+                except orjson.JSONDecodeError:
+                    existing = None
+            changed = _changed(existing, config) if isinstance(existing, dict) else [f"unreadable {CONFIG}"]
+        if changed:
             if not force:
-                changed = sorted(k for k in set(existing) | set(config) if existing.get(k) != config.get(k))
                 raise UabError(
-                    f"this directory holds a run with different settings ({', '.join(changed)}); "
+                    f"this directory holds a run with different settings ({'; '.join(changed)}); "
                     "use a new --out, or --force to start over", self.path)
-            for name in (CHECKPOINT, *STAGE_FILES):
+            for name in (CHECKPOINT, JUDGE, *STAGE_FILES):
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(self.file(name))
+        # Temporary files of a write that a kill interrupted (we hold the lock: nobody else writes).
+        for tmp in glob.glob(os.path.join(glob.escape(self.path), ".*.tmp")):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
         with atomic_output(self.file(CONFIG)) as fh:
             fh.write(orjson.dumps(config, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
 
     def restore(self, records: list[dict]) -> int:
-        """Put checkpointed samples back into their records; returns how many."""
+        """Put checkpointed samples back into their records; returns how many.
+
+        Only each record's gap-free run of sample indices 0, 1, ... is kept: the stages
+        draw the indices after it, so a sample that finished out of order before a crash
+        is drawn again rather than duplicated. The checkpoint is rewritten to hold exactly
+        the restored samples (this also drops a line torn by a kill).
+        """
         by_id = {rec["id"]: rec for rec in records}
-        restored = 0
-        seen = set()
+        found: dict[str, dict[int, dict]] = {}
         with open(self.file(CHECKPOINT), "rb") as fh:
             for raw in fh:
                 try:
+                    if not raw.endswith(b"\n"):
+                        raise ValueError("torn")
                     row = orjson.loads(raw)
-                except orjson.JSONDecodeError:
+                    qid, sample = row["id"], row["sample"]
+                    index = sample["index"]
+                except (ValueError, TypeError, KeyError):
                     break  # a line cut short by a kill: everything after it is lost too
-                key = (row["id"], row["sample"]["index"])
-                if row["id"] in by_id and key not in seen:
-                    seen.add(key)
-                    by_id[row["id"]].setdefault("samples", []).append(row["sample"])
-                    restored += 1
+                if qid in by_id:
+                    found.setdefault(qid, {}).setdefault(index, sample)
+        kept = []
         for rec in records:
-            rec.get("samples", []).sort(key=lambda s: s["index"])
-        # Drop a torn tail so later appends start on a clean line.
+            ckpt = found.get(rec["id"], {})
+            own = {s.get("index"): s for s in samples(rec)}  # samples the input came with
+            merged: list[dict] = []
+            while len(merged) in own or len(merged) in ckpt:
+                i = len(merged)
+                merged.append(own.get(i) or ckpt[i])
+                if i not in own:
+                    kept.append({"id": rec["id"], "sample": ckpt[i]})
+            if any(row["id"] == rec["id"] for row in kept[-1:]):  # restored at least one
+                rest = [s for s in samples(rec) if not (_is_index(s.get("index")) and s["index"] < len(merged))]
+                rec["samples"] = merged + rest
         self._ckpt.close()
-        self._truncate_torn_tail()
+        write_records(self.file(CHECKPOINT), kept)
         self._ckpt = open(self.file(CHECKPOINT), "ab")
-        return restored
-
-    def _truncate_torn_tail(self) -> None:
-        with open(self.file(CHECKPOINT), "rb+") as fh:
-            data = fh.read()
-            good = 0
-            for line in data.splitlines(keepends=True):
-                if not line.endswith(b"\n"):
-                    break
-                try:
-                    orjson.loads(line)
-                except orjson.JSONDecodeError:
-                    break
-                good += len(line)
-            fh.truncate(good)
+        return len(kept)
 
     def checkpoint(self, rec: dict, sample: dict) -> None:
         """Append one finished sample (flushed, so a kill loses at most the line being written)."""
@@ -138,7 +167,7 @@ def run(
     on_sample: pipeline.OnSample | None = None,
 ) -> RunResult:
     """Phase 1 → allocate → Phase 2 → vote, writing every intermediate into ``out``."""
-    config = {"input": input_name, "questions": [r["id"] for r in records][:5], "m": len(records),
+    config = {"input": input_name, "m": len(records), "fingerprint": fingerprint(records),
               "n": n, "k": k, "generation": gen.info(), "allocate": allocate_options, "vote": vote_options}
     rundir = RunDir(out, config, force)
     try:
@@ -174,9 +203,40 @@ def run(
         rundir.close()
 
 
+def _is_index(x) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def fingerprint(records: list[dict]) -> str:
+    """A digest of the input records: a run resumes only on the same questions, wherever the file is."""
+    h = hashlib.sha256()
+    for rec in records:
+        h.update(orjson.dumps(rec, option=orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE))
+    return h.hexdigest()[:16]
+
+
+def _changed(old: dict, new: dict, prefix: str = "") -> list[str]:
+    """``--option (old → new)`` for each setting that differs between two configs."""
+    out = []
+    for key in sorted(set(old) | set(new), key=str):
+        path = f"{prefix}{key}"
+        if path in INFORMATIONAL or old.get(key) == new.get(key):
+            continue
+        a, b = old.get(key), new.get(key)
+        if isinstance(a, dict) and isinstance(b, dict):
+            out += _changed(a, b, f"{path}.")
+        else:
+            out.append(f"{OPTIONS.get(path, path)} ({_show(a)} → {_show(b)})")
+    return out
+
+
+def _show(value) -> str:
+    return "unset" if value is None else orjson.dumps(value).decode() if not isinstance(value, str) else value
+
+
 def _judge_once(rundir: RunDir, records: list[dict], backend: Backend, gen: pipeline.Generation) -> dict:
     """Judge labels survive resume in ``judge.json`` (they are not part of the budget)."""
-    path = rundir.file("judge.json")
+    path = rundir.file(JUDGE)
     if os.path.exists(path):
         with open(path, "rb") as fh:
             saved = orjson.loads(fh.read())

@@ -66,9 +66,9 @@ def entropy(counts: Sequence[int]) -> float:
 def _mean_stat(key: str) -> Callable[[list[dict]], float | None]:
     def stat(phase1: list[dict]) -> float | None:
         values = [s.get(key) for s in phase1]
-        if not values or any(v is None for v in values):
+        if not values or None in values:
             return None
-        return float(np.mean(values))
+        return sum(values) / len(values)
 
     return stat
 

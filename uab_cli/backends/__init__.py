@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 
 from ..errors import UabError
@@ -10,37 +11,37 @@ from .base import Backend, BaseBackend, Completion, SampleRequest, SamplingParam
 DEFAULT_BACKEND = "local"
 
 
-def _local(**kw) -> Backend:
+def _local():
     from .local import LocalBackend
 
-    return LocalBackend(**kw)
+    return LocalBackend
 
 
-def _vllm(**kw) -> Backend:
+def _vllm():
     from .vllm import VLLMBackend
 
-    return VLLMBackend(**kw)
+    return VLLMBackend
 
 
-def _openai(**kw) -> Backend:
+def _openai():
     from .openai import OpenAIBackend
 
-    return OpenAIBackend(**kw)
+    return OpenAIBackend
 
 
-def _cohere(**kw) -> Backend:
+def _cohere():
     from .cohere import CohereBackend
 
-    return CohereBackend(**kw)
+    return CohereBackend
 
 
-def _scripted(**kw) -> Backend:
+def _scripted():
     from .scripted import ScriptedBackend
 
-    return ScriptedBackend(**kw)
+    return ScriptedBackend
 
 
-BACKENDS: dict[str, Callable[..., Backend]] = {
+BACKENDS: dict[str, Callable[[], type]] = {
     "local": _local,
     "vllm": _vllm,
     "openai": _openai,
@@ -50,10 +51,15 @@ BACKENDS: dict[str, Callable[..., Backend]] = {
 
 
 def create_backend(name: str, **options) -> Backend:
-    """Build a backend by name; options that are ``None`` are left to the backend's defaults."""
+    """Build a backend by name from the options it takes; ``None`` leaves its default.
+
+    Options meant for other backends (``--base-url`` with ``local``, say) are ignored.
+    """
     if name not in BACKENDS:
         raise UabError(f"unknown backend {name!r}; choose from {', '.join(BACKENDS)}")
-    return BACKENDS[name](**{k: v for k, v in options.items() if v is not None})
+    cls = BACKENDS[name]()
+    accepted = inspect.signature(cls).parameters
+    return cls(**{k: v for k, v in options.items() if v is not None and k in accepted})
 
 
 __all__ = ["BACKENDS", "DEFAULT_BACKEND", "Backend", "BaseBackend", "Completion", "SampleRequest",

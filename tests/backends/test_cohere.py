@@ -1,0 +1,243 @@
+"""CohereBackend against the local fake v2 chat server: shapes, keys, error mapping, limits."""
+
+from __future__ import annotations
+
+import logging
+import time
+
+import pytest
+from fakeserver import (
+    FakeServer,
+    expected_text,
+    max_in_window,
+    reply_tokens,
+    sample_requests,
+    token_logprob,
+)
+
+from uab_cli.backends.base import Retry, SamplingParams
+from uab_cli.backends.cohere import CohereBackend
+from uab_cli.backends.remote import Failure, make_completion
+from uab_cli.errors import BackendError, UabError
+
+pytest.importorskip("cohere")
+
+SECRET = "co-uab-secret-0b5e2d44-never-print"
+
+
+@pytest.fixture(autouse=True)
+def _no_ambient_keys(monkeypatch):
+    for var in ("CO_API_KEY", "COHERE_API_KEY", "CO_API_URL"):
+        monkeypatch.delenv(var, raising=False)
+
+
+def cohere_at(server: FakeServer, **kw) -> CohereBackend:
+    """A CohereBackend aimed at the fake server with the test key."""
+    kw.setdefault("api_key", SECRET)
+    return CohereBackend("command-fake", base_url=server.url, **kw)
+
+
+def fast(attempts: int = 6) -> Retry:
+    """A retry policy that does not wait between tries."""
+    return Retry(attempts=attempts, sleep=lambda seconds: None)
+
+
+def test_chat_texts_logprobs_seeds_and_order():
+    reqs = sample_requests(20, prompt="cohere", seed0=7)
+    seen: list[int] = []
+    with FakeServer(delay=0.01) as server:
+        with cohere_at(server, concurrency=5) as co:
+            out = co.generate(
+                reqs,
+                SamplingParams(temperature=0.3, max_tokens=50),
+                on_result=lambda i, c: seen.append(i),
+            )
+    assert [c.text for c in out] == [expected_text(r) for r in reqs]
+    assert sorted(seen) == list(range(20))
+    tokens = reply_tokens("cohere 3", 10)
+    assert out[3].token_logprobs == tuple(map(token_logprob, tokens)) and out[3].n_tokens == len(
+        tokens
+    )
+    assert {c.finish_reason for c in out} == {"stop"}
+    sent = [r.body for r in server.requests]
+    assert {r.path for r in server.requests} == {"/v2/chat"}
+    assert sorted(b["seed"] for b in sent) == list(range(7, 27))
+    assert all(
+        b["model"] == "command-fake" and b["logprobs"] is True and b["max_tokens"] == 50
+        for b in sent
+    )
+    assert all(b["temperature"] == 0.3 and b["p"] == 0.99 and "n" not in b for b in sent)
+
+
+def test_without_logprobs():
+    with FakeServer() as server:
+        co = cohere_at(server, logprobs=False)
+        (out,) = co.generate(sample_requests(1), SamplingParams())
+        assert "logprobs" not in server.requests[0].body
+    assert out.token_logprobs is None and not co.returns_logprobs and co.supports_seed
+
+
+def test_key_comes_from_co_api_key_then_cohere_api_key(monkeypatch):
+    with pytest.raises(UabError, match="CO_API_KEY"):
+        CohereBackend(base_url="http://127.0.0.1:9")
+    monkeypatch.setenv("COHERE_API_KEY", "legacy-key-123")
+    with FakeServer() as server:
+        CohereBackend(base_url=server.url).generate(sample_requests(1), SamplingParams())
+        monkeypatch.setenv("CO_API_KEY", "preferred-key-456")
+        CohereBackend(base_url=server.url).generate(sample_requests(1), SamplingParams())
+    auth = [r.headers["authorization"] for r in server.requests]
+    assert auth == ["Bearer legacy-key-123", "Bearer preferred-key-456"]
+
+
+def test_max_tokens_finish_is_length():
+    with FakeServer(fault_rate=1.0, faults=("truncate",)) as server:
+        (out,) = cohere_at(server).generate(sample_requests(1), SamplingParams())
+    assert out.finish_reason == "length" and expected_text(sample_requests(1)[0]).startswith(
+        out.text
+    )
+
+
+@pytest.mark.parametrize(
+    "reason, mapped",
+    [
+        ("COMPLETE", "stop"),
+        ("STOP_SEQUENCE", "stop"),
+        ("MAX_TOKENS", "length"),
+        ("TOOL_CALL", "tool_call"),
+    ],
+)
+def test_finish_reason_mapping(reason, mapped):
+    assert make_completion("x", None, 1, reason).finish_reason == mapped
+
+
+@pytest.mark.parametrize("reason", ["ERROR", "TIMEOUT", None])
+def test_failed_finishes_are_failures_not_answers(reason):
+    with pytest.raises(Failure):
+        make_completion("", None, 0, reason)
+
+
+def test_rate_limit_waits_out_retry_after():
+    with FakeServer(
+        fault_rate=1.0, faults=("429_retry_after",), retry_after=0.25, fault_limit=2
+    ) as server:
+        (out,) = cohere_at(server, concurrency=1).generate(sample_requests(1), SamplingParams())
+    assert out.text == expected_text(sample_requests(1)[0])
+    gaps = [b - a for a, b in zip(server.times(), server.times()[1:])]
+    assert len(gaps) == 2 and min(gaps) >= 0.24
+
+
+def test_429_without_retry_after_backs_off_exponentially():
+    waits: list[float] = []
+    policy = Retry(attempts=5, base_delay=0.2, sleep=waits.append)
+    with FakeServer(fault_rate=1.0, faults=("429",), fault_limit=3) as server:
+        cohere_at(server, retry=policy).generate(sample_requests(1), SamplingParams())
+    assert waits == [0.2, 0.4, 0.8]
+
+
+@pytest.mark.parametrize("fault", ["500", "503", "reset", "malformed", "empty"])
+def test_server_side_faults_are_retried(fault):
+    with FakeServer(fault_rate=1.0, faults=(fault,), fault_limit=2) as server:
+        (out,) = cohere_at(server, retry=fast()).generate(sample_requests(1), SamplingParams())
+    assert out.text == expected_text(sample_requests(1)[0]) and len(server.requests) == 3
+
+
+@pytest.mark.parametrize("fault", ["400", "401"])
+def test_client_errors_are_not_retried(fault):
+    with FakeServer(fault_rate=1.0, faults=(fault,)) as server:
+        with pytest.raises(BackendError, match=rf"not retryable\): HTTP {fault}"):
+            cohere_at(server, retry=fast(), concurrency=1).generate(
+                sample_requests(4), SamplingParams()
+            )
+    assert len(server.requests) == 1
+
+
+def test_faulty_service_still_yields_only_real_texts():
+    reqs = sample_requests(200, prompt="noisy")
+    with FakeServer(fault_rate=0.3, seed=11, slow=1.0) as server:
+        co = cohere_at(
+            server,
+            concurrency=8,
+            timeout=0.4,
+            retry=Retry(attempts=12, base_delay=0.001, max_delay=0.01),
+        )
+        out = co.generate(reqs, SamplingParams())
+    truncated = 0
+    for req, comp in zip(reqs, out):
+        if comp.finish_reason == "length":
+            truncated += 1
+            assert comp.text and expected_text(req).startswith(comp.text)
+        else:
+            assert (comp.finish_reason, comp.text) == ("stop", expected_text(req))
+    assert truncated == server.faults_served().get("truncate", 0) > 0
+    assert server.faults_served().keys() >= {
+        "slow",
+        "reset",
+        "empty",
+        "malformed",
+        "429_retry_after",
+    }
+
+
+def test_dead_service_fails_after_the_retry_budget_keeping_finished_samples():
+    kept: dict[int, str] = {}
+    with FakeServer(fault_rate=1.0, faults=("503", "429"), fault_after=3) as server:
+        co = cohere_at(server, concurrency=2, retry=fast(6))
+        with pytest.raises(
+            BackendError, match=r"request \d+ failed after 6 attempts: HTTP (503|429)"
+        ):
+            co.generate(
+                sample_requests(30),
+                SamplingParams(),
+                on_result=lambda i, c: kept.update({i: c.text}),
+            )
+    assert len(kept) == 3 and all(kept.values())
+    assert len(server.requests) <= 3 + 2 * 6
+
+
+def test_in_flight_successes_are_reported_after_another_request_fails():
+    kept: list[int] = []
+    with FakeServer(delay=0.3, poison_seeds=(1,)) as server:
+        co = cohere_at(server, concurrency=4, retry=fast())
+        with pytest.raises(BackendError, match="request 1 failed"):
+            co.generate(
+                sample_requests(12), SamplingParams(), on_result=lambda i, c: kept.append(i)
+            )
+    assert sorted(kept) == [0, 2, 3] and len(server.requests) == 4
+
+
+def test_rpm_spacing_holds_at_the_server():
+    with FakeServer() as server:
+        cohere_at(server, concurrency=6, rpm=600).generate(sample_requests(15), SamplingParams())
+    assert max_in_window(server.times(), 0.95) <= 10
+    assert server.max_per_minute() == 15
+
+
+def test_parallel_requests_beat_serial_ones():
+    rate = {}
+    with FakeServer(delay=0.2) as server:
+        for workers, n in ((1, 4), (8, 16)):
+            t0 = time.monotonic()
+            cohere_at(server, concurrency=workers).generate(sample_requests(n), SamplingParams())
+            rate[workers] = n / (time.monotonic() - t0)
+    assert rate[8] > 3 * rate[1], rate
+
+
+def test_secret_stays_out_of_errors_reprs_and_logs(caplog):
+    caplog.set_level(logging.DEBUG)
+    errors = []
+    for faults in (("401",), ("500", "reset", "slow", "malformed")):
+        with FakeServer(fault_rate=1.0, faults=faults, slow=0.5) as server:
+            co = cohere_at(server, timeout=0.2, retry=fast(4))
+            with pytest.raises(BackendError) as err:
+                co.generate(sample_requests(2), SamplingParams())
+            errors.append(err.value)
+            assert all(r.headers["authorization"] == f"Bearer {SECRET}" for r in server.requests)
+            assert not any(SECRET.encode() in r.raw or SECRET in r.path for r in server.requests)
+    texts = [str(e) for e in errors] + [repr(e) for e in errors] + [repr(co), caplog.text]
+    assert not [t for t in texts if SECRET in t]
+    assert "HTTP 401" in str(errors[0])
+
+
+def test_plain_http_elsewhere_warns():
+    with pytest.warns(UserWarning, match="plain http"):
+        CohereBackend(base_url="http://cohere-proxy.example:8080", api_key=SECRET).close()

@@ -1,0 +1,277 @@
+"""OpenAIBackend against the local fake server: generation, retries, faults, limits, secrets."""
+
+from __future__ import annotations
+
+import logging
+import time
+
+import pytest
+from fakeserver import (
+    FakeServer,
+    expected_text,
+    max_in_window,
+    reply_tokens,
+    sample_requests,
+    token_logprob,
+)
+
+from uab_cli.backends.base import Retry, SamplingParams
+from uab_cli.backends.openai import OpenAIBackend, render_prompt
+from uab_cli.backends.remote import RateLimiter, check_base_url
+from uab_cli.errors import BackendError, UabError
+
+pytest.importorskip("openai")
+
+KEY = "sk-uab-test-7f3a9c1e-DO-NOT-LEAK"
+PARAMS = SamplingParams(temperature=0.7, max_tokens=64, top_p=0.95)
+
+
+def no_sleep(log: list[float] | None = None) -> Retry:
+    """A retry policy that records its delays instead of sleeping."""
+    delays = log if log is not None else []
+    return Retry(attempts=6, sleep=delays.append)
+
+
+def backend(server: FakeServer, endpoint: str = "chat", **kw) -> OpenAIBackend:
+    """An OpenAIBackend pointed at ``server``."""
+    kw.setdefault("api_key", KEY)
+    return OpenAIBackend("fake-model", f"{server.url}/v1", endpoint=endpoint, **kw)
+
+
+@pytest.mark.parametrize("endpoint", ["chat", "completions"])
+def test_generates_in_order_with_logprobs_and_seeds(endpoint):
+    reqs = sample_requests(24, seed0=100)
+    reported: dict[int, str] = {}
+    with FakeServer(delay=0.01) as server, backend(server, endpoint, concurrency=6) as b:
+        out = b.generate(reqs, PARAMS, on_result=lambda i, c: reported.setdefault(i, c.text))
+    assert [c.text for c in out] == [expected_text(r) for r in reqs]
+    assert reported == {i: c.text for i, c in enumerate(out)}
+    first = reply_tokens("question 0", 100)
+    assert out[0].token_logprobs == tuple(token_logprob(t) for t in first)
+    assert out[0].n_tokens == len(first) and out[0].finish_reason == "stop"
+    bodies = [r.body for r in server.requests]
+    assert sorted(body["seed"] for body in bodies) == [r.seed for r in reqs]
+    path = "/v1/chat/completions" if endpoint == "chat" else "/v1/completions"
+    assert {r.path for r in server.requests} == {path}
+    assert all(
+        body["n"] == 1 and body["max_tokens"] == 64 and body["top_p"] == 0.95 for body in bodies
+    )
+    assert all(body["temperature"] == 0.7 and body["logprobs"] for body in bodies)
+
+
+def test_logprobs_absent_or_disabled_gives_none():
+    reqs = sample_requests(3)
+    with FakeServer(logprobs=False) as server:
+        assert all(c.token_logprobs is None for c in backend(server).generate(reqs, PARAMS))
+        off = backend(server, logprobs=False)
+        assert not off.returns_logprobs
+        assert all(c.token_logprobs is None for c in off.generate(reqs, PARAMS))
+        assert "logprobs" not in server.requests[-1].body
+
+
+def test_retry_after_header_sets_the_delay():
+    delays: list[float] = []
+    with FakeServer(
+        fault_rate=1.0, faults=("429_retry_after",), retry_after=7, fault_limit=1
+    ) as server:
+        out = backend(server, retry=no_sleep(delays)).generate(sample_requests(1), PARAMS)
+    assert out[0].text == expected_text(sample_requests(1)[0])
+    assert delays == [7.0] and len(server.requests) == 2
+
+
+def test_retry_after_is_waited_for_real():
+    with FakeServer(
+        fault_rate=1.0, faults=("429_retry_after",), retry_after=0.3, fault_limit=1
+    ) as server:
+        backend(server).generate(sample_requests(1), PARAMS)
+    first, second = server.times()
+    assert second - first >= 0.29
+
+
+@pytest.mark.parametrize("fault", ["429", "500", "503", "reset", "malformed", "empty"])
+def test_transient_faults_are_retried_with_backoff(fault):
+    delays: list[float] = []
+    with FakeServer(fault_rate=1.0, faults=(fault,), fault_limit=3) as server:
+        out = backend(server, retry=no_sleep(delays)).generate(sample_requests(1), PARAMS)
+    assert out[0].text == expected_text(sample_requests(1)[0]) and out[0].finish_reason == "stop"
+    assert delays == [0.5, 1.0, 2.0] and len(server.requests) == 4
+
+
+def test_timeout_is_retried():
+    with FakeServer(fault_rate=1.0, faults=("slow",), slow=1.0, fault_limit=1) as server:
+        out = backend(server, timeout=0.3, retry=no_sleep()).generate(sample_requests(1), PARAMS)
+    assert out[0].text == expected_text(sample_requests(1)[0])
+
+
+def test_client_errors_fail_at_once():
+    with FakeServer(fault_rate=1.0, faults=("400",)) as server:
+        with pytest.raises(BackendError, match=r"not retryable.*HTTP 400"):
+            backend(server, retry=no_sleep(), concurrency=1).generate(sample_requests(3), PARAMS)
+    assert len(server.requests) == 1
+
+
+@pytest.mark.parametrize("endpoint", ["chat", "completions"])
+def test_thirty_percent_faults_all_complete_with_real_texts(endpoint):
+    reqs = sample_requests(200)
+    retry = Retry(attempts=12, base_delay=0.001, max_delay=0.01)
+    with FakeServer(fault_rate=0.3, seed=1, slow=1.0) as server:
+        out = backend(server, endpoint, concurrency=8, timeout=0.5, retry=retry).generate(
+            reqs, PARAMS
+        )
+    for req, comp in zip(reqs, out):
+        full = expected_text(req)
+        if comp.finish_reason == "length":
+            assert comp.text and full.startswith(comp.text) and comp.text != full
+        else:
+            assert comp.finish_reason == "stop" and comp.text == full
+    assert len(server.faults_served()) >= 8
+
+
+def test_persistent_failure_raises_and_keeps_earlier_results():
+    reported: list[int] = []
+    with FakeServer(fault_rate=1.0, faults=("503",), fault_after=5) as server:
+        b = backend(server, concurrency=1, retry=Retry(attempts=4, sleep=lambda s: None))
+        with pytest.raises(BackendError, match=r"after 4 attempts: HTTP 503"):
+            b.generate(sample_requests(20), PARAMS, on_result=lambda i, c: reported.append(i))
+    assert reported == [0, 1, 2, 3, 4]
+    assert len(server.requests) == 5 + 4
+
+
+def test_persistent_failure_under_concurrency_is_bounded():
+    reported: list[int] = []
+    with FakeServer(fault_rate=1.0, faults=("500", "reset"), fault_after=6) as server:
+        b = backend(server, concurrency=4, retry=Retry(attempts=3, sleep=lambda s: None))
+        with pytest.raises(BackendError, match=r"after 3 attempts"):
+            b.generate(sample_requests(40), PARAMS, on_result=lambda i, c: reported.append(i))
+    assert len(reported) == 6
+    assert len(server.requests) <= 6 + 4 * 3
+
+
+def test_truncation_is_a_length_finish():
+    req = sample_requests(1)
+    with FakeServer() as server:
+        (out,) = backend(server).generate(req, SamplingParams(max_tokens=3))
+    assert out.finish_reason == "length" and out.n_tokens == 3
+    assert out.text == "".join(reply_tokens("question 0", 0)[:3])
+
+
+def test_empty_text_with_a_normal_finish_is_a_real_completion():
+    with FakeServer(fault_rate=1.0, faults=("empty_stop",)) as server:
+        (out,) = backend(server).generate(sample_requests(1), PARAMS)
+    assert out.text == "" and out.finish_reason == "stop" and len(server.requests) == 1
+
+
+def test_rpm_limit_is_never_exceeded():
+    with FakeServer() as server:
+        backend(server, concurrency=8, rpm=600).generate(sample_requests(16), PARAMS)
+        times = server.times()
+    # 600/min = one start every 0.1 s; allow 50 ms of network jitter per window.
+    assert max_in_window(times, 0.95) <= 10
+    assert max(times) - min(times) >= 1.4
+
+
+def test_concurrency_raises_throughput():
+    with FakeServer(delay=0.2) as server:
+        start = time.monotonic()
+        backend(server, concurrency=1).generate(sample_requests(4), PARAMS)
+        serial = 4 / (time.monotonic() - start)
+        start = time.monotonic()
+        backend(server, concurrency=8).generate(sample_requests(16), PARAMS)
+        parallel = 16 / (time.monotonic() - start)
+    assert parallel > 3 * serial, (serial, parallel)
+
+
+def test_api_key_never_leaks(caplog):
+    caplog.set_level(logging.DEBUG)
+    with FakeServer(fault_rate=1.0, faults=("401",)) as server:
+        b = backend(server, retry=no_sleep())
+        with pytest.raises(BackendError) as auth:
+            b.generate(sample_requests(2), PARAMS)
+    with FakeServer(
+        fault_rate=1.0, faults=("500", "reset", "malformed", "429_retry_after")
+    ) as other:
+        b2 = backend(other, retry=Retry(attempts=4, sleep=lambda s: None))
+        with pytest.raises(BackendError) as flaky:
+            b2.generate(sample_requests(2), PARAMS)
+    for text in (
+        str(auth.value),
+        repr(auth.value),
+        str(flaky.value),
+        repr(flaky.value),
+        repr(b),
+        caplog.text,
+    ):
+        assert KEY not in text
+    assert "HTTP 401" in str(auth.value)
+    for rec in server.requests + other.requests:
+        assert rec.headers.get("authorization") == f"Bearer {KEY}"
+        assert KEY.encode() not in rec.raw and KEY not in rec.path
+
+
+def test_key_from_environment_and_optional(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-from-env-1234")
+    with FakeServer() as server:
+        backend(server, api_key=None).generate(sample_requests(1), PARAMS)
+        monkeypatch.delenv("OPENAI_API_KEY")
+        backend(server, api_key=None).generate(sample_requests(1), PARAMS)
+    assert server.requests[0].headers["authorization"] == "Bearer sk-from-env-1234"
+    assert server.requests[1].headers["authorization"] == "Bearer EMPTY"
+
+
+@pytest.mark.parametrize(
+    "url, warns",
+    [
+        ("http://localhost:8000/v1", False),
+        ("http://127.0.0.2:8000/v1", False),
+        ("http://[::1]:8000/v1", False),
+        ("https://api.example.com/v1", False),
+        ("http://10.0.0.7:8000/v1", True),
+        ("http://gpu-box.internal/v1", True),
+    ],
+)
+def test_check_base_url(url, warns):
+    assert (check_base_url(url) is not None) == warns
+
+
+def test_plain_http_to_remote_host_warns_without_credentials_in_url():
+    with pytest.warns(UserWarning, match="plain http") as caught:
+        OpenAIBackend("m", "http://user:hunter2@10.0.0.7:8000/v1").close()
+    assert "hunter2" not in str(caught[0].message)
+
+
+def test_bad_options_are_user_errors():
+    with pytest.raises(UabError, match="--endpoint"):
+        OpenAIBackend("m", "http://127.0.0.1:1/v1", endpoint="responses")
+    with pytest.raises(UabError, match="--concurrency"):
+        OpenAIBackend("m", "http://127.0.0.1:1/v1", concurrency=0)
+    with pytest.raises(UabError, match="--rpm"):
+        OpenAIBackend("m", "http://127.0.0.1:1/v1", rpm=0)
+    with pytest.raises(UabError, match="--model"):
+        OpenAIBackend(base_url="http://127.0.0.1:1/v1")
+
+
+def test_base_url_is_required_or_from_environment(monkeypatch):
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    with pytest.raises(UabError, match="--base-url"):
+        OpenAIBackend("m")
+    with FakeServer() as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", f"{server.url}/v1")
+        (out,) = OpenAIBackend("m").generate(sample_requests(1), PARAMS)
+    assert out.text == expected_text(sample_requests(1)[0])
+
+
+def test_render_prompt():
+    assert render_prompt(({"role": "user", "content": "2+2?"},)) == "2+2?"
+    two = ({"role": "system", "content": "Be brief."}, {"role": "user", "content": "2+2?"})
+    assert render_prompt(two) == "System: Be brief.\n\nUser: 2+2?\n\nAssistant:"
+
+
+def test_rate_limiter_spaces_starts_from_actual_wake_times():
+    now = [0.0]
+    limiter = RateLimiter(120, clock=lambda: now[0])  # one start every 0.5 s
+    starts = []
+    for late in (0.0, 0.0, 0.3, 0.0):
+        limiter.acquire(lambda s, late=late: now.__setitem__(0, now[0] + s + late))
+        starts.append(now[0])
+    assert starts == [0.0, 0.5, 1.3, 1.8]
+    assert RateLimiter(None).interval == 0.0

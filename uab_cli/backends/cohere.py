@@ -1,0 +1,128 @@
+"""Cohere's hosted models through the ``cohere`` SDK's v2 chat API, one call per sample.
+
+Uses Cohere's token logprobs (for ANLL) when the response carries them.
+"""
+
+from __future__ import annotations
+
+import os
+
+from ..errors import UabError
+from .base import Completion, Retry, SampleRequest, SamplingParams, require
+from .remote import (
+    Failure,
+    RemoteBackend,
+    http_failure,
+    make_completion,
+    malformed,
+    transport_failure,
+)
+
+KEY_VARS = ("CO_API_KEY", "COHERE_API_KEY")
+
+# Cohere accepts nucleus ``p`` only within [0.01, 0.99] and defaults it to 0.75.
+_P_MIN, _P_MAX = 0.01, 0.99
+
+
+class CohereBackend(RemoteBackend):
+    """Sample from Cohere's chat API (``ClientV2.chat``); the key comes from ``CO_API_KEY``.
+
+    ``top_p`` is sent as Cohere's ``p``, clamped to the accepted [0.01, 0.99] (so the
+    default 1.0 becomes 0.99, not Cohere's own default of 0.75).
+    """
+
+    name = "cohere"
+    supports_seed = True
+
+    def __init__(
+        self,
+        model: str = "command-a-03-2025",
+        base_url: str | None = None,
+        api_key: str | None = None,
+        concurrency: int = 8,
+        rpm: float | None = None,
+        timeout: float = 120.0,
+        retry: Retry | None = None,
+        logprobs: bool = True,
+    ):
+        key = api_key or next((os.environ[v] for v in KEY_VARS if os.environ.get(v)), None)
+        if not key:
+            raise UabError(
+                "the cohere backend needs an API key: set CO_API_KEY (or COHERE_API_KEY)"
+            )
+        super().__init__(model, base_url, key, concurrency, rpm, timeout, retry)
+        self._sdk = require("cohere", "cohere")
+        self._httpx = require("httpx", "cohere")
+        self._api_error = require("cohere.core.api_error", "cohere").ApiError
+        self._parsing_error = require("cohere.core.parse_error", "cohere").ParsingError
+        self.returns_logprobs = logprobs
+        self._client = self._sdk.ClientV2(
+            api_key=key,
+            base_url=base_url,
+            timeout=timeout,
+            max_retries=0,
+            log_warning_experimental_features=False,
+        )
+
+    def close(self) -> None:
+        """Close the HTTP connection pool."""
+        self._client.__exit__(None, None, None)
+
+    def _call(self, request: SampleRequest, params: SamplingParams) -> Completion:
+        extra = {"logprobs": True} if self.returns_logprobs else {}
+        reply = self._client.chat(
+            model=self.model,
+            messages=list(request.messages),
+            temperature=params.temperature,
+            p=min(max(params.top_p, _P_MIN), _P_MAX),
+            max_tokens=params.max_tokens,
+            seed=request.seed,
+            **extra,
+        )
+        content = getattr(getattr(reply, "message", None), "content", None)
+        if content is None:
+            content = []
+        if not isinstance(content, list):
+            raise malformed("message content is not a list")
+        text = "".join(
+            getattr(item, "text", "") for item in content if getattr(item, "type", None) == "text"
+        )
+        return make_completion(
+            text,
+            self._logprobs(reply),
+            _output_tokens(reply),
+            getattr(reply, "finish_reason", None),
+        )
+
+    def _logprobs(self, reply) -> list[float] | None:
+        """Per-token logprobs flattened from the reply's chunks, or ``None`` if absent."""
+        items = getattr(reply, "logprobs", None)
+        if not self.returns_logprobs or not items:
+            return None
+        values: list[float] = []
+        for item in items:
+            chunk = getattr(item, "logprobs", None)
+            if chunk is None:
+                return None
+            values.extend(chunk)
+        return values
+
+    def _classify(self, exc: Exception) -> Failure | None:
+        if isinstance(exc, self._api_error):
+            return http_failure(exc.status_code, exc.body, exc.headers)
+        if isinstance(exc, self._httpx.TimeoutException):
+            return transport_failure(exc, timeout=self.timeout)
+        if isinstance(exc, self._httpx.TransportError):
+            return transport_failure(exc)
+        if isinstance(exc, (self._parsing_error, ValueError)):
+            return malformed(type(exc).__name__)
+        return None
+
+
+def _output_tokens(reply) -> int | None:
+    usage = getattr(reply, "usage", None)
+    for part in (getattr(usage, "tokens", None), getattr(usage, "billed_units", None)):
+        tokens = getattr(part, "output_tokens", None)
+        if isinstance(tokens, (int, float)):
+            return int(tokens)
+    return None
