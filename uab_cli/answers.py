@@ -214,6 +214,8 @@ def math_equal(gold: str, pred: str) -> bool:
     """Whether two normalised math answers are the same value (math-verify; numbers exactly)."""
     if gold == pred:
         return True
+    if _canonical_int(gold) and _canonical_int(pred):
+        return False
     g, p = as_number(gold), as_number(pred)
     if g is not None and p is not None:
         return g == p
@@ -223,6 +225,12 @@ def math_equal(gold: str, pred: str) -> bool:
         return bool(verify(_parsed(gold), _parsed(pred), timeout_seconds=_timeout()))
     except Exception:  # a pathological expression is simply not equal
         return False
+
+
+def _canonical_int(a: str) -> bool:
+    """Whether ``a`` is an integer written the one way ``normalize_math`` writes it."""
+    digits = a[1:] if a[:1] == "-" else a
+    return digits.isascii() and digits.isdigit() and (digits[0] != "0" or a == "0")
 
 
 def equal(a: str, b: str, kind: str) -> bool:
@@ -246,7 +254,13 @@ def group(answers: Sequence[str | None], kind: str) -> dict[str, int]:
 
     ``None`` (no answer) is not counted.
     """
-    distinct = sorted({a for a in answers if a is not None})
+    given = [a for a in answers if a is not None]
+    if kind != "math" or all(_canonical_int(a) for a in given):  # equal iff the same string
+        counts: dict[str, int] = {}
+        for a in given:
+            counts[a] = counts.get(a, 0) + 1
+        return counts
+    distinct = sorted(set(given))
     reps: list[str] = []
     rep_of: dict[str, str] = {}
     by_value: dict[Fraction, str] = {}
@@ -263,10 +277,9 @@ def group(answers: Sequence[str | None], kind: str) -> dict[str, int]:
             reps.append(a)
         if value is not None:
             by_value[value] = rep_of[a]
-    counts: dict[str, int] = {}
-    for a in answers:
-        if a is not None:
-            counts[rep_of[a]] = counts.get(rep_of[a], 0) + 1
+    counts = {}
+    for a in given:
+        counts[rep_of[a]] = counts.get(rep_of[a], 0) + 1
     return counts
 
 
