@@ -14,6 +14,7 @@ from typing import Annotated, Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -33,10 +34,10 @@ class _Group(typer.core.TyperGroup):
         try:
             return super().invoke(ctx)
         except UabError as exc:
-            err.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
+            err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
             raise typer.Exit(2) from None
         except BackendError as exc:
-            err.print(f"[red]backend error:[/red] {exc}", highlight=False, soft_wrap=True)
+            err.print(f"[red]backend error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
             err.print("Finished samples are kept; re-run the same `uab run` to resume.")
             raise typer.Exit(1) from None
         except KeyboardInterrupt:
@@ -65,7 +66,7 @@ def _root(version: Annotated[bool, typer.Option("--version", callback=_version, 
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
-    err.print(f"[yellow]warning:[/yellow] {message}", highlight=False, soft_wrap=True)
+    err.print(f"[yellow]warning:[/yellow] {escape(str(message))}", highlight=False, soft_wrap=True)
 
 
 # --- shared options ----------------------------------------------------------------

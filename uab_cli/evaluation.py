@@ -1,0 +1,482 @@
+"""Offline evaluation: replay allocators on a pool of K pre-drawn samples per question over
+many seeds (``simulate``), aggregate the rows (``summarize``) and plot them (``report``)."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import allocation
+from .answers import gold_answer, group, is_correct
+from .errors import UabError
+from .pipeline import EXITS
+from .records import question_type, samples
+from .signals import DEFAULT_T, SCALAR_SIGNALS, SIGNALS, success_probabilities
+
+
+@dataclass
+class Job:
+    """One allocation request: what an allocator callable receives."""
+
+    p: np.ndarray  # success probabilities (zeros for signal-free allocators)
+    budget: int  # Phase-2 units to spend: (N - K1)·M
+    cap: np.ndarray | None  # max Phase-2 units per question (None: uncapped)
+    seed: int
+    lengths: np.ndarray  # question lengths (the ``length`` baseline)
+    hard: np.ndarray  # judge labels (the ``judge`` baseline)
+    gain: str = "algorithm1"
+    theta: dict | None = None  # exit thresholds by kind
+    k1: int = 1  # Phase-1 samples per question
+
+
+def _exit(kind: str, mode: str) -> Callable[[Job], tuple[np.ndarray, int]]:
+    def run(j: Job) -> tuple[np.ndarray, int]:
+        theta = (j.theta or EXITS)[kind]
+        return allocation.threshold_exit(j.p, j.budget, kind, theta, mode, j.gain, j.cap)
+
+    return run
+
+
+# name → callable(Job) → extra or (extra, saved). Names in SIGNAL_FREE ignore p.
+ALLOCATORS: dict[str, Callable[[Job], np.ndarray | tuple[np.ndarray, int]]] = {
+    "uab": lambda j: allocation.uab_allocate(j.p, j.budget, "algorithm1", j.cap),
+    "uab-coverage": lambda j: allocation.uab_allocate(j.p, j.budget, "coverage", j.cap),
+    "uab-exit-hard": _exit("hard", "redistribute"),
+    "uab-exit-easy": _exit("easy", "redistribute"),
+    "uab-exit-hard-skip": _exit("hard", "skip"),
+    "uab-exit-easy-skip": _exit("easy", "skip"),
+    "uniform": lambda j: allocation.uniform_allocate(j.p.size, j.budget, j.cap),
+    "random": lambda j: allocation.random_allocate(j.p.size, j.budget, j.seed, j.cap),
+    "length": lambda j: allocation.proportional_allocate(j.lengths, j.budget, j.cap),
+    "judge": lambda j: allocation.judge_allocate(j.hard, j.budget, j.cap),
+}
+SIGNAL_FREE = frozenset({"uniform", "random", "length", "judge"})
+try:
+    from .majority import majority_allocate
+except ImportError:  # pragma: no cover - uab_cli.majority is optional
+    pass
+else:
+    ALLOCATORS["majority"] = lambda j: majority_allocate(j.p, j.budget, max_extra=j.cap, phase1=j.k1)
+
+_BIG = 1 << 30
+
+
+class Pool:
+    """A pool prepared once: answer classes, vote tie-break ranks and cached grading."""
+
+    def __init__(self, records: Sequence[dict]):
+        if not records:
+            raise UabError("empty pool: no records")
+        self.records = list(records)
+        self.samples = [samples(rec) for rec in self.records]
+        self.k = np.array([len(ss) for ss in self.samples], dtype=np.int64)
+        if self.k.min() < 1:
+            bad = self.records[int(np.argmin(self.k))]["id"]
+            raise UabError(f"record {bad!r} has no samples: build the pool with `uab pool` first")
+        m, kmax = len(self.records), int(self.k.max())
+        self.cls = np.full((m, kmax), -1, dtype=np.int64)  # answer class; -1 = no answer
+        self.rank = np.full((m, kmax), _BIG, dtype=np.int64)  # lexicographic rank of the answer
+        self.correct = np.zeros((m, kmax), dtype=bool)  # per-sample correctness
+        self.graded = np.array([gold_answer(r) is not None for r in self.records])
+        if not self.graded.any():
+            raise UabError("no record in the pool has a gold 'answer': nothing to evaluate")
+        by_rank = []
+        for i, (rec, ss) in enumerate(zip(self.records, self.samples)):
+            classes, ranked, right = _classes(rec, [s.get("answer") for s in ss])
+            by_rank.append(right)
+            for j, s in enumerate(ss):
+                a = s.get("answer")
+                if a is not None:
+                    self.cls[i, j], self.rank[i, j], self.correct[i, j] = classes[a], ranked[a], right[ranked[a]]
+        self.n_classes = max(int(self.cls.max()) + 1, 1)
+        self.correct_by_rank = np.zeros((m, max(len(r) for r in by_rank) + 1), dtype=bool)
+        for i, right in enumerate(by_rank):
+            self.correct_by_rank[i, :len(right)] = right
+        self.lengths = np.array([len(r["question"]) for r in self.records], dtype=np.float64)
+        self.hard = np.array([r.get("judge") == "hard" for r in self.records])
+        self.judged = all(r.get("judge") in ("easy", "hard") for r in self.records)
+        self.levels = [r.get("level") for r in self.records]
+
+    def permutations(self, seed: int) -> np.ndarray:
+        """Per question, a seeded draw order over its pool (padded beyond K_i)."""
+        kmax = self.cls.shape[1]
+        out = np.tile(np.arange(kmax), (len(self.records), 1))
+        for i, rec in enumerate(self.records):
+            digest = hashlib.blake2b(str(rec["id"]).encode(), digest_size=8).digest()
+            rng = np.random.default_rng([seed, int.from_bytes(digest, "big")])
+            out[i, :self.k[i]] = rng.permutation(int(self.k[i]))
+        return out
+
+    def outcomes(self, perm: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Vote correctness and coverage after the first t draws, as (M, K+1) tables."""
+        cp = np.take_along_axis(self.cls, perm, 1)
+        rp = np.take_along_axis(self.rank, perm, 1)
+        hit = cp[:, :, None] == np.arange(self.n_classes)
+        counts = np.cumsum(hit, axis=1)
+        first = np.minimum.accumulate(np.where(hit, rp[:, :, None], _BIG), axis=1)
+        # Most votes wins; ties go to the class whose earliest member sorts first.
+        win = np.argmax(counts * (_BIG + 1) - first, axis=2)[:, :, None]
+        voted = np.take_along_axis(counts, win, 2)[:, :, 0] > 0
+        pred_rank = np.minimum(np.take_along_axis(first, win, 2)[:, :, 0], self.correct_by_rank.shape[1] - 1)
+        vote = voted & np.take_along_axis(self.correct_by_rank, pred_rank, 1)
+        cover = np.logical_or.accumulate(np.take_along_axis(self.correct, perm, 1), axis=1)
+        pad = np.zeros((len(self.records), 1), dtype=bool)
+        return np.hstack([pad, vote]), np.hstack([pad, cover])
+
+    def probabilities(self, perm: np.ndarray, k1: int, signal: str, temperature: float) -> np.ndarray:
+        """p_i from the drawn Phase-1 samples only, through ``signals.success_probabilities``."""
+        phase1 = [[ss[j] for j in perm[i, :k1]] for i, ss in enumerate(self.samples)]
+
+        def answer_counts(i: int, _ss: list[dict]) -> list[int]:
+            ids = self.cls[i, perm[i, :k1]]
+            return list(Counter(int(c) for c in ids if c >= 0).values()) + [int((ids < 0).sum())]
+
+        return success_probabilities(phase1, signal, temperature, answer_counts)[0]
+
+
+def _classes(rec: dict, answers: list) -> tuple[dict, dict, list[bool]]:
+    """Class id and lexicographic rank per distinct answer (classes from ``answers.group``),
+    and whether each answer, by rank, is correct (graded once per distinct answer)."""
+    kind = question_type(rec)
+    distinct = sorted({a for a in answers if a is not None})
+    ids = {r: c for c, r in enumerate(group(distinct, kind))}
+    reps, classes = list(ids), {}
+    for a in distinct:
+        # A non-representative joins the representative it groups with (count 2).
+        joined = [a] if a in ids else [r for r, n in group([*reps, a], kind).items() if n == 2]
+        classes[a] = ids[joined[0]] if joined else ids.setdefault(a, len(ids))
+    return classes, {a: r for r, a in enumerate(distinct)}, [bool(is_correct(rec, a)) for a in distinct]
+
+
+def _call(name: str, job: Job) -> tuple[np.ndarray, int]:
+    out = ALLOCATORS[name](job)
+    extra, saved = out if isinstance(out, tuple) else (out, 0)
+    return np.asarray(extra, dtype=np.int64), int(saved)
+
+
+def _level_key(v):
+    return (0, v, "") if isinstance(v, (int, float)) and not isinstance(v, bool) else (1, 0, str(v))
+
+
+def simulate(
+    records: Sequence[dict] | Pool,
+    budgets: Sequence[int],
+    allocators: Sequence[str],
+    signals: Sequence[str] = ("anll",),
+    seeds: int | Sequence[int] = 20,
+    temperature: float | Sequence[float] = DEFAULT_T,
+    gain: str = "algorithm1",
+    exit_thresholds: dict | None = None,
+    on_progress: Callable[[int, int], None] | None = None,
+) -> Iterator[dict]:
+    """Replay each allocator × signal × T × N × seed on the pool; yield one result row each.
+
+    Per seed and question the pool is shuffled once (seeded by seed and question id): the
+    first K1 draws are Phase 1 (2 for vote-entropy, else 1) and the next e_i are Phase 2,
+    so Phase-2 draws are without replacement and every allocator sees the same draws.
+    When an allocation asks for more than a question's pool holds, the allocator is run
+    again with ``max_extra = K_i - K1`` (its own capped optimum; ``capped`` counts the
+    questions that hit the cap). Signal-free allocators get one row per seed with
+    ``signal`` and ``T`` None. Unrunnable combinations yield one row with ``skipped``.
+    Options are checked before the first row (``UabError``).
+    """
+    pool = records if isinstance(records, Pool) else Pool(records)
+    seeds = list(range(seeds)) if isinstance(seeds, int) else [int(s) for s in seeds]
+    temps = [float(temperature)] if isinstance(temperature, (int, float)) else [float(t) for t in temperature]
+    budgets = [int(n) for n in budgets]
+    _check(pool, budgets, allocators, signals, seeds, temps, gain)
+    combos, skipped = [], []  # (allocator, signal, T, K1, N)
+    for name in allocators:
+        for sig, t in [(None, None)] if name in SIGNAL_FREE else [(s, t) for s in signals for t in temps]:
+            k1 = 2 if sig == "vote-entropy" else 1
+            for n in budgets:
+                why = _unrunnable(pool, name, sig) or (n < k1 and f"N={n} is less than {sig}'s {k1} Phase-1 samples")
+                if why:
+                    skipped.append({"allocator": name, "signal": sig, "T": t, "N": n, "seed": None, "skipped": why})
+                else:
+                    combos.append((name, sig, t, k1, n))
+    return _replay(pool, combos, skipped, seeds, gain, exit_thresholds, on_progress)
+
+
+def _replay(pool, combos, skipped, seeds, gain, thresholds, on_progress) -> Iterator[dict]:
+    yield from skipped
+    m, idx = len(pool.records), np.arange(len(pool.records))
+    levels = sorted({lv for lv in pool.levels if lv is not None}, key=_level_key)
+    level_of = np.array(pool.levels, dtype=object)
+    done, total = 0, len(combos) * len(seeds)
+    for seed in seeds:
+        perm = pool.permutations(seed)
+        vote, cover = pool.outcomes(perm)
+        probs: dict = {}
+        for name, sig, t, k1, n in combos:
+            if (sig, t) not in probs:
+                probs[sig, t] = np.zeros(m) if sig is None else pool.probabilities(perm, k1, sig, t)
+            job = Job(probs[sig, t], (n - k1) * m, None, seed, pool.lengths, pool.hard, gain, thresholds, k1)
+            extra, saved = _call(name, job)
+            over = extra > pool.k - k1
+            if over.any():  # the pool cannot serve it: the allocator's own capped optimum
+                job.cap = pool.k - k1
+                extra, saved = _call(name, job)
+            per_question = k1 + extra
+            used = int(per_question.sum())
+            if used + saved != n * m or (per_question > pool.k).any():
+                raise AssertionError(f"{name}: budget broken ({used} used + {saved} saved != {n * m})")
+            row = {"allocator": name, "signal": sig, "T": t, "N": n, "seed": seed, "M": m, "K1": k1,
+                   "accuracy": float(vote[idx, per_question][pool.graded].mean()),
+                   "coverage": float(cover[idx, per_question][pool.graded].mean()),
+                   "samples_used": used, "saved": saved, "capped": int(over.sum())}
+            if levels:
+                row["by_level"] = {str(lv): float(per_question[level_of == lv].mean()) for lv in levels}
+            yield row
+            done += 1
+            if on_progress:
+                on_progress(done, total)
+
+
+def _check(pool, budgets, allocators, signals, seeds, temps, gain) -> None:
+    unknown = [a for a in allocators if a not in ALLOCATORS]
+    if unknown:
+        raise UabError(f"unknown allocator {unknown[0]!r}; choose from {', '.join(ALLOCATORS)}")
+    bad = [s for s in signals if s not in SIGNALS]
+    if bad:
+        raise UabError(f"unknown signal {bad[0]!r}; choose from {', '.join(SIGNALS)}")
+    if not budgets or min(budgets) < 1:
+        raise UabError("--budgets must be positive integers")
+    if int(pool.k.sum()) < max(budgets) * len(pool.records):
+        raise UabError(f"budget N={max(budgets)} exceeds the pool ({int(pool.k.min())} samples per question): "
+                       "build a larger pool or use smaller budgets")
+    if not seeds or min(seeds) < 0:
+        raise UabError("--seeds must be a positive count or a list of non-negative seeds")
+    if min(temps) <= 0:
+        raise UabError("the signal temperature must be > 0")
+    if gain not in allocation.GAINS:
+        raise UabError(f"unknown gain {gain!r}; choose from {', '.join(allocation.GAINS)}")
+
+
+def _unrunnable(pool: Pool, name: str, signal: str | None) -> str | None:
+    if name == "judge" and not pool.judged:
+        return "no 'judge' label on every record (build the pool with the LLM judge)"
+    if signal in SCALAR_SIGNALS:
+        key = signal.replace("-", "_")
+        if any(s.get(key) is None for ss in pool.samples for s in ss):
+            return f"some pool samples have no {key} (no token logprobs)"
+    if signal == "vote-entropy" and pool.k.min() < 2:
+        return "vote-entropy needs at least 2 samples per question"
+    return None
+
+
+# --- aggregation -------------------------------------------------------------------
+
+
+def summarize(rows: Sequence[dict]) -> list[dict]:
+    """Per (allocator, signal, T, N): accuracy mean ± std over seeds, coverage, and the
+    accuracy difference to Uniform paired by seed with its standard error."""
+    groups: dict[tuple, list[dict]] = {}
+    skipped: dict[tuple, str] = {}
+    uniform = {(r["N"], r["seed"]): r["accuracy"] for r in rows if r["allocator"] == "uniform" and "skipped" not in r}
+    for r in rows:
+        key = (r["allocator"], r["signal"], r["T"], r["N"])
+        if "skipped" in r:
+            skipped.setdefault(key, r["skipped"])
+        else:
+            groups.setdefault(key, []).append(r)
+    out = []
+    for key, rs in groups.items():
+        acc = np.array([r["accuracy"] for r in rs])
+        entry = dict(zip(("allocator", "signal", "T", "N"), key), seeds=len(rs), accuracy=float(acc.mean()),
+                     accuracy_std=float(acc.std(ddof=1)) if len(rs) > 1 else 0.0,
+                     **{f: float(np.mean([r[f] for r in rs])) for f in ("coverage", "samples_used", "saved", "capped")},
+                     diff_uniform=None, diff_se=None)
+        paired = [r["accuracy"] - uniform[r["N"], r["seed"]] for r in rs if (r["N"], r["seed"]) in uniform]
+        if paired:
+            d = np.array(paired)
+            entry["diff_uniform"] = float(d.mean())
+            entry["diff_se"] = float(d.std(ddof=1) / math.sqrt(d.size)) if d.size > 1 else None
+        if any("by_level" in r for r in rs):
+            keys = rs[0].get("by_level", {})
+            entry["by_level"] = {lv: float(np.mean([r["by_level"][lv] for r in rs])) for lv in keys}
+        out.append(entry)
+    out += [dict(zip(("allocator", "signal", "T", "N"), k), skipped=why) for k, why in skipped.items()
+            if k not in groups]
+    return sorted(out, key=lambda e: (e["N"], e["allocator"] != "uniform", e["allocator"], str(e["signal"]),
+                                      e["T"] or 0))
+
+
+def anll_correlation(records: Sequence[dict]) -> float | None:
+    """Pearson r between ANLL and correctness over all graded pool samples (paper: ≈ −0.3)."""
+    anll = _anll_by_correctness(records)
+    x = np.concatenate([anll[True], anll[False]])
+    y = np.r_[np.ones(len(anll[True])), np.zeros(len(anll[False]))]
+    if x.size < 2 or x.std() == 0 or y.std() == 0:
+        return None
+    return float(np.corrcoef(x, y)[0, 1])
+
+
+def _anll_by_correctness(records) -> dict[bool, np.ndarray]:
+    out = {True: [], False: []}
+    for rec in records:
+        if gold_answer(rec) is None:
+            continue
+        for s in samples(rec):
+            if s.get("anll") is not None:
+                out[bool(is_correct(rec, s.get("answer")))].append(float(s["anll"]))
+    return {k: np.array(v) for k, v in out.items()}
+
+
+def _label(e: dict, many_t: bool) -> str:
+    if e["signal"] is None:
+        return e["allocator"]
+    return f"{e['allocator']} ({e['signal']}" + (f", T={e['T']:g})" if many_t else ")")
+
+
+def markdown_table(summary: Sequence[dict], correlation: float | None = None) -> str:
+    """The summary as a Markdown table (accuracy in %)."""
+    lines = ["| N | allocator | signal | T | seeds | accuracy % | coverage % | Δ vs uniform (pp) | saved | capped |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    notes = []
+    for e in summary:
+        if "skipped" in e:
+            notes.append(f"- skipped {e['allocator']} ({e['signal'] or '—'}) at N={e['N']}: {e['skipped']}")
+            continue
+        diff = "—" if e["diff_uniform"] is None else f"{100 * e['diff_uniform']:+.2f}" + (
+            f" ± {100 * e['diff_se']:.2f}" if e["diff_se"] is not None else "")
+        lines.append(f"| {e['N']} | {e['allocator']} | {e['signal'] or '—'} | "
+                     f"{'—' if e['T'] is None else format(e['T'], 'g')} | {e['seeds']} | "
+                     f"{100 * e['accuracy']:.2f} ± {100 * e['accuracy_std']:.2f} | {100 * e['coverage']:.2f} | "
+                     f"{diff} | {e['saved']:.1f} | {e['capped']:.1f} |")
+    text = "\n".join(lines) + "\n"
+    if correlation is not None:
+        text += f"\nANLL–correctness Pearson r over the pool's samples: {correlation:.3f} (paper: ≈ −0.3)\n"
+    if notes:
+        text += "\n" + "\n".join(notes) + "\n"
+    return text
+
+
+# --- plots -------------------------------------------------------------------------
+
+
+def _pyplot():
+    try:
+        import matplotlib
+    except ImportError:
+        raise UabError("uab report needs matplotlib: pip install 'uab-cli[plots]'") from None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _series(summary: Sequence[dict]) -> dict[str, tuple[dict, list[dict]]]:
+    """Plot series by label, each with its line style: colour per allocator, marker per signal."""
+    import matplotlib
+
+    done = [e for e in summary if "skipped" not in e]
+    many_t = len({e["T"] for e in done if e["T"] is not None}) > 1
+    names = sorted({e["allocator"] for e in done})
+    sigs = sorted({str(e["signal"]) for e in done})
+    colors = matplotlib.colormaps["tab10" if len(names) <= 10 else "tab20"].colors
+    out: dict[str, tuple[dict, list[dict]]] = {}
+    for e in done:
+        style = {"color": colors[names.index(e["allocator"]) % len(colors)],
+                 "marker": "osD^vPX*"[sigs.index(str(e["signal"])) % 8],
+                 "linestyle": {"uniform": "--", "judge": ":", "random": "-.", "length": "-."}.get(e["allocator"], "-")}
+        out.setdefault(_label(e, many_t), (style, []))[1].append(e)
+    return dict(sorted(out.items()))
+
+
+def plot_accuracy(summary: Sequence[dict]):
+    """Figure: accuracy vs budget N per allocator, error bars = std over seeds."""
+    plt = _pyplot()
+    series = _series(summary)
+    fig, ax = plt.subplots(figsize=(9.5, 5))
+    for k, (label, (style, es)) in enumerate(series.items()):
+        es = sorted(es, key=lambda e: e["N"])
+        shift = 1 + 0.012 * (k - (len(series) - 1) / 2)  # keep error bars apart
+        ax.errorbar([e["N"] * shift for e in es], [100 * e["accuracy"] for e in es],
+                    yerr=[100 * e["accuracy_std"] for e in es], label=label, capsize=3, **style)
+    budgets = sorted({e["N"] for _, es in series.values() for e in es})
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(budgets, [str(n) for n in budgets])
+    ax.set_xlabel("budget N (samples per question)")
+    ax.set_ylabel("accuracy (%), mean ± std over seeds")
+    ax.set_title("Accuracy vs budget")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1))
+    fig.tight_layout()
+    return fig
+
+
+def plot_levels(summary: Sequence[dict]):
+    """Figure: mean allocated samples vs difficulty level, one panel per budget N."""
+    plt = _pyplot()
+    series = _series(summary)
+    levelled = [e for _, es in series.values() for e in es if e.get("by_level")]
+    # A panel where every question got exactly N samples shows nothing.
+    budgets = sorted({e["N"] for e in levelled if any(v != e["N"] for v in e["by_level"].values())}) or \
+        sorted({e["N"] for e in levelled})
+    fig, axes = plt.subplots(1, len(budgets), figsize=(3.8 * len(budgets) + 2.2, 4.2), squeeze=False)
+    for ax, n in zip(axes[0], budgets):
+        for label, (style, es) in series.items():
+            e = next((e for e in es if e["N"] == n and e.get("by_level")), None)
+            if e:
+                ax.plot(list(e["by_level"]), list(e["by_level"].values()), label=label, **style)
+        ax.set_title(f"N = {n}")
+        ax.set_xlabel("difficulty level")
+        ax.grid(alpha=0.3)
+    axes[0][0].set_ylabel("mean samples per question")
+    handles = {lb: h for ax in axes[0] for h, lb in zip(*ax.get_legend_handles_labels())}
+    fig.legend(list(handles.values()), list(handles), loc="center right", fontsize=8)
+    reserve = 0.7 + 0.065 * max(map(len, handles), default=0)  # inches for the legend
+    fig.tight_layout(rect=(0, 0, 1 - reserve / fig.get_figwidth(), 1))
+    return fig
+
+
+def plot_anll(records: Sequence[dict]):
+    """Figure: ANLL histograms of correct vs incorrect pool samples."""
+    plt = _pyplot()
+    anll = _anll_by_correctness(records)
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    both = np.concatenate([anll[True], anll[False]])
+    bins = np.histogram_bin_edges(both, bins=30) if both.size else 10
+    for ok, color in ((True, "tab:green"), (False, "tab:red")):
+        if anll[ok].size:
+            ax.hist(anll[ok], bins=bins, alpha=0.55, density=True, color=color,
+                    label=f"{'correct' if ok else 'incorrect'} (n={anll[ok].size})")
+    r = anll_correlation(records)
+    ax.set_title("ANLL of pool samples" + ("" if r is None else f" (Pearson r with correctness = {r:.3f})"))
+    ax.set_xlabel("ANLL (mean token NLL)")
+    ax.set_ylabel("density")
+    ax.legend()
+    fig.tight_layout()
+    return fig
+
+
+def report(rows: Sequence[dict], records: Sequence[dict] | None, out_dir: str) -> list[str]:
+    """Write the plots and ``summary.md`` into ``out_dir``; returns the paths written."""
+    plt = _pyplot()
+    summary = summarize(rows)
+    if not any("skipped" not in e for e in summary):
+        raise UabError("no result rows to report")
+    os.makedirs(out_dir, exist_ok=True)
+    figures = {"accuracy_vs_budget.png": plot_accuracy(summary)}
+    if any(e.get("by_level") for e in summary):
+        figures["allocation_by_level.png"] = plot_levels(summary)
+    correlation = None
+    if records is not None and any(s.get("anll") is not None for r in records for s in samples(r)):
+        figures["anll_correct_vs_incorrect.png"] = plot_anll(records)
+        correlation = anll_correlation(records)
+    paths = []
+    for name, fig in figures.items():
+        paths.append(os.path.join(out_dir, name))
+        fig.savefig(paths[-1], dpi=120)
+        plt.close(fig)
+    paths.append(os.path.join(out_dir, "summary.md"))
+    with open(paths[-1], "w", encoding="utf-8") as fh:
+        fh.write("# UAB simulation summary\n\n" + markdown_table(summary, correlation))
+    return paths

