@@ -299,6 +299,62 @@ def convert(
                                           choices_field, id_field, path=input))
 
 
+def _csv(text: str) -> list[str]:
+    return [t.strip() for t in text.split(",") if t.strip()]
+
+
+def _ints(text: str, option: str) -> list[int]:
+    try:
+        return [int(t) for t in _csv(text)]
+    except ValueError:
+        raise UabError(f"{option} takes comma-separated integers, got {text!r}") from None
+
+
+@app.command()
+def simulate(
+    pool: Annotated[str, typer.Argument(help="Pool JSONL from `uab pool` (or its run directory).")],
+    output: Out = "-",
+    budgets: Annotated[str, typer.Option(help="Comma-separated N values.")] = "2,4,8",
+    allocators: Annotated[str, typer.Option(help="Comma-separated allocators (see README).")] = "uab,uniform,random,length",
+    signals: Annotated[str, typer.Option(help="Comma-separated signals for the signal-driven allocators.")] = "anll",
+    seeds: Annotated[int, typer.Option(help="Number of replay seeds (0..seeds-1).")] = 20,
+    signal_temperature: Annotated[str, typer.Option("--signal-temperature", "-T", help="T, or comma-separated Ts.")] = str(DEFAULT_T),
+    gain: Gain = "algorithm1", quiet: Quiet = False,
+) -> None:
+    """Replay allocators offline from a pool: mean ± std accuracy per N over seeds."""
+    from . import evaluation
+
+    records, _ = _load(_pool_file(pool), "sampled")
+    temps = [float(t) for t in _csv(signal_temperature)]
+    rows = list(evaluation.simulate(records, _ints(budgets, "--budgets"), _csv(allocators), _csv(signals),
+                                    seeds, temps if len(temps) > 1 else temps[0], gain))
+    write_records(output, rows)
+    if not quiet:
+        err.print(evaluation.markdown_table(evaluation.summarize(rows), evaluation.anll_correlation(records)))
+
+
+@app.command()
+def report(
+    results: Annotated[str, typer.Argument(help="Results JSONL from `uab simulate`.")],
+    out: Annotated[str, typer.Option("--out", "-o", help="Directory for the PNGs and summary.md.")],
+    pool: Annotated[Optional[str], typer.Option(help="The pool, for the ANLL plot and correlation.")] = None,
+) -> None:
+    """Plots (accuracy vs N, allocation by level, ANLL of right vs wrong) and a Markdown table."""
+    from . import evaluation
+    from .records import read_jsonl
+
+    rows = [row for _, row in read_jsonl(results)]
+    records = _load(_pool_file(pool), "sampled")[0] if pool else None
+    for path in evaluation.report(rows, records, out):
+        typer.echo(path)
+
+
+def _pool_file(path: str) -> str:
+    import os
+
+    return os.path.join(path, "pool.jsonl") if os.path.isdir(path) else path
+
+
 # --- summaries ---------------------------------------------------------------------
 
 

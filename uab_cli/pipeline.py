@@ -140,6 +140,8 @@ def check_allocation(n: int, k: int = 1, allocator: str = "uab", signal: str = "
 
     if n < 1:
         raise UabError(f"--budget must be >= 1 sample per question, got {n}")
+    if k < 1:
+        raise UabError(f"--k must be >= 1, got {k}")
     if n < k:
         raise UabError(f"budget N={n} is smaller than the {k} Phase-1 samples per question")
     if allocator not in ALLOCATORS:
