@@ -299,6 +299,33 @@ def convert(
                                           choices_field, id_field, path=input))
 
 
+@app.command()
+def pool(
+    input: In, samples: Annotated[int, typer.Option("--samples", "-K", help="Samples per question.")],
+    out: Annotated[str, typer.Option("--out", help="Directory for pool.jsonl (resumable).")],
+    force: Annotated[bool, typer.Option("--force", help="Discard a pool with other settings in --out.")] = False,
+    vcs: Annotated[Optional[bool], typer.Option("--vcs/--no-vcs", help="Verbalised confidence (default on for cohere).")] = None,
+    backend: BackendOpt = None, model: Model = None, seed: Seed = None, temperature: Temp = None,
+    max_tokens: MaxTok = None, top_p: TopP = None, prompt: Prompt = None, base_url: BaseUrl = None,
+    api_key: ApiKey = None, concurrency: Conc = None, rpm: Rpm = None, timeout: Timeout = None,
+    endpoint: Endpoint = None, tensor_parallel_size: TP = None, gpu_memory_utilization: GMU = None,
+    max_model_len: MML = None, dtype: Dtype = None, quiet: Quiet = False,
+) -> None:
+    """Draw K samples per question once, for `uab simulate` (resumable like `uab run`)."""
+    if samples < 1:
+        raise UabError(f"--samples must be >= 1, got {samples}")
+    records, _ = _load(input, "question")
+    gen = _generation({}, backend, model, seed, temperature, max_tokens, top_p, prompt, vcs)
+    with _backend(gen, base_url=base_url, api_key=api_key, concurrency=concurrency, rpm=rpm, timeout=timeout,
+                  endpoint=endpoint, tensor_parallel_size=tensor_parallel_size,
+                  gpu_memory_utilization=gpu_memory_utilization, max_model_len=max_model_len, dtype=dtype) as be, _Bar(quiet) as bar:
+        gen = dataclasses.replace(gen, model=gen.model or be.model)
+        bar.stage("pool", len(records) * samples)
+        drawn = runs.pool(records, be, gen, out, samples, force, input, bar.sample)
+    if not quiet:
+        err.print(f"pool: {len(records)} questions × {samples} samples in {out}/pool.jsonl ({drawn} drawn now)")
+
+
 def _csv(text: str) -> list[str]:
     return [t.strip() for t in text.split(",") if t.strip()]
 
@@ -330,7 +357,7 @@ def simulate(
                                     seeds, temps if len(temps) > 1 else temps[0], gain))
     write_records(output, rows)
     if not quiet:
-        err.print(evaluation.markdown_table(evaluation.summarize(rows), evaluation.anll_correlation(records)))
+        typer.echo(evaluation.markdown_table(evaluation.summarize(rows), evaluation.anll_correlation(records)), err=True)
 
 
 @app.command()

@@ -17,7 +17,7 @@ _INSTRUCTION = "Solve the problem. End your response with a final line of the fo
 _EXAMPLES = {
     "math": [
         ("What is 12 + 51?", "12 + 51 = 63.\nAnswer: 63"),
-        ("What is 7 * 8 - 6?", "7 * 8 = 56, and 56 - 6 = 50.\nAnswer: 50"),
+        ("What is 9 × 4?", "9 × 4 = 36.\nAnswer: 36"),
     ],
     "mc": [
         (

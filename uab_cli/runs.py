@@ -203,6 +203,38 @@ def run(
         rundir.close()
 
 
+def pool(
+    records: list[dict],
+    backend: Backend,
+    gen: pipeline.Generation,
+    out: str,
+    k: int,
+    force: bool = False,
+    input_name: str = "",
+    on_sample: pipeline.OnSample | None = None,
+) -> int:
+    """Draw ``k`` samples per question once, resumably, into ``out/pool.jsonl``.
+
+    A pool replays any allocator offline (``uab simulate``). Returns the samples drawn now.
+    """
+    config = {"input": input_name, "m": len(records), "fingerprint": fingerprint(records),
+              "pool": k, "generation": gen.info()}
+    rundir = RunDir(out, config, force)
+    try:
+        rundir.restore(records)
+
+        def keep(rec: dict, sample: dict) -> None:
+            rundir.checkpoint(rec, sample)
+            if on_sample:
+                on_sample(rec, sample)
+
+        drawn = pipeline.phase1(records, backend, gen, k, keep)
+        rundir.write("pool.jsonl", records)
+        return drawn
+    finally:
+        rundir.close()
+
+
 def _is_index(x) -> bool:
     return isinstance(x, int) and not isinstance(x, bool)
 
