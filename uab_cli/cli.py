@@ -94,7 +94,7 @@ Dtype = Annotated[Optional[str], typer.Option(help="vllm/local: dtype.")]
 
 Budget = Annotated[int, typer.Option("--budget", "-N", help="N: samples per question on average (B = N·M).")]
 Allocator = Annotated[str, typer.Option(help=f"{', '.join(pipeline.ALLOCATORS)}.")]
-Signal = Annotated[str, typer.Option(help=f"{', '.join(SIGNALS)}.")]
+Signal = Annotated[Optional[str], typer.Option(help=f"{', '.join(SIGNALS)} (default: vcs after a --vcs Phase 1, else anll).")]
 SigT = Annotated[float, typer.Option("--signal-temperature", "-T", help="T in p = exp(-s/T).")]
 Gain = Annotated[str, typer.Option(help="algorithm1: p(1-p)^e (paper); coverage: p(1-p)^(1+e).")]
 Exit = Annotated[Optional[str], typer.Option("--exit", help="Threshold exit on top of uab: hard or easy.")]
@@ -135,7 +135,7 @@ class _Bar:
     def __init__(self, quiet: bool):
         self.progress = None if quiet or not err.is_terminal else Progress(
             TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-            TextColumn("{task.fields[tokens]} tok"), TimeElapsedColumn(), console=err)
+            TextColumn("{task.fields[tokens]} tok, {task.fields[rate]} tok/s"), TimeElapsedColumn(), console=err)
         self.task = None
         self.tokens = 0
 
@@ -150,12 +150,15 @@ class _Bar:
 
     def stage(self, name: str, total: int) -> None:
         if self.progress:
-            self.task = self.progress.add_task(name, total=total, tokens=0)
+            self.task = self.progress.add_task(name, total=total, tokens=0, rate="-")
+            self.tokens = 0
 
     def sample(self, rec: dict, sample: dict) -> None:
         self.tokens += sample.get("n_tokens") or 0
         if self.progress and self.task is not None:
-            self.progress.update(self.task, advance=1, tokens=self.tokens)
+            elapsed = self.progress.tasks[self.task].elapsed or 0.0
+            rate = f"{self.tokens / elapsed:.0f}" if elapsed > 0 else "-"
+            self.progress.update(self.task, advance=1, tokens=self.tokens, rate=rate)
 
 
 # --- stage commands ----------------------------------------------------------------
@@ -190,7 +193,7 @@ def phase1(
 
 @app.command()
 def allocate(
-    input: In, budget: Budget, output: Out = "-", allocator: Allocator = "uab", signal: Signal = "anll",
+    input: In, budget: Budget, output: Out = "-", allocator: Allocator = "uab", signal: Signal = None,
     signal_temperature: SigT = DEFAULT_T, gain: Gain = "algorithm1", exit: Exit = None,
     exit_threshold: ExitT = None, exit_mode: ExitMode = "redistribute", max_per_question: Cap = None,
     allocation_seed: AllocSeed = 0, quiet: Quiet = False,
@@ -248,7 +251,7 @@ def run(
     force: Annotated[bool, typer.Option("--force", help="Discard a run with other settings in --out.")] = False,
     k: Annotated[int, typer.Option("--k", help="Phase-1 samples per question.")] = 1,
     vcs: Annotated[Optional[bool], typer.Option("--vcs/--no-vcs", help="Verbalised confidence (default on for cohere).")] = None,
-    allocator: Allocator = "uab", signal: Annotated[Optional[str], typer.Option(help=f"{', '.join(SIGNALS)} (default anll; vcs for cohere).")] = None,
+    allocator: Allocator = "uab", signal: Signal = None,
     signal_temperature: SigT = DEFAULT_T, gain: Gain = "algorithm1", exit: Exit = None, exit_threshold: ExitT = None,
     exit_mode: ExitMode = "redistribute", max_per_question: Cap = None, allocation_seed: AllocSeed = 0,
     exclude_phase1: NoP1 = False, tie_seed: TieSeed = None,
@@ -261,7 +264,7 @@ def run(
     """Phase 1 → allocate → Phase 2 → vote with one loaded model; every stage saved in --out."""
     records, lines = _load(input, "question")
     gen = _generation({}, backend, model, seed, temperature, max_tokens, top_p, prompt, vcs)
-    signal = signal or ("vcs" if gen.vcs and gen.backend == "cohere" else "anll")
+    signal = signal or ("vcs" if gen.vcs else "anll")
     alloc = {"allocator": allocator, "signal": signal, "temperature": signal_temperature, "seed": allocation_seed,
              "gain": gain, "exit": exit, "exit_threshold": exit_threshold, "exit_mode": exit_mode,
              "max_per_question": max_per_question}

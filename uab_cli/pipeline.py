@@ -132,6 +132,11 @@ def judge(records: list[dict], backend: Backend, gen: Generation) -> dict:
     return {"calls": len(records), **counts}
 
 
+def default_signal(records: list[dict]) -> str:
+    """``vcs`` for samples drawn with the confidence prompt (Cohere's default), else ``anll``."""
+    return "vcs" if records and generation_of(records[0]).get("vcs") else "anll"
+
+
 def check_allocation(n: int, k: int = 1, allocator: str = "uab", signal: str = "anll", temperature: float = DEFAULT_T,
                      gain: str = "algorithm1", exit: str | None = None, exit_mode: str = "redistribute",
                      max_per_question: int | None = None, **_) -> None:
@@ -178,7 +183,7 @@ def allocate(
     records: list[dict],
     n: int,
     allocator: str = "uab",
-    signal: str = "anll",
+    signal: str | None = None,
     temperature: float = DEFAULT_T,
     seed: int = 0,
     gain: str = "algorithm1",
@@ -189,7 +194,11 @@ def allocate(
     lines: list[int] | None = None,
     path: str | None = None,
 ) -> AllocationSummary:
-    """Set ``p`` and ``extra`` on every record so that all samples total N·M exactly."""
+    """Set ``p`` and ``extra`` on every record so that all samples total N·M exactly.
+
+    ``signal=None`` picks ``vcs`` when Phase 1 asked for verbalised confidence, else ``anll``.
+    """
+    signal = signal or default_signal(records)
     m = len(records)
     phase1_samples = [samples(rec, 1) for rec in records]
     drawn = [len(ss) for ss in phase1_samples]
