@@ -112,3 +112,10 @@ def test_run_resumes_to_identical_votes(tmp_path):
     assert result.restored == 20 and result.drawn == 48
     assert (tmp_path / "a" / "votes.jsonl").read_bytes() == (tmp_path / "b" / "votes.jsonl").read_bytes()
     assert copy.deepcopy(resumed) == reference
+
+
+def test_majority_allocator_spends_exactly_and_records_its_model():
+    records = sampled()
+    summary = pipeline.allocate(records, 4, "majority", vote_model="scatter")
+    assert summary.phase1 + summary.phase2 == 80
+    assert records[0]["uab"]["allocate"]["vote_model"] == "scatter"

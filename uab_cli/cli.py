@@ -101,6 +101,7 @@ Exit = Annotated[Optional[str], typer.Option("--exit", help="Threshold exit on t
 ExitT = Annotated[Optional[float], typer.Option(help="Exit threshold θ (hard 0.5, easy 0.7).")]
 ExitMode = Annotated[str, typer.Option(help="redistribute or skip.")]
 Cap = Annotated[Optional[int], typer.Option(help="At most this many samples per question in total.")]
+VoteModel = Annotated[str, typer.Option(help="majority allocator's vote model: plurality-2 or scatter.")]
 AllocSeed = Annotated[int, typer.Option("--allocation-seed", help="Seed of the random allocator.")]
 NoP1 = Annotated[bool, typer.Option("--exclude-phase1", help="Vote over Phase-2 samples only (ablation).")]
 TieSeed = Annotated[Optional[int], typer.Option(help="Break vote ties at random with this seed (default: earliest answer).")]
@@ -196,12 +197,12 @@ def allocate(
     input: In, budget: Budget, output: Out = "-", allocator: Allocator = "uab", signal: Signal = None,
     signal_temperature: SigT = DEFAULT_T, gain: Gain = "algorithm1", exit: Exit = None,
     exit_threshold: ExitT = None, exit_mode: ExitMode = "redistribute", max_per_question: Cap = None,
-    allocation_seed: AllocSeed = 0, quiet: Quiet = False,
+    vote_model: VoteModel = "plurality-2", allocation_seed: AllocSeed = 0, quiet: Quiet = False,
 ) -> None:
     """Spend the remaining budget: set p and extra (Phase-2 samples) on every question."""
     records, lines = _load(input, "sampled")
     summary = pipeline.allocate(records, budget, allocator, signal, signal_temperature, allocation_seed, gain,
-                                exit, exit_threshold, exit_mode, max_per_question, lines,
+                                exit, exit_threshold, exit_mode, max_per_question, vote_model, lines,
                                 "<stdin>" if input == "-" else input)
     write_records(output, records)
     if not quiet:
@@ -253,8 +254,8 @@ def run(
     vcs: Annotated[Optional[bool], typer.Option("--vcs/--no-vcs", help="Verbalised confidence (default on for cohere).")] = None,
     allocator: Allocator = "uab", signal: Signal = None,
     signal_temperature: SigT = DEFAULT_T, gain: Gain = "algorithm1", exit: Exit = None, exit_threshold: ExitT = None,
-    exit_mode: ExitMode = "redistribute", max_per_question: Cap = None, allocation_seed: AllocSeed = 0,
-    exclude_phase1: NoP1 = False, tie_seed: TieSeed = None,
+    exit_mode: ExitMode = "redistribute", max_per_question: Cap = None, vote_model: VoteModel = "plurality-2",
+    allocation_seed: AllocSeed = 0, exclude_phase1: NoP1 = False, tie_seed: TieSeed = None,
     backend: BackendOpt = None, model: Model = None, seed: Seed = None, temperature: Temp = None,
     max_tokens: MaxTok = None, top_p: TopP = None, prompt: Prompt = None, base_url: BaseUrl = None,
     api_key: ApiKey = None, concurrency: Conc = None, rpm: Rpm = None, timeout: Timeout = None,
@@ -267,7 +268,7 @@ def run(
     signal = signal or ("vcs" if gen.vcs else "anll")
     alloc = {"allocator": allocator, "signal": signal, "temperature": signal_temperature, "seed": allocation_seed,
              "gain": gain, "exit": exit, "exit_threshold": exit_threshold, "exit_mode": exit_mode,
-             "max_per_question": max_per_question}
+             "max_per_question": max_per_question, "vote_model": vote_model}
     pipeline.check_allocation(budget, k, **alloc)  # fail before any sampling
     with _backend(gen, base_url=base_url, api_key=api_key, concurrency=concurrency, rpm=rpm, timeout=timeout,
                   endpoint=endpoint, tensor_parallel_size=tensor_parallel_size,

@@ -21,7 +21,7 @@ from .prompts import answer_messages, judge_messages, parse_judge
 from .records import provenance, question_type, samples, with_provenance
 from .signals import DEFAULT_T, MissingSignal, parse_confidence, success_probabilities, token_stats
 
-ALLOCATORS = ("uab", "uniform", "random", "length", "judge")
+ALLOCATORS = ("uab", "majority", "uniform", "random", "length", "judge")
 EXITS = {"hard": 0.5, "easy": 0.7}  # default thresholds (paper, Threshold Exits)
 
 OnSample = Callable[[dict, dict], None]  # (record, sample) once a sample is drawn
@@ -139,7 +139,7 @@ def default_signal(records: list[dict]) -> str:
 
 def check_allocation(n: int, k: int = 1, allocator: str = "uab", signal: str = "anll", temperature: float = DEFAULT_T,
                      gain: str = "algorithm1", exit: str | None = None, exit_mode: str = "redistribute",
-                     max_per_question: int | None = None, **_) -> None:
+                     max_per_question: int | None = None, vote_model: str = "plurality-2", **_) -> None:
     """Reject allocation options before any sample is drawn."""
     from .signals import SIGNALS
 
@@ -163,6 +163,8 @@ def check_allocation(n: int, k: int = 1, allocator: str = "uab", signal: str = "
         raise UabError(f"unknown exit {exit!r}; choose from {', '.join(EXITS)}")
     if exit_mode not in ("redistribute", "skip"):
         raise UabError(f"unknown exit mode {exit_mode!r}: use redistribute or skip")
+    if vote_model not in ("plurality-2", "scatter"):
+        raise UabError(f"unknown vote model {vote_model!r}; choose plurality-2 or scatter")
     if max_per_question is not None and max_per_question < k:
         raise UabError(f"--max-per-question must be >= {k}")
 
@@ -191,6 +193,7 @@ def allocate(
     exit_threshold: float | None = None,
     exit_mode: str = "redistribute",
     max_per_question: int | None = None,
+    vote_model: str = "plurality-2",
     lines: list[int] | None = None,
     path: str | None = None,
 ) -> AllocationSummary:
@@ -203,7 +206,7 @@ def allocate(
     phase1_samples = [samples(rec, 1) for rec in records]
     drawn = [len(ss) for ss in phase1_samples]
     check_allocation(n, min(drawn, default=1), allocator, signal, temperature, gain, exit, exit_mode,
-                     max_per_question)
+                     max_per_question, vote_model)
     budget = n * m
     rest = budget - sum(drawn)
     if rest < 0:
@@ -213,13 +216,17 @@ def allocate(
         cap = np.maximum(max_per_question - np.asarray(drawn), 0)
 
     p, fallbacks = _probabilities(records, phase1_samples, signal, temperature,
-                                  required=allocator == "uab", lines=lines, path=path)
+                                  required=allocator in ("uab", "majority"), lines=lines, path=path)
     saved = 0
     if allocator == "uab" and exit:
         theta = EXITS[exit] if exit_threshold is None else exit_threshold
         extra, saved = allocation.threshold_exit(p, rest, exit, theta, exit_mode, gain, cap)
     elif allocator == "uab":
         extra = allocation.uab_allocate(p, rest, gain, cap)
+    elif allocator == "majority":
+        from .majority import majority_allocate
+
+        extra = majority_allocate(p, rest, vote_model, max_extra=cap)
     elif allocator == "uniform":
         extra = allocation.uniform_allocate(m, rest, cap)
     elif allocator == "random":
@@ -236,7 +243,8 @@ def allocate(
     info = {"n": n, "allocator": allocator, "signal": signal, "T": temperature, "seed": seed,
             "gain": gain, "exit": exit, "exit_threshold": exit_threshold if exit is None else
             (EXITS[exit] if exit_threshold is None else exit_threshold), "exit_mode": exit_mode,
-            "max_per_question": max_per_question, "budget": budget, "saved": saved}
+            "max_per_question": max_per_question, "budget": budget, "saved": saved,
+            "vote_model": vote_model if allocator == "majority" else None}
     for rec, pi, e in zip(records, p, extra):
         rec["p"] = None if np.isnan(pi) else float(pi)
         rec["extra"] = int(e)

@@ -33,6 +33,7 @@ OPTIONS = {
     "allocate.temperature": "--signal-temperature", "allocate.seed": "--allocation-seed",
     "allocate.gain": "--gain", "allocate.exit": "--exit", "allocate.exit_threshold": "--exit-threshold",
     "allocate.exit_mode": "--exit-mode", "allocate.max_per_question": "--max-per-question",
+    "allocate.vote_model": "--vote-model",
     "vote.include_phase1": "--exclude-phase1", "vote.tie_seed": "--tie-seed",
 }
 

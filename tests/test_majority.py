@@ -1,0 +1,170 @@
+"""Majority-vote allocator: A(n) by hand and by enumeration, DP vs brute force, greedy vs DP."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections import Counter
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from uab_cli import allocation as A
+from uab_cli import majority as MJ
+from uab_cli.errors import UabError
+
+MODELS = st.sampled_from(MJ.MODELS)
+probs = st.lists(st.sampled_from([0.0, 1.0, 0.5, 0.1, 0.9, 0.6]) | st.floats(0, 1), min_size=1, max_size=4)
+
+
+def enumerate_accuracy(p: float, n: int, model: str) -> float:
+    """A(n) from every outcome of n samples: votes counted, a k-way tie won with probability 1/k."""
+    total = 0.0
+    for right in itertools.product((True, False), repeat=n):
+        prob = math.prod(p if r else 1 - p for r in right)
+        wrong = "W" if model == "plurality-2" else None
+        votes = Counter("C" if r else (wrong or f"W{k}") for k, r in enumerate(right))
+        top = max(votes.values(), default=0)
+        tied = [a for a, c in votes.items() if c == top]
+        total += prob * (1 / len(tied) if "C" in tied else 0.0)
+    return total
+
+
+def objective(p, e, model):
+    return MJ.expected_accuracy(p, e, model)
+
+
+def brute_force(p, budget, model, cap=None):
+    hi = budget if cap is None else min(cap, budget)
+    return max(objective(p, e, model) for e in itertools.product(range(hi + 1), repeat=len(p)) if sum(e) == budget)
+
+
+def test_hand_checked_values():
+    a = MJ.majority_gain_table([0.6], 5, "plurality-2")[0]
+    assert a[:4] == pytest.approx([0.0, 0.6, 0.6**2 + 2 * 0.6 * 0.4 * 0.5, 0.648])
+    assert a[4] == pytest.approx(a[3]) and a[5] == pytest.approx(0.68256)
+    s = MJ.majority_gain_table([0.6], 3, "scatter")[0]
+    # n=2: both right, or one right and a 2-way tie; n=3: ≥2 right, or one right in a 3-way tie
+    assert s == pytest.approx([0.0, 0.6, 0.36 + 0.48 / 2, 0.648 + 3 * 0.6 * 0.16 / 3])
+
+
+@pytest.mark.parametrize("model", MJ.MODELS)
+@pytest.mark.parametrize("p", [0.0, 0.05, 0.3, 0.5, 0.6, 0.97, 1.0])
+def test_table_matches_enumeration(model, p):
+    table = MJ.majority_gain_table([p], 8, model)[0]
+    assert table == pytest.approx([enumerate_accuracy(p, n, model) for n in range(9)], abs=1e-12)
+
+
+@pytest.mark.parametrize("model", MJ.MODELS)
+def test_table_is_stable_and_vectorised(model):
+    p = np.array([0.0, 1e-12, 0.2, 0.5, 0.7, 1 - 1e-12, 1.0])
+    table = MJ.majority_gain_table(p, 64, model)
+    assert table.shape == (7, 65) and np.isfinite(table).all()
+    assert table.min() >= 0 and table.max() <= 1 + 1e-12
+    assert (table[:, 0] == 0).all() and (table[0] == 0).all() and (table[-1, 1:] == 1).all()
+    # closed forms with exact binomials at n = 64
+    n, q = 64, 0.7
+    pmf = [math.comb(n, c) * q**c * (1 - q) ** (n - c) for c in range(n + 1)]
+    want = sum(pmf[33:]) + pmf[32] / 2 if model == "plurality-2" else 1 - pmf[0] - pmf[1] + pmf[1] / n
+    assert table[4, n] == pytest.approx(want, rel=1e-12)
+    # blocks: a long input gives the same rows
+    big = MJ.majority_gain_table(np.tile(p, 1500), 16, model)
+    assert np.array_equal(big[-7:], MJ.majority_gain_table(p, 16, model))
+
+
+def test_plurality2_even_sample_adds_nothing():
+    table = MJ.majority_gain_table(np.linspace(0, 1, 11), 20, "plurality-2")
+    assert np.allclose(table[:, 2::2], table[:, 1:-1:2], atol=1e-14)
+
+
+@settings(max_examples=200, deadline=None)
+@given(p=probs, budget=st.integers(0, 6), model=MODELS, cap=st.none() | st.integers(0, 6))
+def test_dp_reaches_brute_force_optimum(p, budget, model, cap):
+    if cap is not None and cap * len(p) < budget:
+        with pytest.raises(UabError, match="max-per-question"):
+            MJ.majority_allocate(p, budget, model, "dp", cap)
+        return
+    e = MJ.majority_allocate(p, budget, model, "dp", cap)
+    assert e.sum() == budget and e.min() >= 0 and (cap is None or e.max() <= cap)
+    assert objective(p, e, model) >= brute_force(p, budget, model, cap) - 1e-9
+
+
+@settings(max_examples=200, deadline=None)
+@given(p=st.lists(st.floats(0, 1), min_size=1, max_size=40), per=st.integers(0, 5), model=MODELS,
+       cap=st.none() | st.integers(1, 8), method=st.sampled_from(MJ.METHODS))
+def test_exact_budget_caps_and_determinism(p, per, model, cap, method):
+    budget = per * len(p) if cap is None else min(per, cap) * len(p)
+    e = MJ.majority_allocate(p, budget, model, method, cap)
+    assert e.dtype == np.int64 and e.sum() == budget and e.min(initial=0) >= 0
+    assert cap is None or e.max(initial=0) <= cap
+    assert np.array_equal(e, MJ.majority_allocate(list(p), budget, model, method, cap))
+
+
+@settings(max_examples=200, deadline=None)
+@given(p=st.lists(st.sampled_from([0.0, 1.0, 0.05, 0.5, 0.6]) | st.floats(0, 1), min_size=1, max_size=12),
+       budget=st.integers(0, 40), model=MODELS)
+def test_greedy_never_beats_dp_and_stays_close(p, budget, model):
+    dp = objective(p, MJ.majority_allocate(p, budget, model, "dp"), model)
+    greedy = objective(p, MJ.majority_allocate(p, budget, model, "greedy"), model)
+    assert greedy <= dp + 1e-9
+    assert dp - greedy <= 0.1
+
+
+def test_auto_picks_dp_when_cheap_and_greedy_when_not():
+    p = np.random.default_rng(0).random(30)
+    assert np.array_equal(MJ.majority_allocate(p, 60), MJ.majority_allocate(p, 60, method="dp"))
+    big = np.random.default_rng(1).random(3000)
+    assert np.array_equal(MJ.majority_allocate(big, 9000), MJ.majority_allocate(big, 9000, method="greedy"))
+
+
+@pytest.mark.parametrize("model", MJ.MODELS)
+@pytest.mark.parametrize("value", [0.0, 1.0])
+def test_flat_questions_are_water_filled(model, value):
+    # p = 0 or 1: every allocation ties; the greedy uses uab's tie-break (fewest, then lowest index)
+    e = MJ.majority_allocate([value] * 5, 12, model, "greedy")
+    assert np.array_equal(e, A.uniform_allocate(5, 12))
+    d = MJ.majority_allocate([value] * 5, 12, model, "dp")
+    assert d.sum() == 12 and d.max() - d.min() <= 1
+
+
+@pytest.mark.parametrize("method", ["dp", "greedy"])
+def test_all_equal_ties_are_deterministic_and_optimal(method):
+    p = [0.6] * 4
+    e = MJ.majority_allocate(p, 6, "plurality-2", method)
+    assert np.array_equal(e, MJ.majority_allocate(p, 6, "plurality-2", method))
+    assert objective(p, e, "plurality-2") == pytest.approx(brute_force(p, 6, "plurality-2"))
+
+
+@pytest.mark.parametrize("method", MJ.METHODS)
+def test_edge_cases(method):
+    assert MJ.majority_allocate([0.3], 7, method=method).tolist() == [7]
+    assert MJ.majority_allocate([0.3, 0.8], 0, method=method).tolist() == [0, 0]
+    assert MJ.majority_allocate([0.3, 0.8, 0.5], 6, method=method, max_extra=2).tolist() == [2, 2, 2]
+    assert MJ.majority_allocate([0.3, 0.8], 3, method=method, max_extra=np.array([0, 5])).tolist() == [0, 3]
+    with pytest.raises(UabError, match="vote model"):
+        MJ.majority_allocate([0.5], 1, model="borda", method=method)
+    with pytest.raises(UabError, match="method"):
+        MJ.majority_allocate([0.5], 1, method="magic")
+    with pytest.raises(UabError):
+        MJ.majority_allocate([1.5], 1, method=method)
+
+
+def test_majority_skips_hopeless_questions_that_coverage_feeds():
+    # The issue: coverage pours samples into p = 0.05, where votes cannot flip the majority.
+    p = [0.05, 0.6]
+    assert A.uab_allocate(p, 4, "coverage")[0] >= 2
+    for method in ("dp", "greedy"):
+        assert MJ.majority_allocate(p, 4, "plurality-2", method).tolist() == [0, 4]
+
+
+@pytest.mark.parametrize("method", ["dp", "greedy"])
+def test_phase1_shifts_the_sample_count(method):
+    p = [0.55, 0.7, 0.2]
+    e = MJ.majority_allocate(p, 5, "scatter", method, phase1=3)
+    assert e.sum() == 5
+    if method == "dp":
+        best = max(MJ.expected_accuracy(p, x, "scatter", phase1=3)
+                   for x in itertools.product(range(6), repeat=3) if sum(x) == 5)
+        assert MJ.expected_accuracy(p, e, "scatter", phase1=3) == pytest.approx(best)

@@ -1,0 +1,209 @@
+"""Majority-vote allocator: spend the Phase-2 budget to maximise expected majority-vote accuracy.
+
+Vote models: ``plurality-2`` (each wrong sample is one shared wrong answer; a tie counts 1/2) and
+``scatter`` (wrong answers never coincide; an n-way tie of singletons counts 1/n).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from .allocation import _caps, _check
+from .errors import UabError
+
+MODELS = ("plurality-2", "scatter")
+METHODS = ("auto", "dp", "greedy")
+DP_LIMIT = 50_000_000  # auto uses the DP when M * budget * (max extra + 1) is at most this
+DP_CELLS = 4_000_000  # ... and one question's (extra x budget) DP slice is at most this
+# The greedy looks max(64, 4 * ceil(R / M), sqrt(GREEDY_WORK / M)) extra samples ahead (table: M x that).
+GREEDY_EXTRA = 64
+GREEDY_WORK = 100_000_000
+_TOL = 1e-12
+
+
+def win_table(model: str, n_max: int) -> np.ndarray:
+    """W[c, w]: probability the correct answer wins with c correct and w wrong votes."""
+    c, w = np.meshgrid(np.arange(n_max + 1), np.arange(n_max + 1), indexing="ij")
+    if model == "plurality-2":  # one competitor: strict majority wins, a tie is a coin flip
+        return np.where(c > w, 1.0, np.where((c == w) & (c > 0), 0.5, 0.0))
+    if model == "scatter":  # wrong votes are distinct singletons
+        return np.where(c >= 2, 1.0, np.where(c == 1, 1.0 / (w + 1), 0.0))
+    raise UabError(f"unknown vote model {model!r}: use {' or '.join(MODELS)}")
+
+
+def majority_gain_table(p: Sequence[float] | np.ndarray, n_max: int, model: str = "plurality-2") -> np.ndarray:
+    """A[i, n]: expected majority-vote accuracy of question i with n samples, n = 0..n_max."""
+    p = np.asarray(p, dtype=np.float64).reshape(-1)
+    win = win_table(model, n_max)
+    out = np.zeros((p.size, n_max + 1))
+    for lo in range(0, p.size, 4096):  # blocks that stay in cache
+        pb, q = p[lo : lo + 4096], 1.0 - p[lo : lo + 4096]
+        pmf = np.zeros((n_max + 1, pb.size))  # pmf[c] = P(c correct of n): stable, exact at 0 and 1
+        pmf[0] = 1.0
+        for n in range(1, n_max + 1):
+            pmf[1 : n + 1] = pmf[1 : n + 1] * q + pmf[:n] * pb
+            pmf[0] *= q
+            c = np.arange(n + 1)
+            # not BLAS: a question's value must not depend on its neighbours (exact ties)
+            out[lo : lo + 4096, n] = (win[c, n - c, None] * pmf[: n + 1]).sum(axis=0)
+    return out
+
+
+def expected_accuracy(p, extra, model: str = "plurality-2", phase1: int = 1) -> float:
+    """Σ_i A_i(phase1 + extra_i): the objective the majority allocator maximises."""
+    extra = np.asarray(extra, dtype=np.int64)
+    n = phase1 + extra
+    table = majority_gain_table(p, int(n.max(initial=0)), model)
+    return float(table[np.arange(extra.size), n].sum())
+
+
+def majority_allocate(
+    p: Sequence[float] | np.ndarray,
+    budget: int,
+    model: str = "plurality-2",
+    method: str = "auto",
+    max_extra: int | np.ndarray | None = None,
+    phase1: int = 1,
+) -> np.ndarray:
+    """Phase-2 counts (sum == budget) maximising Σ_i A_i(phase1 + e_i) under the vote model.
+
+    ``dp`` is exact; ``greedy`` works on each A_i's concave majorant (see ``_greedy``);
+    ``auto`` runs the DP when it is cheap (``DP_LIMIT``, ``DP_CELLS``).
+    """
+    if method not in METHODS:
+        raise UabError(f"unknown method {method!r}: use {', '.join(METHODS)}")
+    win_table(model, 0)  # validates the model name
+    p = np.asarray(p, dtype=np.float64)
+    m = p.size
+    cap = _caps(max_extra, m)
+    _check(p, budget, cap)
+    if phase1 < 1:
+        raise UabError(f"each question needs at least one Phase-1 sample, got {phase1}")
+    room = np.full(m, budget, np.int64) if cap is None else np.minimum(cap, budget)
+    if budget == 0 or int(room.sum()) == budget:  # nothing to choose
+        return room if budget else np.zeros(m, dtype=np.int64)
+    top = int(room.max())
+    if method == "auto":
+        cheap = m * budget * (top + 1) <= DP_LIMIT and (top + 1) * (budget + 1) <= DP_CELLS
+        method = "dp" if cheap else "greedy"
+    if method == "dp":
+        return _dp(_values(p, room, top, model, phase1), room, budget)
+    # Look far enough ahead that the capped questions can still take the whole budget.
+    need = max(GREEDY_EXTRA, 4 * -(-budget // m), math.isqrt(GREEDY_WORK // m))
+    while int(np.minimum(room, need).sum()) < budget:
+        need *= 2
+    room = np.minimum(room, need)
+    return _greedy(_values(p, room, int(room.max()), model, phase1), room, budget)
+
+
+def _values(p, room, top, model, phase1) -> np.ndarray:
+    """f[i, e] = A_i(phase1 + e) for e <= room_i, -inf beyond (e = 0..top)."""
+    f = majority_gain_table(p, phase1 + top, model)[:, phase1:]
+    f[np.arange(top + 1) > room[:, None]] = -np.inf
+    return f
+
+
+def _dp(f: np.ndarray, room: np.ndarray, budget: int) -> np.ndarray:
+    """Exact knapsack over questions, vectorised over (extra, budget spent).
+
+    Near-ties (within 1e-12) prefer the count closest to an even share of what is left
+    (b / (i + 1) for questions 0..i), then fewer samples; read back from the last question.
+    """
+    m, top = f.shape[0], f.shape[1] - 1
+    e = np.arange(top + 1)
+    b = np.arange(budget + 1)
+    shift = b[None, :] - e[:, None]  # V[e, b] = best[b - e] + f[i, e]
+    shift = np.where(shift >= 0, shift + 1, 0)
+    choice = np.zeros((m, budget + 1), np.int32)
+    best = np.full(budget + 1, -np.inf)
+    best[0] = 0.0
+    for i in range(m):
+        v = np.concatenate(([-np.inf], best))[shift] + f[i][:, None]
+        vmax = v.max(axis=0)
+        tied = v >= vmax - _TOL * np.maximum(1.0, np.abs(vmax))
+        choice[i] = np.where(tied, np.abs(e[:, None] - b / (i + 1)), np.inf).argmin(axis=0)
+        best = v[choice[i], b]
+    out = np.zeros(m, np.int64)
+    left = budget
+    for i in range(m - 1, -1, -1):
+        out[i] = choice[i, left]
+        left -= out[i]
+    return out
+
+
+def _greedy(f: np.ndarray, room: np.ndarray, budget: int) -> np.ndarray:
+    """Greedy on the concave majorants (upper envelopes) of the rows of f, then a repair.
+
+    Whole envelope segments go in order of slope (desc), then fewer samples, then lower
+    index, while they fit: found by bisecting the multiplier lam of argmax_e f[i, e] - lam*e.
+    The units left (fewer than the first segment that did not fit) go by real accuracy gain
+    per sample over steps of 1..left samples, ties to fewer samples, then the lower index.
+    """
+    m, j = f.shape[0], np.arange(f.shape[1])
+    if int(room.sum()) == budget:
+        return room.astype(np.int64)
+
+    def count(lam: float) -> np.ndarray:  # units whose envelope slope is > lam
+        return np.argmax(f - lam * j, axis=1)
+
+    lo, hi = -2.0, 2.0  # every slope lies in [-1, 1]: count(lo) = room, count(hi) = 0
+    while lo < (mid := (lo + hi) / 2) < hi:
+        if count(mid).sum() <= budget:
+            hi = mid
+        else:
+            lo = mid
+    e, top = count(hi), count(lo)
+    left = budget - int(e.sum())
+    # Segments with slopes in (lo, hi] are tied: split them at the points on the line.
+    g = f - hi * j
+    at = g >= g[np.arange(m), e][:, None] - _TOL
+    at &= (j >= e[:, None]) & (j <= top[:, None])
+    row, col = np.nonzero(at)
+    same = row[1:] == row[:-1]
+    row, start, length = row[1:][same], col[:-1][same], np.diff(col)[same]
+    order = np.lexsort((row, start))
+    fits = np.cumsum(length[order]) <= left
+    take = order[: int(np.argmin(fits)) if not fits.all() else fits.size]
+    e = e + np.bincount(row[take], weights=length[take], minlength=m).astype(np.int64)
+    left = budget - int(e.sum())
+    idx = np.arange(m)
+    while left:
+        steps = np.arange(1, min(left, f.shape[1] - 1) + 1)
+        to = e[:, None] + steps[None, :]
+        ok = to <= room[:, None]
+        with np.errstate(invalid="ignore"):
+            gain = f[idx[:, None], np.minimum(to, j[-1])] - f[idx, e][:, None]
+            rate = np.where(ok, gain / steps, -np.inf)
+        cand = np.argwhere(rate >= rate.max() - _TOL)  # (question, step - 1)
+        i, s = cand[np.lexsort((cand[:, 1], cand[:, 0], e[cand[:, 0]]))[0]]
+        e[i] += s + 1
+        left -= s + 1
+    return _exchange(f, e)
+
+
+def _exchange(f: np.ndarray, e: np.ndarray, rounds: int = 100) -> np.ndarray:
+    """Local search: move s samples from one question to another while that gains > 1e-12."""
+    m, top = f.shape[0], f.shape[1] - 1
+    idx, steps, cols = np.arange(m)[:, None], np.arange(1, top + 1), np.arange(top)
+    for _ in range(rounds if m > 1 else 0):
+        now = f[idx[:, 0], e][:, None]
+        up, down = e[:, None] + steps, e[:, None] - steps
+        gain = np.where(up <= top, f[idx, np.minimum(up, top)], -np.inf) - now  # -inf past the room
+        loss = np.where(down >= 0, now - f[idx, np.maximum(down, 0)], np.inf)
+        to, frm = gain.argmax(axis=0), loss.argmin(axis=0)
+        g1, l1 = gain[to, cols], loss[frm, cols]
+        gain[to, cols], loss[frm, cols] = -np.inf, np.inf  # runners-up, for when to == frm
+        to2, frm2 = gain.argmax(axis=0), loss.argmin(axis=0)
+        a, b = gain[to2, cols] - l1, g1 - loss[frm2, cols]
+        clash = to == frm
+        delta = np.where(clash, np.maximum(a, b), g1 - l1)
+        to, frm = np.where(clash & (a >= b), to2, to), np.where(clash & (a < b), frm2, frm)
+        s = int(np.argmax(delta))
+        if not delta[s] > _TOL:
+            break
+        e[to[s]] += s + 1
+        e[frm[s]] -= s + 1
+    return e
