@@ -120,9 +120,13 @@ def _generation(recorded: dict, backend, model, seed, temperature, max_tokens, t
     return pipeline.Generation(**fields)
 
 
-def _backend(gen: pipeline.Generation, **options):
-    backend = create_backend(gen.backend, model=gen.model or None, **options)
-    return backend
+BACKEND_OPTIONS = ("base_url", "api_key", "concurrency", "rpm", "timeout", "endpoint", "tensor_parallel_size",
+                   "gpu_memory_utilization", "max_model_len", "dtype")
+
+
+def _backend(gen: pipeline.Generation, options: dict):
+    """The backend a command asked for; ``options`` are the command's parameters."""
+    return create_backend(gen.backend, model=gen.model or None, **{k: options[k] for k in BACKEND_OPTIONS})
 
 
 def _load(path: str, stage: str) -> tuple[list[dict], list[int]]:
@@ -179,9 +183,7 @@ def phase1(
     """Phase 1: draw k samples per question and record their uncertainty statistics."""
     records, _ = _load(input, "question")
     gen = _generation({}, backend, model, seed, temperature, max_tokens, top_p, prompt, vcs)
-    with _backend(gen, base_url=base_url, api_key=api_key, concurrency=concurrency, rpm=rpm, timeout=timeout,
-                  endpoint=endpoint, tensor_parallel_size=tensor_parallel_size,
-                  gpu_memory_utilization=gpu_memory_utilization, max_model_len=max_model_len, dtype=dtype) as be, _Bar(quiet) as bar:
+    with _backend(gen, locals()) as be, _Bar(quiet) as bar:
         gen = dataclasses.replace(gen, model=gen.model or be.model)
         if judge:
             counts = pipeline.judge(records, be, gen)
@@ -221,9 +223,7 @@ def phase2(
     records, _ = _load(input, "allocated")
     recorded = pipeline.generation_of(records[0])
     gen = _generation(recorded, backend, model, seed, temperature, max_tokens, top_p, prompt, None)
-    with _backend(gen, base_url=base_url, api_key=api_key, concurrency=concurrency, rpm=rpm, timeout=timeout,
-                  endpoint=endpoint, tensor_parallel_size=tensor_parallel_size,
-                  gpu_memory_utilization=gpu_memory_utilization, max_model_len=max_model_len, dtype=dtype) as be, _Bar(quiet) as bar:
+    with _backend(gen, locals()) as be, _Bar(quiet) as bar:
         bar.stage("phase2", sum(r["extra"] for r in records))
         pipeline.phase2(records, be, gen, bar.sample)
     write_records(output, records)
@@ -270,9 +270,7 @@ def run(
              "gain": gain, "exit": exit, "exit_threshold": exit_threshold, "exit_mode": exit_mode,
              "max_per_question": max_per_question, "vote_model": vote_model}
     pipeline.check_allocation(budget, k, **alloc)  # fail before any sampling
-    with _backend(gen, base_url=base_url, api_key=api_key, concurrency=concurrency, rpm=rpm, timeout=timeout,
-                  endpoint=endpoint, tensor_parallel_size=tensor_parallel_size,
-                  gpu_memory_utilization=gpu_memory_utilization, max_model_len=max_model_len, dtype=dtype) as be, _Bar(quiet) as bar:
+    with _backend(gen, locals()) as be, _Bar(quiet) as bar:
         gen = dataclasses.replace(gen, model=gen.model or be.model)
         result = runs.run(records, be, gen, out, budget, alloc, {"include_phase1": not exclude_phase1,
                           "tie_seed": tie_seed}, k, force, input, bar.stage, bar.sample)
@@ -320,9 +318,7 @@ def pool(
         raise UabError(f"--samples must be >= 1, got {samples}")
     records, _ = _load(input, "question")
     gen = _generation({}, backend, model, seed, temperature, max_tokens, top_p, prompt, vcs)
-    with _backend(gen, base_url=base_url, api_key=api_key, concurrency=concurrency, rpm=rpm, timeout=timeout,
-                  endpoint=endpoint, tensor_parallel_size=tensor_parallel_size,
-                  gpu_memory_utilization=gpu_memory_utilization, max_model_len=max_model_len, dtype=dtype) as be, _Bar(quiet) as bar:
+    with _backend(gen, locals()) as be, _Bar(quiet) as bar:
         gen = dataclasses.replace(gen, model=gen.model or be.model)
         bar.stage("pool", len(records) * samples)
         drawn = runs.pool(records, be, gen, out, samples, force, input, bar.sample)
