@@ -86,6 +86,7 @@ ApiKey = Annotated[Optional[str], typer.Option(help="API key (prefer OPENAI_API_
 Conc = Annotated[Optional[int], typer.Option(help="Parallel requests (openai, cohere).")]
 Rpm = Annotated[Optional[float], typer.Option(help="Max requests per minute (openai, cohere).")]
 Timeout = Annotated[Optional[float], typer.Option(help="Per-request timeout in seconds (openai, cohere).")]
+Retries = Annotated[Optional[int], typer.Option(min=1, help="Attempts per request before giving up (openai, cohere; default 6).")]
 Endpoint = Annotated[Optional[str], typer.Option(help="openai: chat or completions.")]
 TP = Annotated[Optional[int], typer.Option(help="vllm: tensor parallel size.")]
 GMU = Annotated[Optional[float], typer.Option(help="vllm: GPU memory utilisation.")]
@@ -126,7 +127,11 @@ BACKEND_OPTIONS = ("base_url", "api_key", "concurrency", "rpm", "timeout", "endp
 
 def _backend(gen: pipeline.Generation, options: dict):
     """The backend a command asked for; ``options`` are the command's parameters."""
-    return create_backend(gen.backend, model=gen.model or None, **{k: options[k] for k in BACKEND_OPTIONS})
+    from .backends.base import Retry
+
+    retry = Retry(attempts=options["retries"]) if options.get("retries") else None
+    return create_backend(gen.backend, model=gen.model or None, retry=retry,
+                          **{k: options[k] for k in BACKEND_OPTIONS})
 
 
 def _load(path: str, stage: str) -> tuple[list[dict], list[int]]:
@@ -176,7 +181,7 @@ def phase1(
     judge: Annotated[bool, typer.Option("--judge", help="Also label questions easy/hard for --allocator judge.")] = False,
     backend: BackendOpt = None, model: Model = None, seed: Seed = None, temperature: Temp = None,
     max_tokens: MaxTok = None, top_p: TopP = None, prompt: Prompt = None, base_url: BaseUrl = None,
-    api_key: ApiKey = None, concurrency: Conc = None, rpm: Rpm = None, timeout: Timeout = None,
+    api_key: ApiKey = None, concurrency: Conc = None, rpm: Rpm = None, timeout: Timeout = None, retries: Retries = None,
     endpoint: Endpoint = None, tensor_parallel_size: TP = None, gpu_memory_utilization: GMU = None,
     max_model_len: MML = None, dtype: Dtype = None, quiet: Quiet = False,
 ) -> None:
@@ -216,7 +221,7 @@ def phase2(
     input: In, output: Out = "-", backend: BackendOpt = None, model: Model = None, seed: Seed = None,
     temperature: Temp = None, max_tokens: MaxTok = None, top_p: TopP = None, prompt: Prompt = None,
     base_url: BaseUrl = None, api_key: ApiKey = None, concurrency: Conc = None, rpm: Rpm = None,
-    timeout: Timeout = None, endpoint: Endpoint = None, tensor_parallel_size: TP = None,
+    timeout: Timeout = None, retries: Retries = None, endpoint: Endpoint = None, tensor_parallel_size: TP = None,
     gpu_memory_utilization: GMU = None, max_model_len: MML = None, dtype: Dtype = None, quiet: Quiet = False,
 ) -> None:
     """Phase 2: draw each question's extra samples (settings default to Phase 1's)."""
@@ -258,7 +263,7 @@ def run(
     allocation_seed: AllocSeed = 0, exclude_phase1: NoP1 = False, tie_seed: TieSeed = None,
     backend: BackendOpt = None, model: Model = None, seed: Seed = None, temperature: Temp = None,
     max_tokens: MaxTok = None, top_p: TopP = None, prompt: Prompt = None, base_url: BaseUrl = None,
-    api_key: ApiKey = None, concurrency: Conc = None, rpm: Rpm = None, timeout: Timeout = None,
+    api_key: ApiKey = None, concurrency: Conc = None, rpm: Rpm = None, timeout: Timeout = None, retries: Retries = None,
     endpoint: Endpoint = None, tensor_parallel_size: TP = None, gpu_memory_utilization: GMU = None,
     max_model_len: MML = None, dtype: Dtype = None, quiet: Quiet = False,
 ) -> None:
@@ -309,7 +314,7 @@ def pool(
     vcs: Annotated[Optional[bool], typer.Option("--vcs/--no-vcs", help="Verbalised confidence (default on for cohere).")] = None,
     backend: BackendOpt = None, model: Model = None, seed: Seed = None, temperature: Temp = None,
     max_tokens: MaxTok = None, top_p: TopP = None, prompt: Prompt = None, base_url: BaseUrl = None,
-    api_key: ApiKey = None, concurrency: Conc = None, rpm: Rpm = None, timeout: Timeout = None,
+    api_key: ApiKey = None, concurrency: Conc = None, rpm: Rpm = None, timeout: Timeout = None, retries: Retries = None,
     endpoint: Endpoint = None, tensor_parallel_size: TP = None, gpu_memory_utilization: GMU = None,
     max_model_len: MML = None, dtype: Dtype = None, quiet: Quiet = False,
 ) -> None:
