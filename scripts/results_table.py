@@ -1,0 +1,54 @@
+"""Pivot `uab simulate` results into one Markdown table: accuracy difference to Uniform
+(percentage points, paired by seed, ± standard error) per pool, N and allocator.
+Usage: python scripts/results_table.py NAME=results.jsonl [NAME=results.jsonl ...]
+"""
+
+from __future__ import annotations
+
+import sys
+
+import orjson
+
+from uab_cli.evaluation import summarize
+
+
+def label(e: dict, many_t: bool) -> str:
+    """Allocator name, with its signal unless ANLL and its T when several were replayed."""
+    out = e["allocator"]
+    extra = [e["signal"]] if e["signal"] not in (None, "anll") else []
+    if many_t and e["T"] is not None:
+        extra.append(f"T={e['T']}")
+    return f"{out} ({', '.join(extra)})" if extra else out
+
+
+def main(args: list[str]) -> None:
+    tables = []
+    allocators: list[str] = []
+    for arg in args:
+        name, path = arg.split("=", 1)
+        with open(path, "rb") as fh:
+            summary = [e for e in summarize([orjson.loads(line) for line in fh]) if "skipped" not in e]
+        many_t = len({e["T"] for e in summary if e["T"] is not None}) > 1
+        tables.append((name, summary, many_t))
+        for e in summary:
+            if e["allocator"] != "uniform" and label(e, many_t) not in allocators:
+                allocators.append(label(e, many_t))
+    print("| pool | N | uniform acc % | " + " | ".join(allocators) + " |")
+    print("|---|---|---|" + "---|" * len(allocators))
+    for name, summary, many_t in tables:
+        for n in sorted({e["N"] for e in summary}):
+            cells = {}
+            for e in summary:
+                if e["N"] != n:
+                    continue
+                cells[label(e, many_t)] = e
+            uni = cells.get("uniform")
+            row = [name, str(n), f"{100 * uni['accuracy']:.1f}" if uni else "-"]
+            for a in allocators:
+                e = cells.get(a)
+                row.append("-" if e is None else f"{100 * e['diff_uniform']:+.1f} ± {100 * e['diff_se']:.1f}")
+            print("| " + " | ".join(row) + " |")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
