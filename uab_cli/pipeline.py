@@ -287,7 +287,8 @@ def phase2(records: list[dict], backend: Backend, gen: Generation, on_sample: On
 
 
 def vote(rec: dict, include_phase1: bool = True, tie_seed: int | None = None) -> dict:
-    """Majority vote over a record's samples; sets ``prediction``, ``votes``, ``correct``."""
+    """Majority vote over a record's samples; sets ``prediction``, ``votes``, ``correct``
+    and ``covered`` (some voted answer is right: coverage, the paper's surrogate)."""
     pool = samples(rec) if include_phase1 else samples(rec, 2)
     seed = None if tie_seed is None else sample_seed(tie_seed, rec["id"], -2)
     kind = question_type(rec)
@@ -295,7 +296,11 @@ def vote(rec: dict, include_phase1: bool = True, tie_seed: int | None = None) ->
     rec["prediction"] = result.prediction
     rec["votes"] = result.votes
     gold = gold_answer(rec)
-    rec["correct"] = None if gold is None else result.prediction is not None and equal(gold, result.prediction, kind)
+    if gold is None:
+        rec["correct"] = rec["covered"] = None
+    else:
+        rec["correct"] = result.prediction is not None and equal(gold, result.prediction, kind)
+        rec["covered"] = rec["correct"] or any(equal(gold, answer, kind) for answer in result.votes)
     with_provenance(rec, "vote", {"include_phase1": include_phase1, "tie_seed": tie_seed,
                                   "version": __version__})
     return rec
@@ -324,12 +329,7 @@ class VoteSummary:
             if level is not None:
                 n, c = self.by_level.get(level, (0, 0))
                 self.by_level[level] = (n + 1, c + bool(rec["correct"]))
-            # Coverage: some voted answer class is right (the winner, or any other).
-            if not rec["correct"]:
-                gold, kind = gold_answer(rec), question_type(rec)
-                self.any_correct += any(equal(gold, answer, kind) for answer in rec["votes"])
-            else:
-                self.any_correct += 1
+            self.any_correct += bool(rec["covered"])
 
     @property
     def accuracy(self) -> float | None:
