@@ -97,3 +97,20 @@ def test_bad_constructor_arguments():
         VLLMBackend(tensor_parallel_size=0)
     with pytest.raises(UabError):
         VLLMBackend(gpu_memory_utilization=1.5)
+
+
+def test_sixty_four_fewshot_questions_in_one_call():
+    """A real Phase 1 batch on default engine settings. Regression: vLLM's CPU worker crashed
+    ("CPU Generator does not use offset") when a seeded prompt's prefill was chunked."""
+    import pathlib
+
+    import orjson
+
+    from uab_cli.prompts import answer_messages
+
+    data = pathlib.Path(__file__).resolve().parents[2] / "sample_data" / "math_graded.jsonl"
+    records = [orjson.loads(line) for line in data.read_bytes().splitlines()[:64]]
+    requests = [SampleRequest(answer_messages(r), seed=i) for i, r in enumerate(records)]
+    with VLLMBackend() as engine:
+        outs = engine.generate(requests, SamplingParams(max_tokens=8))
+    assert len(outs) == 64 and all(o.n_tokens >= 1 for o in outs)

@@ -22,6 +22,7 @@ from .base import (
 
 # Set (when absent) before a CPU engine starts; the engine's worker processes inherit them.
 CPU_ENV = {"VLLM_CPU_KVCACHE_SPACE": "2"}
+CPU_MAX_LEN = 4096  # CPU default context: prompts are prefilled whole (see below)
 
 
 def _on_cpu(vllm) -> bool:
@@ -128,6 +129,12 @@ class VLLMBackend(BaseBackend):
             "enable_prefix_caching": True,
             "logprobs_mode": "raw_logprobs",  # the model's distribution, before temperature/top_p
         }
+        if self.on_cpu:
+            # vLLM's CPU worker crashes when a seeded request's prefill is split across steps
+            # ("CPU Generator does not use offset"), so prompts are prefilled whole.
+            self.engine_args["enable_chunked_prefill"] = False
+            self.engine_args["max_num_batched_tokens"] = max_model_len or CPU_MAX_LEN
+            self.engine_args["max_model_len"] = max_model_len or CPU_MAX_LEN
         self._llm = None
 
     @property
