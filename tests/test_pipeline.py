@@ -119,3 +119,17 @@ def test_majority_allocator_spends_exactly_and_records_its_model():
     summary = pipeline.allocate(records, 4, "majority", vote_model="scatter")
     assert summary.phase1 + summary.phase2 == 80
     assert records[0]["uab"]["allocate"]["vote_model"] == "scatter"
+
+
+def test_vcs_prompt_and_default_signal():
+    """A --vcs Phase 1 appends the paper's confidence instruction; allocate then uses p = score/10."""
+    from uab_cli.signals import VCS_INSTRUCTION
+
+    gen = pipeline.Generation(backend="scripted", model="scripted", vcs=True)
+    backend = ScriptedBackend()
+    records = arithmetic(6)
+    pipeline.phase1(records, backend, gen)
+    assert all(req.messages[-1]["content"].endswith(VCS_INSTRUCTION) for req in backend.calls[0])
+    pipeline.allocate(records, 3)
+    assert records[0]["uab"]["allocate"]["signal"] == "vcs"
+    assert all(r["p"] == r["samples"][0]["confidence"] / 10 for r in records)
