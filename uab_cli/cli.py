@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import gc
+import os
 import sys
 import warnings
 from typing import Annotated, Optional
@@ -382,8 +383,6 @@ def report(
 
 
 def _pool_file(path: str) -> str:
-    import os
-
     return os.path.join(path, "pool.jsonl") if os.path.isdir(path) else path
 
 

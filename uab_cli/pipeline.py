@@ -122,7 +122,7 @@ def judge(records: list[dict], backend: Backend, gen: Generation) -> dict:
     Unparsable labels count as ``hard``. Returns counts; the calls are not samples.
     """
     requests = [SampleRequest(judge_messages(rec), sample_seed(gen.seed, rec["id"], -1)) for rec in records]
-    params = SamplingParams(temperature=0.0 if gen.temperature == 0 else gen.temperature, max_tokens=8)
+    params = SamplingParams(temperature=gen.temperature, max_tokens=8)
     outputs = backend.generate(requests, params)
     counts: Counter = Counter()
     for rec, out in zip(records, outputs):

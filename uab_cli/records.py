@@ -20,17 +20,6 @@ from .errors import UabError
 MAX_LINE_BYTES = 8 * 1024 * 1024  # a longer line is almost surely not a question record
 TYPES = ("math", "mc", "text")
 PROVENANCE = "uab"  # per-record field holding what produced the record, stage by stage
-SAMPLE_FIELDS = (
-    "text", "answer", "phase", "seed", "n_tokens", "finish_reason",
-    "anll", "total_nll", "max_nll", "nll_var", "confidence",
-)
-
-# What each stage needs from its input, and the command that produces it.
-STAGES = {
-    "question": (None, None),
-    "sampled": ("samples", "uab phase1"),
-    "allocated": ("extra", "uab allocate"),
-}
 
 
 def letters(n: int) -> list[str]:
@@ -114,11 +103,12 @@ def check_record(rec: dict, stage: str = "question") -> None:
         extra = rec.get("extra")
         if extra is None:
             raise UabError(f"record {rec['id']!r} has no 'extra': run `uab allocate` first")
-        if not _is_int(extra) or extra < 0:
+        if not is_int(extra) or extra < 0:
             raise UabError(f"'extra' must be a non-negative integer, got {extra!r}")
 
 
-def _is_int(x) -> bool:
+def is_int(x) -> bool:
+    """An integer that is not a bool (JSON true/false are not counts)."""
     return isinstance(x, int) and not isinstance(x, bool)
 
 

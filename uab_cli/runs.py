@@ -15,7 +15,7 @@ import orjson
 from . import pipeline
 from .backends.base import Backend
 from .errors import UabError
-from .records import atomic_output, dumps, samples, write_records
+from .records import atomic_output, dumps, is_int, samples, write_records
 
 CONFIG = "config.json"
 CHECKPOINT = "samples.ckpt.jsonl"
@@ -113,6 +113,7 @@ class RunDir:
         kept = []
         for rec in records:
             ckpt = found.get(rec["id"], {})
+            before = len(kept)
             own = {s.get("index"): s for s in samples(rec)}  # samples the input came with
             merged: list[dict] = []
             while len(merged) in own or len(merged) in ckpt:
@@ -120,8 +121,8 @@ class RunDir:
                 merged.append(own.get(i) or ckpt[i])
                 if i not in own:
                     kept.append({"id": rec["id"], "sample": ckpt[i]})
-            if any(row["id"] == rec["id"] for row in kept[-1:]):  # restored at least one
-                rest = [s for s in samples(rec) if not (_is_index(s.get("index")) and s["index"] < len(merged))]
+            if len(kept) > before:  # restored at least one
+                rest = [s for s in samples(rec) if not (is_int(s.get("index")) and s["index"] < len(merged))]
                 rec["samples"] = merged + rest
         self._ckpt.close()
         write_records(self.file(CHECKPOINT), kept)
@@ -235,9 +236,6 @@ def pool(
     finally:
         rundir.close()
 
-
-def _is_index(x) -> bool:
-    return isinstance(x, int) and not isinstance(x, bool)
 
 
 def fingerprint(records: list[dict]) -> str:

@@ -80,7 +80,6 @@ SCALAR_SIGNALS: dict[str, Callable[[list[dict]], float | None]] = {
     "nll-var": _mean_stat("nll_var"),
 }
 SIGNALS = (*SCALAR_SIGNALS, "vcs", "vcs-pow", "vote-entropy")
-NEEDS_LOGPROBS = frozenset(SCALAR_SIGNALS)
 VCS_MISSING_P = 0.5  # a response without a parsable confidence counts as "unsure"
 
 
