@@ -172,6 +172,8 @@ CASES = [
     ("samples_not_list.jsonl", "phase1", "'samples' must be a list of objects", 2),
     ("sample_missing_text.jsonl", "vote", "each sample needs a string 'text'", 1),
     ("sample_bad_phase.jsonl", "allocate", "sample 'phase' must be 1 or 2, got 3", 2),
+    ("sample_answer_not_string.jsonl", "vote", "sample 'answer' must be a string or null, got 4", 2),
+    ("provenance_not_object.jsonl", "allocate", "'uab' (what produced the record) must be an object, got str", 1),
 ]
 
 

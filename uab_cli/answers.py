@@ -14,8 +14,8 @@ import re
 import string
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
 from fractions import Fraction
+from typing import NamedTuple
 
 from .records import gold_letter, letters, question_type
 
@@ -445,8 +445,7 @@ def equal(a: str, b: str, kind: str) -> bool:
 # --- voting ------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Vote:
+class Vote(NamedTuple):
     """A majority vote: the winning answer and the count per answer class."""
 
     prediction: str | None
@@ -458,17 +457,22 @@ def group(answers: Sequence[str | None], kind: str) -> dict[str, int]:
 
     ``None`` and ``""`` (no answer) are not counted.
     """
-    given = [a for a in answers if a]
-    if kind != "math" or all(map(_canonical_int, given)):  # equal iff the same string
-        counts: dict[str, int] = {}
-        for a in given:
+    return _classes(answers, kind)[0]
+
+
+def _classes(answers: Sequence[str | None], kind: str) -> tuple[dict[str, int], bool]:
+    """``group``'s counts, and whether the classes are plain strings (two answers are equal iff
+    they are the same string: not math, or every answer a canonical integer)."""
+    counts: dict[str, int] = {}
+    for a in answers:
+        if a:
             counts[a] = counts.get(a, 0) + 1
-        return counts
-    distinct = sorted(set(given))
-    reps: list[str] = []
+    if kind != "math" or all(map(_canonical_int, counts)):  # the common case, kept cheap
+        return counts, True
     rep_of: dict[str, str] = {}
+    reps: list[str] = []
     by_value: dict[Fraction, str] = {}
-    for a in distinct:
+    for a in sorted(counts):
         value = as_number(a)
         if value is not None and value in by_value:
             rep_of[a] = by_value[value]
@@ -481,16 +485,19 @@ def group(answers: Sequence[str | None], kind: str) -> dict[str, int]:
             reps.append(a)
         if value is not None:
             by_value[value] = rep_of[a]
-    counts = {}
-    for a in given:
-        counts[rep_of[a]] = counts.get(rep_of[a], 0) + 1
-    return counts
+    merged: dict[str, int] = {}  # in order of each class's first answer, as counted
+    for a, c in counts.items():
+        merged[rep_of[a]] = merged.get(rep_of[a], 0) + c
+    return merged, False
 
 
 def majority_vote(answers: Sequence[str | None], kind: str = "math", tie_seed: int | None = None) -> Vote:
     """Majority over answers; ties go to the lexicographically earliest answer, or to a
     seeded random choice when ``tie_seed`` is given. Samples without an answer never win."""
-    counts = group(answers, kind)
+    return _majority(_classes(answers, kind)[0], tie_seed)
+
+
+def _majority(counts: dict[str, int], tie_seed: int | None) -> Vote:
     if len(counts) <= 1:  # one answer class (the common case) or none: no tie, already sorted
         return Vote(next(iter(counts), None), counts)
     best = max(counts.values())
@@ -502,14 +509,14 @@ def majority_vote(answers: Sequence[str | None], kind: str = "math", tie_seed: i
 def gold_answer(rec: dict, kind: str | None = None) -> str | None:
     """The record's gold answer, normalised like predictions (a letter for multiple choice);
     ``kind`` is the record's question type when the caller knows it."""
-    if rec.get("answer") is None:
+    gold = rec.get("answer")
+    if gold is None:
         return None
     kind = kind or question_type(rec)
-    if kind == "mc":
-        return gold_letter(rec)
-    gold = rec["answer"]
     if kind == "math":  # distinct integer golds would only churn normalize_math's cache
         return (type(gold) is str and _plain_int(gold)) or normalize_math(str(gold))
+    if kind == "mc":
+        return gold_letter(rec)
     return normalize_text(str(gold))
 
 
@@ -528,12 +535,13 @@ def vote_and_grade(answers: Sequence[str | None], gold: str | None, kind: str = 
     """Majority vote over answers graded against the normalised ``gold``: the vote, whether
     its prediction is right and whether some voted answer is (coverage); ``None, None``
     without a gold."""
-    vote = majority_vote(answers, kind, tie_seed)
+    counts, plain = _classes(answers, kind)
+    vote = _majority(counts, tie_seed)
     if gold is None:
         return vote, None, None
-    prediction, votes = vote.prediction, vote.votes
-    if kind != "math" or (_canonical_int(gold) and all(map(_canonical_int, votes))):
+    prediction = vote.prediction
+    if plain and (kind != "math" or _canonical_int(gold)):
         # Equal iff the same string: a dict lookup instead of a call per voted answer.
-        return vote, gold == prediction, gold in votes
+        return vote, gold == prediction, gold in counts
     correct = prediction is not None and equal(gold, prediction, kind)
-    return vote, correct, correct or any(equal(gold, a, kind) for a in votes if a != prediction)
+    return vote, correct, correct or any(equal(gold, a, kind) for a in counts if a != prediction)

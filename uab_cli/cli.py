@@ -26,7 +26,7 @@ from .convert import PRESETS
 from .errors import BackendError, UabError
 from .majority import MODELS as VOTE_MODELS
 from .progress import StageProgress
-from .records import load_records, read_records, write_records
+from .records import load_records, write_records
 from .settings import DTYPES, ENDPOINTS, PROMPTS, Allocation, Generation, Vote
 from .signals import DEFAULT_T, SIGNALS
 
@@ -286,9 +286,8 @@ def allocate(
 ) -> None:
     """Spend the remaining budget: set p and extra (Phase-2 samples) on every question."""
     settings = _alloc(locals())
-    records, lines = _load(input, "sampled")
-    summary = pipeline.allocate(records, settings, lines, "<stdin>" if input == "-" else input)
-    write_records(output, records)
+    _stdin_hint(input)
+    summary = pipeline.allocate_file(input, settings, output)
     if not quiet:
         _print_allocation(summary)
 
@@ -316,16 +315,8 @@ def vote(input: In, output: Out = "-", exclude_phase1: NoP1 = False, tie_seed: T
          quiet: Quiet = False) -> None:
     """Majority vote over all samples and grade against gold when present (streams)."""
     settings = Vote(not exclude_phase1, tie_seed)
-    summary = pipeline.VoteSummary()
     _stdin_hint(input)
-
-    def voted():
-        for _, rec in read_records(input, "sampled"):
-            pipeline.vote(rec, settings)
-            summary.add(rec)
-            yield rec
-
-    write_records(output, voted())
+    summary = pipeline.vote_file(input, settings, output)
     if not quiet:
         _print_votes(summary)
 

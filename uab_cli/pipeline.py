@@ -6,22 +6,38 @@ adds its settings to the record's provenance so a shell pipe keeps what produced
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import io
 import math
+import os
+from array import array
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from . import allocators
-from .answers import extract_answer, gold_answer, vote_and_grade
+from .answers import extract_answer, gold_answer, group, vote_and_grade
 from .backends.base import Backend, Completion, SampleRequest, SamplingParams
+from .blocks import map_records
 from .errors import UabError
 from .prompts import answer_messages, judge_messages, parse_judge
-from .records import paused_gc, provenance, question_type, samples, with_provenance
+from .records import (
+    atomic_output,
+    display_name,
+    dumps,
+    paused_gc,
+    provenance,
+    question_type,
+    read_batches,
+    rereadable,
+    samples,
+    with_provenance,
+)
 from .settings import Allocation, Generation, Vote, needs_logprobs, without_logprobs
-from .signals import MissingSignal, parse_confidence, success_probabilities, token_stats
+from .signals import MissingSignal, parse_confidence, probabilities, question_score, token_stats
 
 __all__ = ["Allocation", "Generation", "Vote", "allocate", "phase1", "phase2", "vote"]
 
@@ -132,9 +148,9 @@ def judge(records: list[dict], backend: Backend, gen: Generation) -> dict:
     return {"calls": len(records), **counts}
 
 
-def default_signal(records: list[dict]) -> str:
+def default_signal(rec: dict) -> str:
     """``vcs`` for samples drawn with the confidence prompt (Cohere's default), else ``anll``."""
-    return "vcs" if records and generation_of(records[0]).get("vcs") else "anll"
+    return "vcs" if generation_of(rec).get("vcs") else "anll"
 
 
 @dataclass
@@ -149,7 +165,7 @@ class AllocationSummary:
     histogram: dict = field(default_factory=dict)
 
 
-def allocate(records: list[dict], settings: Allocation, lines: list[int] | None = None,
+def allocate(records: list[dict], settings: Allocation, lines: Sequence[int] | None = None,
              path: str | None = None) -> AllocationSummary:
     """Set ``p`` and ``extra`` on every record so that all samples total N·M exactly.
 
@@ -157,61 +173,160 @@ def allocate(records: list[dict], settings: Allocation, lines: list[int] | None 
     else ``anll``. ``lines``/``path`` locate a record in error messages.
     """
     with paused_gc():  # per-record lists and dicts, no cycles: see paused_gc
-        return _allocate(records, settings, lines, path)
+        inputs = AllocationInputs(settings)
+        for rec in records:
+            inputs.add(rec)
+        plan = inputs.solve(lines, path)
+        for i, rec in enumerate(records):
+            plan.annotate(rec, i)
+    return plan.summary
 
 
-def _allocate(records: list[dict], settings: Allocation, lines: list[int] | None,
-              path: str | None) -> AllocationSummary:
-    signal = settings.signal or default_signal(records)
-    m = len(records)
-    phase1_samples = [samples(rec, 1) for rec in records]
-    drawn = np.array([len(ss) for ss in phase1_samples], dtype=np.int64)
-    k1 = int(drawn.min()) if m else 1
-    settings.check(k1, signal)
-    budget = settings.n * m
-    rest = budget - int(drawn.sum())
-    if rest < 0:
-        raise UabError(f"budget N={settings.n} is smaller than the {int(drawn.max())} Phase-1 samples per question")
-    cap = None if settings.max_per_question is None else np.maximum(settings.max_per_question - drawn, 0)
-    if settings.allocator == "judge":
-        unlabelled = [i for i, r in enumerate(records) if r.get("judge") not in ("easy", "hard")]
-        if unlabelled:
+def allocate_file(path: str, settings: Allocation, output: str) -> AllocationSummary:
+    """``allocate`` from a JSONL file (``-``: stdin) to ``output`` without holding the records:
+    one pass collects what allocation reads, a second pass writes each record with its
+    ``p`` and ``extra`` (both passes on every CPU, see ``blocks``). Memory stays a few
+    numbers per question."""
+    name = display_name(path)
+    with rereadable(path) as source, paused_gc():
+        before = _fingerprint(source)
+        if settings.signal is None:  # vcs after a --vcs Phase 1, else anll: from the first record
+            settings = dataclasses.replace(settings, signal=default_signal(next(read_batches(source, None, name))[0]))
+        inputs, layout = AllocationInputs(settings), []
+        for part in map_records(source, "sampled", inputs.collect, name, layout=layout):
+            inputs.extend(part)
+        plan = inputs.solve(range(1, inputs.m + 1), name)
+        plan.name = name
+        with atomic_output(output) as fh:
+            written = sum(map_records(source, None, plan.write_block, name, fh, layout))
+            if written != inputs.m or _fingerprint(source) != before:
+                raise _changed(name)
+    return plan.summary
+
+
+def _changed(name: str | None) -> UabError:
+    return UabError("input changed while it was being read; run again", name)
+
+
+def _fingerprint(path: str) -> tuple[int, int]:
+    st = os.stat(path)
+    return st.st_size, st.st_mtime_ns
+
+
+class AllocationInputs:
+    """What allocation reads of each question, collected one record at a time: Phase-1
+    sample count, signal score, question length and judge label."""
+
+    def __init__(self, settings: Allocation):
+        self.settings, self.signal = settings, settings.signal
+        self.drawn, self.lengths = array("q"), array("q")
+        self.scores, self.hard = array("d"), array("b")
+        self.unlabelled: int | None = None  # the first record without a judge label
+
+    @property
+    def m(self) -> int:
+        return len(self.drawn)
+
+    def collect(self, batch: list[dict], start: int) -> tuple[bytes, AllocationInputs]:
+        """A block's inputs (a ``blocks.map_records`` work): ``extend`` joins them in order."""
+        part = AllocationInputs(self.settings)
+        part.signal = self.signal
+        for rec in batch:
+            part.add(rec)
+        return b"", part
+
+    def extend(self, part: AllocationInputs) -> None:
+        if self.unlabelled is None and part.unlabelled is not None:
+            self.unlabelled = self.m + part.unlabelled
+        self.drawn += part.drawn
+        self.lengths += part.lengths
+        self.scores += part.scores
+        self.hard += part.hard
+
+    def add(self, rec: dict) -> None:
+        if self.signal is None:  # from the first record
+            self.signal = default_signal(rec)
+        phase1 = samples(rec, 1)
+        if self.signal != "vote-entropy":
+            score = question_score(phase1, self.signal)
+        elif len(phase1) >= 2:
+            score = question_score(phase1, self.signal, _answer_counts(phase1, question_type(rec)))
+        else:
+            score = None  # settings.check rejects fewer than 2 Phase-1 samples
+        label = rec.get("judge")
+        if label != "hard" and label != "easy" and self.unlabelled is None:
+            self.unlabelled = self.m
+        self.drawn.append(len(phase1))
+        self.lengths.append(len(rec["question"]))
+        self.scores.append(math.nan if score is None else score)
+        self.hard.append(label == "hard")
+
+    def solve(self, lines: Sequence[int] | None = None, path: str | None = None) -> AllocationPlan:
+        """Run the allocator: ``p`` and ``extra`` per question, all samples totalling N·M."""
+        settings, m = self.settings, self.m
+        signal = self.signal or "anll"
+        drawn = np.frombuffer(self.drawn, dtype=np.int64) if m else np.zeros(0, dtype=np.int64)
+        k1 = int(drawn.min()) if m else 1
+        settings.check(k1, signal)
+        budget = settings.n * m
+        rest = budget - int(drawn.sum())
+        if rest < 0:
+            raise UabError(f"budget N={settings.n} is smaller than the {int(drawn.max())} Phase-1 samples per question")
+        cap = None if settings.max_per_question is None else np.maximum(settings.max_per_question - drawn, 0)
+        if settings.allocator == "judge" and self.unlabelled is not None:
             raise UabError("no 'judge' label: run `uab phase1 --judge` first", path,
-                           lines[unlabelled[0]] if lines else None)
-    p, fallbacks = _probabilities(records, phase1_samples, signal, settings.temperature,
-                                  required=settings.uses_signal, lines=lines, path=path)
-    theta = None if settings.exit is None else {settings.exit: settings.theta()}
-    job = allocators.Job(np.nan_to_num(p), rest, cap, settings.seed,
-                         np.array([len(r["question"]) for r in records], dtype=np.float64),
-                         np.array([r.get("judge") == "hard" for r in records]), settings.gain, theta, k1,
-                         settings.vote_model, settings.exit, settings.exit_mode)
-    extra, saved = allocators.call(settings.allocator, job)
-    info = settings.info(signal, budget, saved)
-    for rec, pi, e in zip(records, p.tolist(), extra.tolist()):
-        rec["p"] = None if math.isnan(pi) else pi  # NaN: no signal for this record
-        rec["extra"] = e
-        with_provenance(rec, "allocate", info)
-    totals, counts = np.unique(drawn + extra, return_counts=True)
-    return AllocationSummary(budget, int(drawn.sum()), int(extra.sum()), saved, fallbacks,
-                             dict(zip(totals.tolist(), counts.tolist())))
+                           lines[self.unlabelled] if lines else None)
+        try:
+            p, fallbacks = probabilities(np.frombuffer(self.scores, dtype=np.float64), signal, settings.temperature)
+        except MissingSignal as exc:
+            if settings.uses_signal:
+                raise UabError(exc.message, path, lines[exc.index] if lines else None) from None
+            p, fallbacks = np.full(m, np.nan), 0
+        theta = None if settings.exit is None else {settings.exit: settings.theta()}
+        job = allocators.Job(np.nan_to_num(p), rest, cap, settings.seed,
+                             np.frombuffer(self.lengths, dtype=np.int64).astype(np.float64),
+                             np.frombuffer(self.hard, dtype=np.int8).astype(bool), settings.gain, theta, k1,
+                             settings.vote_model, settings.exit, settings.exit_mode)
+        extra, saved = allocators.call(settings.allocator, job)
+        totals, counts = np.unique(drawn + extra, return_counts=True)
+        summary = AllocationSummary(budget, int(drawn.sum()), int(extra.sum()), saved, fallbacks,
+                                    dict(zip(totals.tolist(), counts.tolist())))
+        return AllocationPlan([None if math.isnan(x) else x for x in p.tolist()], extra.tolist(),
+                              settings.info(signal, budget, saved), summary)
 
 
-def _probabilities(records, phase1, signal, temperature, required, lines, path):
-    """p_i for each record; NaN where the signal is unavailable and not required."""
-    from .answers import group
+@dataclass
+class AllocationPlan:
+    """An allocation's outcome: ``p`` (``None``: no signal) and ``extra`` per question, in input order."""
 
-    def answer_counts(i: int, ss: list[dict]) -> list[int]:
-        # "No answer" counts as one more outcome of the vote.
-        return list(group([s.get("answer") for s in ss], question_type(records[i])).values()) + [
-            sum(1 for s in ss if s.get("answer") is None)
-        ]
+    p: list
+    extra: list[int]
+    info: dict
+    summary: AllocationSummary
+    name: str | None = None  # the input, for errors
 
-    try:
-        return success_probabilities(phase1, signal, temperature, answer_counts)
-    except MissingSignal as exc:
-        if required:
-            raise UabError(exc.message, path, lines[exc.index] if lines else None) from None
-        return np.full(len(records), np.nan), 0
+    def annotate(self, rec: dict, i: int) -> dict:
+        """Record question ``i``'s allocation on ``rec`` (returns it)."""
+        rec["p"] = self.p[i]
+        rec["extra"] = self.extra[i]
+        return with_provenance(rec, "allocate", self.info)
+
+    def write_block(self, batch: list[dict], start: int) -> tuple[bytes, int]:
+        """A block of records annotated, as JSONL, and how many (a ``blocks.map_records`` work)."""
+        if start < 0 or start + len(batch) > len(self.p):  # not the blocks the first pass read
+            raise _changed(self.name)
+        out = io.BytesIO()
+        write, annotate = out.write, self.annotate
+        for i, rec in enumerate(batch, start):
+            write(dumps(annotate(rec, i)))
+        return out.getvalue(), len(batch)
+
+
+def _answer_counts(phase1: list[dict], kind: str) -> list[int]:
+    """Counts per equivalent answer; "no answer" counts as one more outcome of the vote."""
+    return list(group([s.get("answer") for s in phase1], kind).values()) + [
+        sum(1 for s in phase1 if s.get("answer") is None)
+    ]
 
 
 def phase2(records: list[dict], backend: Backend, gen: Generation, on_sample: OnSample | None = None) -> int:
@@ -230,14 +345,40 @@ def phase2(records: list[dict], backend: Backend, gen: Generation, on_sample: On
 def vote(rec: dict, settings: Vote = Vote()) -> dict:
     """Majority vote over a record's samples; sets ``prediction``, ``votes``, ``correct``
     and ``covered`` (some voted answer is right: coverage, the paper's surrogate)."""
-    pool = samples(rec) if settings.include_phase1 else samples(rec, 2)
+    pool = rec.get("samples") or ()
+    if not settings.include_phase1:
+        pool = [s for s in pool if s.get("phase") == 2]
     seed = None if settings.tie_seed is None else sample_seed(settings.tie_seed, rec["id"], -2)
     kind = question_type(rec)
     result, correct, covered = vote_and_grade([s.get("answer") for s in pool], gold_answer(rec, kind), kind, seed)
     rec["prediction"], rec["votes"], rec["correct"], rec["covered"] = result.prediction, result.votes, correct, covered
-    with_provenance(rec, "vote", settings.info())
-    return rec
+    return with_provenance(rec, "vote", settings.info())
 
+
+def vote_file(path: str, settings: Vote, output: str) -> VoteSummary:
+    """``vote`` every record of a JSONL file (``-``: stdin) into ``output``, streaming, on every
+    CPU (see ``blocks``)."""
+    summary = VoteSummary()
+    with atomic_output(output) as fh, paused_gc():
+        for part in map_records(path, "sampled", VoteBlock(settings), out=fh):
+            summary.merge(part)
+    return summary
+
+
+@dataclass(frozen=True)
+class VoteBlock:
+    """Vote a block of records into JSONL and its summary (a ``blocks.map_records`` work)."""
+
+    settings: Vote
+
+    def __call__(self, batch: list[dict], start: int) -> tuple[bytes, VoteSummary]:
+        summary, out = VoteSummary(), io.BytesIO()
+        write, add, settings = out.write, summary.add, self.settings
+        for rec in batch:
+            vote(rec, settings)
+            add(rec)
+            write(dumps(rec))
+        return out.getvalue(), summary
 
 
 @dataclass
@@ -254,16 +395,25 @@ class VoteSummary:
 
     def add(self, rec: dict) -> None:
         self.questions += 1
-        self.samples += len(samples(rec))
-        self.no_answer += rec["prediction"] is None
-        if rec["correct"] is not None:
+        self.samples += len(rec.get("samples") or ())
+        correct = rec["correct"]
+        if rec["prediction"] is None:
+            self.no_answer += 1
+        if correct is not None:
             self.graded += 1
-            self.correct += bool(rec["correct"])
+            self.correct += correct
+            self.any_correct += bool(rec["covered"])
             level = rec.get("level")
             if level is not None:
                 n, c = self.by_level.get(level, (0, 0))
-                self.by_level[level] = (n + 1, c + bool(rec["correct"]))
-            self.any_correct += bool(rec["covered"])
+                self.by_level[level] = (n + 1, c + correct)
+
+    def merge(self, other: VoteSummary) -> None:
+        for name in ("questions", "graded", "correct", "no_answer", "samples", "any_correct"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        for level, (n, c) in other.by_level.items():
+            n0, c0 = self.by_level.get(level, (0, 0))
+            self.by_level[level] = (n0 + n, c0 + c)
 
     @property
     def accuracy(self) -> float | None:
@@ -272,4 +422,5 @@ class VoteSummary:
 
 def generation_of(rec: dict) -> dict:
     """The Phase-1 generation settings recorded in a record's provenance (``{}`` if none)."""
-    return provenance(rec).get("phase1", {})
+    info = provenance(rec).get("phase1")
+    return info if type(info) is dict else {}

@@ -10,6 +10,7 @@ import contextlib
 import gc
 import os
 import shlex
+import shutil
 import sys
 import tempfile
 from collections.abc import Iterable, Iterator
@@ -39,55 +40,82 @@ _DICT = {dict}
 _TOO_LONG = f"line longer than {MAX_LINE_BYTES // 2**20} MiB"
 
 
-def read_jsonl(path: str) -> Iterator[tuple[int, dict]]:
-    """Yield ``(line number, object)`` for each line of a JSONL file (``-`` = stdin)."""
+def read_jsonl(path: str, name: str | None = None) -> Iterator[tuple[int, dict]]:
+    """Yield ``(line number, object)`` for each line of a JSONL file (``-`` = stdin); errors
+    name the input ``name`` (default: the path)."""
     lineno = 0
-    for batch in _batches(path):
+    for batch in _batches(path, name):
         for obj in batch:
             lineno += 1
             yield lineno, obj
 
 
-def _batches(path: str) -> Iterator[list[dict]]:
+def _batches(path: str, name: str | None = None) -> Iterator[list[dict]]:
     """The input's objects, one list per 64 KiB read; line ``k`` of the input is object ``k``.
+    Errors come in file order, after the objects before them (see ``parse_block``)."""
+    name = name or display_name(path)
+    for data, first, last in blocks(path, name, _CHUNK):
+        yield from parse_block(data, first, last, path, name)
 
-    A chunk is parsed in one comprehension. When something in it is wrong, it is parsed
-    again line by line: the objects before the first bad line are yielded, then the error
-    (``FILE:LINE: message``) is raised, so errors come in file order.
-    """
-    name = display_name(path)
-    loads, decode_error = orjson.loads, orjson.JSONDecodeError
+
+def blocks(path: str, name: str, size: int = _CHUNK) -> Iterator[tuple[bytes, int, bool]]:
+    """The input in blocks of whole lines: ``(data, line number of its first line, last)``,
+    about ``size`` bytes each; ``last`` marks a final line without a newline (its own block).
+    Raises ``UabError`` for an empty input or a runaway line."""
     lineno = 0
     with _open_input(path) as fh:
-        rest, done = b"", False
-        while not done:
-            chunk = fh.read1(_CHUNK)
-            if chunk:
-                lines = (rest + chunk).split(b"\n")
-                rest = lines.pop()
-            else:  # end of input: what is left is a last line without a newline
-                lines, done = ([rest] if rest else []), True
-            try:
-                batch = [loads(raw) for raw in lines]
-                ok = max(map(len, lines), default=0) <= MAX_LINE_BYTES and set(map(type, batch)) <= _DICT
-            except decode_error:
-                ok = False
-            if not ok:
-                batch = []
-                for raw in lines:
-                    try:
-                        batch.append(_parse_line(raw, lineno + len(batch) + 1, done, path))
-                    except UabError as exc:
-                        if batch:
-                            yield batch
-                        raise UabError(exc.message, name, lineno + len(batch) + 1) from None
-            lineno += len(batch)
-            if batch:
-                yield batch
-            if len(rest) > MAX_LINE_BYTES:  # do not buffer a runaway line any further
+        rest = b""
+        while True:
+            chunk = fh.read1(size)
+            if not chunk:
+                break
+            cut = chunk.rfind(b"\n") + 1
+            if not cut:  # no line ends here: keep reading this line
+                rest += chunk
+                if len(rest) > MAX_LINE_BYTES:  # do not buffer a runaway line any further
+                    raise UabError(_TOO_LONG, name, lineno + 1)
+                continue
+            data, rest = rest + chunk[:cut], chunk[cut:]
+            yield data, lineno + 1, False
+            lineno += data.count(b"\n")
+            if len(rest) > MAX_LINE_BYTES:
                 raise UabError(_TOO_LONG, name, lineno + 1)
+        if rest:
+            yield rest, lineno + 1, True
+            lineno += 1
     if lineno == 0:
         raise UabError("empty input: no records", name)
+
+
+def parse_block(data: bytes, first: int, last: bool, path: str, name: str) -> Iterator[list[dict]]:
+    """A block's objects in lists of about 64 KiB of input (small enough to stay in the CPU
+    cache while a stage works on them). A piece is parsed in one comprehension; when
+    something in it is wrong it is parsed again line by line, and the objects before the
+    first bad line are yielded before the error (``FILE:LINE: message``) is raised."""
+    loads, decode_error = orjson.loads, orjson.JSONDecodeError
+    lineno, pos, end = first, 0, len(data)
+    while pos < end:
+        cut = data.find(b"\n", pos + _CHUNK) + 1 or end
+        lines = data[pos:cut].split(b"\n")
+        if not last:
+            lines.pop()  # the empty piece after the final newline
+        pos = cut
+        try:
+            batch = [loads(raw) for raw in lines]
+            ok = max(map(len, lines), default=0) <= MAX_LINE_BYTES and set(map(type, batch)) <= _DICT
+        except decode_error:
+            ok = False
+        if not ok:
+            batch = []
+            for raw in lines:
+                try:
+                    batch.append(_parse_line(raw, lineno + len(batch), last, path))
+                except UabError as exc:
+                    if batch:
+                        yield batch
+                    raise UabError(exc.message, name, lineno + len(batch)) from None
+        lineno += len(batch)
+        yield batch
 
 
 def _parse_line(raw: bytes, lineno: int, last: bool, path: str) -> dict:
@@ -131,6 +159,22 @@ def _array_hint(path: str) -> str:
 
 
 @contextlib.contextmanager
+def rereadable(path: str) -> Iterator[str]:
+    """A path to read the input from more than once: the file itself, or for ``-`` a
+    temporary copy of stdin (removed on leaving)."""
+    if path != "-":
+        yield path
+        return
+    fd, tmp = tempfile.mkstemp(prefix="uab-stdin.", suffix=".jsonl")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            shutil.copyfileobj(sys.stdin.buffer, fh, _WRITE_BUFFER)
+        yield tmp
+    finally:
+        os.unlink(tmp)
+
+
+@contextlib.contextmanager
 def _open_input(path: str):
     if path == "-":
         yield sys.stdin.buffer
@@ -143,15 +187,26 @@ def _open_input(path: str):
         yield fh
 
 
-def read_records(path: str, stage: str = "question") -> Iterator[tuple[int, dict]]:
-    """Stream validated records for a stage (``question``, ``sampled``, ``allocated``)."""
-    seen: set[str] = set()
+def read_records(path: str, stage: str = "question", name: str | None = None) -> Iterator[tuple[int, dict]]:
+    """Stream validated records for a stage (``question``, ``sampled``, ``allocated``);
+    errors name the input ``name`` (default: the path)."""
     lineno = 0
-    for batch in _batches(path):
-        _validate(batch, stage, display_name(path), lineno + 1, seen)
+    for batch in read_batches(path, stage, name):
         for rec in batch:
             lineno += 1
             yield lineno, rec
+
+
+def read_batches(path: str, stage: str | None = "question", name: str | None = None) -> Iterator[list[dict]]:
+    """``read_records`` a block of records at a time (``stage=None``: parsed, not validated)."""
+    seen: set[str] = set()
+    lineno = 0
+    name = name or display_name(path)
+    for batch in _batches(path, name):
+        if stage is not None:
+            validate_batch(batch, stage, name, lineno + 1, seen)
+        lineno += len(batch)
+        yield batch
 
 
 def load_records(path: str, stage: str = "question") -> tuple[list[dict], list[int]]:
@@ -160,7 +215,7 @@ def load_records(path: str, stage: str = "question") -> tuple[list[dict], list[i
     seen: set[str] = set()
     with paused_gc():
         for batch in _batches(path):
-            _validate(batch, stage, display_name(path), len(records) + 1, seen)
+            validate_batch(batch, stage, display_name(path), len(records) + 1, seen)
             records += batch
     return records, list(range(1, len(records) + 1))
 
@@ -184,17 +239,19 @@ def paused_gc() -> Iterator[None]:
             gc.enable()
 
 
-def _validate(batch: list[dict], stage: str, name: str, first_line: int, seen: set[str]) -> None:
-    """Check each record for ``stage`` and that its id is new; ``FILE:LINE: message`` if not."""
+def validate_batch(batch: list[dict], stage: str, name: str, first_line: int, seen: set[str] | None = None) -> None:
+    """Check each record for ``stage`` and, given the ``seen`` ids, that its id is new;
+    ``FILE:LINE: message`` if not."""
     for lineno, rec in enumerate(batch, first_line):
         try:
             check_record(rec, stage)
         except UabError as exc:
             raise UabError(exc.message, name, lineno) from None
-        n = len(seen)
-        seen.add(rec["id"])
-        if len(seen) == n:
-            raise UabError(f"duplicate id {rec['id']!r}", name, lineno)
+        if seen is not None:
+            n = len(seen)
+            seen.add(rec["id"])
+            if len(seen) == n:
+                raise UabError(f"duplicate id {rec['id']!r}", name, lineno)
 
 
 def check_record(rec: dict, stage: str = "question") -> None:
@@ -249,6 +306,9 @@ def _check_question(rec: dict) -> None:
                 f"gold answer {gold!r} is neither a choice letter "
                 f"{letters(len(choices))[0]}-{letters(len(choices))[-1]} nor a choice text"
             )
+    prov = rec.get(PROVENANCE)
+    if prov is not None and type(prov) is not dict:
+        raise UabError(f"'{PROVENANCE}' (what produced the record) must be an object, got {type(prov).__name__}")
     t = rec.get("type")
     if t is not None and t not in TYPES:
         raise UabError(f"'type' must be one of {', '.join(TYPES)}, got {t!r}")
@@ -275,6 +335,9 @@ def _check_sample(s: dict) -> None:
     c = get("confidence")
     if c is not None and type(c) is not int:
         raise UabError(f"sample 'confidence' must be an integer or null, got {c!r}")
+    a = get("answer")
+    if a is not None and type(a) is not str:
+        raise UabError(f"sample 'answer' must be a string or null, got {a!r}")
 
 
 def _did_you_mean(rec: dict, field: str) -> str:
@@ -315,7 +378,8 @@ def samples(rec: dict, phase: int | None = None) -> list[dict]:
 
 def provenance(rec: dict) -> dict:
     """What produced this record, stage by stage (``{"phase1": {...}, "allocate": {...}}``)."""
-    return rec.get(PROVENANCE) or {}
+    prov = rec.get(PROVENANCE)
+    return prov if type(prov) is dict else {}
 
 
 def with_provenance(rec: dict, stage: str, info: dict) -> dict:

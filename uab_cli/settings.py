@@ -147,8 +147,11 @@ class Vote:
     include_phase1: bool = _opt("--exclude-phase1", True)
     tie_seed: int | None = _opt("--tie-seed")
 
-    @functools.lru_cache(maxsize=8)  # noqa: B019 - a few frozen settings; one dict shared by every voted record
     def info(self) -> dict:
+        return self._info
+
+    @functools.cached_property  # one dict shared by every voted record, made once
+    def _info(self) -> dict:
         return {"include_phase1": self.include_phase1, "tie_seed": self.tie_seed, "version": __version__}
 
 

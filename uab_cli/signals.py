@@ -73,17 +73,48 @@ SIGNALS = (*SCALAR_SIGNALS, "vcs", "vcs-pow", "vote-entropy")
 VCS_MISSING_P = 0.5  # a response without a parsable confidence counts as "unsure"
 
 
-def _means(phase1: Sequence[list[dict]], key: str, signal: str) -> np.ndarray:
-    """Per question, the mean of a statistic over its samples (one list pass per question)."""
-    means = [ss[0].get(key) if len(ss) == 1 else _mean(ss, key) for ss in phase1]
-    if None in means:  # some question has no logprobs
-        raise MissingSignal(means.index(None), signal)
-    return np.array(means, dtype=np.float64)
+def question_score(samples: list[dict], signal: str, answer_counts: Sequence[int] | None = None) -> float | None:
+    """The signal's s_i for one question from its Phase-1 samples, ``None`` when they lack it:
+    the mean statistic for the log-prob signals, the mean verbalised confidence (1-10) for
+    ``vcs``/``vcs-pow``, the entropy of ``answer_counts`` (counts per equivalent answer,
+    no-answer included) for ``vote-entropy``."""
+    if signal in SCALAR_SIGNALS:
+        key = SCALAR_SIGNALS[signal]
+        if len(samples) == 1:
+            return samples[0].get(key)
+        values = [s.get(key) for s in samples]
+        return None if not values or None in values else sum(values) / len(values)
+    if signal in ("vcs", "vcs-pow"):
+        scores = [c for s in samples if (c := s.get("confidence")) is not None]
+        return sum(scores) / len(scores) if scores else None
+    if len(samples) < 2:
+        raise UabError("vote-entropy needs at least 2 Phase-1 samples per question (uab phase1 --k 2)")
+    assert answer_counts is not None
+    return entropy(answer_counts)
 
 
-def _mean(samples: list[dict], key: str) -> float | None:
-    values = [s.get(key) for s in samples]
-    return None if not values or None in values else sum(values) / len(values)
+def probabilities(scores: Sequence[float | None], signal: str = "anll",
+                  temperature: float = DEFAULT_T) -> tuple[np.ndarray, int]:
+    """p_i from each question's score (``question_score``; ``None`` or NaN where missing), and
+    how many questions fell back to ``VCS_MISSING_P``. Raises ``MissingSignal`` for a
+    log-prob signal when a question has no score, naming it by index."""
+    if temperature <= 0:
+        raise UabError(f"--signal-temperature must be > 0, got {temperature}")
+    if signal not in SIGNALS:
+        raise UabError(f"unknown signal {signal!r}; choose from {', '.join(SIGNALS)}")
+    s = np.array(scores, dtype=np.float64).reshape(-1)  # None -> NaN
+    missing = np.isnan(s)
+    if signal in SCALAR_SIGNALS:
+        if missing.any():
+            raise MissingSignal(int(missing.argmax()), signal)
+        return np.clip(np.exp(-s / temperature), 0.0, 1.0), 0
+    if signal == "vcs":
+        p = [VCS_MISSING_P if m else x / 10 for x, m in zip(s.tolist(), missing.tolist())]
+    elif signal == "vcs-pow":
+        p = [VCS_MISSING_P if m else (x / 10) ** (1 / temperature) for x, m in zip(s.tolist(), missing.tolist())]
+    else:
+        p = [math.exp(-h / temperature) for h in s.tolist()]
+    return np.clip(np.array(p, dtype=np.float64), 0.0, 1.0), int(missing.sum()) if signal != "vote-entropy" else 0
 
 
 def success_probabilities(
@@ -99,29 +130,11 @@ def success_probabilities(
     needs ``answer_groups`` ((index, samples) → counts per equivalent answer). Raises
     ``UabError`` for a logprob signal when a question has no logprobs, naming it by index.
     """
-    if temperature <= 0:
-        raise UabError(f"--signal-temperature must be > 0, got {temperature}")
     if signal not in SIGNALS:
         raise UabError(f"unknown signal {signal!r}; choose from {', '.join(SIGNALS)}")
-    if signal in SCALAR_SIGNALS:
-        return np.clip(np.exp(-_means(phase1, SCALAR_SIGNALS[signal], signal) / temperature), 0.0, 1.0), 0
-    p = np.empty(len(phase1), dtype=np.float64)
-    fallbacks = 0
-    for i, samples in enumerate(phase1):
-        if signal in ("vcs", "vcs-pow"):
-            scores = [x.get("confidence") for x in samples if x.get("confidence") is not None]
-            if not scores:
-                fallbacks += 1
-                p[i] = VCS_MISSING_P
-                continue
-            q = sum(scores) / len(scores) / 10
-            p[i] = q if signal == "vcs" else q ** (1 / temperature)
-        else:
-            if len(samples) < 2:
-                raise UabError("vote-entropy needs at least 2 Phase-1 samples per question (uab phase1 --k 2)")
-            assert answer_groups is not None
-            p[i] = math.exp(-entropy(answer_groups(i, samples)) / temperature)
-    return np.clip(p, 0.0, 1.0), fallbacks
+    counts = (lambda i, ss: answer_groups(i, ss) if len(ss) >= 2 else None) if signal == "vote-entropy" else None
+    scores = [question_score(ss, signal, counts and counts(i, ss)) for i, ss in enumerate(phase1)]
+    return probabilities(scores, signal, temperature)
 
 
 class MissingSignal(UabError):

@@ -1,0 +1,194 @@
+"""The streaming stages on worker processes (``uab_cli.blocks``): the same bytes out, the same
+errors (file, line, message) and nothing half-written, as in one process.
+
+Blocks are made tiny here (a few hundred bytes) so that small files span many blocks and every
+error lands in a later one; ``UAB_WORKERS=2`` forces the pool on any machine.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import tempfile
+
+import orjson
+import pytest
+from conftest import arithmetic, write_jsonl
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_reliability import BAD, CASES, OUT, STAGES, check_error, check_no_output, cli
+
+from uab_cli import blocks
+
+
+@pytest.fixture
+def pool(monkeypatch, tmp_path_factory):
+    """Every input goes to 2 worker processes in blocks of 200 bytes; afterwards no block
+    output is left in the temporary directory."""
+    spool = tmp_path_factory.mktemp("tmp")
+    monkeypatch.setattr(tempfile, "tempdir", str(spool))
+    monkeypatch.setattr(blocks, "_BLOCK", 200)
+    monkeypatch.setattr(blocks, "_PARALLEL_FROM", 0)
+    monkeypatch.setenv("UAB_WORKERS", "2")
+    yield
+    assert not list(spool.iterdir())
+
+
+def sampled(m: int, seed: int = 0) -> list[dict]:
+    """Phase-1 records with 1-3 samples of varied size (so blocks cut lines anywhere)."""
+    rng = random.Random(seed)
+    rows = arithmetic(m)
+    for i, rec in enumerate(rows):
+        rec["samples"] = [{"index": j, "phase": 1, "text": "x" * rng.randrange(80), "answer": str(rng.randrange(4)),
+                           "anll": rng.random(), "confidence": None} for j in range(rng.randrange(1, 4))]
+        if i % 7 == 0:
+            rec["level"] = rng.randrange(1, 4)
+    return rows
+
+
+def run_both(args: list[str], monkeypatch) -> tuple[bytes, bytes, str, str]:
+    """The command's output and stderr in one process, then on the pool."""
+    monkeypatch.setenv("UAB_WORKERS", "1")
+    one = cli(args + ["-o", "one.jsonl"])
+    monkeypatch.setattr(blocks, "_BLOCK", 200)
+    monkeypatch.setattr(blocks, "_PARALLEL_FROM", 0)
+    monkeypatch.setenv("UAB_WORKERS", "2")
+    two = cli(args + ["-o", "two.jsonl"])
+    assert one.exit_code == two.exit_code == 0, (one.stderr, two.stderr)
+    with open("one.jsonl", "rb") as a, open("two.jsonl", "rb") as b:
+        return a.read(), b.read(), one.stderr, two.stderr
+
+
+@pytest.mark.parametrize("allocator", ["uab", "uniform", "length"])
+def test_allocate_on_workers_writes_the_same_bytes(tmp_path, monkeypatch, allocator):
+    monkeypatch.chdir(tmp_path)
+    path = write_jsonl(tmp_path / "p1.jsonl", sampled(300))
+    one, two, err1, err2 = run_both(["allocate", path, "--budget", "5", "--allocator", allocator], monkeypatch)
+    assert one == two and one.count(b"\n") == 300
+    assert err1 == err2  # the allocation summary
+
+
+def test_vote_on_workers_writes_the_same_bytes_and_summary(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    path = write_jsonl(tmp_path / "p1.jsonl", sampled(300, seed=1))
+    with open(path, "rb+") as fh:  # a last line without a newline
+        fh.truncate(os.path.getsize(path) - 1)
+    one, two, err1, err2 = run_both(["vote", path], monkeypatch)
+    assert one == two and one.count(b"\n") == 300
+    assert err1 == err2 and "300" in err1  # accuracy table, by level included
+
+
+VOTE_OR_ALLOCATE = [c for c in CASES if c[1] in ("allocate", "vote")]
+
+
+@pytest.mark.parametrize("name,stage,expected,line", VOTE_OR_ALLOCATE, ids=[f"{c[1]}-{c[0]}" for c in VOTE_OR_ALLOCATE])
+def test_bad_file_on_workers(tmp_path, pool, name, stage, expected, line):
+    path = str(BAD / name)
+    args = [a.format(f=path, o=tmp_path / OUT) for a in STAGES[stage]]
+    check_error(cli(args), path, line, expected)
+    check_no_output(tmp_path, stage)
+
+
+def padded(tmp_path, bad_line: bytes, at: int, m: int = 120, last_newline: bool = True) -> str:
+    """``m`` good Phase-1 lines with ``bad_line`` as line ``at`` (1-based)."""
+    lines = [orjson.dumps(r) for r in sampled(m)]
+    lines.insert(at - 1, bad_line)
+    path = tmp_path / "bad.jsonl"
+    path.write_bytes(b"\n".join(lines) + (b"\n" if last_newline else b""))
+    return str(path)
+
+
+@pytest.mark.parametrize("stage", ["allocate", "vote"])
+@pytest.mark.parametrize("bad,at,expected", [
+    (b'{"id": "x", "question": "q", "samples": [', 57, "invalid JSON"),
+    (b"", 90, "blank line"),
+    (b'{"id": "q3", "question": "again", "samples": []}', 101, "duplicate id 'q3'"),
+    (b'{"id": "z", "question": "q", "samples": [{"phase": 1, "text": "t", "answer": 5}]}', 64,
+     "sample 'answer' must be a string or null, got 5"),
+    (b'[{"id": "z"}]', 1, "looks like a JSON array"),
+])
+def test_errors_in_later_blocks_name_the_line(tmp_path, pool, stage, bad, at, expected):
+    path = padded(tmp_path, bad, at)
+    args = [a.format(f=path, o=tmp_path / OUT) for a in STAGES[stage]]
+    check_error(cli(args), path, at, expected)
+    check_no_output(tmp_path, stage)
+
+
+def test_a_truncated_last_line_is_reported_as_one(tmp_path, pool):
+    path = padded(tmp_path, b'{"id": "x", "question": "q", "samp', 121, last_newline=False)
+    check_error(cli(["vote", path, "-o", str(tmp_path / OUT)]), path, 121, "truncated last line")
+
+
+def test_a_duplicate_before_an_error_in_the_same_block_comes_first(tmp_path, pool):
+    lines = [orjson.dumps(r) for r in sampled(60)]
+    lines[40] = orjson.dumps({**orjson.loads(lines[40]), "id": "q2"})  # line 41 repeats line 3's id
+    lines[41] = b"not json"
+    path = tmp_path / "two.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    check_error(cli(["vote", str(path), "-o", str(tmp_path / OUT)]), str(path), 41, "duplicate id 'q2'")
+
+
+def test_a_line_longer_than_the_limit_is_reported_not_read(tmp_path, pool, monkeypatch):
+    monkeypatch.setattr(blocks, "MAX_LINE_BYTES", 1000)
+    monkeypatch.setattr("uab_cli.records.MAX_LINE_BYTES", 1000)
+    path = padded(tmp_path, b'{"id": "x", "question": "' + b"y" * 5000 + b'"}', 30)
+    check_error(cli(["vote", path, "-o", str(tmp_path / OUT)]), path, 30, "line longer than")
+
+
+def test_bad_worker_count_is_a_usage_error(tmp_path, monkeypatch):
+    monkeypatch.setenv("UAB_WORKERS", "many")
+    path = write_jsonl(tmp_path / "p1.jsonl", sampled(3))
+    result = cli(["vote", path, "-o", str(tmp_path / OUT)])
+    assert result.exit_code == 2 and "UAB_WORKERS must be a whole number" in result.stderr
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.binary(max_size=30).map(lambda b: b.replace(b"\n", b"")), min_size=1, max_size=40),
+       st.booleans(), st.integers(1, 64))
+def test_blocks_cover_every_line_once(tmp_path_factory, lines, final_newline, size):
+    """Cutting a file into byte ranges gives back each line exactly once, in order, with a
+    last line without newline set apart."""
+    data = b"\n".join(lines) + (b"\n" if final_newline else b"")
+    path = tmp_path_factory.mktemp("b") / "f"
+    path.write_bytes(data)
+    whole, finals = b"", []
+    for begin in range(0, len(data), size):
+        terminated, final = blocks._lines(str(path), begin, min(begin + size, len(data)))
+        assert terminated.endswith(b"\n") or not terminated
+        whole += terminated + final
+        finals.append(final)
+    assert whole == data
+    assert [f for f in finals if f] == ([] if final_newline or not lines[-1] else [lines[-1]])
+
+
+def test_allocate_reads_stdin_like_a_file(tmp_path, monkeypatch):
+    """stdin is spooled to a temporary file for the two passes, and removed."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    path = write_jsonl(tmp_path / "p1.jsonl", sampled(50))
+    from_file = cli(["allocate", path, "--budget", "4", "-q"])
+    from_stdin = cli(["allocate", "-", "--budget", "4", "-q"], stdin=open(path, "rb").read())
+    assert from_file.exit_code == from_stdin.exit_code == 0
+    assert from_file.stdout == from_stdin.stdout and from_file.stdout.count("\n") == 50
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["p1.jsonl"]
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_allocate_notices_an_input_changed_between_its_passes(tmp_path, monkeypatch, workers):
+    from uab_cli import pipeline
+
+    if workers == "2":
+        monkeypatch.setattr(blocks, "_BLOCK", 200)
+        monkeypatch.setattr(blocks, "_PARALLEL_FROM", 0)
+    monkeypatch.setenv("UAB_WORKERS", workers)
+    path = write_jsonl(tmp_path / "p1.jsonl", sampled(40))
+    solve = pipeline.AllocationInputs.solve
+
+    def solve_then_append(self, *args):
+        with open(path, "ab") as fh:  # another process appends while allocate works
+            fh.write(orjson.dumps(sampled(41)[40]) + b"\n")
+        return solve(self, *args)
+
+    monkeypatch.setattr(pipeline.AllocationInputs, "solve", solve_then_append)
+    result = cli(["allocate", path, "--budget", "4", "-o", str(tmp_path / OUT)])
+    assert result.exit_code == 2 and "input changed while it was being read" in result.stderr
+    assert not (tmp_path / OUT).exists()

@@ -1,0 +1,197 @@
+"""The streaming stages' engine: validated records a block at a time, on every CPU the process
+may use.
+
+``map_records`` hands each block of records to a ``work`` callable, which returns the block's
+output (JSONL bytes) and a small result; the output goes to ``out`` and the results are
+yielded, in input order. A large input file is split into byte ranges that worker processes
+read, parse, validate and work on themselves, each writing its output to a temporary file
+that the parent appends to ``out``: the parent moves no records. Stdin, a small file or a
+process allowed one CPU runs the same code in-process. Either way errors are those of
+``records.read_batches``, in file order, and duplicate ids are caught across blocks.
+"""
+
+from __future__ import annotations
+
+import collections
+import gc
+import itertools
+import multiprocessing
+import os
+import shutil
+import signal
+import tempfile
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from typing import IO, Any
+
+from .errors import UabError
+from .records import MAX_LINE_BYTES, display_name, parse_block, read_batches, validate_batch
+
+Work = Callable[[list[dict], int], "tuple[bytes, Any]"]  # (records, index of the first) -> (JSONL, result)
+
+_BLOCK = 4 << 20  # input bytes per task
+_PARALLEL_FROM = 16 << 20  # smaller files are done in-process: a pool would cost more than it saves
+
+
+def workers() -> int:
+    """Worker processes for a large input: ``UAB_WORKERS``, else the CPUs this process may use."""
+    value = os.environ.get("UAB_WORKERS")
+    if value:
+        try:
+            return max(1, int(value))
+        except ValueError:
+            raise UabError(f"UAB_WORKERS must be a whole number, got {value!r}") from None
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def map_records(path: str, stage: str | None, work: Work, name: str | None = None,
+                out: IO[bytes] | None = None, layout: list[int] | None = None) -> Iterator[Any]:
+    """``work(batch, start)`` for each block of records of ``path`` validated for ``stage``
+    (``None``: parsed only); its JSONL goes to ``out`` (``None``: dropped) and its result is
+    yielded, in input order. ``start`` counts records from 0; a second pass over the same
+    file passes the ``layout`` list the first pass filled (records per block), else workers
+    see ``start=-1``."""
+    name = name or display_name(path)
+    n = workers()
+    if n < 2 or path == "-" or not os.path.isfile(path) or os.path.getsize(path) < _PARALLEL_FROM:
+        start = 0
+        for batch in read_batches(path, stage, name):
+            data, result = work(batch, start)
+            if out is not None:
+                out.write(data)
+            yield result
+            start += len(batch)
+        return
+    yield from _parallel(path, stage, work, name, n, out, layout)
+
+
+def _parallel(path: str, stage: str | None, work: Work, name: str, n: int, out: IO[bytes] | None,
+              layout: list[int] | None) -> Iterator[Any]:
+    size = os.path.getsize(path)
+    known = list(layout or ())
+    starts = [0, *itertools.accumulate(known)] if known else []  # each block's first record
+    methods = multiprocessing.get_all_start_methods()
+    context = multiprocessing.get_context("fork" if "fork" in methods else None)
+    spool = tempfile.mkdtemp(prefix="uab-blocks.") if out is not None else None
+    seen: set[str] = set()
+    lines = 0  # lines of the input before the block being collected
+    pending: collections.deque[Future] = collections.deque()
+    try:
+        with ProcessPoolExecutor(n, context, initializer=_start, initargs=(work,)) as pool:
+            try:
+                for k, begin in enumerate(range(0, size, _BLOCK)):
+                    start = starts[k] if k < len(starts) else -1
+                    spooled = spool and os.path.join(spool, str(k))
+                    pending.append(pool.submit(_task, path, begin, min(begin + _BLOCK, size), name, stage,
+                                               start, spooled))
+                    if len(pending) > 2 * n:
+                        lines = yield from _collect(pending.popleft(), lines, seen, name, out, layout, known)
+                while pending:
+                    lines = yield from _collect(pending.popleft(), lines, seen, name, out, layout, known)
+                if not lines:
+                    raise UabError("empty input: no records", name)
+            except BaseException:
+                pool.shutdown(wait=True, cancel_futures=True)  # before the spool goes: no task writes to it
+                raise
+    finally:
+        if spool:
+            shutil.rmtree(spool, ignore_errors=True)
+
+
+def _collect(future: Future, lines: int, seen: set[str], name: str, out: IO[bytes] | None,
+             layout: list[int] | None, known: list[int]):
+    """One block's results, its ids checked against the earlier blocks' first (in line order,
+    a duplicate id comes before a later error in the same block); returns the lines so far."""
+    count, ids, results, error, spooled = future.result()
+    if seen.isdisjoint(ids) and len(set(ids)) == len(ids):  # all new (the fast, common case)
+        seen.update(ids)
+    else:  # find the first id that is not new, in line order
+        for lineno, rid in enumerate(ids, lines + 1):
+            if rid in seen:
+                raise UabError(f"duplicate id {rid!r}", name, lineno)
+            seen.add(rid)
+    if error is not None:
+        message, offset = error
+        raise UabError(message, name, lines + offset + 1)
+    if layout is not None and not known:  # a first pass: record the layout for the next
+        layout.append(count)
+    if spooled is not None:
+        with open(spooled, "rb") as fh:
+            shutil.copyfileobj(fh, out, 1 << 20)
+        os.unlink(spooled)
+    yield from results
+    return lines + count
+
+
+_WORK: Work | None = None  # a worker process's work callable
+
+
+def _start(work: Work) -> None:
+    global _WORK
+    _WORK = work
+    gc.disable()  # parsed JSON has no reference cycles; every block is freed when done
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's: it stops the pool
+
+
+def _task(path: str, begin: int, end: int, name: str, stage: str | None, start: int, spooled: str | None):
+    """The lines that start in bytes ``[begin, end)`` of ``path``, in a worker: how many, their
+    ids (for the parent's duplicate check), the work's results, the first error as
+    ``(message, line offset in the block)`` and the file holding the block's output.
+    ``start`` is the index of the block's first record (-1: not known)."""
+    data, final = _lines(path, begin, end)
+    first = 1 if begin == 0 else 2  # the file's first line gets its own checks (BOM, JSON array)
+    ids: list[str] = []
+    results: list[Any] = []
+    count, error = 0, None
+    out = open(spooled, "wb") if spooled else None
+    try:
+        for piece, last in ((data, False), (final, True)):
+            if not piece:
+                continue
+            for batch in parse_block(piece, first + count, last, path, name):
+                if stage is not None:
+                    try:
+                        validate_batch(batch, stage, name, first + count)
+                    except UabError as exc:  # the records before it are valid: their ids count
+                        ids += [rec["id"] for rec in batch[: exc.line - first - count]]
+                        raise
+                    ids += [rec["id"] for rec in batch]
+                output, result = _WORK(batch, start + count if start >= 0 else -1)
+                if out is not None:
+                    out.write(output)
+                results.append(result)
+                count += len(batch)
+    except UabError as exc:
+        error = (exc.message, exc.line - first if exc.line is not None else count)
+    finally:
+        if out is not None:
+            out.close()
+    return count, ids, results, error, spooled
+
+
+def _lines(path: str, begin: int, end: int) -> tuple[bytes, bytes]:
+    """The lines of ``path`` that start in bytes ``[begin, end)``: those ending in a newline,
+    and a last line of the file without one (``b""`` if none)."""
+    with open(path, "rb") as fh:
+        base = max(begin - 1, 0)
+        fh.seek(base)
+        data = fh.read(end - base)
+        if begin > 0:  # skip the line that started in an earlier block
+            skip = data.find(b"\n")
+            data = data[skip + 1:] if skip >= 0 else b""
+            if not data:
+                return b"", b""
+        if not data.endswith(b"\n"):  # read on to the end of the last line that starts here
+            parts, length = [data], len(data)
+            while length <= end - begin + MAX_LINE_BYTES:  # a longer line is reported, not read on
+                piece = fh.read(1 << 16)
+                if not piece:
+                    break
+                cut = piece.find(b"\n")
+                parts.append(piece if cut < 0 else piece[: cut + 1])
+                length += len(parts[-1])
+                if cut >= 0:
+                    break
+            data = b"".join(parts)
+    cut = data.rfind(b"\n") + 1
+    return data[:cut], data[cut:]
