@@ -6,7 +6,6 @@ adds its settings to the record's provenance so a shell pipe keeps what produced
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import io
 import math
@@ -148,9 +147,10 @@ def judge(records: list[dict], backend: Backend, gen: Generation) -> dict:
     return {"calls": len(records), **counts}
 
 
-def default_signal(rec: dict) -> str:
-    """``vcs`` for samples drawn with the confidence prompt (Cohere's default), else ``anll``."""
-    return "vcs" if generation_of(rec).get("vcs") else "anll"
+def default_signal(rec: dict | None) -> str:
+    """``vcs`` for samples drawn with the confidence prompt (Cohere's default), else ``anll``
+    (the signal ``allocate`` uses without ``--signal``; ``rec``: the first record)."""
+    return "vcs" if rec is not None and generation_of(rec).get("vcs") else "anll"
 
 
 @dataclass
@@ -173,7 +173,7 @@ def allocate(records: list[dict], settings: Allocation, lines: Sequence[int] | N
     else ``anll``. ``lines``/``path`` locate a record in error messages.
     """
     with paused_gc():  # per-record lists and dicts, no cycles: see paused_gc
-        inputs = AllocationInputs(settings)
+        inputs = AllocationInputs(settings, settings.signal or default_signal(records[0] if records else None))
         for rec in records:
             inputs.add(rec)
         plan = inputs.solve(lines, path)
@@ -190,13 +190,11 @@ def allocate_file(path: str, settings: Allocation, output: str) -> AllocationSum
     name = display_name(path)
     with rereadable(path) as source, paused_gc():
         before = _fingerprint(source)
-        if settings.signal is None:  # vcs after a --vcs Phase 1, else anll: from the first record
-            settings = dataclasses.replace(settings, signal=default_signal(next(read_batches(source, None, name))[0]))
-        inputs, layout = AllocationInputs(settings), []
+        signal = settings.signal or default_signal(next(read_batches(source, None, name))[0])
+        inputs, layout = AllocationInputs(settings, signal), []
         for part in map_records(source, "sampled", inputs.collect, name, layout=layout):
             inputs.extend(part)
         plan = inputs.solve(range(1, inputs.m + 1), name)
-        plan.name = name
         with atomic_output(output) as fh:
             written = sum(map_records(source, None, plan.write_block, name, fh, layout))
             if written != inputs.m or _fingerprint(source) != before:
@@ -215,10 +213,10 @@ def _fingerprint(path: str) -> tuple[int, int]:
 
 class AllocationInputs:
     """What allocation reads of each question, collected one record at a time: Phase-1
-    sample count, signal score, question length and judge label."""
+    sample count, ``signal``'s score, question length and judge label."""
 
-    def __init__(self, settings: Allocation):
-        self.settings, self.signal = settings, settings.signal
+    def __init__(self, settings: Allocation, signal: str):
+        self.settings, self.signal = settings, signal
         self.drawn, self.lengths = array("q"), array("q")
         self.scores, self.hard = array("d"), array("b")
         self.unlabelled: int | None = None  # the first record without a judge label
@@ -229,8 +227,7 @@ class AllocationInputs:
 
     def collect(self, batch: list[dict], start: int) -> tuple[bytes, AllocationInputs]:
         """A block's inputs (a ``blocks.map_records`` work): ``extend`` joins them in order."""
-        part = AllocationInputs(self.settings)
-        part.signal = self.signal
+        part = AllocationInputs(self.settings, self.signal)
         for rec in batch:
             part.add(rec)
         return b"", part
@@ -244,8 +241,6 @@ class AllocationInputs:
         self.hard += part.hard
 
     def add(self, rec: dict) -> None:
-        if self.signal is None:  # from the first record
-            self.signal = default_signal(rec)
         phase1 = samples(rec, 1)
         if self.signal != "vote-entropy":
             score = question_score(phase1, self.signal)
@@ -263,8 +258,7 @@ class AllocationInputs:
 
     def solve(self, lines: Sequence[int] | None = None, path: str | None = None) -> AllocationPlan:
         """Run the allocator: ``p`` and ``extra`` per question, all samples totalling N·M."""
-        settings, m = self.settings, self.m
-        signal = self.signal or "anll"
+        settings, m, signal = self.settings, self.m, self.signal
         drawn = np.frombuffer(self.drawn, dtype=np.int64) if m else np.zeros(0, dtype=np.int64)
         k1 = int(drawn.min()) if m else 1
         settings.check(k1, signal)
@@ -292,7 +286,7 @@ class AllocationInputs:
         summary = AllocationSummary(budget, int(drawn.sum()), int(extra.sum()), saved, fallbacks,
                                     dict(zip(totals.tolist(), counts.tolist())))
         return AllocationPlan([None if math.isnan(x) else x for x in p.tolist()], extra.tolist(),
-                              settings.info(signal, budget, saved), summary)
+                              settings.info(signal, budget, saved), summary, path)
 
 
 @dataclass

@@ -40,11 +40,10 @@ _DICT = {dict}
 _TOO_LONG = f"line longer than {MAX_LINE_BYTES // 2**20} MiB"
 
 
-def read_jsonl(path: str, name: str | None = None) -> Iterator[tuple[int, dict]]:
-    """Yield ``(line number, object)`` for each line of a JSONL file (``-`` = stdin); errors
-    name the input ``name`` (default: the path)."""
+def read_jsonl(path: str) -> Iterator[tuple[int, dict]]:
+    """Yield ``(line number, object)`` for each line of a JSONL file (``-`` = stdin)."""
     lineno = 0
-    for batch in _batches(path, name):
+    for batch in _batches(path):
         for obj in batch:
             lineno += 1
             yield lineno, obj
@@ -54,19 +53,19 @@ def _batches(path: str, name: str | None = None) -> Iterator[list[dict]]:
     """The input's objects, one list per 64 KiB read; line ``k`` of the input is object ``k``.
     Errors come in file order, after the objects before them (see ``parse_block``)."""
     name = name or display_name(path)
-    for data, first, last in blocks(path, name, _CHUNK):
+    for data, first, last in _blocks(path, name):
         yield from parse_block(data, first, last, path, name)
 
 
-def blocks(path: str, name: str, size: int = _CHUNK) -> Iterator[tuple[bytes, int, bool]]:
+def _blocks(path: str, name: str) -> Iterator[tuple[bytes, int, bool]]:
     """The input in blocks of whole lines: ``(data, line number of its first line, last)``,
-    about ``size`` bytes each; ``last`` marks a final line without a newline (its own block).
+    about 64 KiB each; ``last`` marks a final line without a newline (its own block).
     Raises ``UabError`` for an empty input or a runaway line."""
     lineno = 0
     with _open_input(path) as fh:
         rest = b""
         while True:
-            chunk = fh.read1(size)
+            chunk = fh.read1(_CHUNK)
             if not chunk:
                 break
             cut = chunk.rfind(b"\n") + 1
@@ -187,11 +186,10 @@ def _open_input(path: str):
         yield fh
 
 
-def read_records(path: str, stage: str = "question", name: str | None = None) -> Iterator[tuple[int, dict]]:
-    """Stream validated records for a stage (``question``, ``sampled``, ``allocated``);
-    errors name the input ``name`` (default: the path)."""
+def read_records(path: str, stage: str = "question") -> Iterator[tuple[int, dict]]:
+    """Stream validated records for a stage (``question``, ``sampled``, ``allocated``)."""
     lineno = 0
-    for batch in read_batches(path, stage, name):
+    for batch in read_batches(path, stage):
         for rec in batch:
             lineno += 1
             yield lineno, rec

@@ -108,13 +108,11 @@ def probabilities(scores: Sequence[float | None], signal: str = "anll",
         if missing.any():
             raise MissingSignal(int(missing.argmax()), signal)
         return np.clip(np.exp(-s / temperature), 0.0, 1.0), 0
-    if signal == "vcs":
-        p = [VCS_MISSING_P if m else x / 10 for x, m in zip(s.tolist(), missing.tolist())]
-    elif signal == "vcs-pow":
-        p = [VCS_MISSING_P if m else (x / 10) ** (1 / temperature) for x, m in zip(s.tolist(), missing.tolist())]
-    else:
-        p = [math.exp(-h / temperature) for h in s.tolist()]
-    return np.clip(np.array(p, dtype=np.float64), 0.0, 1.0), int(missing.sum()) if signal != "vote-entropy" else 0
+    if signal == "vote-entropy":
+        return np.clip(np.array([math.exp(-h / temperature) for h in s.tolist()]), 0.0, 1.0), 0
+    power = 1.0 if signal == "vcs" else 1 / temperature  # vcs-pow: (score/10)^(1/T)
+    p = [VCS_MISSING_P if m else (x / 10) ** power for x, m in zip(s.tolist(), missing.tolist())]
+    return np.clip(np.array(p, dtype=np.float64), 0.0, 1.0), int(missing.sum())
 
 
 def success_probabilities(
@@ -132,9 +130,13 @@ def success_probabilities(
     """
     if signal not in SIGNALS:
         raise UabError(f"unknown signal {signal!r}; choose from {', '.join(SIGNALS)}")
-    counts = (lambda i, ss: answer_groups(i, ss) if len(ss) >= 2 else None) if signal == "vote-entropy" else None
-    scores = [question_score(ss, signal, counts and counts(i, ss)) for i, ss in enumerate(phase1)]
-    return probabilities(scores, signal, temperature)
+    def score(i: int, samples: list[dict]) -> float | None:
+        if signal == "vote-entropy" and len(samples) >= 2:
+            assert answer_groups is not None
+            return question_score(samples, signal, answer_groups(i, samples))
+        return question_score(samples, signal)
+
+    return probabilities([score(i, ss) for i, ss in enumerate(phase1)], signal, temperature)
 
 
 class MissingSignal(UabError):
