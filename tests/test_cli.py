@@ -75,7 +75,9 @@ def test_pool_simulate_report(tmp_path):
     res = tmp_path / "res.jsonl"
     uab("simulate", tmp_path / "pool", "--budgets", "2,4", "--seeds", 3, "--allocators", "uab,uniform", "-o", res, "-q")
     rows = read_jsonl(res)
-    assert len(rows) == 2 * 2 * 3 and all(r["samples_used"] == r["N"] * 40 for r in rows)
+    results = [r for r in rows if "recommendation" not in r]  # allocators × N × seeds × the five vote rules
+    assert len(results) == 2 * 2 * 3 * 5 and all(r["samples_used"] == r["N"] * 40 for r in results)
+    assert [r["recommendation"]["N"] for r in rows[len(results):]] == [2, 4]  # the file ends with them
     paths = uab("report", res, "-o", tmp_path / "rep", "--pool", tmp_path / "pool").stdout.split()
     assert {os.path.basename(p) for p in paths} >= {"accuracy_vs_budget.png", "summary.md"}
 

@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import pytest
 
-from uab_cli import allocation, evaluation, recommend
+from uab_cli import allocation, allocators, evaluation, recommend
 from uab_cli.answers import majority_vote
 from uab_cli.errors import UabError
 from uab_cli.signals import DEFAULT_T
@@ -119,7 +119,8 @@ def test_replayed_vote_matches_majority_vote():
     pool = evaluation.Pool(records)
     for seed in range(25):
         perm = pool.permutations(seed)
-        vote, cover = pool.outcomes(perm)
+        votes, cover = pool.outcomes(perm)
+        vote = votes["majority"][0]
         for i, rec in enumerate(records):
             drawn = [rec["samples"][j]["answer"] for j in perm[i]]
             for t in range(1, len(answers) + 1):
@@ -174,7 +175,7 @@ def test_summarize_pairs_by_seed():
     assert uab["coverage"] == pytest.approx(2 / 3 + 0.1)
     assert summary[0]["allocator"] == "uniform" and summary[0]["diff_uniform"] == 0
     table = evaluation.markdown_table(summary, -0.3)
-    assert "| 4 | uab | anll | 0.2 | 3 | 66.67 ± 10.41 |" in table and "+6.67 ± 1.67" in table
+    assert "| 4 | uab | anll | 0.2 | majority | 3 | 66.67 ± 10.41 |" in table and "+6.67 ± 1.67" in table
 
 
 def test_anll_correlation_is_negative_when_correct_samples_are_confident():
@@ -187,7 +188,7 @@ def test_report_writes_plots_and_summary(tmp_path):
     rows = list(evaluation.simulate(records, [2, 4, 8], ["uab", "uniform", "judge"], ["anll"], 4))
     fig = evaluation.plot_accuracy(evaluation.summarize(rows))
     assert sorted(t.get_text() for t in fig.get_axes()[0].get_legend().get_texts()) == [
-        "judge", "uab (anll)", "uniform"]
+        "judge", "uab (anll)", "uniform"]  # one vote rule: not in the labels
     paths = evaluation.report(rows, records, str(tmp_path / "rep"))
     names = sorted(p.rsplit("/", 1)[1] for p in paths)
     assert names == ["accuracy_vs_budget.png", "allocation_by_level.png", "anll_correct_vs_incorrect.png",
@@ -212,44 +213,51 @@ def test_report_without_matplotlib_names_the_extra(monkeypatch, tmp_path):
 # --- oracle, headroom and recommendation ------------------------------------------------
 
 
-def plurality2(p: float, n: int) -> float:
-    """Expected majority accuracy with n samples, one shared wrong answer, a tie worth 1/2."""
-    pmf = [math.comb(n, c) * p**c * (1 - p) ** (n - c) for c in range(n + 1)]
-    return sum(pmf[c] * (1.0 if 2 * c > n else 0.5 if 2 * c == n and c else 0.0) for c in range(n + 1))
+def brute_majority(rec: dict, n: int) -> float:
+    """Expected majority-vote correctness over every n-subset of a record's samples, ties to the
+    answer that sorts first (``majority_vote``)."""
+    import itertools
+
+    answers = [s["answer"] for s in rec["samples"]]
+    subsets = list(itertools.combinations(answers, n))
+    right = [(pred := majority_vote(list(sub)).prediction) is not None and evaluation.is_correct(rec, pred)
+             for sub in subsets]
+    return sum(right) / len(subsets)
 
 
 def small_pool(rng, m: int) -> list[dict]:
-    """M questions with 2-6 samples each: some right ("1/2" in several spellings), some wrong, some
-    without an answer."""
+    """M questions with 2-6 samples each: some right ("0.5"), some wrong in several answers,
+    some without an answer."""
     records = []
     for i in range(m):
         k = int(rng.integers(2, 7))
-        answers = [rng.choice(["0.5", "1/2", "\\frac{1}{2}", "3", "4", None]) for _ in range(k)]
+        answers = [rng.choice(["0.5", "3", "4", "12", None]) for _ in range(k)]
         records.append({"id": f"s{i}", "question": "q", "answer": "0.5",
                         "samples": [sample(j, a, 0.1) for j, a in enumerate(answers)]})
     return records
 
 
-@pytest.mark.parametrize("case", range(40))
-def test_oracle_is_the_brute_force_optimum_on_small_pools(case):
+@pytest.mark.parametrize("case", range(30))
+def test_oracle_is_the_brute_force_optimum_of_exact_majority_values(case):
     import itertools
 
     rng = np.random.default_rng(case)
     m = 1 + case % 4
     records = small_pool(rng, m)
     pool = evaluation.Pool(records)
-    right = [sum(s["answer"] in ("0.5", "1/2", "\\frac{1}{2}") for s in r["samples"]) for r in records]
-    p = np.array([c / len(r["samples"]) for c, r in zip(right, records)])
-    assert np.allclose(pool.accuracy, p)  # empirical accuracy, unanswered samples count wrong
+    for i, rec in enumerate(records):  # exact expected majority accuracy, every n
+        for n in range(1, int(pool.k[i]) + 1):
+            assert pool.majority_values[i, n] == pytest.approx(brute_majority(rec, n), abs=1e-12)
     room = pool.k - 1
     for n in range(1, int(pool.k.min()) + 1):
         budget = (n - 1) * m
-        job = evaluation.Job(np.zeros(m), budget, None, 0, pool.lengths, pool.hard, accuracy=pool.accuracy, room=room)
+        job = evaluation.Job(np.zeros(m), budget, None, 0, pool.lengths, pool.hard, values=pool.majority_values,
+                             room=room)
         extra = evaluation.ALLOCATORS["oracle"](job)
         assert extra.sum() == budget and (extra <= room).all() and (extra >= 0).all()
-        best = max(sum(plurality2(pi, 1 + e) for pi, e in zip(p, alloc))
-                   for alloc in itertools.product(*(range(r + 1) for r in room)) if sum(alloc) == budget)
-        assert sum(plurality2(pi, 1 + e) for pi, e in zip(p, extra)) == pytest.approx(best, abs=1e-12)
+        value = lambda alloc: sum(brute_majority(r, 1 + e) for r, e in zip(records, alloc))  # noqa: E731
+        best = max(value(alloc) for alloc in itertools.product(*(range(r + 1) for r in room)) if sum(alloc) == budget)
+        assert value(extra) == pytest.approx(best, abs=1e-12)
 
 
 def test_oracle_keeps_the_budget_and_pool_caps_and_ignores_the_signal():
@@ -261,7 +269,7 @@ def test_oracle_keeps_the_budget_and_pool_caps_and_ignores_the_signal():
     assert len(oracle) == 6 and all(r["signal"] is None and r["T"] is None for r in oracle)
     assert all(r["samples_used"] == r["N"] * r["M"] for r in oracle)
     pool = evaluation.Pool(records)
-    job = evaluation.Job(np.full(30, 0.5), 2 * 30, None, 0, pool.lengths, pool.hard, accuracy=pool.accuracy,
+    job = evaluation.Job(np.full(30, 0.5), 2 * 30, None, 0, pool.lengths, pool.hard, values=pool.majority_values,
                          room=pool.k - 1)
     extra = evaluation.ALLOCATORS["oracle"](job)
     assert extra.sum() == 60 and (extra <= pool.k - 1).all() and (extra == pool.k - 1).any()
@@ -269,54 +277,76 @@ def test_oracle_keeps_the_budget_and_pool_caps_and_ignores_the_signal():
     assert np.array_equal(evaluation.ALLOCATORS["oracle"](job), extra)
 
 
-def test_oracle_is_the_majority_dp_fed_the_true_p():
-    # known_pool's ANLL recovers each question's true p exactly, so majority sees what the oracle sees.
-    rows = list(evaluation.simulate(known_pool(100, 20), [2, 3], ["oracle", "majority", "uab"], ["anll"], 5))
-    acc = {(r["allocator"], r["N"], r["seed"]): r["accuracy"] for r in rows}
-    assert all(acc["oracle", n, s] == acc["majority", n, s] for n in (2, 3) for s in range(5))
-    assert any(acc["oracle", n, s] != acc["uab", n, s] for n in (2, 3) for s in range(5))
-    summary = {e["allocator"]: e for e in evaluation.summarize(rows)}
-    assert summary["oracle"]["upper_bound"] and not summary["majority"]["upper_bound"]
+def test_oracle_bounds_uniform_majority_where_wrong_answers_scatter():
+    """Scattered wrong answers made the old plurality-2 oracle fall below Uniform; the exact
+    one is at or above Uniform in expectation, and its replay at or above within noise."""
+    rng = np.random.default_rng(3)
+    records = []
+    for i in range(80):
+        p = rng.uniform(0.05, 0.6)
+        answers = ["7" if rng.random() < p else str(rng.integers(10, 14)) for _ in range(8)]
+        records.append({"id": f"w{i}", "question": "q", "answer": "7",
+                        "samples": [sample(j, a, 0.1) for j, a in enumerate(answers)]})
+    pool = evaluation.Pool(records)
+    rows = list(evaluation.simulate(pool, [2, 3, 4], ["oracle", "uniform"], ["anll"], 20))
+    summary = {(e["allocator"], e["N"]): e for e in evaluation.summarize(rows)}
+    for n in (2, 3, 4):
+        assert pool.majority_values[:, n].mean() <= summary["oracle", n]["accuracy"] + 2 * summary["oracle", n][
+            "accuracy_std"]
+        assert summary["oracle", n]["diff_uniform"] > -2 * summary["oracle", n]["diff_se"]
+        job = evaluation.Job(np.zeros(80), (n - 1) * 80, None, 0, pool.lengths, pool.hard,
+                             values=pool.majority_values, room=pool.k - 1)
+        extra = evaluation.ALLOCATORS["oracle"](job)
+        expected = pool.majority_values[np.arange(80), 1 + extra].mean()
+        assert expected >= pool.majority_values[:, n].mean() - 1e-12  # a true bound on Uniform
 
 
-def test_recommendation_takes_a_gain_above_two_standard_errors_else_uniform():
-    uniform = [0.50, 0.60, 0.70, 0.55]
-    sure = rows_for({"uniform": uniform, "uab": [0.53, 0.62, 0.73, 0.58], "oracle": [0.56, 0.66, 0.75, 0.61]})
-    summary = evaluation.summarize(sure)
-    rec = recommend.by_budget(summary)[0]
-    assert rec["recommended"]["allocator"] == "uab" and rec["headroom"]["allocator"] == "oracle"
-    assert rec["headroom"]["diff_uniform"] == pytest.approx(0.0575)
-    assert recommend.share(rec["best"], rec["headroom"]) == pytest.approx(0.0275 / 0.0575)
-    # Same mean gain, but noisy: 0.0275 is 1.5 standard errors.
-    noisy = evaluation.summarize(rows_for({"uniform": uniform, "uab": [0.56, 0.595, 0.76, 0.545],
-                                           "oracle": [0.56, 0.66, 0.75, 0.61]}))
-    e = next(e for e in noisy if e["allocator"] == "uab")
-    assert e["diff_uniform"] == pytest.approx(0.0275) and e["diff_se"] < e["diff_uniform"] < 2 * e["diff_se"]
-    assert recommend.by_budget(noisy)[0]["recommended"]["allocator"] == "uniform"
-    text = evaluation.markdown_table(summary)
-    assert "| 4 | oracle (upper bound) |" in text and "48 %" in text
-    assert "`uab run QUESTIONS --budget 4 --out RUN --allocator uab --gain algorithm1 --signal anll -T 0.2`" in text
-    assert "--budget 4 --out RUN --allocator uniform`" in evaluation.markdown_table(noisy)
+def test_recommendation_is_chosen_and_scored_on_held_out_questions():
+    from uab_cli.settings import Vote
+
+    rng = np.random.default_rng(0)
+    s_, m = 6, 200
+    base = (rng.random((s_, m)) < 0.5).astype(float)
+    good = np.clip(base + (rng.random((s_, m)) < 0.1), 0, 1)  # +~5 points everywhere
+    noise = np.where(rng.random((s_, m)) < 0.05, 1 - base, base)  # flips: zero mean
+    outcomes = {("uniform", None, None, 4, "majority"): base, ("uab", "anll", 0.2, 4, "majority"): noise,
+                ("uniform", None, None, 4, "confident-ties"): good}
+    context = {"gain": "algorithm1", "vote": Vote(), "generation": {"backend": "scripted", "max_tokens": 48},
+               "k1": {}}
+    [rec] = recommend.held_out(outcomes, set(), context)
+    assert (rec["allocator"], rec["vote_rule"]) == ("uniform", "confident-ties")
+    assert rec["gain"] > 2 * rec["se"] and rec["gain"] == rec["held_out"]["gain"]
+    assert rec["flags"] == ("--backend scripted --max-tokens 48 --allocator uniform --vote-rule confident-ties "
+                            "--vote-signal anll --vote-temperature 0.2")
+    # Only noise to choose from: Uniform + majority.
+    del outcomes["uniform", None, None, 4, "confident-ties"]
+    [rec] = recommend.held_out(outcomes, set(), context)
+    assert (rec["allocator"], rec["vote_rule"], rec["gain"]) == ("uniform", "majority", 0.0)
 
 
-def test_run_flags_come_from_one_mapping_and_uab_run_accepts_them(tmp_path):
+def test_run_flags_come_from_the_registry_and_uab_run_accepts_them(tmp_path):
     from typer.testing import CliRunner
 
     from uab_cli.cli import app
+    from uab_cli.settings import Vote
 
     runnable = set(evaluation.ALLOCATORS) - evaluation.UPPER_BOUNDS
-    assert set(recommend.RUN_FLAGS) == runnable
-    entry = {"allocator": "uab-exit-easy-skip", "signal": "anll", "T": 0.2, "gain": "coverage", "K1": 1}
-    assert recommend.run_flags(entry) == ("--allocator uab --gain coverage --exit easy --exit-mode skip "
-                                          "--signal anll -T 0.2")
+    assert set(allocators.RUN_FLAGS) >= runnable
     q = tmp_path / "q.jsonl"
     q.write_text("".join(f'{{"id": "q{i}", "question": "What is {i} + 2?", "answer": "{i + 2}"}}\n'
                          for i in range(6)))
     for i, name in enumerate(sorted(runnable)):
         entry = {"allocator": name, "signal": None if name in evaluation.SIGNAL_FREE else "vote-entropy", "T": 0.5,
-                 "K1": 1 if name in evaluation.SIGNAL_FREE else 2}
-        args = ["run", str(q), "--budget", "3", "--out", str(tmp_path / f"r{i}"), "--backend", "scripted", "-q"]
-        result = CliRunner().invoke(app, args + recommend.run_flags(entry).split())
+                 "N": 3, "vote_rule": ["majority", "weighted", "filtered"][i % 3]}
+        context = {"gain": "coverage", "vote": Vote(), "generation": {"backend": "scripted"},
+                   "k1": {(name, entry["signal"], 0.5, 3): 1 if name in evaluation.SIGNAL_FREE else 2}}
+        flags = recommend.flags(recommend.run_settings(entry, context))
+        if name == "uab-exit-easy-skip":
+            assert flags == ("--backend scripted --allocator uab --gain coverage --exit easy --exit-mode skip "
+                             "--signal vote-entropy --signal-temperature 0.5 --k 2 --vote-rule filtered "
+                             "--vote-signal anll --vote-temperature 0.2 --vote-keep 0.5") or i % 3 != 2
+        args = ["run", str(q), "--budget", "3", "--out", str(tmp_path / f"r{i}"), "-q"]
+        result = CliRunner().invoke(app, args + flags.split())
         assert result.exit_code == 0, (name, result.output)
 
 
@@ -349,7 +379,7 @@ def test_report_draws_the_oracle_dashed(tmp_path):
     assert ax.collections  # the ± std band
     with open(evaluation.report(rows, None, str(tmp_path))[-1], encoding="utf-8") as fh:
         text = fh.read()
-    assert "## Headroom and recommendation" in text and "- N = 4: `uab run QUESTIONS --budget 4" in text
+    assert "## Headroom and recommendation" in text
 
 
 def test_simulate_command_prints_headroom_and_recommendation_after_its_table(tmp_path):
@@ -363,5 +393,11 @@ def test_simulate_command_prints_headroom_and_recommendation_after_its_table(tmp
                                       "-o", str(tmp_path / "rows.jsonl")])  # oracle is in the default list
     assert result.exit_code == 0, result.output
     table, advice = result.output.split("## Headroom and recommendation")
-    assert "| 2 | oracle (upper bound) | — | — | 3 |" in table
-    assert "- N = 4: `uab run QUESTIONS --budget 4 --out RUN --allocator " in advice
+    assert "| 2 | oracle (upper bound) | — | — | majority | 3 |" in table
+    assert "- N = 4: `uab run QUESTIONS --budget 4 --out RUN " in advice
+    rows = (tmp_path / "rows.jsonl").read_text().splitlines()
+    import json
+
+    tail = [json.loads(r) for r in rows[-2:]]
+    assert [t["recommendation"]["N"] for t in tail] == [2, 4]
+    assert set(tail[0]["recommendation"]) >= {"N", "allocator", "signal", "T", "vote_rule", "gain", "se", "flags"}

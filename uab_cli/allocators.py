@@ -16,7 +16,7 @@ import numpy as np
 
 from . import allocation
 from .errors import UabError
-from .majority import majority_allocate
+from .majority import allocate_values, majority_allocate
 
 EXITS = {"hard": 0.5, "easy": 0.7}  # default thresholds (paper, Threshold Exits)
 EXIT_MODES = ("redistribute", "skip")
@@ -38,7 +38,7 @@ class Job:
     vote_model: str = "plurality-2"  # the majority allocator's vote model
     exit: str | None = None  # threshold exit on top of ``uab`` (hard or easy)
     exit_mode: str = "redistribute"
-    accuracy: np.ndarray | None = None  # per question, the fraction of its pool samples that are right (upper bounds)
+    values: np.ndarray | None = None  # A[i, n]: question i's expected majority accuracy with n samples (upper bounds)
     room: np.ndarray | None = None  # per question, the Phase-2 samples its pool can serve (upper bounds)
 
 
@@ -46,13 +46,18 @@ Allocator = Callable[[Job], "np.ndarray | tuple[np.ndarray, int]"]
 ALLOCATORS: dict[str, Allocator] = {}
 SIGNAL_FREE: set[str] = set()  # allocators that ignore p
 SIMULATE_ONLY: set[str] = set()  # allocators only ``simulate`` can run
+RUN_FLAGS: dict[str, dict[str, str | None]] = {}  # the `uab run` options that reproduce each allocator
 
 
-def register(name: str, fn: Allocator, *, signal: bool = True, runnable: bool = True) -> None:
-    """Add allocator ``name``: every command that takes an allocator name then knows it."""
+def register(name: str, fn: Allocator, *, signal: bool = True, runnable: bool = True,
+             flags: dict[str, str | None] | None = None) -> None:
+    """Add allocator ``name``: every command that takes an allocator name then knows it.
+    ``flags``: the ``uab run`` options that reproduce it (default ``--allocator NAME``; a
+    ``--gain`` of ``None`` takes the replay's ``--gain``)."""
     ALLOCATORS[name] = fn
     (SIGNAL_FREE.add if not signal else SIGNAL_FREE.discard)(name)
     (SIMULATE_ONLY.add if not runnable else SIMULATE_ONLY.discard)(name)
+    RUN_FLAGS[name] = flags or {"--allocator": name}
 
 
 def runnable() -> list[str]:
@@ -77,12 +82,14 @@ def _uab(j: Job, gain: str | None = None, exit: str | None = None, mode: str | N
     return allocation.uab_allocate(j.p, j.budget, gain, j.cap)
 
 
-register("uab", _uab)
-register("uab-coverage", partial(_uab, gain="coverage"))
+register("uab", _uab, flags={"--allocator": "uab", "--gain": "algorithm1"})
+register("uab-coverage", partial(_uab, gain="coverage"), flags={"--allocator": "uab", "--gain": "coverage"})
 for _kind in EXITS:
     for _mode in EXIT_MODES:
-        register(f"uab-exit-{_kind}" + ("-skip" if _mode == "skip" else ""), partial(_uab, exit=_kind, mode=_mode))
-register("majority", lambda j: majority_allocate(j.p, j.budget, j.vote_model, max_extra=j.cap, phase1=j.k1))
+        register(f"uab-exit-{_kind}" + ("-skip" if _mode == "skip" else ""), partial(_uab, exit=_kind, mode=_mode),
+                 flags={"--allocator": "uab", "--gain": None, "--exit": _kind, "--exit-mode": _mode})
+register("majority", lambda j: majority_allocate(j.p, j.budget, j.vote_model, max_extra=j.cap, phase1=j.k1),
+         flags={"--allocator": "majority", "--vote-model": "plurality-2"})
 register("uniform", lambda j: allocation.uniform_allocate(j.p.size, j.budget, j.cap), signal=False)
 register("random", lambda j: allocation.random_allocate(j.p.size, j.budget, j.seed, j.cap), signal=False)
 register("length", lambda j: allocation.proportional_allocate(j.lengths, j.budget, j.cap), signal=False)
@@ -90,12 +97,15 @@ register("judge", lambda j: allocation.judge_allocate(j.hard, j.budget, j.cap), 
 
 
 def _oracle(j: Job) -> np.ndarray:
-    """Upper bound: exact DP on expected plurality-2 majority accuracy with p_i = question i's
-    accuracy over its whole pool, within the pool (at most K_i - K1 Phase-2 samples)."""
-    if j.accuracy is None:
+    """Upper bound on allocation under majority vote: the exact DP on each question's expected
+    majority-vote accuracy from its pool's own answer distribution (``Job.values``), within the
+    pool (at most K_i - K1 Phase-2 samples)."""
+    if j.values is None:
         raise UabError("the oracle needs a pool with graded samples (`uab simulate`)")
-    cap = j.room if j.cap is None else j.cap
-    return majority_allocate(j.accuracy, j.budget, "plurality-2", "dp", cap, j.k1)
+    cap = j.room if j.cap is None else np.minimum(j.cap, j.room)
+    f = j.values[:, j.k1:].copy()
+    f[np.arange(f.shape[1])[None, :] > cap[:, None]] = -np.inf
+    return allocate_values(f, j.budget)
 
 
 register("oracle", _oracle, signal=False, runnable=False)

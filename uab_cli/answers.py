@@ -13,7 +13,7 @@ import random
 import re
 import string
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from fractions import Fraction
 from typing import NamedTuple
 
@@ -460,16 +460,17 @@ def group(answers: Sequence[str | None], kind: str) -> dict[str, int]:
     return _classes(answers, kind)[0]
 
 
-def _classes(answers: Sequence[str | None], kind: str) -> tuple[dict[str, int], bool]:
+def _classes(answers: Sequence[str | None], kind: str, rep_of: dict | None = None) -> tuple[dict[str, int], bool]:
     """``group``'s counts, and whether the classes are plain strings (two answers are equal iff
-    they are the same string: not math, or every answer a canonical integer)."""
+    they are the same string: not math, or every answer a canonical integer). ``rep_of``, when
+    given, receives each distinct answer's class representative (for non-plain classes)."""
     counts: dict[str, int] = {}
     for a in answers:
         if a:
             counts[a] = counts.get(a, 0) + 1
     if kind != "math" or all(map(_canonical_int, counts)):  # the common case, kept cheap
         return counts, True
-    rep_of: dict[str, str] = {}
+    rep_of = {} if rep_of is None else rep_of
     reps: list[str] = []
     by_value: dict[Fraction, str] = {}
     for a in sorted(counts):
@@ -531,12 +532,19 @@ def is_correct(rec: dict, prediction: str | None) -> bool | None:
 
 
 def vote_and_grade(answers: Sequence[str | None], gold: str | None, kind: str = "math",
-                   tie_seed: int | None = None) -> tuple[Vote, bool | None, bool | None]:
+                   tie_seed: int | None = None,
+                   pick: Callable[[list[str | None]], str | None] | None = None) -> tuple[Vote, bool | None, bool | None]:
     """Majority vote over answers graded against the normalised ``gold``: the vote, whether
     its prediction is right and whether some voted answer is (coverage); ``None, None``
-    without a gold."""
-    counts, plain = _classes(answers, kind)
-    vote = _majority(counts, tie_seed)
+    without a gold. ``pick``, when given, elects the prediction instead of majority from each
+    answer's class representative (``None`` for no answer; see ``voting.choose``)."""
+    rep_of: dict[str, str] = {}
+    counts, plain = _classes(answers, kind, rep_of)
+    if pick is None:
+        vote = _majority(counts, tie_seed)
+    else:
+        winner = pick([(rep_of.get(a, a) if a else None) for a in answers])
+        vote = Vote(winner, dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))))
     if gold is None:
         return vote, None, None
     prediction = vote.prediction

@@ -20,15 +20,15 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from . import __version__, allocation, allocators, pipeline, runs
+from . import __version__, allocation, allocators, pipeline, runs, voting
 from .backends import BACKENDS, DEFAULT_BACKEND, backend_factory
 from .convert import PRESETS
 from .errors import BackendError, UabError
 from .majority import MODELS as VOTE_MODELS
 from .progress import StageProgress
 from .records import load_records, write_records
-from .settings import DTYPES, ENDPOINTS, PROMPTS, Allocation, Generation, Vote
-from .signals import DEFAULT_T, SIGNALS
+from .settings import DTYPES, ENDPOINTS, PROMPTS, Allocation, Generation, Vote, load_file
+from .signals import DEFAULT_T, SAMPLE_SIGNALS, SIGNALS
 
 err = Console(stderr=True)
 RESUMABLE = ("run", "pool")  # commands that keep finished samples in a directory
@@ -132,6 +132,8 @@ PromptName = Literal[PROMPTS]
 EndpointName = Literal[ENDPOINTS]
 DtypeName = Literal[DTYPES]
 PresetName = Literal[tuple(PRESETS)]
+VoteRuleName = Literal[tuple(voting.RULES)]
+VoteSignalName = Literal[SAMPLE_SIGNALS]
 
 _GEN = {f.name: f.default for f in dataclasses.fields(Generation)}
 
@@ -199,14 +201,47 @@ Cap = Annotated[int | None, typer.Option(help="At most this many samples per que
 VoteModel = Annotated[VoteModelName, typer.Option(help="The majority allocator's vote model.")]
 AllocSeed = Annotated[int, typer.Option("--allocation-seed", help="Seed of the random allocator.")]
 NoP1 = Annotated[bool, typer.Option("--exclude-phase1", help="Vote over Phase-2 samples only (ablation).")]
-TieSeed = Annotated[int | None, typer.Option(help="Break vote ties at random with this seed.",
+TieSeed = Annotated[int | None, typer.Option(help="Break majority ties at random with this seed.",
                                                 show_default="earliest answer")]
+_V = {f.name: f.default for f in dataclasses.fields(Vote)}
+VoteRule = Annotated[VoteRuleName, typer.Option(help="Vote rule: " + "; ".join(
+    f"{r.name}: {r.summary}" for r in voting.RULES.values()) + ".")]
+VoteSignal = Annotated[VoteSignalName | None, typer.Option(
+    help="Per-sample signal the confidence rules read.", show_default="the allocation's signal, else anll (vcs after --vcs)")]
+VoteT = Annotated[float, typer.Option(help="Temperature of the confidence: w = exp(-s/T) (weighted).")]
+VoteKeep = Annotated[float, typer.Option(help="filtered: the fraction of a question's samples kept.")]
+SettingsFile = Annotated[str | None, typer.Option(
+    "--settings", help="JSON/TOML file of option values, or a `uab simulate -o` results file (its recommendation "
+    "for --budget); options given on the command line win.", show_default=False)]
 
 
 def _given(ctx: typer.Context, names) -> dict:
-    """The parameters among ``names`` that the user set (not left at their default)."""
+    """The parameters among ``names`` that the user set (not left at their default), on the
+    command line or in a ``--settings`` file."""
+    from_file = ctx.meta.get("uab.settings", ())
     return {n: ctx.params[n] for n in names
-            if ctx.get_parameter_source(n).name not in ("DEFAULT", "DEFAULT_MAP")}
+            if n in from_file or ctx.get_parameter_source(n).name not in ("DEFAULT", "DEFAULT_MAP")}
+
+
+def _settings(ctx: typer.Context, path: str | None) -> dict:
+    """``ctx.params`` with the values of a ``--settings`` file for every option left at its
+    default (the command line wins); unknown names are an error."""
+    if path is None:
+        return ctx.params
+    loaded = load_file(path, ctx.params.get("budget"))
+    unknown = sorted(set(loaded) - set(ctx.params) - {"settings"})
+    if unknown:
+        raise UabError(f"unknown option{'s' * (len(unknown) > 1)} for `uab {ctx.info_name}`: "
+                       f"{', '.join(unknown)}", path)
+    taken = {n: v for n, v in loaded.items() if ctx.get_parameter_source(n).name in ("DEFAULT", "DEFAULT_MAP")}
+    ctx.meta["uab.settings"] = set(taken)
+    ctx.params.update(taken)
+    return ctx.params
+
+
+def _vote(p: dict) -> Vote:
+    return Vote(not p["exclude_phase1"], p["tie_seed"], p["vote_rule"], p["vote_signal"], p["vote_temperature"],
+                p["vote_keep"])
 
 
 def _backend(ctx: typer.Context, gen: Generation):
@@ -311,12 +346,13 @@ def phase2(
 
 
 @app.command(cls=_Command)
-def vote(input: In, output: Out = "-", exclude_phase1: NoP1 = False, tie_seed: TieSeed = None,
-         quiet: Quiet = False) -> None:
-    """Majority vote over all samples and grade against gold when present (streams)."""
-    settings = Vote(not exclude_phase1, tie_seed)
+def vote(ctx: typer.Context, input: In, output: Out = "-", exclude_phase1: NoP1 = False, tie_seed: TieSeed = None,
+         vote_rule: VoteRule = _V["rule"], vote_signal: VoteSignal = None, vote_temperature: VoteT = _V["temperature"],
+         vote_keep: VoteKeep = _V["keep"], settings: SettingsFile = None, quiet: Quiet = False) -> None:
+    """Vote over all samples (majority, or a confidence rule) and grade against gold when present (streams)."""
+    rule = _vote(_settings(ctx, settings))
     _stdin_hint(input)
-    summary = pipeline.vote_file(input, settings, output)
+    summary = pipeline.vote_file(input, rule, output)
     if not quiet:
         _print_votes(summary)
 
@@ -331,7 +367,8 @@ def run(
     signal_temperature: SigT = DEFAULT_T, gain: Gain = _A["gain"], exit: Exit = None, exit_threshold: ExitT = None,
     exit_mode: ExitMode = _A["exit_mode"], max_per_question: Cap = None, vote_model: VoteModel = _A["vote_model"],
     allocation_seed: AllocSeed = 0, exclude_phase1: NoP1 = False, tie_seed: TieSeed = None,
-    backend: BackendOpt = DEFAULT_BACKEND, model: Model = None, seed: Seed = _GEN["seed"],
+    vote_rule: VoteRule = _V["rule"], vote_signal: VoteSignal = None, vote_temperature: VoteT = _V["temperature"],
+    vote_keep: VoteKeep = _V["keep"], settings: SettingsFile = None, backend: BackendOpt = DEFAULT_BACKEND, model: Model = None, seed: Seed = _GEN["seed"],
     temperature: Temp = _GEN["temperature"], max_tokens: MaxTok = _GEN["max_tokens"], top_p: TopP = _GEN["top_p"],
     prompt: Prompt = _GEN["prompt"], base_url: BaseUrl = None, api_key: ApiKey = None,
     concurrency: Conc = _D["concurrency"], rpm: Rpm = None, timeout: Timeout = _D["timeout"],
@@ -339,11 +376,12 @@ def run(
     gpu_memory_utilization: GMU = _D["gmu"], max_model_len: MML = None, dtype: Dtype = "auto", quiet: Quiet = False,
 ) -> None:
     """Phase 1 → allocate → Phase 2 → vote with one loaded model; every stage saved in --out."""
-    settings, votes = _alloc(ctx.params), Vote(not exclude_phase1, tie_seed)
+    params = _settings(ctx, settings)
+    alloc, votes = _alloc(params), _vote(params)
     records, _ = _load(input, "question")
-    gen = _gen(ctx.params)
+    gen = _gen(params)
     with _Bar(quiet) as bar:
-        result = runs.run(records, _backend(ctx, gen), gen, out, settings, votes, k, force, input, bar.stage,
+        result = runs.run(records, _backend(ctx, gen), gen, out, alloc, votes, params["k"], force, input, bar.stage,
                           bar.sample, None if quiet else _print_allocation)
     if not quiet:
         if result.judge:
@@ -418,19 +456,27 @@ def simulate(
     seeds: Annotated[int, typer.Option(help="Number of replay seeds (0..seeds-1).")] = 20,
     signal_temperature: Annotated[str, typer.Option("--signal-temperature", "-T", help="T, or comma-separated Ts.")]
     = str(DEFAULT_T),
+    vote_rules: Annotated[str, typer.Option(help=f"Comma-separated vote rules: {', '.join(voting.RULES)} "
+                                            "(majority is always replayed: Uniform + majority is the reference).")]
+    = ",".join(voting.RULES),
+    vote_signal: Annotated[VoteSignalName, typer.Option(help="Per-sample signal the confidence rules read.")] = "anll",
+    vote_temperature: VoteT = _V["temperature"], vote_keep: VoteKeep = _V["keep"],
     gain: Gain = _A["gain"], quiet: Quiet = False,
 ) -> None:
-    """Replay allocators offline from a pool: mean ± std accuracy per N over seeds, the headroom
-    to the oracle and which allocator to run."""
+    """Replay allocators × vote rules offline from a pool: mean ± std accuracy per N over seeds, the
+    headroom to the oracle and what to run, chosen on held-out questions."""
     from . import evaluation
 
     records, _ = _load(_pool_file(pool), "sampled")
     temps = [float(t) for t in _csv(signal_temperature)]
+    rule = Vote(signal=vote_signal, temperature=vote_temperature, keep=vote_keep)
     rows = list(evaluation.simulate(records, _ints(budgets, "--budgets"), _csv(allocators), _csv(signals),
-                                    seeds, temps if len(temps) > 1 else temps[0], gain))
+                                    seeds, temps if len(temps) > 1 else temps[0], gain, vote_rules=_csv(vote_rules),
+                                    vote=rule, recommendations=True))
     write_records(output, rows)
     if not quiet:
-        typer.echo(evaluation.markdown_table(evaluation.summarize(rows), evaluation.anll_correlation(records)), err=True)
+        typer.echo(evaluation.markdown_table(evaluation.summarize(rows), evaluation.anll_correlation(records),
+                                             evaluation.recommendations(rows)), err=True)
 
 
 @app.command(cls=_Command)
@@ -483,6 +529,12 @@ def _print_votes(s: pipeline.VoteSummary) -> None:
     cov = f"{100 * s.any_correct / s.graded:.1f}%" if s.graded else "-"
     table.add_row(str(s.questions), str(s.graded), acc, cov, str(s.no_answer), str(s.samples))
     err.print(table)
+    if s.rule is not None and s.rule.uses_confidence:
+        line = f"vote rule: {s.rule.rule} ({s.rule.signal}, T={s.rule.temperature:g}"
+        line += f", keep {s.rule.keep:g})" if voting.RULES[s.rule.rule].keep else ")"
+        if s.fallbacks:
+            line += f"; {s.fallbacks} question(s) with a sample lacking {s.rule.signal} voted by majority"
+        err.print(line, highlight=False, soft_wrap=True)
     if s.by_level:
         lv = Table(title="accuracy by level", title_justify="left")
         for col in ("level", "questions", "accuracy"):

@@ -3,6 +3,7 @@ many seeds (``simulate``), aggregate the rows (``summarize``) and plot them (``r
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 import os
@@ -11,12 +12,21 @@ from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 
-from . import allocation, recommend
+from . import allocation, majority, recommend, voting
 from .allocators import ALLOCATORS, SIGNAL_FREE, SIMULATE_ONLY, Job, call
 from .answers import gold_answer, group, is_correct
 from .errors import UabError
+from .pipeline import generation_of
 from .records import question_type, samples
-from .signals import DEFAULT_T, SCALAR_SIGNALS, SIGNALS, success_probabilities
+from .settings import Vote
+from .signals import (
+    DEFAULT_T,
+    SCALAR_SIGNALS,
+    SIGNALS,
+    log_p,
+    sample_statistic,
+    success_probabilities,
+)
 
 UPPER_BOUNDS = SIMULATE_ONLY  # allocators that read the pool's answers: never runnable
 _BIG = 1 << 30
@@ -41,19 +51,16 @@ class Pool:
         self.graded = np.array([gold_answer(r) is not None for r in self.records])
         if not self.graded.any():
             raise UabError("no record in the pool has a gold 'answer': nothing to evaluate")
-        by_rank = []
         for i, (rec, ss) in enumerate(zip(self.records, self.samples)):
             classes, ranked, right = _classes(rec, [s.get("answer") for s in ss])
-            by_rank.append(right)
             for j, s in enumerate(ss):
                 a = s.get("answer")
                 if a is not None:
                     self.cls[i, j], self.rank[i, j], self.correct[i, j] = classes[a], ranked[a], right[ranked[a]]
         self.n_classes = max(int(self.cls.max()) + 1, 1)
-        self.accuracy = self.correct.sum(axis=1) / self.k  # empirical p_i over the whole pool
-        self.correct_by_rank = np.zeros((m, max(len(r) for r in by_rank) + 1), dtype=bool)
-        for i, right in enumerate(by_rank):
-            self.correct_by_rank[i, :len(right)] = right
+        self.class_correct = np.zeros((m, self.n_classes + 1), dtype=bool)  # last column: no winner
+        rows, cols = np.nonzero(self.cls >= 0)
+        self.class_correct[rows, self.cls[rows, cols]] |= self.correct[rows, cols]
         self.lengths = np.array([len(r["question"]) for r in self.records], dtype=np.float64)
         self.hard = np.array([r.get("judge") == "hard" for r in self.records])
         self.judged = all(r.get("judge") in ("easy", "hard") for r in self.records)
@@ -69,21 +76,46 @@ class Pool:
             out[i, :self.k[i]] = rng.permutation(int(self.k[i]))
         return out
 
-    def outcomes(self, perm: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Vote correctness and coverage after the first t draws, as (M, K+1) tables."""
+    def log_w(self, signal: str, temperature: float) -> np.ndarray:
+        """Per-sample log confidence for the vote rules (``signals.log_p`` of each sample's own
+        statistic), NaN where a sample lacks it; (M, K) like ``cls``."""
+        stat = np.full(self.cls.shape, np.nan)
+        for i, ss in enumerate(self.samples):
+            stat[i, :len(ss)] = [np.nan if (v := sample_statistic(s, signal)) is None else v for s in ss]
+        return log_p(stat, signal, temperature)
+
+    def outcomes(self, perm: np.ndarray, rules: Sequence[str] = ("majority",), log_w: np.ndarray | None = None,
+                 keep: float = voting.DEFAULT_KEEP) -> tuple[dict[str, tuple[np.ndarray, np.ndarray]], np.ndarray]:
+        """Per vote rule, whether the vote is right and whether it fell back to majority after
+        the first t draws, and coverage: (M, K+1) tables (``voting.elect`` on every prefix)."""
         cp = np.take_along_axis(self.cls, perm, 1)
         rp = np.take_along_axis(self.rank, perm, 1)
-        hit = cp[:, :, None] == np.arange(self.n_classes)
-        counts = np.cumsum(hit, axis=1)
-        first = np.minimum.accumulate(np.where(hit, rp[:, :, None], _BIG), axis=1)
-        # Most votes wins; ties go to the class whose earliest member sorts first.
-        win = np.argmax(counts * (_BIG + 1) - first, axis=2)[:, :, None]
-        voted = np.take_along_axis(counts, win, 2)[:, :, 0] > 0
-        pred_rank = np.minimum(np.take_along_axis(first, win, 2)[:, :, 0], self.correct_by_rank.shape[1] - 1)
-        vote = voted & np.take_along_axis(self.correct_by_rank, pred_rank, 1)
+        wp = np.take_along_axis(np.full(self.cls.shape, np.nan) if log_w is None else log_w, perm, 1)
+        m, kmax = cp.shape
+        idx = np.arange(m)[:, None]
+        out = {rule: (np.zeros((m, kmax + 1), dtype=bool), np.zeros((m, kmax + 1), dtype=bool)) for rule in rules}
+        for t in range(1, kmax + 1):
+            for rule in rules:
+                win, fell = voting.elect(cp[:, :t], wp[:, :t], rp[:, :t], rule, keep)
+                out[rule][0][:, t] = self.class_correct[idx[:, 0], win]  # win -1: the no-winner column
+                out[rule][1][:, t] = fell
         cover = np.logical_or.accumulate(np.take_along_axis(self.correct, perm, 1), axis=1)
-        pad = np.zeros((len(self.records), 1), dtype=bool)
-        return np.hstack([pad, vote]), np.hstack([pad, cover])
+        return out, np.hstack([np.zeros((m, 1), dtype=bool), cover])
+
+    @functools.cached_property
+    def majority_values(self) -> np.ndarray:
+        """A[i, n]: question i's exact expected majority-vote accuracy with n samples drawn
+        from its pool without replacement (ties as ``outcomes``: exact for answer classes of
+        one spelling, by the class's first spelling otherwise); -inf beyond K_i."""
+        out = np.full((len(self.records), self.cls.shape[1] + 1), -np.inf)
+        for i in range(len(self.records)):
+            k, row = int(self.k[i]), self.cls[i, : self.k[i]]
+            counts = np.bincount(row[row >= 0], minlength=self.n_classes)
+            order = np.full(self.n_classes, _BIG)
+            np.minimum.at(order, row[row >= 0], self.rank[i, : k][row >= 0])
+            out[i, : k + 1] = majority.empirical_values(counts.tolist(), self.class_correct[i, :-1].tolist(),
+                                                        order.tolist(), int((row < 0).sum()))
+        return out
 
     def probabilities(self, perm: np.ndarray, k1: int, signal: str, temperature: float) -> np.ndarray:
         """p_i from the drawn Phase-1 samples only, through ``signals.success_probabilities``."""
@@ -124,8 +156,13 @@ def simulate(
     gain: str = "algorithm1",
     exit_thresholds: dict | None = None,
     on_progress: Callable[[int, int], None] | None = None,
+    vote_rules: Sequence[str] = (voting.DEFAULT_RULE,),
+    vote: Vote | None = None,
+    recommendations: bool = False,
 ) -> Iterator[dict]:
-    """Replay each allocator × signal × T × N × seed on the pool; yield one result row each.
+    """Replay each allocator × signal × T × N × seed × vote rule on the pool; yield one result
+    row each, then, with ``recommendations``, one ``{"recommendation": ...}`` row per N
+    (``recommend.held_out``) when the allocators include ``uniform``.
 
     Per seed and question the pool is shuffled once (seeded by seed and question id): the
     first K1 draws are Phase 1 (2 for vote-entropy, else 1) and the next e_i are Phase 2,
@@ -133,14 +170,19 @@ def simulate(
     When an allocation asks for more than a question's pool holds, the allocator is run
     again with ``max_extra = K_i - K1`` (its own capped optimum; ``capped`` counts the
     questions that hit the cap). Signal-free allocators get one row per seed with
-    ``signal`` and ``T`` None. Unrunnable combinations yield one row with ``skipped``.
-    Options are checked before the first row (``UabError``).
+    ``signal`` and ``T`` None. Every allocation is voted by every rule of ``vote_rules``
+    (``majority`` always among them: Uniform + majority is the reference), with the
+    confidence settings of ``vote``; upper bounds by ``majority`` only (what they bound).
+    Unrunnable combinations yield one row with ``skipped``. Options are checked before the
+    first row (``UabError``).
     """
     pool = records if isinstance(records, Pool) else Pool(records)
     seeds = list(range(seeds)) if isinstance(seeds, int) else [int(s) for s in seeds]
     temps = [float(temperature)] if isinstance(temperature, (int, float)) else [float(t) for t in temperature]
     budgets = [int(n) for n in budgets]
-    _check(pool, budgets, allocators, signals, seeds, temps, gain)
+    rules = list(dict.fromkeys([voting.DEFAULT_RULE, *vote_rules]))
+    vote = vote or Vote()
+    _check(pool, budgets, allocators, signals, seeds, temps, gain, rules, vote)
     combos, skipped = [], []  # (allocator, signal, T, K1, N)
     for name in allocators:
         for sig, t in [(None, None)] if name in SIGNAL_FREE else [(s, t) for s in signals for t in temps]:
@@ -151,24 +193,26 @@ def simulate(
                     skipped.append({"allocator": name, "signal": sig, "T": t, "N": n, "seed": None, "skipped": why})
                 else:
                     combos.append((name, sig, t, k1, n))
-    return _replay(pool, combos, skipped, seeds, gain, exit_thresholds, on_progress)
+    return _replay(pool, combos, skipped, seeds, gain, exit_thresholds, on_progress, rules, vote, recommendations)
 
 
-def _replay(pool, combos, skipped, seeds, gain, thresholds, on_progress) -> Iterator[dict]:
+def _replay(pool, combos, skipped, seeds, gain, thresholds, on_progress, rules, vote, advise) -> Iterator[dict]:
     yield from skipped
     m, idx = len(pool.records), np.arange(len(pool.records))
     levels = sorted({lv for lv in pool.levels if lv is not None}, key=_level_key)
     level_of = np.array(pool.levels, dtype=object)
+    log_w = pool.log_w(vote.vote_signal(), vote.temperature)
+    outcomes: dict[tuple, list[np.ndarray]] = {}  # per combo and rule, per seed: graded questions right
     done, total = 0, len(combos) * len(seeds)
     for seed in seeds:
         perm = pool.permutations(seed)
-        vote, cover = pool.outcomes(perm)
+        votes, cover = pool.outcomes(perm, rules, log_w, vote.keep)
         probs: dict = {}
         for name, sig, t, k1, n in combos:
             if (sig, t) not in probs:
                 probs[sig, t] = np.zeros(m) if sig is None else pool.probabilities(perm, k1, sig, t)
             job = Job(probs[sig, t], (n - k1) * m, None, seed, pool.lengths, pool.hard, gain, thresholds, k1,
-                      accuracy=pool.accuracy, room=pool.k - k1)
+                      values=pool.majority_values if name in UPPER_BOUNDS else None, room=pool.k - k1)
             extra, saved = call(name, job)
             over = extra > pool.k - k1
             if over.any():  # the pool cannot serve it: the allocator's own capped optimum
@@ -178,19 +222,34 @@ def _replay(pool, combos, skipped, seeds, gain, thresholds, on_progress) -> Iter
             used = int(per_question.sum())
             if used + saved != n * m or (per_question > pool.k).any():
                 raise AssertionError(f"{name}: budget broken ({used} used + {saved} saved != {n * m})")
-            row = {"allocator": name, "signal": sig, "T": t, "gain": gain, "N": n, "seed": seed, "M": m, "K1": k1,
-                   "accuracy": float(vote[idx, per_question][pool.graded].mean()),
-                   "coverage": float(cover[idx, per_question][pool.graded].mean()),
-                   "samples_used": used, "saved": saved, "capped": int(over.sum())}
+            common = {"coverage": float(cover[idx, per_question][pool.graded].mean()), "samples_used": used,
+                      "saved": saved, "capped": int(over.sum())}
             if levels:
-                row["by_level"] = {str(lv): float(per_question[level_of == lv].mean()) for lv in levels}
-            yield row
+                common["by_level"] = {str(lv): float(per_question[level_of == lv].mean()) for lv in levels}
+            for rule in [voting.DEFAULT_RULE] if name in UPPER_BOUNDS else rules:
+                right, fell = votes[rule]
+                graded = right[idx, per_question][pool.graded]
+                outcomes.setdefault((name, sig, t, n, rule), []).append(graded)
+                row = {"allocator": name, "signal": sig, "T": t, "gain": gain, "N": n, "seed": seed, "M": m,
+                       "K1": k1, "vote_rule": rule, "accuracy": float(graded.mean()), **common}
+                if fallbacks := int(fell[idx, per_question].sum()):
+                    row["vote_fallbacks"] = fallbacks
+                yield row
             done += 1
             if on_progress:
                 on_progress(done, total)
+    if not advise:
+        return
+    context = {"gain": gain, "vote": vote, "generation": generation_of(pool.records[0]),
+               "k1": {(c[0], c[1], c[2], c[4]): c[3] for c in combos}}
+    for rec in recommend.held_out({k: np.array(v) for k, v in outcomes.items()}, UPPER_BOUNDS, context):
+        yield {"recommendation": rec}
 
 
-def _check(pool, budgets, allocators, signals, seeds, temps, gain) -> None:
+def _check(pool, budgets, allocators, signals, seeds, temps, gain, rules=(), vote=None) -> None:
+    bad_rule = [r for r in rules if r not in voting.RULES]
+    if bad_rule:
+        raise UabError(f"unknown vote rule {bad_rule[0]!r}; choose from {', '.join(voting.RULES)}")
     unknown = [a for a in allocators if a not in ALLOCATORS]
     if unknown:
         raise UabError(f"unknown allocator {unknown[0]!r}; choose from {', '.join(ALLOCATORS)}")
@@ -226,13 +285,16 @@ def _unrunnable(pool: Pool, name: str, signal: str | None) -> str | None:
 
 
 def summarize(rows: Sequence[dict]) -> list[dict]:
-    """Per (allocator, signal, T, N): accuracy mean ± std over seeds, coverage, and the
-    accuracy difference to Uniform paired by seed with its standard error."""
+    """Per (allocator, signal, T, N, vote rule): accuracy mean ± std over seeds, coverage, and
+    the accuracy difference to Uniform + majority paired by seed with its standard error.
+    Recommendation rows are left out (``recommendations``)."""
     groups: dict[tuple, list[dict]] = {}
     skipped: dict[tuple, str] = {}
-    uniform = {(r["N"], r["seed"]): r["accuracy"] for r in rows if r["allocator"] == "uniform" and "skipped" not in r}
+    rows = [r for r in rows if "recommendation" not in r]
+    uniform = {(r["N"], r["seed"]): r["accuracy"] for r in rows if r["allocator"] == "uniform" and "skipped" not in r
+               and r.get("vote_rule", voting.DEFAULT_RULE) == voting.DEFAULT_RULE}
     for r in rows:
-        key = (r["allocator"], r["signal"], r["T"], r["N"])
+        key = (r["allocator"], r["signal"], r["T"], r["N"], r.get("vote_rule", voting.DEFAULT_RULE))
         if "skipped" in r:
             skipped.setdefault(key, r["skipped"])
         else:
@@ -240,11 +302,13 @@ def summarize(rows: Sequence[dict]) -> list[dict]:
     out = []
     for key, rs in groups.items():
         acc = np.array([r["accuracy"] for r in rs])
-        entry = dict(zip(("allocator", "signal", "T", "N"), key), seeds=len(rs), accuracy=float(acc.mean()),
+        entry = dict(zip(_KEY, key), seeds=len(rs), accuracy=float(acc.mean()),
                      accuracy_std=float(acc.std(ddof=1)) if len(rs) > 1 else 0.0,
                      **{f: float(np.mean([r[f] for r in rs])) for f in ("coverage", "samples_used", "saved", "capped")},
                      diff_uniform=None, diff_se=None, upper_bound=key[0] in UPPER_BOUNDS,
                      gain=rs[0].get("gain"), K1=rs[0].get("K1", 1))
+        if any("vote_fallbacks" in r for r in rs):
+            entry["vote_fallbacks"] = float(np.mean([r.get("vote_fallbacks", 0) for r in rs]))
         paired = [r["accuracy"] - uniform[r["N"], r["seed"]] for r in rs if (r["N"], r["seed"]) in uniform]
         if paired:
             d = np.array(paired)
@@ -254,10 +318,17 @@ def summarize(rows: Sequence[dict]) -> list[dict]:
             keys = rs[0].get("by_level", {})
             entry["by_level"] = {lv: float(np.mean([r["by_level"][lv] for r in rs])) for lv in keys}
         out.append(entry)
-    out += [dict(zip(("allocator", "signal", "T", "N"), k), skipped=why) for k, why in skipped.items()
-            if k not in groups]
+    out += [dict(zip(_KEY, k), skipped=why) for k, why in skipped.items() if k not in groups]
     return sorted(out, key=lambda e: (e["N"], e["allocator"] != "uniform", e["allocator"], str(e["signal"]),
-                                      e["T"] or 0))
+                                      e["T"] or 0, list(voting.RULES).index(e["vote_rule"])))
+
+
+_KEY = ("allocator", "signal", "T", "N", "vote_rule")
+
+
+def recommendations(rows: Sequence[dict]) -> list[dict]:
+    """The ``{"recommendation": ...}`` rows of a results file, in order."""
+    return [r["recommendation"] for r in rows if "recommendation" in r]
 
 
 def anll_correlation(records: Sequence[dict]) -> float | None:
@@ -281,10 +352,11 @@ def _anll_by_correctness(records) -> dict[bool, np.ndarray]:
     return {k: np.array(v) for k, v in out.items()}
 
 
-def markdown_table(summary: Sequence[dict], correlation: float | None = None) -> str:
+def markdown_table(summary: Sequence[dict], correlation: float | None = None,
+                   recommended: Sequence[dict] = ()) -> str:
     """The summary as a Markdown table (accuracy in %), then the headroom and recommendation."""
-    lines = [("| N | allocator | signal | T | seeds | accuracy % | coverage % | Δ vs uniform (pp) | share of headroom "
-              "| saved | capped |"), "|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [("| N | allocator | signal | T | vote rule | seeds | accuracy % | coverage % | Δ vs uniform + majority (pp) "
+              "| share of headroom | saved | capped |"), "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     notes = []
     headroom = {r["N"]: r["headroom"] for r in recommend.by_budget(summary)}
     for e in summary:
@@ -295,16 +367,20 @@ def markdown_table(summary: Sequence[dict], correlation: float | None = None) ->
             f" ± {100 * e['diff_se']:.2f}" if e["diff_se"] is not None else "")
         part = None if e.get("upper_bound") else recommend.share(e, headroom.get(e["N"]))
         lines.append(f"| {e['N']} | {recommend.label(e) if e.get('upper_bound') else e['allocator']} | "
-                     f"{e['signal'] or '—'} | {'—' if e['T'] is None else format(e['T'], 'g')} | {e['seeds']} | "
-                     f"{100 * e['accuracy']:.2f} ± {100 * e['accuracy_std']:.2f} | {100 * e['coverage']:.2f} | "
-                     f"{diff} | {'—' if part is None else f'{100 * part:.0f} %'} | {e['saved']:.1f} | "
-                     f"{e['capped']:.1f} |")
+                     f"{e['signal'] or '—'} | {'—' if e['T'] is None else format(e['T'], 'g')} | {e['vote_rule']} | "
+                     f"{e['seeds']} | {100 * e['accuracy']:.2f} ± {100 * e['accuracy_std']:.2f} | "
+                     f"{100 * e['coverage']:.2f} | {diff} | {'—' if part is None else f'{100 * part:.0f} %'} | "
+                     f"{e['saved']:.1f} | {e['capped']:.1f} |")
     text = "\n".join(lines) + "\n"
     if correlation is not None:
         text += f"\nANLL–correctness Pearson r over the pool's samples: {correlation:.3f} (paper: ≈ −0.3)\n"
+    fell = max((e.get("vote_fallbacks", 0) for e in summary), default=0)
+    if fell:
+        notes.append(f"- up to {fell:.1f} questions per replay had a voted sample without the vote's confidence "
+                     "statistic: the confidence rules voted them by majority")
     if notes:
         text += "\n" + "\n".join(notes) + "\n"
-    advice = recommend.markdown(summary)
+    advice = recommend.markdown(summary, recommended)
     return text + ("\n" + advice if advice else "")
 
 
@@ -322,23 +398,29 @@ def _pyplot():
     return plt
 
 
+_RULE_STYLE = {"majority": "-", "confident-ties": "--", "weighted": "-.", "filtered": ":", "most-confident": (0, (1, 1))}
+
+
 def _series(summary: Sequence[dict]) -> dict[str, tuple[dict, list[dict]]]:
-    """Plot series by label, each with its line style: colour per allocator, marker per signal."""
+    """Plot series by label, each with its own colour (allocator with its signal and T), a
+    marker per signal and a line style per vote rule; upper bounds are black and dashed."""
     import matplotlib
 
     done = [e for e in summary if "skipped" not in e]
     many_t = len({e["T"] for e in done if e["T"] is not None}) > 1
-    names = sorted({e["allocator"] for e in done})
+    many_rules = len({e["vote_rule"] for e in done}) > 1
     sigs = sorted({str(e["signal"]) for e in done})
+    names = sorted({recommend.label(e, many_t, False) for e in done if not e.get("upper_bound")})
     colors = matplotlib.colormaps["tab10" if len(names) <= 10 else "tab20"].colors
     out: dict[str, tuple[dict, list[dict]]] = {}
     for e in done:
-        style = {"color": colors[names.index(e["allocator"]) % len(colors)],
-                 "marker": "osD^vPX*"[sigs.index(str(e["signal"])) % 8],
-                 "linestyle": {"uniform": "--", "judge": ":", "random": "-.", "length": "-."}.get(e["allocator"], "-")}
         if e.get("upper_bound"):  # not an allocator one can run: a black dashed line
             style = {"color": "black", "marker": None, "linestyle": (0, (6, 3))}
-        out.setdefault(recommend.label(e, many_t), (style, []))[1].append(e)
+        else:
+            style = {"color": colors[names.index(recommend.label(e, many_t, False)) % len(colors)],
+                     "marker": "osD^vPX*"[sigs.index(str(e["signal"])) % 8],
+                     "linestyle": _RULE_STYLE.get(e["vote_rule"], "-")}
+        out.setdefault(recommend.label(e, many_t, many_rules), (style, []))[1].append(e)
     return dict(sorted(out.items()))
 
 
@@ -436,5 +518,5 @@ def report(rows: Sequence[dict], records: Sequence[dict] | None, out_dir: str) -
         plt.close(fig)
     paths.append(os.path.join(out_dir, "summary.md"))
     with open(paths[-1], "w", encoding="utf-8") as fh:
-        fh.write("# UAB simulation summary\n\n" + markdown_table(summary, correlation))
+        fh.write("# UAB simulation summary\n\n" + markdown_table(summary, correlation, recommendations(rows)))
     return paths

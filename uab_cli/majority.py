@@ -207,3 +207,40 @@ def _exchange(f: np.ndarray, e: np.ndarray, rounds: int = 100) -> np.ndarray:
         e[to[s]] += s + 1
         e[frm[s]] -= s + 1
     return e
+
+
+def empirical_values(counts: Sequence[int], correct: Sequence[bool], order: Sequence[int], none: int = 0,
+                     n_max: int | None = None) -> np.ndarray:
+    """A(n), n = 0..n_max: the exact probability that a majority vote over n samples drawn
+    without replacement from one question's pool elects a correct answer.
+
+    ``counts[b]``: the pool's samples of answer class b; ``correct[b]``: whether b is right;
+    ``order[b]``: b's tie rank (a tie goes to the lowest); ``none``: samples without an
+    answer (they draw but never vote). Sums over the correct class's vote count x the ways
+    every other class stays below x (at x when it loses ties), by polynomial products.
+    """
+    k = int(sum(counts)) + int(none)
+    n_max = k if n_max is None else min(int(n_max), k)
+    ways = np.zeros(k + 1)
+    for a, (n_a, right) in enumerate(zip(counts, correct)):
+        if not right or n_a == 0:
+            continue
+        for x in range(1, n_a + 1):
+            poly = np.array([math.comb(none, y) for y in range(none + 1)], dtype=np.float64)
+            for b, n_b in enumerate(counts):
+                if b != a and n_b:
+                    top = min(n_b, x - 1 if order[b] < order[a] else x)
+                    poly = np.convolve(poly, [math.comb(n_b, y) for y in range(top + 1)])
+            upto = min(poly.size, k + 1 - x)
+            ways[x:x + upto] += math.comb(n_a, x) * poly[:upto]
+    total = np.array([math.comb(k, n) for n in range(k + 1)], dtype=np.float64)
+    return np.minimum(ways / total, 1.0)[: n_max + 1]
+
+
+def allocate_values(values: np.ndarray, budget: int) -> np.ndarray:
+    """Extra samples per question (sum == budget) maximising Σ_i values[i, e_i], exactly (DP);
+    ``values[i, e]`` is -inf where question i cannot take e extra samples."""
+    room = np.isfinite(values).sum(axis=1) - 1
+    if int(room.sum()) < budget:
+        raise UabError(f"the pool cannot serve {budget} more samples")
+    return _dp(values, room, budget)

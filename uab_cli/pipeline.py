@@ -6,6 +6,7 @@ adds its settings to the record's provenance so a shell pipe keeps what produced
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import math
@@ -13,11 +14,11 @@ import os
 from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from . import allocators
+from . import allocators, voting
 from .answers import extract_answer, gold_answer, group, vote_and_grade
 from .backends.base import Backend, Completion, SampleRequest, SamplingParams
 from .blocks import map_records
@@ -36,7 +37,16 @@ from .records import (
     with_provenance,
 )
 from .settings import Allocation, Generation, Vote, needs_logprobs, without_logprobs
-from .signals import MissingSignal, parse_confidence, probabilities, question_score, token_stats
+from .signals import (
+    SAMPLE_SIGNALS,
+    MissingSignal,
+    log_p,
+    parse_confidence,
+    probabilities,
+    question_score,
+    sample_statistic,
+    token_stats,
+)
 
 __all__ = ["Allocation", "Generation", "Vote", "allocate", "phase1", "phase2", "vote"]
 
@@ -337,24 +347,64 @@ def phase2(records: list[dict], backend: Backend, gen: Generation, on_sample: On
 
 
 def vote(rec: dict, settings: Vote = Vote()) -> dict:
-    """Majority vote over a record's samples; sets ``prediction``, ``votes``, ``correct``
-    and ``covered`` (some voted answer is right: coverage, the paper's surrogate)."""
+    """Vote over a record's samples by ``settings.rule`` (majority by default); sets
+    ``prediction``, ``votes`` (counts per answer), ``correct`` and ``covered`` (some voted
+    answer is right: coverage, the paper's surrogate), and ``vote_fallback`` where a
+    confidence rule met a sample without its statistic and voted by majority."""
     pool = rec.get("samples") or ()
     if not settings.include_phase1:
         pool = [s for s in pool if s.get("phase") == 2]
     seed = None if settings.tie_seed is None else sample_seed(settings.tie_seed, rec["id"], -2)
     kind = question_type(rec)
-    result, correct, covered = vote_and_grade([s.get("answer") for s in pool], gold_answer(rec, kind), kind, seed)
+    pick, fell = None, []
+    if settings.uses_confidence:
+        signal = settings.vote_signal()
+        stats = [sample_statistic(s, signal) for s in pool]
+        log_w = log_p(np.array([math.nan if v is None else v for v in stats], dtype=np.float64),
+                      signal, settings.temperature)
+
+        def pick(reps: list[str | None]) -> str | None:
+            winner, fallback = voting.choose(reps, log_w, settings.rule, settings.keep)
+            fell.append(fallback)
+            return winner
+
+    result, correct, covered = vote_and_grade([s.get("answer") for s in pool], gold_answer(rec, kind), kind, seed,
+                                              pick)
     rec["prediction"], rec["votes"], rec["correct"], rec["covered"] = result.prediction, result.votes, correct, covered
+    if any(fell):
+        rec["vote_fallback"] = True
+    else:
+        rec.pop("vote_fallback", None)
     return with_provenance(rec, "vote", settings.info())
+
+
+def vote_settings(settings: Vote, first: dict | None) -> Vote:
+    """``settings`` with its confidence signal resolved: ``--vote-signal``, else the allocation's
+    signal when it has a per-sample statistic, else vcs after a --vcs Phase 1, else anll
+    (``first``: the first record, whose provenance says)."""
+    if not settings.uses_confidence or settings.signal is not None:
+        return settings
+    allocated = provenance(first or {}).get("allocate")
+    signal = allocated.get("signal") if type(allocated) is dict else None
+    return replace(settings, signal=signal if signal in SAMPLE_SIGNALS else default_signal(first))
 
 
 def vote_file(path: str, settings: Vote, output: str) -> VoteSummary:
     """``vote`` every record of a JSONL file (``-``: stdin) into ``output``, streaming, on every
-    CPU (see ``blocks``)."""
-    summary = VoteSummary()
+    CPU (see ``blocks``); a confidence rule's signal is resolved from the first record."""
+    name = display_name(path)
+    if settings.uses_confidence and settings.signal is None:
+        with rereadable(path) as source:
+            with contextlib.closing(read_batches(source, None, name)) as batches:
+                settings = vote_settings(settings, next(batches, [None])[0])
+            return _vote_file(source, settings, output, name)
+    return _vote_file(path, settings, output, name)
+
+
+def _vote_file(path: str, settings: Vote, output: str, name: str) -> VoteSummary:
+    summary = VoteSummary(rule=settings)
     with atomic_output(output) as fh, paused_gc():
-        for part in map_records(path, "sampled", VoteBlock(settings), out=fh):
+        for part in map_records(path, "sampled", VoteBlock(settings), name, out=fh):
             summary.merge(part)
     return summary
 
@@ -385,7 +435,9 @@ class VoteSummary:
     no_answer: int = 0
     samples: int = 0
     any_correct: int = 0
+    fallbacks: int = 0  # questions a confidence rule voted by majority (a sample without its statistic)
     by_level: dict = field(default_factory=dict)
+    rule: Vote | None = None  # the vote settings, signal resolved
 
     def add(self, rec: dict) -> None:
         self.questions += 1
@@ -393,6 +445,8 @@ class VoteSummary:
         correct = rec["correct"]
         if rec["prediction"] is None:
             self.no_answer += 1
+        if rec.get("vote_fallback"):
+            self.fallbacks += 1
         if correct is not None:
             self.graded += 1
             self.correct += correct
@@ -403,7 +457,7 @@ class VoteSummary:
                 self.by_level[level] = (n + 1, c + correct)
 
     def merge(self, other: VoteSummary) -> None:
-        for name in ("questions", "graded", "correct", "no_answer", "samples", "any_correct"):
+        for name in ("questions", "graded", "correct", "no_answer", "samples", "any_correct", "fallbacks"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         for level, (n, c) in other.by_level.items():
             n0, c0 = self.by_level.get(level, (0, 0))

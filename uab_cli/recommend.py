@@ -1,105 +1,209 @@
-"""Which allocator at my budget: per N, the headroom (upper bound − Uniform), each allocator's
-share of it, and a recommendation with the ``uab run`` flags that reproduce it.
+"""What to run at my budget: per N, the headroom (upper bound − Uniform + majority), each
+combination's share of it, and a recommendation chosen so that it holds on new questions.
 
-Works on ``evaluation.summarize`` entries: ``diff_uniform``/``diff_se`` are the accuracy
-difference to Uniform paired by seed and its standard error; ``upper_bound`` marks allocators
-that only ``uab simulate`` can compute (the oracle).
+``summarize`` entries (``evaluation``) carry ``diff_uniform``/``diff_se``: the accuracy
+difference to Uniform + majority paired by seed, and its standard error; ``upper_bound``
+marks allocators that only ``uab simulate`` can compute (the oracle).
+
+The recommendation (``held_out``) is chosen on per-question outcomes, not on the summary:
+choosing the best of dozens of allocator × signal × T × vote-rule combinations on the same
+draws that measure it overfits. So the selection rule (the combination with the highest
+paired gain over Uniform + majority, when that gain exceeds ``SIGNIFICANCE`` standard
+errors, else Uniform + majority) is run on one half of the questions and scored on the
+other half, over ``SPLITS`` random halvings both ways; a combination is recommended only
+when that held-out gain itself exceeds ``SIGNIFICANCE`` standard errors, and the gain
+reported is the held-out one.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
+from . import allocators, voting
+from .settings import Generation, Vote
+
 SIGNIFICANCE = 2.0  # a gain counts when it exceeds this many standard errors
-
-# simulate name → `uab run` flags; "--gain": None takes the replay's --gain (recorded per row).
-RUN_FLAGS: dict[str, dict[str, str | None]] = {
-    "uab": {"--allocator": "uab", "--gain": "algorithm1"},
-    "uab-coverage": {"--allocator": "uab", "--gain": "coverage"},
-    **{f"uab-exit-{kind}{suffix}": {"--allocator": "uab", "--gain": None, "--exit": kind, "--exit-mode": mode}
-       for kind in ("hard", "easy") for suffix, mode in (("", "redistribute"), ("-skip", "skip"))},
-    "majority": {"--allocator": "majority", "--vote-model": "plurality-2"},
-    "uniform": {"--allocator": "uniform"},
-    "random": {"--allocator": "random"},
-    "length": {"--allocator": "length"},
-    "judge": {"--allocator": "judge"},
-}
+SPLITS = 25  # random halvings of the questions; each is used both ways
+BASELINE = ("uniform", None, None, voting.DEFAULT_RULE)  # allocator, signal, T, vote rule
 
 
-def run_flags(entry: dict) -> str:
-    """The ``uab run`` flags for a summary entry: allocator options, then signal, T and K."""
-    flags = dict(RUN_FLAGS[entry["allocator"]])
-    if "--gain" in flags and flags["--gain"] is None:
-        flags["--gain"] = entry.get("gain") or "algorithm1"
+def held_out(outcomes: dict[tuple, np.ndarray], upper_bounds, context: dict) -> list[dict]:
+    """One recommendation per N from ``outcomes[(allocator, signal, T, N, vote rule)]``, each a
+    (seeds × graded questions) 0/1 array of vote correctness on the same draws. ``context``:
+    ``gain`` (the replay's), ``vote`` (``settings.Vote``: confidence settings), ``generation``
+    (the pool's sampling settings) and ``k1`` per (allocator, signal, T, N)."""
+    out = []
+    for n in sorted({key[3] for key in outcomes}):
+        base_key = (*BASELINE[:3], n, BASELINE[3])
+        if base_key not in outcomes:
+            continue
+        keys = [k for k in outcomes if k[3] == n and k[0] not in upper_bounds and k != base_key]
+        base = outcomes[base_key].astype(np.float64)
+        diffs = np.stack([outcomes[k] - base for k in keys]) if keys else np.zeros((0, *base.shape))
+        gain, se, rounds = _held_out_gain(diffs)
+        pick = _select(diffs, np.arange(base.shape[1]))
+        chosen = keys[pick] if pick is not None and gain > SIGNIFICANCE * se else base_key
+        entry = {"N": n, "allocator": chosen[0], "signal": chosen[1], "T": chosen[2], "vote_rule": chosen[4],
+                 "gain": gain if chosen != base_key else 0.0, "se": se if chosen != base_key else 0.0,
+                 "held_out": {"gain": gain, "se": se, "splits": rounds},
+                 "in_sample_gain": float(diffs[keys.index(chosen)].mean()) if chosen != base_key else 0.0}
+        settings = run_settings(entry, context)
+        entry["flags"] = flags(settings)
+        entry["settings"] = settings
+        out.append(entry)
+    return out
+
+
+def _select(diffs: np.ndarray, questions: np.ndarray) -> int | None:
+    """The selection rule on ``questions``: the index of the combination with the highest
+    mean paired gain, or None when that gain is not above ``SIGNIFICANCE`` standard errors
+    (over seeds) — Uniform + majority."""
+    if not diffs.shape[0] or not questions.size:
+        return None
+    per_seed = diffs[:, :, questions].mean(axis=2)  # combinations × seeds
+    mean = per_seed.mean(axis=1)
+    best = int(np.argmax(mean))
+    seeds = per_seed.shape[1]
+    se = per_seed[best].std(ddof=1) / np.sqrt(seeds) if seeds > 1 else np.inf
+    return best if mean[best] > SIGNIFICANCE * se else None
+
+
+def _held_out_gain(diffs: np.ndarray) -> tuple[float, float, int]:
+    """Mean gain, over halvings and both directions, of the selection rule chosen on one half
+    and scored on the other; its standard error over seeds; and the number of selections."""
+    seeds, m = diffs.shape[1], diffs.shape[2]
+    if m < 2:
+        return 0.0, 0.0, 0
+    rng = np.random.default_rng(0)
+    scored = []
+    for _ in range(SPLITS):
+        order = rng.permutation(m)
+        halves = (order[: m // 2], order[m // 2:])
+        for train, test in (halves, halves[::-1]):
+            pick = _select(diffs, train)
+            scored.append(np.zeros(seeds) if pick is None else diffs[pick][:, test].mean(axis=1))
+    per_seed = np.mean(scored, axis=0)
+    se = float(per_seed.std(ddof=1) / np.sqrt(seeds)) if seeds > 1 else 0.0
+    return float(per_seed.mean()), se, len(scored)
+
+
+def run_settings(entry: dict, context: dict) -> dict:
+    """The ``uab run`` option values (by parameter name) that reproduce a recommendation on new
+    questions: the pool's sampling settings, the allocator, its signal and T, and the vote."""
+    vote: Vote = context.get("vote") or Vote()
+    out: dict = {}
+    gen = context.get("generation") or {}
+    for name, value in gen.items():
+        if name in Generation.__dataclass_fields__ and name != "seed" and value is not None:
+            out[name] = value
+    for flag, value in allocators.RUN_FLAGS[entry["allocator"]].items():
+        out[_param(flag)] = context.get("gain") or "algorithm1" if value is None else value
     if entry["signal"] is not None:
-        flags.update({"--signal": entry["signal"], "-T": format(entry["T"], "g")})
-    if entry.get("K1", 1) > 1:
-        flags["--k"] = str(entry["K1"])
-    return " ".join(f"{k} {v}" for k, v in flags.items())
+        out.update(signal=entry["signal"], signal_temperature=entry["T"])
+    k1 = (context.get("k1") or {}).get((entry["allocator"], entry["signal"], entry["T"], entry["N"]), 1)
+    if k1 > 1:
+        out["k"] = k1
+    rule = Vote(rule=entry["vote_rule"], signal=vote.vote_signal(), temperature=vote.temperature, keep=vote.keep)
+    out.update({_param(flag): value for flag, value in rule.flags().items()})
+    for name in ("vote_temperature", "vote_keep"):
+        if name in out:
+            out[name] = float(out[name])
+    return out
 
 
-def label(entry: dict, with_t: bool = True) -> str:
-    """Allocator name with its signal (and T); upper bounds say so."""
+def _param(flag: str) -> str:
+    return flag.lstrip("-").replace("-", "_")
+
+
+def flags(settings: dict) -> str:
+    """``run_settings`` as command-line options."""
+    parts = []
+    for name, value in settings.items():
+        option = "--" + name.replace("_", "-")
+        if isinstance(value, bool):
+            parts.append(option if value else f"--no-{name.replace('_', '-')}")
+        else:
+            parts.append(f"{option} {format(value, 'g') if isinstance(value, float) else value}")
+    return " ".join(parts)
+
+
+def label(entry: dict, with_t: bool = True, with_rule: bool = True) -> str:
+    """Allocator name with its signal (and T) and vote rule; upper bounds say so."""
     if entry.get("upper_bound"):
         return f"{entry['allocator']} (upper bound)"
-    if entry["signal"] is None:
-        return entry["allocator"]
-    return f"{entry['allocator']} ({entry['signal']}" + (f", T={entry['T']:g})" if with_t else ")")
+    name = entry["allocator"]
+    if entry["signal"] is not None:
+        name += f" ({entry['signal']}" + (f", T={entry['T']:g})" if with_t else ")")
+    rule = entry.get("vote_rule") or voting.DEFAULT_RULE
+    return f"{name} + {rule}" if with_rule else name
 
 
 def share(entry: dict, headroom: dict | None) -> float | None:
-    """A runnable entry's gain over Uniform as a fraction of the headroom; None when the
-    headroom does not exceed ``SIGNIFICANCE`` standard errors (a share of noise means nothing)."""
-    if headroom is None or entry["allocator"] == "uniform" or entry.get("diff_uniform") is None:
+    """A runnable entry's gain over Uniform + majority as a fraction of the headroom; None when
+    the headroom does not exceed ``SIGNIFICANCE`` standard errors (a share of noise means nothing)."""
+    if headroom is None or _is_baseline(entry) or entry.get("diff_uniform") is None:
         return None
     gain, se = headroom["diff_uniform"], headroom["diff_se"]
     return entry["diff_uniform"] / gain if se is not None and gain > SIGNIFICANCE * se else None
 
 
+def _is_baseline(entry: dict) -> bool:
+    return entry["allocator"] == "uniform" and (entry.get("vote_rule") or voting.DEFAULT_RULE) == BASELINE[3]
+
+
 def by_budget(summary: Sequence[dict]) -> list[dict]:
-    """Per N: ``headroom`` (the best upper-bound entry, or None), ``best`` (the runnable entry with
-    the highest paired gain over Uniform, or None) and ``recommended`` (``best`` when its gain
-    exceeds ``SIGNIFICANCE`` standard errors, else Uniform's entry)."""
+    """Per N: ``uniform`` (Uniform + majority), ``headroom`` (the best upper-bound entry, or
+    None) and ``best`` (the runnable entry with the highest in-sample paired gain, or None)."""
     out = []
     done = [e for e in summary if "skipped" not in e and e.get("diff_uniform") is not None]
     for n in sorted({e["N"] for e in done}):
         at = [e for e in done if e["N"] == n]
-        uniform = next((e for e in at if e["allocator"] == "uniform"), None)
+        uniform = next((e for e in at if _is_baseline(e)), None)
         if uniform is None:
             continue
         bounds = [e for e in at if e.get("upper_bound")]
-        runnable = [e for e in at if not e.get("upper_bound") and e["allocator"] != "uniform"]
-        best = max(runnable, key=lambda e: e["diff_uniform"], default=None)
-        wins = best is not None and best["diff_se"] is not None and \
-            best["diff_uniform"] > SIGNIFICANCE * best["diff_se"]
-        out.append({"N": n, "uniform": uniform, "best": best, "recommended": best if wins else uniform,
+        runnable = [e for e in at if not e.get("upper_bound") and not _is_baseline(e)]
+        out.append({"N": n, "uniform": uniform, "best": max(runnable, key=lambda e: e["diff_uniform"], default=None),
                     "headroom": max(bounds, key=lambda e: e["diff_uniform"], default=None)})
     return out
 
 
-def _pp(entry: dict) -> str:
-    se = "" if entry["diff_se"] is None else f" ± {100 * entry['diff_se']:.2f}"
-    return f"{100 * entry['diff_uniform']:+.2f}{se}"
+def _pp(gain: float, se: float | None) -> str:
+    return f"{100 * gain:+.2f}" + ("" if se is None else f" ± {100 * se:.2f}")
 
 
-def markdown(summary: Sequence[dict]) -> str:
+def markdown(summary: Sequence[dict], recommendations: Sequence[dict] = ()) -> str:
     """The headroom table and one recommendation line per N (empty without Uniform rows)."""
     rows = by_budget(summary)
     if not rows:
         return ""
+    recs = {r["N"]: r for r in recommendations}
     lines = ["## Headroom and recommendation", "",
-             "| N | uniform % | headroom (pp) | best allocator | its gain (pp) | share of headroom | use |",
-             "|---|---|---|---|---|---|---|"]
+             "| N | uniform + majority % | headroom (pp) | best in-sample | its gain (pp) | share of headroom "
+             "| recommended (held out) | held-out gain (pp) |",
+             "|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        best, head, rec = r["best"], r["headroom"], r["recommended"]
+        best, head, rec = r["best"], r["headroom"], recs.get(r["N"])
         part = None if best is None else share(best, head)
-        lines.append(f"| {r['N']} | {100 * r['uniform']['accuracy']:.2f} | {'—' if head is None else _pp(head)} | "
-                     f"{'—' if best is None else label(best)} | {'—' if best is None else _pp(best)} | "
-                     f"{'—' if part is None else f'{100 * part:.0f} %'} | {label(rec)} |")
-    lines += ["", ("Headroom: an upper bound's accuracy minus Uniform's, paired by seed (± standard error). "
-                   "Recommended: the allocator with the highest paired gain over Uniform when that gain exceeds "
-                   f"{SIGNIFICANCE:g} standard errors, else Uniform. Run it with the pool's backend and sampling "
-                   "options:"), ""]
-    lines += [f"- N = {r['N']}: `uab run QUESTIONS --budget {r['N']} --out RUN {run_flags(r['recommended'])}`"
-              for r in rows]
+        lines.append(
+            f"| {r['N']} | {100 * r['uniform']['accuracy']:.2f} | "
+            f"{'—' if head is None else _pp(head['diff_uniform'], head['diff_se'])} | "
+            f"{'—' if best is None else label(best)} | {'—' if best is None else _pp(best['diff_uniform'], best['diff_se'])} | "
+            f"{'—' if part is None else f'{100 * part:.0f} %'} | {'—' if rec is None else label(rec)} | "
+            f"{'—' if rec is None else _pp(rec['held_out']['gain'], rec['held_out']['se'])} |")
+    lines += ["", ("Headroom: the oracle's accuracy minus Uniform + majority's, paired by seed (± standard error); the "
+                   "oracle knows each question's answer distribution in the pool, so it bounds every allocation under "
+                   "majority vote on this pool (not other vote rules). Best in-sample: chosen and measured on the same "
+                   "draws (optimistic). Recommended: the best combination when it wins by more than "
+                   f"{SIGNIFICANCE:g} standard errors, chosen on half of the questions and scored on the other half "
+                   f"({SPLITS} random halvings, both ways); its held-out gain must itself exceed {SIGNIFICANCE:g} "
+                   "standard errors, else Uniform + majority. Run it on new questions (the pool's sampling settings "
+                   "included):"), ""]
+    lines += [f"- N = {r['N']}: `uab run QUESTIONS --budget {r['N']} --out RUN {rec['flags']}`"
+              for r in rows if (rec := recs.get(r["N"]))]
+    if recs:
+        lines += ["", "or `uab run QUESTIONS --budget N --out RUN --settings RESULTS.jsonl` with this simulation's "
+                      "results file (`-o`): it takes the recommendation for N."]
     return "\n".join(lines) + "\n"

@@ -223,7 +223,8 @@ def _stages(rundir, records, be, gen, alloc, vote, k, signal, on_stage, on_sampl
         on_stage("phase2", sum(len(pipeline.missing(r, k, k + r["extra"])) for r in records))
     drawn += pipeline.phase2(records, be, gen, keep)
     rundir.write("phase2.jsonl", records)
-    votes = pipeline.VoteSummary()
+    vote = pipeline.vote_settings(vote, records[0] if records else None)
+    votes = pipeline.VoteSummary(rule=vote)
     for rec in records:
         votes.add(pipeline.vote(rec, vote))
     rundir.write("votes.jsonl", records)

@@ -10,11 +10,11 @@ from __future__ import annotations
 import functools
 from dataclasses import asdict, dataclass, field, fields
 
-from . import __version__, allocation, allocators
+from . import __version__, allocation, allocators, voting
 from .backends.base import SamplingParams
 from .errors import UabError
 from .majority import MODELS as VOTE_MODELS
-from .signals import DEFAULT_T, SCALAR_SIGNALS, SIGNALS
+from .signals import DEFAULT_T, SAMPLE_SIGNALS, SCALAR_SIGNALS, SIGNALS
 
 PROMPTS = ("fewshot", "zeroshot")
 DTYPES = ("auto", "float32", "bfloat16", "float16")
@@ -142,17 +142,54 @@ class Allocation:
 
 @dataclass(frozen=True)
 class Vote:
-    """How votes are counted (``uab vote``)."""
+    """How votes are counted (``uab vote``): the rule (``voting.RULES``) and, for the rules that
+    read sample confidences, the per-sample signal, its temperature and the kept fraction."""
 
     include_phase1: bool = _opt("--exclude-phase1", True)
     tie_seed: int | None = _opt("--tie-seed")
+    rule: str = _opt("--vote-rule", voting.DEFAULT_RULE)
+    signal: str | None = _opt("--vote-signal")  # None: the allocation's per-sample signal, else anll/vcs
+    temperature: float = _opt("--vote-temperature", DEFAULT_T)
+    keep: float = _opt("--vote-keep", voting.DEFAULT_KEEP)
+
+    def __post_init__(self) -> None:
+        if self.rule not in voting.RULES:
+            raise UabError(f"unknown vote rule {self.rule!r}; choose from {', '.join(voting.RULES)}")
+        if self.signal is not None and self.signal not in SAMPLE_SIGNALS:
+            raise UabError(f"--vote-signal must be a per-sample signal: {', '.join(SAMPLE_SIGNALS)}; "
+                           f"got {self.signal!r}")
+        if self.temperature <= 0:
+            raise UabError(f"--vote-temperature must be > 0, got {self.temperature}")
+        if not 0 < self.keep <= 1:
+            raise UabError(f"--vote-keep must be in (0, 1], got {self.keep}")
+
+    @property
+    def uses_confidence(self) -> bool:
+        return voting.RULES[self.rule].confidence
+
+    def vote_signal(self, default: str = "anll") -> str:
+        return self.signal or default
 
     def info(self) -> dict:
         return self._info
 
     @functools.cached_property  # one dict shared by every voted record, made once
     def _info(self) -> dict:
-        return {"include_phase1": self.include_phase1, "tie_seed": self.tie_seed, "version": __version__}
+        info = {"include_phase1": self.include_phase1, "tie_seed": self.tie_seed, "rule": self.rule}
+        if self.uses_confidence:
+            info.update(signal=self.signal, temperature=self.temperature)
+            if voting.RULES[self.rule].keep:
+                info["keep"] = self.keep
+        return {**info, "version": __version__}
+
+    def flags(self) -> dict[str, str]:
+        """The ``uab run`` options that reproduce this vote (rule and its confidence settings)."""
+        out = {"--vote-rule": self.rule}
+        if self.uses_confidence:
+            out.update({"--vote-signal": self.vote_signal(), "--vote-temperature": format(self.temperature, "g")})
+            if voting.RULES[self.rule].keep:
+                out["--vote-keep"] = format(self.keep, "g")
+        return out
 
 
 def needs_logprobs(signal: str) -> bool:
@@ -181,3 +218,50 @@ def flag(path: str) -> str:
         if f.name == name:
             return f.metadata["flag"]
     return path
+
+
+def load_file(path: str, budget: int | None = None) -> dict:
+    """Option values by parameter name from ``--settings FILE``: a JSON or TOML object of
+    option names (``max_tokens`` or ``max-tokens``), one ``{"recommendation": ...}`` object,
+    or a ``uab simulate -o`` results file, whose recommendation for ``budget`` it takes."""
+    import orjson
+
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError as exc:
+        raise UabError(f"cannot read: {exc.strerror}", path) from None
+    if path.endswith(".toml"):
+        try:
+            import tomllib
+        except ImportError:  # Python 3.10
+            raise UabError("TOML settings need Python >= 3.11; use a JSON file", path) from None
+        try:
+            objects = [tomllib.loads(data.decode("utf-8"))]
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise UabError(f"not a TOML file: {exc}", path) from None
+    else:
+        try:
+            objects = [orjson.loads(data)]  # one JSON object
+        except orjson.JSONDecodeError:  # else JSONL (a results file)
+            objects = []
+            for lineno, line in enumerate(data.splitlines(), 1):
+                if not line.strip():
+                    continue
+                try:
+                    objects.append(orjson.loads(line))
+                except orjson.JSONDecodeError as exc:
+                    raise UabError(f"not JSON: {exc}", path, lineno) from None
+    recs = [o["recommendation"] for o in objects if isinstance(o, dict) and isinstance(o.get("recommendation"), dict)]
+    if recs:
+        at = [r for r in recs if budget is None or r.get("N") == budget]
+        if not at:
+            have = ", ".join(str(r.get("N")) for r in recs)
+            raise UabError(f"no recommendation for --budget {budget} (it has N = {have})", path)
+        found = at[0].get("settings")
+    else:
+        found = objects[0] if len(objects) == 1 else None
+    if not isinstance(found, dict):
+        raise UabError("expected a JSON/TOML object of option values, a recommendation, or a "
+                       "`uab simulate -o` results file", path)
+    return {str(k).lstrip("-").replace("-", "_"): v for k, v in found.items()}

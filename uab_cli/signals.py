@@ -107,12 +107,30 @@ def probabilities(scores: Sequence[float | None], signal: str = "anll",
     if signal in SCALAR_SIGNALS:
         if missing.any():
             raise MissingSignal(int(missing.argmax()), signal)
-        return np.clip(np.exp(-s / temperature), 0.0, 1.0), 0
+        return np.clip(np.exp(log_p(s, signal, temperature)), 0.0, 1.0), 0
     if signal == "vote-entropy":
         return np.clip(np.array([math.exp(-h / temperature) for h in s.tolist()]), 0.0, 1.0), 0
     power = 1.0 if signal == "vcs" else 1 / temperature  # vcs-pow: (score/10)^(1/T)
     p = [VCS_MISSING_P if m else (x / 10) ** power for x, m in zip(s.tolist(), missing.tolist())]
     return np.clip(np.array(p, dtype=np.float64), 0.0, 1.0), int(missing.sum())
+
+
+# Signals with a statistic per sample (a vote rule's confidence); vote-entropy is per question.
+SAMPLE_SIGNALS = (*SCALAR_SIGNALS, "vcs", "vcs-pow")
+
+
+def log_p(s: np.ndarray, signal: str, temperature: float) -> np.ndarray:
+    """log p from statistic ``s`` (Eq. 3: -s/T; vcs: log(s/10); vcs-pow: log(s/10)/T); NaN stays NaN."""
+    s = np.asarray(s, dtype=np.float64)
+    if signal in SCALAR_SIGNALS:
+        return -s / temperature
+    with np.errstate(divide="ignore"):
+        return np.log(s / 10) * (1.0 if signal == "vcs" else 1 / temperature)
+
+
+def sample_statistic(sample: dict, signal: str) -> float | None:
+    """The per-sample statistic behind ``signal`` (``SAMPLE_SIGNALS``), ``None`` where missing."""
+    return sample.get(SCALAR_SIGNALS.get(signal, "confidence"))
 
 
 def success_probabilities(

@@ -1,0 +1,179 @@
+"""Vote rules: each rule where it must differ from majority, one implementation for vote and
+simulate, the fallback without confidence, a vote-rule-only rerun, and the recommendation
+round trip into ``uab run --settings``."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from uab_cli import evaluation, pipeline, voting
+from uab_cli.cli import app
+from uab_cli.errors import UabError
+from uab_cli.settings import Vote
+
+
+def record(pairs, gold="7") -> dict:
+    """A voted-ready record from (answer, anll) pairs."""
+    return {"id": "r", "question": "q", "answer": gold, "type": "math",
+            "samples": [{"index": j, "phase": 1 if j == 0 else 2, "text": f"Answer: {a}", "answer": a, "anll": s}
+                        for j, (a, s) in enumerate(pairs)]}
+
+
+def voted(pairs, rule: str, **kw) -> str | None:
+    return pipeline.vote(record(pairs), Vote(rule=rule, signal="anll", **kw))["prediction"]
+
+
+# "3" wins a 2-1 majority with unconfident samples; "7" has one very confident sample.
+SPLIT = [("3", 1.5), ("3", 1.4), ("7", 0.01)]
+# A 1-1 tie: majority takes "12" (sorts first), the confident sample says "7".
+TIE = [("12", 0.9), ("7", 0.05)]
+
+
+def test_majority_and_confident_ties_differ_only_on_ties():
+    assert voted(TIE, "majority") == "12"
+    assert voted(TIE, "confident-ties") == "7"
+    assert voted(SPLIT, "confident-ties") == "3"  # no tie: the count decides
+
+
+def test_weighted_lets_one_confident_sample_outvote_two_unsure_ones():
+    assert voted(SPLIT, "majority") == "3"
+    assert voted(SPLIT, "weighted") == "7"  # exp(-0.01/0.2) > exp(-1.5/0.2) + exp(-1.4/0.2)
+    assert voted(SPLIT, "weighted", temperature=100.0) == "3"  # a high temperature is majority again
+
+
+def test_filtered_keeps_the_most_confident_fraction_then_votes():
+    pairs = [("3", 1.0), ("3", 1.1), ("3", 1.2), ("7", 0.1), ("7", 0.2)]
+    assert voted(pairs, "majority") == "3"
+    assert voted(pairs, "filtered") == "7"  # keeps ceil(0.5 * 5) = 3: two 7s and one 3
+    assert voted(pairs, "filtered", keep=1.0) == "3"
+
+
+def test_most_confident_takes_the_single_best_sample():
+    pairs = [("3", 0.3), ("3", 0.4), ("3", 0.5), ("7", 0.29)]
+    assert voted(pairs, "majority") == "3" and voted(pairs, "weighted") == "3"
+    assert voted(pairs, "most-confident") == "7"
+
+
+def test_a_sample_without_confidence_falls_back_to_majority_and_is_counted(tmp_path):
+    rec = record([("12", None), ("7", 0.05)])
+    out = pipeline.vote(rec, Vote(rule="confident-ties", signal="anll"))
+    assert out["prediction"] == "12" and out["vote_fallback"] is True
+    path = tmp_path / "s.jsonl"
+    path.write_text(json.dumps(record([("12", None), ("7", 0.05)])) + "\n" + json.dumps(
+        {**record(TIE), "id": "r2"}) + "\n")
+    result = CliRunner().invoke(app, ["vote", str(path), "--vote-rule", "confident-ties", "-o", str(tmp_path / "v")])
+    assert result.exit_code == 0, result.output
+    assert "1 question(s) with a sample lacking anll voted by majority" in result.output
+    votes = [json.loads(line) for line in (tmp_path / "v").read_text().splitlines()]
+    assert [v["prediction"] for v in votes] == ["12", "7"]
+    assert votes[1]["uab"]["vote"] == {"include_phase1": True, "tie_seed": None, "rule": "confident-ties",
+                                       "signal": "anll", "temperature": 0.2, "version": votes[1]["uab"]["vote"][
+                                           "version"]}
+
+
+def test_bad_vote_settings_are_user_errors():
+    for kw in ({"rule": "nope"}, {"signal": "vote-entropy"}, {"temperature": 0}, {"keep": 0}, {"keep": 1.5}):
+        with pytest.raises(UabError):
+            Vote(**kw)
+
+
+@pytest.mark.parametrize("rule", list(voting.RULES))
+def test_vote_and_simulate_elect_the_same_answer(rule):
+    """``uab vote`` (one question) and the replay (every prefix at once) share ``elect``."""
+    rng = np.random.default_rng(7)
+    records = []
+    for i in range(30):
+        pairs = [(rng.choice(["7", "3", "12", None]), float(rng.choice([0.1, 0.2, 0.5, 0.9]))) for _ in range(6)]
+        records.append({**record(pairs), "id": f"q{i}"})
+    pool = evaluation.Pool(records)
+    vote = Vote(rule=rule, signal="anll", keep=0.5)
+    votes, _ = pool.outcomes(pool.permutations(0), [rule], pool.log_w("anll", vote.temperature), vote.keep)
+    perm = pool.permutations(0)
+    for i, rec in enumerate(records):
+        for t in range(1, 7):
+            drawn = {**rec, "samples": [rec["samples"][j] for j in perm[i, :t]]}
+            right = pipeline.vote(drawn, vote)["correct"]
+            assert votes[rule][0][i, t] == right, (i, t)
+
+
+def test_simulate_crosses_vote_rules_and_labels_every_row():
+    rng = np.random.default_rng(1)
+    records = []
+    for i in range(40):
+        p = rng.uniform(0.2, 0.8)
+        pairs = [("7", 0.05) if rng.random() < p else (str(rng.integers(10, 13)), 0.4) for _ in range(6)]
+        records.append({**record(pairs), "id": f"q{i}"})
+    rows = list(evaluation.simulate(records, [2, 4], ["uab", "uniform", "oracle"], ["anll"], 4,
+                                    vote_rules=["most-confident"], recommendations=True))
+    results = [r for r in rows if "recommendation" not in r]
+    assert {(r["allocator"], r["vote_rule"]) for r in results} == {
+        ("uab", "majority"), ("uab", "most-confident"), ("uniform", "majority"), ("uniform", "most-confident"),
+        ("oracle", "majority")}  # majority always; upper bounds by majority only
+    summary = {(e["allocator"], e["N"], e["vote_rule"]): e for e in evaluation.summarize(rows)}
+    # Confident samples are the right ones here: the confidence rule must gain at N = 2.
+    assert summary["uniform", 2, "most-confident"]["diff_uniform"] > 2 * summary["uniform", 2, "most-confident"][
+        "diff_se"]
+    recs = [r["recommendation"] for r in rows if "recommendation" in r]
+    assert [r["N"] for r in recs] == [2, 4] and recs[0]["vote_rule"] == "most-confident"
+
+
+def questions(tmp_path, m: int = 24):
+    path = tmp_path / "q.jsonl"
+    path.write_text("".join(json.dumps({"id": f"q{i}", "question": f"What is {i % 9 + 2} + {i % 7 + 3}?",
+                                        "answer": str(i % 9 + i % 7 + 5)}) + "\n" for i in range(m)))
+    return path
+
+
+def test_a_vote_rule_only_rerun_draws_nothing(tmp_path):
+    q, out = questions(tmp_path), str(tmp_path / "run")
+    base = ["run", str(q), "--budget", "3", "--out", out, "--backend", "scripted"]
+    first = CliRunner().invoke(app, base)
+    assert first.exit_code == 0 and "drawn now 72, reused 0" in first.output, first.output
+    again = CliRunner().invoke(app, base + ["--vote-rule", "weighted"])
+    assert again.exit_code == 0 and "drawn now 0, reused 72" in again.output, again.output
+    votes = [json.loads(line) for line in (tmp_path / "run" / "votes.jsonl").read_text().splitlines()]
+    assert all(v["uab"]["vote"]["rule"] == "weighted" and v["uab"]["vote"]["signal"] == "anll" for v in votes)
+
+
+def test_the_recommendation_round_trips_into_uab_run(tmp_path):
+    q = questions(tmp_path, 40)
+    runner = CliRunner()
+    pool = runner.invoke(app, ["pool", str(q), "-K", "6", "--out", str(tmp_path / "pool"), "--backend", "scripted",
+                               "--max-tokens", "48", "-q"])
+    assert pool.exit_code == 0, pool.output
+    res = tmp_path / "res.jsonl"
+    sim = runner.invoke(app, ["simulate", str(tmp_path / "pool"), "--budgets", "2,3", "--seeds", "4",
+                              "-o", str(res), "-q"])
+    assert sim.exit_code == 0, sim.output
+    rec = [json.loads(line)["recommendation"] for line in res.read_text().splitlines() if "recommendation" in line]
+    rec3 = next(r for r in rec if r["N"] == 3)
+    run = runner.invoke(app, ["run", str(q), "--budget", "3", "--out", str(tmp_path / "run"), "--settings", str(res),
+                              "-q"])
+    assert run.exit_code == 0, run.output
+    config = json.loads((tmp_path / "run" / "config.json").read_text())
+    assert config["generation"]["backend"] == "scripted" and config["generation"]["max_tokens"] == 48  # the pool's
+    assert config["vote"]["rule"] == rec3["vote_rule"]
+    expected = {"uniform": "uniform", "uab": "uab", "uab-coverage": "uab"}.get(rec3["allocator"], rec3["allocator"])
+    assert config["allocate"]["allocator"] == expected
+    # The command line wins over the file; a budget the file does not cover is an error naming it.
+    over = runner.invoke(app, ["run", str(q), "--budget", "3", "--out", str(tmp_path / "run2"), "--settings", str(res),
+                               "--vote-rule", "filtered", "-q"])
+    assert over.exit_code == 0 and json.loads((tmp_path / "run2" / "config.json").read_text())["vote"]["rule"] == \
+        "filtered"
+    missing = runner.invoke(app, ["run", str(q), "--budget", "5", "--out", str(tmp_path / "run3"), "--settings",
+                                  str(res)])
+    assert missing.exit_code == 2 and "no recommendation for --budget 5 (it has N = 2, 3)" in missing.output
+
+
+def test_a_settings_file_with_an_unknown_option_is_refused(tmp_path):
+    q = questions(tmp_path, 3)
+    bad = tmp_path / "s.json"
+    bad.write_text('{"allocator": "uniform", "max-tokenz": 5}')
+    result = CliRunner().invoke(app, ["run", str(q), "--budget", "2", "--out", str(tmp_path / "r"), "--settings",
+                                      str(bad), "--backend", "scripted"])
+    assert result.exit_code == 2 and "unknown option for `uab run`: max_tokenz" in result.output
+    assert not (tmp_path / "r").exists()

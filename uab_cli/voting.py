@@ -1,0 +1,116 @@
+"""Vote rules: how a question's samples elect its prediction.
+
+Every rule is one entry of ``RULES`` and is computed by ``elect`` alone, for ``uab vote``
+(one question at a time) and ``uab simulate`` (every question and every prefix of a draw
+order at once), so the two can never disagree.
+
+A sample's confidence is its own signal statistic mapped as the allocator maps a question's
+(``signals.sample_log_p``): log w = -s/T for the log-prob statistics (ANLL, total/max NLL),
+log((score/10)^power) for a verbalised confidence. Higher is more confident. A question with
+a voted sample that lacks the statistic is voted by ``majority`` (``elect`` says which).
+
+Ties left by a rule go to the answer that sorts first (its class's lexicographically first
+member), as majority's always have.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+DEFAULT_RULE = "majority"
+DEFAULT_KEEP = 0.5  # the fraction of a question's samples that ``filtered`` keeps
+_BIG = 1 << 30
+
+
+@dataclass(frozen=True)
+class VoteRule:
+    """A vote rule: its name, what it does (``--help`` and README), where it comes from, and
+    whether it reads sample confidences (``keep``: whether ``--vote-keep`` applies)."""
+
+    name: str
+    summary: str
+    source: str
+    confidence: bool = True
+    keep: bool = False
+
+
+RULES: dict[str, VoteRule] = {r.name: r for r in (
+    VoteRule("majority", "most votes; ties to the answer that sorts first", "self-consistency", confidence=False),
+    VoteRule("confident-ties", "most votes; a tie goes to the answer whose best sample is most confident",
+             "uab"),
+    VoteRule("weighted", "each sample votes with weight w = exp(log w); most weight wins", "CISC, DeepConf"),
+    VoteRule("filtered", "keep the most confident --vote-keep fraction of the answered samples, then majority",
+             "DeepConf (top-η% filter)", keep=True),
+    VoteRule("most-confident", "the single most confident sample's answer", "DeepConf (η → 0)"),
+)}
+
+
+def names() -> list[str]:
+    return list(RULES)
+
+
+def elect(cls: np.ndarray, log_w: np.ndarray, rank: np.ndarray, rule: str,
+          keep: float = DEFAULT_KEEP) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's winning class under ``rule``, and which rows fell back to majority.
+
+    ``cls`` (rows × samples): answer class per sample, -1 for no answer (never wins);
+    ``log_w``: per-sample log confidence, NaN where missing; ``rank``: per-sample tie rank
+    of its answer (lower wins). Returns (winner per row, -1 where no sample has an answer;
+    fell-back mask: a confidence rule that met a voted sample without confidence).
+    """
+    cls = np.asarray(cls, dtype=np.int64)
+    rows, width = cls.shape
+    answered = cls >= 0
+    hit = cls[:, :, None] == np.arange(max(int(cls.max(initial=-1)) + 1, 1))  # (rows, samples, classes)
+    first = np.where(hit, np.asarray(rank)[:, :, None], _BIG).min(axis=1)
+    counts = hit.sum(axis=1)
+    majority = _pick(counts > 0, [counts], first)
+    if not RULES[rule].confidence:
+        return majority, np.zeros(rows, dtype=bool)
+    log_w = np.asarray(log_w, dtype=np.float64)
+    lacking = (answered & np.isnan(log_w)).any(axis=1)
+    w = np.where(answered & ~np.isnan(log_w), log_w, -np.inf)
+    if rule == "filtered":
+        order = np.argsort(-w, axis=1, kind="stable")  # most confident first, then draw order
+        place = np.empty_like(order)
+        np.put_along_axis(place, order, np.arange(width)[None, :].repeat(rows, 0), axis=1)
+        n_keep = np.ceil(keep * answered.sum(axis=1) - 1e-9).astype(np.int64)
+        kept = hit & ((place < np.maximum(n_keep, 1)[:, None]) & answered)[:, :, None]
+        kept_counts = kept.sum(axis=1)
+        winner = _pick(kept_counts > 0, [kept_counts], first)
+    else:
+        best = np.where(hit, w[:, :, None], -np.inf).max(axis=1)  # each class's most confident sample
+        if rule == "confident-ties":
+            keys = [counts, best]
+        elif rule == "most-confident":
+            keys = [best]
+        else:  # weighted: relative to the row's most confident sample (exp would underflow)
+            top = w.max(axis=1, initial=-np.inf)
+            rel = np.exp(w - np.where(np.isfinite(top), top, 0.0)[:, None])
+            keys = [(hit * rel[:, :, None]).sum(axis=1)]
+        winner = _pick(counts > 0, keys, first)
+    return np.where(lacking, majority, winner), lacking
+
+
+def choose(reps: list[str | None], log_w: np.ndarray, rule: str, keep: float = DEFAULT_KEEP) -> tuple[str | None, bool]:
+    """One question's winner under ``rule`` from each sample's answer class representative
+    (``None``: no answer) and log confidence; and whether it fell back to majority."""
+    distinct = sorted({r for r in reps if r is not None})
+    ids = {r: i for i, r in enumerate(distinct)}
+    cls = np.array([[ids[r] if r is not None else -1 for r in reps]], dtype=np.int64).reshape(1, -1)
+    win, fell = elect(cls, np.asarray(log_w, dtype=np.float64).reshape(1, -1), cls, rule, keep)
+    return (distinct[win[0]] if win[0] >= 0 else None), bool(fell[0])
+
+
+def _pick(present: np.ndarray, keys: list[np.ndarray], first: np.ndarray) -> np.ndarray:
+    """Per row, the present class with the highest key (each next key breaks the previous
+    one's ties; float keys within 1e-12 relative tie), then the lowest ``first``; -1 if none."""
+    cand = present.copy()
+    for key in keys:
+        k = np.where(cand, key, -np.inf)
+        top = k.max(axis=1, keepdims=True)
+        cand &= k >= top - 1e-12 * np.maximum(1.0, np.abs(np.where(np.isfinite(top), top, 0.0)))
+    winner = np.where(cand, first, _BIG).argmin(axis=1)
+    return np.where(present.any(axis=1), winner, -1)
