@@ -103,7 +103,7 @@ def test_vote_and_simulate_elect_the_same_answer(rule):
 def test_simulate_crosses_vote_rules_and_labels_every_row():
     rng = np.random.default_rng(1)
     records = []
-    for i in range(40):
+    for i in range(80):
         p = rng.uniform(0.2, 0.8)
         pairs = [("7", 0.05) if rng.random() < p else (str(rng.integers(10, 13)), 0.4) for _ in range(6)]
         records.append({**record(pairs), "id": f"q{i}"})
@@ -140,7 +140,7 @@ def test_a_vote_rule_only_rerun_draws_nothing(tmp_path):
 
 
 def test_the_recommendation_round_trips_into_uab_run(tmp_path):
-    q = questions(tmp_path, 40)
+    q = questions(tmp_path, 60)
     runner = CliRunner()
     pool = runner.invoke(app, ["pool", str(q), "-K", "6", "--out", str(tmp_path / "pool"), "--backend", "scripted",
                                "--max-tokens", "48", "-q"])

@@ -9,10 +9,11 @@ The recommendation (``held_out``) is chosen on per-question outcomes, not on the
 choosing the best of dozens of allocator × signal × T × vote-rule combinations on the same
 draws that measure it overfits. So the selection rule (the combination with the highest
 paired gain over Uniform + majority, when that gain exceeds ``SIGNIFICANCE`` standard
-errors, else Uniform + majority) is run on one half of the questions and scored on the
-other half, over ``SPLITS`` random halvings both ways; a combination is recommended only
-when that held-out gain itself exceeds ``SIGNIFICANCE`` standard errors, and the gain
-reported is the held-out one.
+errors over questions, else Uniform + majority) is run on one half of the questions and
+scored on the other half, over ``SPLITS`` random halvings both ways; a combination is
+recommended only when that held-out gain itself exceeds ``SIGNIFICANCE`` standard errors
+(over halvings: the spread new questions bring) and the pool has ``MIN_QUESTIONS`` graded
+questions; the gain reported is the held-out one.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from .settings import Generation, Vote
 
 SIGNIFICANCE = 2.0  # a gain counts when it exceeds this many standard errors
 SPLITS = 25  # random halvings of the questions; each is used both ways
+MIN_QUESTIONS = 50  # fewer graded questions: Uniform + majority (a half of 25 decides nothing)
 BASELINE = ("uniform", None, None, voting.DEFAULT_RULE)  # allocator, signal, T, vote rule
 
 
@@ -44,7 +46,8 @@ def held_out(outcomes: dict[tuple, np.ndarray], upper_bounds, context: dict) -> 
         diffs = np.stack([outcomes[k] - base for k in keys]) if keys else np.zeros((0, *base.shape))
         gain, se, rounds = _held_out_gain(diffs)
         pick = _select(diffs, np.arange(base.shape[1]))
-        chosen = keys[pick] if pick is not None and gain > SIGNIFICANCE * se else base_key
+        enough = base.shape[1] >= MIN_QUESTIONS
+        chosen = keys[pick] if pick is not None and enough and gain > SIGNIFICANCE * se else base_key
         entry = {"N": n, "allocator": chosen[0], "signal": chosen[1], "T": chosen[2], "vote_rule": chosen[4],
                  "gain": gain if chosen != base_key else 0.0, "se": se if chosen != base_key else 0.0,
                  "held_out": {"gain": gain, "se": se, "splits": rounds},
@@ -59,8 +62,8 @@ def held_out(outcomes: dict[tuple, np.ndarray], upper_bounds, context: dict) -> 
 def _select(diffs: np.ndarray, questions: np.ndarray) -> int | None:
     """The selection rule on ``questions``: the index of the combination with the highest
     mean paired gain, or None when that gain is not above ``SIGNIFICANCE`` standard errors
-    (over seeds) — Uniform + majority."""
-    if not diffs.shape[0] or not questions.size:
+    over seeds — Uniform + majority."""
+    if not diffs.shape[0] or questions.size < 2:
         return None
     per_seed = diffs[:, :, questions].mean(axis=2)  # combinations × seeds
     mean = per_seed.mean(axis=1)
@@ -72,9 +75,10 @@ def _select(diffs: np.ndarray, questions: np.ndarray) -> int | None:
 
 def _held_out_gain(diffs: np.ndarray) -> tuple[float, float, int]:
     """Mean gain, over halvings and both directions, of the selection rule chosen on one half
-    and scored on the other; its standard error over seeds; and the number of selections."""
+    and scored on the other; its standard error (the spread of one half's score over the
+    halvings, / √2 for the whole pool's size); and the number of selections."""
     seeds, m = diffs.shape[1], diffs.shape[2]
-    if m < 2:
+    if m < 4:
         return 0.0, 0.0, 0
     rng = np.random.default_rng(0)
     scored = []
@@ -83,10 +87,9 @@ def _held_out_gain(diffs: np.ndarray) -> tuple[float, float, int]:
         halves = (order[: m // 2], order[m // 2:])
         for train, test in (halves, halves[::-1]):
             pick = _select(diffs, train)
-            scored.append(np.zeros(seeds) if pick is None else diffs[pick][:, test].mean(axis=1))
-    per_seed = np.mean(scored, axis=0)
-    se = float(per_seed.std(ddof=1) / np.sqrt(seeds)) if seeds > 1 else 0.0
-    return float(per_seed.mean()), se, len(scored)
+            scored.append(0.0 if pick is None else float(diffs[pick][:, test].mean()))
+    scored = np.array(scored)
+    return float(scored.mean()), float(scored.std(ddof=1) / np.sqrt(2)), scored.size
 
 
 def run_settings(entry: dict, context: dict) -> dict:
@@ -199,7 +202,7 @@ def markdown(summary: Sequence[dict], recommendations: Sequence[dict] = ()) -> s
                    "draws (optimistic). Recommended: the best combination when it wins by more than "
                    f"{SIGNIFICANCE:g} standard errors, chosen on half of the questions and scored on the other half "
                    f"({SPLITS} random halvings, both ways); its held-out gain must itself exceed {SIGNIFICANCE:g} "
-                   "standard errors, else Uniform + majority. Run it on new questions (the pool's sampling settings "
+                   f"standard errors and the pool hold {MIN_QUESTIONS} graded questions, else Uniform + majority. Run it on new questions (the pool's sampling settings "
                    "included):"), ""]
     lines += [f"- N = {r['N']}: `uab run QUESTIONS --budget {r['N']} --out RUN {rec['flags']}`"
               for r in rows if (rec := recs.get(r["N"]))]
