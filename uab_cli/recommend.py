@@ -77,7 +77,7 @@ def _held_out_gain(diffs: np.ndarray) -> tuple[float, float, int]:
     """Mean gain, over halvings and both directions, of the selection rule chosen on one half
     and scored on the other; its standard error (the spread of one half's score over the
     halvings, / √2 for the whole pool's size); and the number of selections."""
-    seeds, m = diffs.shape[1], diffs.shape[2]
+    m = diffs.shape[2]
     if m < 4:
         return 0.0, 0.0, 0
     rng = np.random.default_rng(0)
