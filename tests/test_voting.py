@@ -177,3 +177,17 @@ def test_a_settings_file_with_an_unknown_option_is_refused(tmp_path):
                                       str(bad), "--backend", "scripted"])
     assert result.exit_code == 2 and "unknown option for `uab run`: max_tokenz" in result.output
     assert not (tmp_path / "r").exists()
+
+
+def test_a_pool_of_too_few_questions_recommends_uniform_majority():
+    from uab_cli import recommend
+
+    rng = np.random.default_rng(0)
+    base = (rng.random((6, 40)) < 0.5).astype(float)
+    better = np.clip(base + (rng.random((6, 40)) < 0.3), 0, 1)  # a large, real gain
+    outcomes = {("uniform", None, None, 2, "majority"): base, ("uniform", None, None, 2, "weighted"): better}
+    context = {"vote": Vote(), "generation": {}, "k1": {}}
+    [few] = recommend.held_out(outcomes, set(), context)
+    assert few["vote_rule"] == "majority" and few["held_out"]["gain"] > 0.05  # gated by MIN_QUESTIONS = 50
+    many = {k: np.tile(v, 2) for k, v in outcomes.items()}
+    assert recommend.held_out(many, set(), context)[0]["vote_rule"] == "weighted"
