@@ -8,15 +8,13 @@ error lands in a later one; ``UAB_WORKERS=2`` forces the pool on any machine.
 from __future__ import annotations
 
 import os
-import random
 import tempfile
 
 import orjson
 import pytest
-from conftest import arithmetic, write_jsonl
+from conftest import BAD, CASES, OUT, STAGES, check_error, check_no_output, cli, sampled, sampled_rows, write_jsonl
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_reliability import BAD, CASES, OUT, STAGES, check_error, check_no_output, cli
 
 from uab_cli import blocks
 
@@ -32,18 +30,6 @@ def pool(monkeypatch, tmp_path_factory):
     monkeypatch.setenv("UAB_WORKERS", "2")
     yield
     assert not list(spool.iterdir())
-
-
-def sampled(m: int, seed: int = 0) -> list[dict]:
-    """Phase-1 records with 1-3 samples of varied size (so blocks cut lines anywhere)."""
-    rng = random.Random(seed)
-    rows = arithmetic(m)
-    for i, rec in enumerate(rows):
-        rec["samples"] = [{"index": j, "phase": 1, "text": "x" * rng.randrange(80), "answer": str(rng.randrange(4)),
-                           "anll": rng.random(), "confidence": None} for j in range(rng.randrange(1, 4))]
-        if i % 7 == 0:
-            rec["level"] = rng.randrange(1, 4)
-    return rows
 
 
 def run_both(args: list[str], monkeypatch) -> tuple[bytes, bytes, str, str]:
@@ -62,7 +48,7 @@ def run_both(args: list[str], monkeypatch) -> tuple[bytes, bytes, str, str]:
 @pytest.mark.parametrize("allocator", ["uab", "uniform", "length"])
 def test_allocate_on_workers_writes_the_same_bytes(tmp_path, monkeypatch, allocator):
     monkeypatch.chdir(tmp_path)
-    path = write_jsonl(tmp_path / "p1.jsonl", sampled(300))
+    path = write_jsonl(tmp_path / "p1.jsonl", sampled_rows(300))
     one, two, err1, err2 = run_both(["allocate", path, "--budget", "5", "--allocator", allocator], monkeypatch)
     assert one == two and one.count(b"\n") == 300
     assert err1 == err2  # the allocation summary
@@ -70,7 +56,7 @@ def test_allocate_on_workers_writes_the_same_bytes(tmp_path, monkeypatch, alloca
 
 def test_vote_on_workers_writes_the_same_bytes_and_summary(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    path = write_jsonl(tmp_path / "p1.jsonl", sampled(300, seed=1))
+    path = write_jsonl(tmp_path / "p1.jsonl", sampled_rows(300))
     with open(path, "rb+") as fh:  # a last line without a newline
         fh.truncate(os.path.getsize(path) - 1)
     one, two, err1, err2 = run_both(["vote", path], monkeypatch)
@@ -91,7 +77,7 @@ def test_bad_file_on_workers(tmp_path, pool, name, stage, expected, line):
 
 def padded(tmp_path, bad_line: bytes, at: int, m: int = 120, last_newline: bool = True) -> str:
     """``m`` good Phase-1 lines with ``bad_line`` as line ``at`` (1-based)."""
-    lines = [orjson.dumps(r) for r in sampled(m)]
+    lines = [orjson.dumps(r) for r in sampled_rows(m)]
     lines.insert(at - 1, bad_line)
     path = tmp_path / "bad.jsonl"
     path.write_bytes(b"\n".join(lines) + (b"\n" if last_newline else b""))
@@ -120,7 +106,7 @@ def test_a_truncated_last_line_is_reported_as_one(tmp_path, pool):
 
 
 def test_a_duplicate_before_an_error_in_the_same_block_comes_first(tmp_path, pool):
-    lines = [orjson.dumps(r) for r in sampled(60)]
+    lines = [orjson.dumps(r) for r in sampled_rows(60)]
     lines[40] = orjson.dumps({**orjson.loads(lines[40]), "id": "q2"})  # line 41 repeats line 3's id
     lines[41] = b"not json"
     path = tmp_path / "two.jsonl"
@@ -137,7 +123,7 @@ def test_a_line_longer_than_the_limit_is_reported_not_read(tmp_path, pool, monke
 
 def test_bad_worker_count_is_a_usage_error(tmp_path, monkeypatch):
     monkeypatch.setenv("UAB_WORKERS", "many")
-    path = write_jsonl(tmp_path / "p1.jsonl", sampled(3))
+    path = write_jsonl(tmp_path / "p1.jsonl", sampled_rows(3))
     result = cli(["vote", path, "-o", str(tmp_path / OUT)])
     assert result.exit_code == 2 and "UAB_WORKERS must be a whole number" in result.stderr
 
@@ -164,7 +150,7 @@ def test_blocks_cover_every_line_once(tmp_path_factory, lines, final_newline, si
 def test_allocate_reads_stdin_like_a_file(tmp_path, monkeypatch):
     """stdin is spooled to a temporary file for the two passes, and removed."""
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    path = write_jsonl(tmp_path / "p1.jsonl", sampled(50))
+    path = write_jsonl(tmp_path / "p1.jsonl", sampled_rows(50))
     from_file = cli(["allocate", path, "--budget", "4", "-q"])
     from_stdin = cli(["allocate", "-", "--budget", "4", "-q"], stdin=open(path, "rb").read())
     assert from_file.exit_code == from_stdin.exit_code == 0
@@ -180,12 +166,12 @@ def test_allocate_notices_an_input_changed_between_its_passes(tmp_path, monkeypa
         monkeypatch.setattr(blocks, "_BLOCK", 200)
         monkeypatch.setattr(blocks, "_PARALLEL_FROM", 0)
     monkeypatch.setenv("UAB_WORKERS", workers)
-    path = write_jsonl(tmp_path / "p1.jsonl", sampled(40))
+    path = write_jsonl(tmp_path / "p1.jsonl", sampled_rows(40))
     solve = pipeline.AllocationInputs.solve
 
     def solve_then_append(self, *args):
         with open(path, "ab") as fh:  # another process appends while allocate works
-            fh.write(orjson.dumps(sampled(41)[40]) + b"\n")
+            fh.write(orjson.dumps(sampled(40)) + b"\n")
         return solve(self, *args)
 
     monkeypatch.setattr(pipeline.AllocationInputs, "solve", solve_then_append)

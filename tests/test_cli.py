@@ -132,15 +132,16 @@ def test_options_for_another_backend_are_errors(tmp_path):
     assert not (tmp_path / "run").exists()
 
 
-def test_failure_messages_fit_the_command(tmp_path, monkeypatch):
+def test_failure_messages_fit_the_command(tmp_path, monkeypatch, fake_backend):
     q = write_jsonl(tmp_path / "q.jsonl", arithmetic(5))
-    monkeypatch.setenv("UAB_SCRIPTED_FAIL_AFTER", "2")
+    fake_backend.in_cli(fail_after=2)
     result = CliRunner().invoke(app, ["phase1", q, "--backend", "scripted", "-o", str(tmp_path / "p1.jsonl")])
     assert result.exit_code == 1 and "Nothing was written" in result.stderr and "resume" not in result.stderr
     assert not (tmp_path / "p1.jsonl").exists()
     result = CliRunner().invoke(app, ["run", q, "--budget", "2", "--backend", "scripted", "--out", str(tmp_path / "r")])
     assert result.exit_code == 1 and "re-run the same command to resume" in result.stderr
-    monkeypatch.delenv("UAB_SCRIPTED_FAIL_AFTER")
+    assert [backend.drawn for backend in fake_backend.made] == [2, 2]
+    fake_backend.in_cli()
 
     uab("run", q, "--budget", 2, "--backend", "scripted", "--out", tmp_path / "r", "-q")
 

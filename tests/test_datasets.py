@@ -4,8 +4,8 @@ self-consistency (each reference solution, graded by uab's own pipeline against 
 from __future__ import annotations
 
 import importlib.util
+import os
 import re
-import shutil
 import sys
 from collections import Counter
 from pathlib import Path
@@ -23,7 +23,7 @@ from uab_cli.records import check_record
 ROOT = Path(__file__).resolve().parents[1]
 DATASETS = ROOT / "datasets"
 REAL = Path(__file__).resolve().parent / "data" / "convert" / "real"
-MIRRORS = Path("/work/.mirror")  # bare git copies of the source repositories, where this machine has them
+SOURCES_ENV = "UAB_DATASET_SOURCES"  # a folder of copies of the source repositories (datasets/README.md)
 
 SIZES = {"math500": 500, "gsm8k_test": 1319, "mmlu_formal_logic": 126, "hh_rlhf_test300": 300, "deepscaler300": 300}
 WITH_SOLUTIONS = ("math500", "gsm8k_test", "deepscaler300")
@@ -120,12 +120,13 @@ def test_sample_takes_smallest_hashes_in_file_order():
     assert make_datasets.sample(rows[::-1], lambda r: r["text"]) == chosen
 
 
-@pytest.mark.skipif(shutil.which("git") is None or not MIRRORS.is_dir(), reason="no git copies of the sources here")
+@pytest.mark.skipif(not os.environ.get(SOURCES_ENV), reason=f"{SOURCES_ENV} is not set: set it to a folder of "
+                    "copies of the source repositories (datasets/README.md, Rebuilding) to rebuild every file")
 def test_script_rebuilds_every_shipped_file_byte_for_byte(tmp_path):
-    missing = [s.repo for s in make_datasets.SOURCES.values() if not (MIRRORS / s.repo.replace("/", "+")).is_dir()]
-    if missing:
-        pytest.skip(f"not fetched here: {', '.join(missing)}")
-    make_datasets.main(["--raw", str(MIRRORS), "-o", str(tmp_path)])
+    sources = Path(os.environ[SOURCES_ENV])
+    missing = [s.repo for s in make_datasets.SOURCES.values() if not (sources / s.repo.replace("/", "+")).is_dir()]
+    assert not missing, f"{SOURCES_ENV}={sources} has no <owner>+<name>/ copy of {', '.join(missing)}"
+    make_datasets.main(["--raw", str(sources), "-o", str(tmp_path)])
     for name in SIZES:
         assert (tmp_path / f"{name}.jsonl").read_bytes() == (DATASETS / f"{name}.jsonl").read_bytes(), name
 

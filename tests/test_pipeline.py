@@ -8,57 +8,61 @@ import pytest
 from conftest import arithmetic
 
 from uab_cli import pipeline, runs
-from uab_cli.backends.scripted import ScriptedBackend
 from uab_cli.errors import BackendError
 from uab_cli.settings import Allocation
 
 GEN = pipeline.Generation(backend="scripted", model="scripted", seed=7)
 
 
-def sampled(m=20, k=1):
-    records = arithmetic(m)
-    pipeline.phase1(records, ScriptedBackend(), GEN, k)
-    return records
+@pytest.fixture
+def drawn(fake_backend):
+    """``drawn(m, k)``: m arithmetic questions with k Phase-1 samples each from a fake backend."""
+    def draw(m=20, k=1):
+        records = arithmetic(m)
+        pipeline.phase1(records, fake_backend(), GEN, k)
+        return records
+
+    return draw
 
 
 @pytest.mark.parametrize("allocator,options", [
     ("uab", {}), ("uab", {"gain": "coverage"}), ("uniform", {}), ("random", {}), ("length", {}),
     ("uab", {"exit": "hard", "exit_mode": "redistribute"}), ("uab", {"max_per_question": 6}),
 ])
-def test_budget_contract_every_allocator(allocator, options):
-    records = sampled()
+def test_budget_contract_every_allocator(drawn, fake_backend, allocator, options):
+    records = drawn()
     pipeline.allocate(records, Allocation(4, allocator, **options))
-    pipeline.phase2(records, ScriptedBackend(), GEN)
+    pipeline.phase2(records, fake_backend(), GEN)
     assert sum(len(r["samples"]) for r in records) == 4 * len(records)
     for rec in records:
         assert [s["index"] for s in rec["samples"]] == list(range(len(rec["samples"])))
         assert rec["uab"]["allocate"]["allocator"] == allocator
 
 
-def test_judge_allocator_and_skip_exit():
-    records = sampled()
-    info = pipeline.judge(records, ScriptedBackend(), GEN)
+def test_judge_allocator_and_skip_exit(drawn, fake_backend):
+    records = drawn()
+    info = pipeline.judge(records, fake_backend(), GEN)
     assert info["calls"] == 20 and all(r["judge"] in ("easy", "hard") for r in records)
     summary = pipeline.allocate(records, Allocation(4, "judge"))
     assert summary.phase1 + summary.phase2 == 80
     assert all(r["extra"] == 0 for r in records if r["judge"] == "easy")
-    records = sampled()
+    records = drawn()
     summary = pipeline.allocate(records, Allocation(4, "uab", exit="easy", exit_mode="skip"))
     assert summary.phase1 + summary.phase2 + summary.saved == 80 and summary.saved > 0
 
 
-def test_vote_entropy_uses_k_phase1_samples():
-    records = sampled(k=2)
+def test_vote_entropy_uses_k_phase1_samples(drawn):
+    records = drawn(k=2)
     summary = pipeline.allocate(records, Allocation(4, "uab", signal="vote-entropy"))
     assert summary.phase1 == 40 and summary.phase2 == 40
 
 
-def test_uab_beats_uniform_on_scripted_model():
+def test_uab_beats_uniform_on_scripted_model(drawn, fake_backend):
     """The scripted model's ANLL is informative, so UAB covers more questions than uniform."""
     def coverage(allocator):
-        records = sampled(200)
+        records = drawn(200)
         pipeline.allocate(records, Allocation(3, allocator))
-        pipeline.phase2(records, ScriptedBackend(), GEN)
+        pipeline.phase2(records, fake_backend(), GEN)
         voted = pipeline.VoteSummary()
         for rec in records:
             voted.add(pipeline.vote(rec))
@@ -67,26 +71,27 @@ def test_uab_beats_uniform_on_scripted_model():
     assert coverage("uab") > coverage("uniform")
 
 
-def test_seeds_do_not_depend_on_batching():
+def test_seeds_do_not_depend_on_batching(fake_backend):
     a, b = arithmetic(5), arithmetic(5)
-    pipeline.phase1(a, ScriptedBackend(), GEN)
+    pipeline.phase1(a, fake_backend(), GEN)
     for rec in b:
-        pipeline.phase1([rec], ScriptedBackend(), GEN)
+        pipeline.phase1([rec], fake_backend(), GEN)
     assert a == b
+    assert [len(call) for call in fake_backend.calls] == [5, 1, 1, 1, 1, 1]
 
 
-def test_phase2_is_one_backend_call():
-    records = sampled()
+def test_phase2_is_one_backend_call(drawn, fake_backend):
+    records = drawn()
     pipeline.allocate(records, Allocation(4))
-    backend = ScriptedBackend()
+    backend = fake_backend()
     pipeline.phase2(records, backend, GEN)
     assert len(backend.calls) == 1 and len(backend.calls[0]) == 60
 
 
-def test_provenance_records_what_produced_output():
-    records = sampled(3)
+def test_provenance_records_what_produced_output(drawn, fake_backend):
+    records = drawn(3)
     pipeline.allocate(records, Allocation(2, "uab", temperature=0.5))
-    pipeline.phase2(records, ScriptedBackend(), GEN)
+    pipeline.phase2(records, fake_backend(), GEN)
     rec = pipeline.vote(records[0])
     prov = rec["uab"]
     assert prov["phase1"]["backend"] == "scripted" and prov["phase1"]["seed"] == 7
@@ -94,49 +99,49 @@ def test_provenance_records_what_produced_output():
     assert prov["allocate"]["n"] == 2 and prov["allocate"]["signal"] == "anll"
 
 
-def test_failure_keeps_finished_samples():
+def test_failure_keeps_finished_samples(fake_backend):
     records = arithmetic(10)
     with pytest.raises(BackendError):
-        pipeline.phase1(records, ScriptedBackend(fail_after=4), GEN)
+        pipeline.phase1(records, fake_backend(fail_after=4), GEN)
     assert sum(len(r.get("samples", [])) for r in records) == 4
 
 
-def test_run_resumes_to_identical_votes(tmp_path):
+def test_run_resumes_to_identical_votes(tmp_path, fake_backend):
     alloc = Allocation(4, "uab")
     reference = arithmetic(12)
-    runs.run(reference, ScriptedBackend, GEN, str(tmp_path / "a"), alloc)
+    runs.run(reference, fake_backend, GEN, str(tmp_path / "a"), alloc)
     crashed = arithmetic(12)
     with pytest.raises(BackendError):
-        runs.run(crashed, lambda: ScriptedBackend(fail_after=20), GEN, str(tmp_path / "b"), alloc)
+        runs.run(crashed, fake_backend.failing(after=20), GEN, str(tmp_path / "b"), alloc)
     resumed = arithmetic(12)
-    result = runs.run(resumed, ScriptedBackend, GEN, str(tmp_path / "b"), alloc)
+    result = runs.run(resumed, fake_backend, GEN, str(tmp_path / "b"), alloc)
     assert result.restored == 20 and result.drawn == 28
     assert (tmp_path / "a" / "votes.jsonl").read_bytes() == (tmp_path / "b" / "votes.jsonl").read_bytes()
     assert copy.deepcopy(resumed) == reference
 
 
-def test_majority_allocator_spends_exactly_and_records_its_model():
-    records = sampled()
+def test_majority_allocator_spends_exactly_and_records_its_model(drawn):
+    records = drawn()
     summary = pipeline.allocate(records, Allocation(4, "majority", vote_model="scatter"))
     assert summary.phase1 + summary.phase2 == 80
     assert records[0]["uab"]["allocate"]["vote_model"] == "scatter"
 
 
-def test_vcs_prompt_and_default_signal():
+def test_vcs_prompt_and_default_signal(fake_backend):
     """A --vcs Phase 1 appends the paper's confidence instruction; allocate then uses p = score/10."""
     from uab_cli.signals import VCS_INSTRUCTION
 
     gen = pipeline.Generation(backend="scripted", model="scripted", vcs=True)
-    backend = ScriptedBackend()
     records = arithmetic(6)
-    pipeline.phase1(records, backend, gen)
-    assert all(req.messages[-1]["content"].endswith(VCS_INSTRUCTION) for req in backend.calls[0])
+    pipeline.phase1(records, fake_backend(), gen)
+    [requests] = fake_backend.calls
+    assert len(requests) == 6 and all(req.messages[-1]["content"].endswith(VCS_INSTRUCTION) for req in requests)
     pipeline.allocate(records, Allocation(3))
     assert records[0]["uab"]["allocate"]["signal"] == "vcs"
     assert all(r["p"] == r["samples"][0]["confidence"] / 10 for r in records)
 
 
-def test_busy_or_changed_run_directory_fails_before_the_backend_loads(tmp_path):
+def test_busy_or_changed_run_directory_fails_before_the_backend_loads(tmp_path, fake_backend):
     from uab_cli.errors import UabError
 
     loaded = []
@@ -146,47 +151,36 @@ def test_busy_or_changed_run_directory_fails_before_the_backend_loads(tmp_path):
             runs.run(arithmetic(3), lambda: loaded.append(1), GEN, str(tmp_path / "run"), Allocation(2))
     finally:
         held.close()
-    runs.run(arithmetic(3), ScriptedBackend, GEN, str(tmp_path / "run"), Allocation(2))
+    runs.run(arithmetic(3), fake_backend, GEN, str(tmp_path / "run"), Allocation(2))
     other = pipeline.Generation(backend="scripted", seed=8)  # model left to the backend's default
     with pytest.raises(UabError, match=r"--seed \(7 → 8\)"):
         runs.run(arithmetic(3), lambda: loaded.append(1), other, str(tmp_path / "run"), Allocation(2))
     assert loaded == []  # a changed generation is refused before the model loads, too
 
 
-def test_allocation_is_reported_before_phase2_starts(tmp_path):
+def test_allocation_is_reported_before_phase2_starts(tmp_path, fake_backend):
     events = []
-    runs.run(arithmetic(6), ScriptedBackend, GEN, str(tmp_path / "run"), Allocation(3),
+    runs.run(arithmetic(6), fake_backend, GEN, str(tmp_path / "run"), Allocation(3),
              on_sample=lambda rec, s: events.append(s["phase"]),
              on_allocated=lambda summary: events.append(f"allocated {summary.phase2}"))
     assert events.index("allocated 12") == 6 and events[7:] == [2] * 12
 
 
-def test_grown_run_equals_fresh_run_and_draws_only_missing(tmp_path):
+def test_grown_run_equals_fresh_run_and_draws_only_missing(tmp_path, fake_backend):
     """Budget 2, then 5, then 3 on one directory: each equals a fresh run at that budget."""
-    def backend():
-        made.append(ScriptedBackend())
-        return made[-1]
-
-    made: list[ScriptedBackend] = []
     for n in (2, 5, 3):
-        grown = runs.run(arithmetic(15), backend, GEN, str(tmp_path / "grown"), Allocation(n, "majority"))
-        fresh = runs.run(arithmetic(15), ScriptedBackend, GEN, str(tmp_path / f"fresh{n}"), Allocation(n, "majority"))
+        grown = runs.run(arithmetic(15), fake_backend, GEN, str(tmp_path / "grown"), Allocation(n, "majority"))
+        assert fake_backend.made[-1].drawn == grown.drawn
+        fresh = runs.run(arithmetic(15), fake_backend, GEN, str(tmp_path / f"fresh{n}"), Allocation(n, "majority"))
         assert (tmp_path / "grown" / "votes.jsonl").read_bytes() == (tmp_path / f"fresh{n}" / "votes.jsonl").read_bytes()
         assert grown.restored + grown.drawn == fresh.drawn == n * 15
-        assert made[-1].drawn == grown.drawn
-    assert made[-1].drawn == 0  # N=3 after N=5: everything was drawn already
+    assert grown.drawn == 0  # N=3 after N=5: everything was drawn already
 
 
-def test_pool_grows_to_more_samples(tmp_path):
-    made: list[ScriptedBackend] = []
-
-    def backend():
-        made.append(ScriptedBackend())
-        return made[-1]
-
-    assert runs.pool(arithmetic(5), backend, GEN, str(tmp_path / "pool"), 3) == 15
-    assert runs.pool(arithmetic(5), backend, GEN, str(tmp_path / "pool"), 5) == 10
-    assert made[-1].drawn == 10
+def test_pool_grows_to_more_samples(tmp_path, fake_backend):
+    assert runs.pool(arithmetic(5), fake_backend, GEN, str(tmp_path / "pool"), 3) == 15
+    assert runs.pool(arithmetic(5), fake_backend, GEN, str(tmp_path / "pool"), 5) == 10
+    assert fake_backend.made[-1].drawn == 10
     grown = (tmp_path / "pool" / "pool.jsonl").read_bytes()
-    runs.pool(arithmetic(5), ScriptedBackend, GEN, str(tmp_path / "fresh"), 5)
+    runs.pool(arithmetic(5), fake_backend, GEN, str(tmp_path / "fresh"), 5)
     assert grown == (tmp_path / "fresh" / "pool.jsonl").read_bytes()

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import FakeClock
 from rich.console import Console
 
 from uab_cli.errors import UabError
@@ -17,16 +18,8 @@ from uab_cli.progress import StageProgress, interval_from_env
 ROOT = Path(__file__).resolve().parent.parent
 
 
-class Clock:
-    def __init__(self):
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
 def progress(quiet=False, interval=10.0):
-    out, clock = io.StringIO(), Clock()
+    out, clock = io.StringIO(), FakeClock()
     console = Console(file=out, force_terminal=False, width=200)
     return StageProgress(console, quiet, interval=interval, clock=clock, ticker=False), out, clock
 
@@ -80,7 +73,7 @@ def test_interval_comes_from_the_environment(monkeypatch):
 
 
 def _run(tmp_path, *extra):
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "UAB_PROGRESS_INTERVAL": "0", "UAB_SCRIPTED_DELAY": "0.01"}
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "UAB_PROGRESS_INTERVAL": "0"}
     log = tmp_path / "stderr.log"
     with open(log, "w") as fh:
         subprocess.run(

@@ -7,11 +7,9 @@ import math
 
 import orjson
 import pytest
-from conftest import write_jsonl
-from typer.testing import CliRunner
+from conftest import cli, sampled, write_jsonl
 
 from uab_cli import records
-from uab_cli.cli import app
 from uab_cli.errors import UabError
 from uab_cli.records import (
     load_records,
@@ -20,18 +18,6 @@ from uab_cli.records import (
     write_records,
 )
 from uab_cli.signals import MissingSignal, success_probabilities
-
-
-def cli(args: list[str], stdin: bytes | None = None):
-    return CliRunner().invoke(app, args, input=stdin, catch_exceptions=False)
-
-
-def sampled(i: int, **extra) -> dict:
-    """A Phase-1 record whose size varies with i, so lines fall across chunk boundaries."""
-    return {"id": f"q{i}", "question": f"What is {i} + 1?" + " pad" * (i % 7), "answer": str(i + 1),
-            "samples": [{"index": 0, "phase": 1, "text": f"Answer: {i}", "answer": str(i), "anll": 0.1 + i / 100}],
-            **extra}
-
 
 # --- chunked reading ---------------------------------------------------------------
 

@@ -14,12 +14,25 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import orjson
 import pytest
-from conftest import KEY_VARS, arithmetic, read_jsonl, write_jsonl
+from conftest import (
+    BAD,
+    CASES,
+    KEY_VARS,
+    OUT,
+    STAGES,
+    arithmetic,
+    check_error,
+    check_no_output,
+    cli,
+    read_jsonl,
+    start_uab,
+    wait_held,
+    write_jsonl,
+)
 from typer.testing import CliRunner
 
 from uab_cli import pipeline, runs
@@ -28,20 +41,12 @@ from uab_cli.cli import app
 from uab_cli.errors import BackendError
 from uab_cli.records import MAX_LINE_BYTES
 
-BAD = Path(__file__).parent / "data" / "bad"
 M, N = 30, 4  # the subprocess runs: 30 arithmetic questions, 120 samples in all
-DELAY = "0.02"  # seconds per scripted sample where a run must be caught mid-phase
-SLOW = "0.05"  # ... where the run is killed early (so the delay costs little) or must outlast another
 _SCRIPT = Path(sys.executable).with_name("uab")
 UAB = [str(_SCRIPT)] if _SCRIPT.exists() else [sys.executable, "-m", "uab_cli.cli"]
 
 
 # --- helpers -----------------------------------------------------------------------
-
-
-def cli(args: list[str], stdin: bytes | None = None):
-    """Run the CLI in-process; stderr is kept apart from stdout."""
-    return CliRunner().invoke(app, args, input=stdin, catch_exceptions=False)
 
 
 def env(**extra: str) -> dict:
@@ -53,11 +58,16 @@ def run_args(questions: str, out: Path, *more: str) -> list[str]:
     return [*UAB, "run", questions, "--budget", str(N), "--out", str(out), "--backend", "scripted", "-q", *more]
 
 
-def start(args: list[str], **extra_env: str) -> subprocess.Popen:
+def start(args: list[str], **control: int) -> subprocess.Popen:
+    """``args`` as a subprocess; ``control`` (``hold_after``, ``fail_after``): the run goes through
+    ``conftest.start_uab``, its scripted backend stopping or failing at that sample."""
     # SIGINT back to its default so Python turns it into KeyboardInterrupt even when the
     # test runner was started in the background (which ignores SIGINT for its children).
-    return subprocess.Popen(args, env=env(**extra_env), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # noqa: PLW1509
+    popen = dict(env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                 preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # noqa: PLW1509
+    if control:
+        return start_uab(args[len(UAB):], **control, **popen)
+    return subprocess.Popen(args, **popen)
 
 
 def finish(proc: subprocess.Popen, timeout: float = 60) -> tuple[int, str]:
@@ -71,19 +81,6 @@ def lines(path: Path) -> int:
             return fh.read().count(b"\n")
     except FileNotFoundError:
         return 0
-
-
-def wait_for(path: Path, at_least: int, proc: subprocess.Popen, timeout: float = 30) -> int:
-    """Poll a run's checkpoint until it holds ``at_least`` samples; returns the count seen."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        n = lines(path)
-        if n >= at_least:
-            return n
-        assert proc.poll() is None, f"run ended early: {finish(proc)}"
-        time.sleep(0.002)
-    proc.kill()
-    pytest.fail(f"no progress in {path}")
 
 
 def assert_complete(run_dir: Path, reference: Path) -> None:
@@ -115,82 +112,7 @@ def reference(questions, tmp_path_factory) -> Path:
 
 # --- 1. bad input ------------------------------------------------------------------
 
-OUT = "out.jsonl"
-STAGES = {
-    "phase1": ["phase1", "{f}", "--backend", "scripted", "-o", "{o}"],
-    "allocate": ["allocate", "{f}", "--budget", "4", "-o", "{o}"],
-    "phase2": ["phase2", "{f}", "--backend", "scripted", "-o", "{o}"],
-    "vote": ["vote", "{f}", "-o", "{o}"],
-    "run": ["run", "{f}", "--budget", "4", "--out", "{o}", "--backend", "scripted"],
-}
-
-# (file in tests/data/bad, stage, expected substring, line of the error; None: no line)
-CASES = [
-    ("invalid_json.jsonl", "phase1", "invalid JSON", 2),
-    ("truncated_last_line.jsonl", "phase1", "truncated last line", 3),
-    ("utf8_bom.jsonl", "phase1", "byte-order mark", 1),
-    ("utf8_bom.jsonl", "vote", "byte-order mark", 1),
-    ("non_utf8.jsonl", "phase1", "not valid UTF-8", 2),
-    ("blank_line.jsonl", "phase1", "blank line", 2),
-    ("whitespace_line.jsonl", "run", "blank line", 3),
-    ("toplevel_array.jsonl", "phase1", "expected a JSON object, got list", 1),
-    ("toplevel_number.jsonl", "phase1", "expected a JSON object, got int", 2),
-    ("toplevel_string.jsonl", "run", "expected a JSON object, got str", 3),
-    ("missing_question.jsonl", "phase1", "has no 'question'", 2),
-    ("misspelled_question.jsonl", "run", "did you mean 'qestion'", 1),
-    ("empty_question.jsonl", "phase1", "'question' must be a non-empty string", 3),
-    ("nonstring_question.jsonl", "vote", "'question' must be a non-empty string", 1),
-    ("nonstring_id.jsonl", "phase1", "'id' must be a non-empty string, got 2", 2),
-    ("empty_id.jsonl", "run", "'id' must be a non-empty string", 1),
-    ("missing_id.jsonl", "phase1", "missing field 'id'", 3),
-    ("duplicate_id.jsonl", "phase1", "duplicate id 'q1'", 3),
-    ("duplicate_id.jsonl", "run", "duplicate id 'q1'", 3),
-    ("choices_not_list.jsonl", "phase1", "'choices' must be a non-empty list", 1),
-    ("choices_empty.jsonl", "phase1", "'choices' must be a non-empty list", 2),
-    ("gold_letter_outside_choices.jsonl", "phase1", "gold answer 'E' is neither a choice letter A-D", 1),
-    ("answer_not_scalar.jsonl", "phase1", "'answer' must be a string or number", 2),
-    ("wrong_type.jsonl", "phase1", "'type' must be one of math, mc, text, got 'arithmetic'", 2),
-    ("mc_without_choices.jsonl", "run", "type 'mc' needs 'choices'", 1),
-    ("empty.jsonl", "phase1", "empty input", None),
-    ("empty.jsonl", "vote", "empty input", None),
-    ("empty.jsonl", "run", "empty input", None),
-    # a stage file fed to the wrong stage
-    ("no_samples.jsonl", "allocate", "has no 'samples': run `uab phase1` first", 1),
-    ("no_samples.jsonl", "vote", "has no 'samples': run `uab phase1` first", 1),
-    ("no_samples.jsonl", "phase2", "has no 'samples'", 1),
-    ("no_extra.jsonl", "phase2", "has no 'extra': run `uab allocate` first", 1),
-    ("extra_missing_one.jsonl", "phase2", "record 'q2' has no 'extra'", 2),
-    # bad stage fields
-    ("extra_negative.jsonl", "phase2", "'extra' must be a non-negative integer, got -1", 1),
-    ("extra_float.jsonl", "phase2", "'extra' must be a non-negative integer, got 1.5", 2),
-    ("extra_string.jsonl", "phase2", "'extra' must be a non-negative integer, got '2'", 1),
-    ("extra_bool.jsonl", "phase2", "'extra' must be a non-negative integer, got True", 2),
-    ("anll_non_numeric.jsonl", "allocate", "sample 'anll' must be a number or null, got '0.1'", 2),
-    ("anll_non_numeric.jsonl", "phase1", "sample 'anll' must be a number", 2),
-    ("confidence_non_integer.jsonl", "vote", "sample 'confidence' must be an integer or null", 1),
-    ("samples_not_list.jsonl", "allocate", "'samples' must be a list of objects", 2),
-    ("samples_not_list.jsonl", "phase1", "'samples' must be a list of objects", 2),
-    ("sample_missing_text.jsonl", "vote", "each sample needs a string 'text'", 1),
-    ("sample_bad_phase.jsonl", "allocate", "sample 'phase' must be 1 or 2, got 3", 2),
-    ("sample_answer_not_string.jsonl", "vote", "sample 'answer' must be a string or null, got 4", 2),
-    ("provenance_not_object.jsonl", "allocate", "'uab' (what produced the record) must be an object, got str", 1),
-]
-
-
-def check_error(result, name: str, line: int | None, expected: str) -> None:
-    assert result.exit_code == 2, (result.exit_code, result.stderr)
-    errors = [ln for ln in result.stderr.splitlines() if ln.strip()]
-    assert len(errors) == 1, result.stderr
-    where = re.escape(name) + (f":{line}" if line is not None else "")
-    assert re.fullmatch(rf"error: {where}: .+", errors[0]), errors[0]
-    assert expected in errors[0]
-    assert result.stdout == ""
-
-
-def check_no_output(directory: Path, stage: str) -> None:
-    """Neither ``-o out.jsonl`` (for ``run``: the ``--out`` directory) nor a temp file is left."""
-    assert not (directory / OUT).exists()
-    assert not list(directory.glob(f".{OUT}.*.tmp"))
+# The corpus (BAD, CASES, STAGES) and its checks live in conftest.py; test_blocks.py runs it on workers.
 
 
 def test_corpus_is_complete():
@@ -330,11 +252,11 @@ def test_error_message_is_not_markup(tmp_path):
 
 def test_sigkill_during_phase1_resumes_identically(questions, reference, tmp_path):
     out = tmp_path / "run"
-    proc = start(run_args(questions, out), UAB_SCRIPTED_DELAY=SLOW)
-    wait_for(out / runs.CHECKPOINT, M // 6, proc)
+    proc = start(run_args(questions, out), hold_after=M // 6)
+    wait_held(proc)
     proc.send_signal(signal.SIGKILL)
     assert finish(proc)[0] == -signal.SIGKILL
-    assert 0 < lines(out / runs.CHECKPOINT) < M, "not killed during phase 1"
+    assert lines(out / runs.CHECKPOINT) == M // 6, "not killed at the held sample of phase 1"
     assert not (out / "phase1.jsonl").exists()
     rc, stderr = finish(start(run_args(questions, out)))
     assert rc == 0, stderr
@@ -343,11 +265,11 @@ def test_sigkill_during_phase1_resumes_identically(questions, reference, tmp_pat
 
 def test_sigkill_during_phase2_resumes_identically(questions, reference, tmp_path):
     out = tmp_path / "run"
-    proc = start(run_args(questions, out), UAB_SCRIPTED_DELAY=DELAY)
-    wait_for(out / runs.CHECKPOINT, M + (N - 1) * M // 4, proc)
+    proc = start(run_args(questions, out), hold_after=M + (N - 1) * M // 4)
+    wait_held(proc)
     proc.send_signal(signal.SIGKILL)
     assert finish(proc)[0] == -signal.SIGKILL
-    assert M < lines(out / runs.CHECKPOINT) < N * M, "not killed during phase 2"
+    assert lines(out / runs.CHECKPOINT) == M + (N - 1) * M // 4, "not killed at the held sample of phase 2"
     assert (out / "allocation.jsonl").exists() and not (out / "phase2.jsonl").exists()
     rc, stderr = finish(start(run_args(questions, out)))
     assert rc == 0, stderr
@@ -385,8 +307,8 @@ def test_torn_line_that_is_valid_json_is_not_restored(questions, reference, tmp_
 
 def test_sigint_exits_130_and_resumes(questions, reference, tmp_path):
     out = tmp_path / "run"
-    proc = start(run_args(questions, out), UAB_SCRIPTED_DELAY=DELAY)
-    wait_for(out / runs.CHECKPOINT, M + 10, proc)
+    proc = start(run_args(questions, out), hold_after=M + 10)
+    wait_held(proc)
     proc.send_signal(signal.SIGINT)
     rc, stderr = finish(proc)
     assert rc == 130, stderr
@@ -399,7 +321,7 @@ def test_sigint_exits_130_and_resumes(questions, reference, tmp_path):
 
 def test_backend_failure_exits_1_and_resumes(questions, reference, tmp_path):
     out = tmp_path / "run"
-    rc, stderr = finish(start(run_args(questions, out), UAB_SCRIPTED_FAIL_AFTER=str(M + 25)))
+    rc, stderr = finish(start(run_args(questions, out), fail_after=M + 25))
     assert rc == 1
     assert "backend error: scripted failure after 55 samples" in stderr and "resume" in stderr
     assert "Traceback" not in stderr
@@ -446,13 +368,13 @@ def test_resume_after_out_of_order_completions(tmp_path, fail_after):
 
 def test_second_run_on_same_out_is_refused(questions, reference, tmp_path):
     out = tmp_path / "run"
-    first = start(run_args(questions, out), UAB_SCRIPTED_DELAY=SLOW)
-    wait_for(out / runs.CHECKPOINT, 1, first)
+    first = start(run_args(questions, out), hold_after=1)
+    wait_held(first)  # the first run holds the lock, stopped after its first sample
     rc, stderr = finish(start(run_args(questions, out)))
     assert first.poll() is None, "the first run ended before the second one started"
     assert rc == 2
     assert re.fullmatch(r"error: .*: another `uab run` is using this directory \(its lock is held\)\n", stderr)
-    rc, stderr = finish(first)
+    rc, stderr = finish(first)  # closes its stdin: it goes on
     assert rc == 0, stderr
     assert_complete(out, reference)
 

@@ -82,11 +82,18 @@ class FakeServer:
 
     ``fault_rate`` of the requests after the first ``fault_after`` get a fault drawn by a
     seeded RNG from ``faults``, at most ``fault_limit`` faults in all when it is set.
-    ``delay`` delays every reply (throughput tests), ``slow`` is how long a ``slow`` fault
-    stalls, ``retry_after`` the seconds sent with ``429_retry_after``. ``logprobs=False``
-    drops logprobs from every reply. Requests whose seed is in ``poison_seeds`` get a 400,
-    whatever the other settings: at once, or once ``poison_after`` requests have arrived (so a
-    test knows which requests were in flight when the failure came, whatever the load).
+    ``delay`` delays every reply, ``slow`` is how long a ``slow`` fault stalls,
+    ``retry_after`` the seconds sent with ``429_retry_after``. ``logprobs=False`` drops
+    logprobs from every reply. Requests whose seed is in ``poison_seeds`` get a 400, whatever
+    the other settings: at once, or once ``poison_after`` requests have arrived (so a test
+    knows which requests were in flight when the failure came, whatever the load).
+
+    ``max_in_flight`` is the most requests the server held at once (arrived, reply not yet
+    begun). With ``gate`` set, no request is answered until ``gate`` of them are in flight
+    together, and those are held ``gate_hold`` seconds more (so a client that sends more than
+    it may is seen doing so); then the gate stays open. A client that never sends ``gate`` at
+    once is let through after ``gate_timeout`` seconds and fails its test rather than hanging.
+    Concurrency is so measured by what the server holds, not by how fast the client was.
     """
 
     fault_rate: float = 0.0
@@ -100,7 +107,11 @@ class FakeServer:
     logprobs: bool = True
     poison_seeds: tuple[int, ...] = ()
     poison_after: int = 0
+    gate: int = 0
+    gate_hold: float = 0.2
+    gate_timeout: float = 10.0
     requests: list[Recorded] = field(default_factory=list)
+    max_in_flight: int = 0
 
     def __post_init__(self) -> None:
         unknown = set(self.faults) - set(FAULTS) - set(EXTRA_FAULTS)
@@ -108,6 +119,9 @@ class FakeServer:
             raise ValueError(f"unknown faults: {sorted(unknown)}")
         self._rng = random.Random(self.seed)
         self._lock = threading.Lock()
+        self._flight = threading.Condition()
+        self._in_flight = 0
+        self._gate_open = self.gate <= 1
         self._stopping = threading.Event()
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -141,14 +155,6 @@ class FakeServer:
         with self._lock:
             return [r.time for r in self.requests if path is None or r.path == path]
 
-    def max_per_second(self) -> int:
-        """Most requests that arrived in any one-second window."""
-        return max_in_window(self.times(), 1.0)
-
-    def max_per_minute(self) -> int:
-        """Most requests that arrived in any one-minute window."""
-        return max_in_window(self.times(), 60.0)
-
     def faults_served(self) -> dict[str, int]:
         """How many times each fault was injected."""
         counts: dict[str, int] = {}
@@ -159,6 +165,27 @@ class FakeServer:
         return counts
 
     # -- behaviour -------------------------------------------------------------------
+
+    def _arrived(self) -> None:
+        """A request is in flight; before the gate opens it waits there until enough are."""
+        with self._flight:
+            self._in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self._in_flight)
+            if self._gate_open:
+                return
+            if self._in_flight >= self.gate:
+                self._gate_open = True
+                self._flight.notify_all()
+            elif not self._flight.wait_for(lambda: self._gate_open, self.gate_timeout):
+                self._gate_open = True  # never enough: let all through (the test fails on max_in_flight)
+                self._flight.notify_all()
+                return
+        self._stopping.wait(self.gate_hold)  # the first wave stays in flight: one request too many shows
+
+    def _replied(self) -> None:
+        """A request's reply begins (before the client can see it, so never undercounted)."""
+        with self._flight:
+            self._in_flight -= 1
 
     def _record(self, path: str, headers: dict[str, str], raw: bytes) -> Recorded:
         try:
@@ -194,6 +221,7 @@ class _Server(ThreadingHTTPServer):
 class _Handler(BaseHTTPRequestHandler):
     fake: FakeServer
     protocol_version = "HTTP/1.1"
+    _in_flight = False
 
     def log_message(self, format, *args) -> None:  # noqa: A002 - stdlib signature
         """Silence the per-request access log."""
@@ -203,6 +231,14 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
         rec = self.fake._record(self.path, {k.lower(): v for k, v in self.headers.items()}, raw)
+        self._in_flight = True
+        self.fake._arrived()
+        try:
+            self._answer(rec)
+        finally:
+            self._reply_begins()
+
+    def _answer(self, rec: Recorded) -> None:
         if (rec.body or {}).get("seed") in self.fake.poison_seeds:
             deadline = time.monotonic() + 10
             while len(self.fake.requests) < self.fake.poison_after and time.monotonic() < deadline:
@@ -234,6 +270,7 @@ class _Handler(BaseHTTPRequestHandler):
         elif fault in ("400", "401", "429", "500", "503"):
             self._send(int(fault), {"message": f"injected {fault}"})
         elif fault == "reset":
+            self._reply_begins()
             self.close_connection = True
             self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
             self.connection.close()
@@ -249,7 +286,13 @@ class _Handler(BaseHTTPRequestHandler):
     def _send(self, status: int, payload: dict, headers: dict[str, str] | None = None) -> None:
         self._send_raw(status, json.dumps(payload).encode(), "application/json", headers)
 
+    def _reply_begins(self) -> None:
+        if self._in_flight:
+            self._in_flight = False
+            self.fake._replied()
+
     def _send_raw(self, status: int, data: bytes, ctype: str, headers: dict | None = None) -> None:
+        self._reply_begins()
         try:
             self.send_response(status)
             self.send_header("Content-Type", ctype)

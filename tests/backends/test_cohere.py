@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import logging
-import time
 
 import pytest
+from conftest import FakeClock, no_sleep
 from fakeserver import (
     FakeServer,
     expected_text,
@@ -17,7 +17,7 @@ from fakeserver import (
 
 from uab_cli.backends.base import Retry, SamplingParams
 from uab_cli.backends.cohere import CohereBackend
-from uab_cli.backends.remote import Failure, make_completion
+from uab_cli.backends.remote import Failure, RateLimiter, make_completion
 from uab_cli.errors import BackendError, UabError
 
 pytest.importorskip("cohere")
@@ -35,11 +35,6 @@ def cohere_at(server: FakeServer, **kw) -> CohereBackend:
     """A CohereBackend aimed at the fake server with the test key."""
     kw.setdefault("api_key", SECRET)
     return CohereBackend("command-fake", base_url=server.url, **kw)
-
-
-def fast(attempts: int = 6) -> Retry:
-    """A retry policy that does not wait between tries."""
-    return Retry(attempts=attempts, sleep=lambda seconds: None)
 
 
 def test_chat_texts_logprobs_seeds_and_order():
@@ -137,7 +132,7 @@ def test_429_without_retry_after_backs_off_exponentially():
 @pytest.mark.parametrize("fault", ["500", "503", "reset", "malformed", "empty"])
 def test_server_side_faults_are_retried(fault):
     with FakeServer(fault_rate=1.0, faults=(fault,), fault_limit=2) as server:
-        (out,) = cohere_at(server, retry=fast()).generate(sample_requests(1), SamplingParams())
+        (out,) = cohere_at(server, retry=no_sleep()).generate(sample_requests(1), SamplingParams())
     assert out.text == expected_text(sample_requests(1)[0]) and len(server.requests) == 3
 
 
@@ -145,7 +140,7 @@ def test_server_side_faults_are_retried(fault):
 def test_client_errors_are_not_retried(fault):
     with FakeServer(fault_rate=1.0, faults=(fault,)) as server:
         with pytest.raises(BackendError, match=rf"not retryable\): HTTP {fault}"):
-            cohere_at(server, retry=fast(), concurrency=1).generate(
+            cohere_at(server, retry=no_sleep(), concurrency=1).generate(
                 sample_requests(4), SamplingParams()
             )
     assert len(server.requests) == 1
@@ -181,7 +176,7 @@ def test_faulty_service_still_yields_only_real_texts():
 def test_dead_service_fails_after_the_retry_budget_keeping_finished_samples():
     kept: dict[int, str] = {}
     with FakeServer(fault_rate=1.0, faults=("503", "429"), fault_after=3) as server:
-        co = cohere_at(server, concurrency=2, retry=fast(6))
+        co = cohere_at(server, concurrency=2, retry=no_sleep(6))
         with pytest.raises(
             BackendError, match=r"request \d+ failed after 6 attempts: HTTP (503|429)"
         ):
@@ -197,7 +192,7 @@ def test_dead_service_fails_after_the_retry_budget_keeping_finished_samples():
 def test_in_flight_successes_are_reported_after_another_request_fails():
     kept: list[int] = []
     with FakeServer(delay=0.3, poison_seeds=(1,), poison_after=4) as server:
-        co = cohere_at(server, concurrency=4, retry=fast())
+        co = cohere_at(server, concurrency=4, retry=no_sleep())
         with pytest.raises(BackendError, match="request 1 failed"):
             co.generate(
                 sample_requests(12), SamplingParams(), on_result=lambda i, c: kept.append(i)
@@ -205,21 +200,47 @@ def test_in_flight_successes_are_reported_after_another_request_fails():
     assert sorted(kept) == [0, 2, 3] and len(server.requests) == 4
 
 
-def test_rpm_spacing_holds_at_the_server():
+class FakeTimeLimiter(RateLimiter):
+    """The backend's rate limiter on a fake clock: waiting moves the clock instead of sleeping.
+    ``starts`` are the start times it granted (read under its lock, so in order)."""
+
+    def __init__(self, rpm: float):
+        self.clock, self.reads = FakeClock(), []
+        super().__init__(rpm, clock=self._read)
+
+    def _read(self) -> float:
+        self.reads.append(self.clock.now)
+        return self.clock.now
+
+    def acquire(self, wait=None) -> None:
+        super().acquire(self.clock.sleep)
+
+    @property
+    def starts(self) -> list[float]:
+        return self.reads[1::2]  # each acquire reads the clock twice: to wait, then to grant
+
+
+def test_rpm_limit_holds_in_every_minute():
+    """--rpm 10 with 6 requests in flight: each of the 15 requests waits its turn, 6 s apart, so
+    no minute holds more than 10 (on the limiter's fake clock: the test takes no minute)."""
     with FakeServer() as server:
-        cohere_at(server, concurrency=6, rpm=600).generate(sample_requests(15), SamplingParams())
-    assert max_in_window(server.times(), 0.95) <= 10
-    assert server.max_per_minute() == 15
+        co = cohere_at(server, concurrency=6, rpm=10)
+        co._limiter = limiter = FakeTimeLimiter(10)
+        co.generate(sample_requests(15), SamplingParams())
+    assert len(server.requests) == 15 and len(limiter.starts) == 15
+    assert limiter.starts == [6.0 * i for i in range(15)]
+    assert max_in_window(limiter.starts, 60.0) == 10
 
 
-def test_parallel_requests_beat_serial_ones():
-    rate = {}
-    with FakeServer(delay=0.2) as server:
-        for workers, n in ((1, 4), (8, 16)):
-            t0 = time.monotonic()
-            cohere_at(server, concurrency=workers).generate(sample_requests(n), SamplingParams())
-            rate[workers] = n / (time.monotonic() - t0)
-    assert rate[8] > 3 * rate[1], rate
+def test_concurrency_is_the_number_of_requests_in_flight():
+    """--concurrency 8 keeps 8 requests in flight (the server answers none until 8 are), never
+    more; 1 sends one at a time. Counted at the server, not timed."""
+    with FakeServer(gate=8) as server:
+        out = cohere_at(server, concurrency=8).generate(sample_requests(16), SamplingParams())
+    assert server.max_in_flight == 8 and len(out) == 16
+    with FakeServer() as server:
+        cohere_at(server, concurrency=1).generate(sample_requests(4), SamplingParams())
+    assert server.max_in_flight == 1
 
 
 def test_secret_stays_out_of_errors_reprs_and_logs(caplog):
@@ -227,7 +248,7 @@ def test_secret_stays_out_of_errors_reprs_and_logs(caplog):
     errors = []
     for faults in (("401",), ("500", "reset", "slow", "malformed")):
         with FakeServer(fault_rate=1.0, faults=faults, slow=0.5) as server:
-            co = cohere_at(server, timeout=0.2, retry=fast(4))
+            co = cohere_at(server, timeout=0.2, retry=no_sleep(4))
             with pytest.raises(BackendError) as err:
                 co.generate(sample_requests(2), SamplingParams())
             errors.append(err.value)

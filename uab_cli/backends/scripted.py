@@ -8,9 +8,7 @@ It is never the default backend.
 from __future__ import annotations
 
 import hashlib
-import os
 import re
-import time
 from collections.abc import Sequence
 
 from ..errors import BackendError
@@ -25,19 +23,17 @@ def _unit(*parts) -> float:
 
 
 class ScriptedBackend(BaseBackend):
-    """Answers from (prompt, seed) alone; ``fail_after`` raises after that many samples,
-    ``delay`` sleeps per sample (seconds). Env ``UAB_SCRIPTED_FAIL_AFTER`` and
-    ``UAB_SCRIPTED_DELAY`` set them from the command line."""
+    """Answers from (prompt, seed) alone. ``fail_after`` raises ``BackendError`` once that many
+    samples are drawn; ``calls`` keeps each ``generate`` call's requests, ``drawn`` counts the
+    samples drawn."""
 
     name = "scripted"
     returns_logprobs = True
     supports_seed = True
 
-    def __init__(self, model: str = "scripted", fail_after: int | None = None, delay: float | None = None):
+    def __init__(self, model: str = "scripted", fail_after: int | None = None):
         self.model = model
-        env_fail = os.environ.get("UAB_SCRIPTED_FAIL_AFTER")
-        self.fail_after = fail_after if fail_after is not None else (int(env_fail) if env_fail else None)
-        self.delay = delay if delay is not None else float(os.environ.get("UAB_SCRIPTED_DELAY", "0"))
+        self.fail_after = fail_after
         self.calls: list[list[SampleRequest]] = []
         self.drawn = 0
 
@@ -48,8 +44,6 @@ class ScriptedBackend(BaseBackend):
         for k, req in enumerate(requests):
             if self.fail_after is not None and self.drawn >= self.fail_after:
                 raise BackendError(f"scripted failure after {self.drawn} samples")
-            if self.delay:
-                time.sleep(self.delay)
             completion = self.complete(req, params)
             self.drawn += 1
             out.append(completion)
