@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
 import os
+import subprocess
+import sys
+import warnings
 from pathlib import Path
 
 import pytest
@@ -289,3 +294,72 @@ def test_bad_params_are_user_errors(backend):
         backend.generate([_req(Q1, 1)], SamplingParams(max_tokens=0))
     with pytest.raises(UabError):
         backend.generate([_req(Q1, 1)], SamplingParams(top_p=0.0))
+
+
+class _Lines(logging.Handler):
+    def __init__(self):
+        super().__init__(logging.WARNING)
+        self.lines: list[str] = []
+
+    def emit(self, record):
+        self.lines.append(record.getMessage())
+
+
+def _deprecations(caught, lines) -> list[str]:
+    said = [f"{w.category.__name__}: {w.message}" for w in caught] + lines
+    return [s for s in said if "deprecat" in s.lower() or s.startswith(("FutureWarning", "DeprecationWarning"))]
+
+
+@pytest.mark.slow
+@needs_wheel
+def test_load_and_sampling_call_nothing_deprecated(cache_dir, monkeypatch):
+    """Issue 22: transformers 5.24 warned on every run that ``past_key_values`` is deprecated.
+    With the guard that keeps third-party chatter off the user's terminal taken away, loading
+    warns of nothing deprecated and sampling (prefill, shared prefix, mixed and refilled
+    batches) warns of nothing at all, through ``warnings`` or transformers' logger."""
+    import transformers
+
+    from uab_cli.backends import local
+
+    monkeypatch.setattr(local, "_quiet_third_party", lambda transformers: contextlib.nullcontext())
+    once = getattr(transformers.utils.logging, "warning_once", None)
+    if hasattr(once, "cache_clear"):  # transformers says some things once per process
+        once.cache_clear()
+    lines = _Lines()
+    logger = logging.getLogger("transformers")
+    level = transformers.logging.get_verbosity()
+    logger.addHandler(lines)
+    transformers.logging.set_verbosity_warning()
+    try:
+        with warnings.catch_warnings(record=True) as loading:
+            warnings.simplefilter("always")
+            b = local.LocalBackend(batch_size=2)
+        loaded, lines.lines = lines.lines, []
+        q3 = ({"role": "system", "content": "You are terse."}, {"role": "user", "content": "Capital of Peru?"})
+        with b, warnings.catch_warnings(record=True) as sampling:
+            warnings.simplefilter("always")
+            out = b.generate([_req(q, s) for s in (1, 2) for q in (Q1, Q2, q3)], PARAMS)
+    finally:
+        logger.removeHandler(lines)
+        transformers.logging.set_verbosity(level)
+    assert len(out) == 6 and all(c.n_tokens for c in out)
+    assert _deprecations(loading, loaded) == []
+    assert [f"{w.category.__name__}: {w.message}" for w in sampling] + lines.lines == []
+
+
+@pytest.mark.slow
+@needs_wheel
+def test_uab_run_leaves_no_third_party_warning_on_stderr(cache_dir, tmp_path):
+    """The embedded quickstart, as a user runs it: stderr holds uab's progress and tables only."""
+    quickstart = Path(__file__).resolve().parents[2] / "sample_data" / "quickstart.jsonl"
+    env = {**os.environ, "UAB_CACHE_DIR": str(cache_dir)}
+    run = subprocess.run(
+        [sys.executable, "-m", "uab_cli.cli", "run", str(quickstart), "--budget", "2", "--max-tokens", "16",
+         "--out", str(tmp_path / "quick")],
+        capture_output=True, text=True, env=env, timeout=600,
+    )
+    assert run.returncode == 0, run.stderr
+    err = run.stderr.lower()
+    assert (tmp_path / "quick" / "votes.jsonl").is_file()
+    for word in ("deprecat", "warning", "[transformers]", "site-packages"):
+        assert word not in err, run.stderr

@@ -6,8 +6,10 @@ so its text never depends on the batch around it.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import os
+import warnings
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -80,7 +82,7 @@ class LocalBackend(BaseBackend):
         except RuntimeError as exc:
             raise UabError(f"unknown device {device!r}") from exc
         try:
-            with quiet_stderr():
+            with quiet_stderr(), _quiet_third_party(transformers):
                 self.tokenizer = transformers.AutoTokenizer.from_pretrained(path)
                 self.lm = transformers.AutoModelForCausalLM.from_pretrained(
                     path, dtype=getattr(torch, dtype)
@@ -94,17 +96,20 @@ class LocalBackend(BaseBackend):
             raise BackendError(
                 f"loading model {resolved.name!r} failed: {exc}"
             ) from exc
+        self._transformers = transformers
         self._stop_ids = self._eos_ids()
         params = inspect.signature(self.lm.forward).parameters
         self._keep_last = next(
             ({k: 1} for k in ("logits_to_keep", "num_logits_to_keep") if k in params),
             {},
         )
-        use_grouped_decode(transformers, torch, self.lm)
-        # rows of different prompts share a batch when the cache tolerates left padding
-        self._mixed = plain_cache_layers(
-            transformers.DynamicCache, transformers.cache_utils.DynamicLayer, self.lm.config
-        )
+        self._forward = _Forward(self.lm, params)
+        with _quiet_third_party(transformers):
+            use_grouped_decode(transformers, torch, self.lm)
+            # rows of different prompts share a batch when the cache tolerates left padding
+            self._mixed = plain_cache_layers(
+                transformers.DynamicCache, transformers.cache_utils.DynamicLayer, self.lm.config
+            )
 
     def _eos_ids(self) -> frozenset[int]:
         ids = self.lm.generation_config.eos_token_id
@@ -151,7 +156,7 @@ class LocalBackend(BaseBackend):
                 on_result(i, completion)
 
         try:
-            with self._torch.inference_mode():
+            with self._torch.inference_mode(), _quiet_third_party(self._transformers):
                 self._decode(prompts, [r.seed for r in requests], params, done)
         except RuntimeError as exc:
             raise BackendError(f"local generation failed: {exc}") from exc
@@ -190,7 +195,7 @@ class LocalBackend(BaseBackend):
                 batch = batch.take(keep) if keep else None
                 picked = picked[keep]
             if live:
-                batch.step(self.lm, picked)
+                batch.step(self._forward, picked)
 
     def _completion(
         self, tokens: list[int], logprobs: list[float], stop: bool
@@ -203,7 +208,63 @@ class LocalBackend(BaseBackend):
 
     def close(self) -> None:
         """Drop the model so its memory can be reclaimed."""
+        self.__dict__.pop("_forward", None)
         self.__dict__.pop("lm", None)
+
+
+class _Forward:
+    """The model's forward pass, called as :mod:`.batching` calls it (``past_key_values=`` in,
+    ``.past_key_values`` and ``.logits`` out), under the name this transformers gives the cache.
+
+    transformers 5.24 renamed the cache argument and output field to ``cache``: the old names
+    still work there but warn on every run (``past_key_values`` goes in 5.40). Older releases
+    know only ``past_key_values``. The cache object itself (a ``DynamicCache``) is the same.
+    """
+
+    def __init__(self, lm, params):
+        self.lm = lm
+        self._renamed = "cache" in params and "past_key_values" not in params
+
+    @property
+    def device(self):
+        return self.lm.device
+
+    def __call__(self, *, past_key_values, **kwargs):
+        if not self._renamed:
+            return self.lm(past_key_values=past_key_values, **kwargs)
+        out = self.lm(cache=past_key_values, **kwargs)
+        return _Step(out.logits, out.cache)
+
+
+@dataclass(frozen=True)
+class _Step:
+    """What a forward pass returns to :mod:`.batching`: next-token logits and the grown cache."""
+
+    logits: object
+    past_key_values: object
+
+
+@contextlib.contextmanager
+def _quiet_third_party(transformers):
+    """Keep transformers', torch's and gguf's warnings and log lines off the user's stderr while
+    the model loads and samples, and only then: warnings raised from those packages, and
+    deprecation notices (uab raises none; a library's may name its caller, uab), are ignored
+    and transformers' logger shows errors only, all restored on exit; uab's own warnings (from
+    ``on_result`` callbacks, say) still show. The tests run without it to catch a deprecated call.
+    """
+    level = transformers.logging.get_verbosity()
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", module=_THIRD_PARTY)
+        for category in (DeprecationWarning, PendingDeprecationWarning, FutureWarning):
+            warnings.filterwarnings("ignore", category=category)
+        transformers.logging.set_verbosity_error()
+        try:
+            yield
+        finally:
+            transformers.logging.set_verbosity(level)
+
+
+_THIRD_PARTY = r"(transformers|torch|gguf|accelerate|huggingface_hub|tokenizers|safetensors)(\.|$)"
 
 
 @dataclass
@@ -234,7 +295,7 @@ class _Admission:
 
     def _prefill(self, prompts, base) -> Rows:
         b = self.backend
-        return prefill(b._torch, b.lm, prompts, base, b._keep_last)
+        return prefill(b._torch, b._forward, prompts, base, b._keep_last)
 
     def next(self, free: int) -> tuple[Rows, list[int]]:
         """Rows for up to ``free`` waiting samples (of one prompt unless rows may mix)."""
