@@ -504,7 +504,12 @@ def _majority(counts: dict[str, int], tie_seed: int | None) -> Vote:
     best = max(counts.values())
     tied = sorted(a for a, c in counts.items() if c == best)
     winner = tied[0] if tie_seed is None or len(tied) == 1 else random.Random(tie_seed).choice(tied)
-    return Vote(winner, dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))))
+    return Vote(winner, _by_votes(counts))
+
+
+def _by_votes(counts: dict[str, int]) -> dict[str, int]:
+    """Counts ordered most votes first, then by answer."""
+    return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
 def gold_answer(rec: dict, kind: str | None = None) -> str | None:
@@ -544,7 +549,7 @@ def vote_and_grade(answers: Sequence[str | None], gold: str | None, kind: str = 
         vote = _majority(counts, tie_seed)
     else:
         winner = pick([(rep_of.get(a, a) if a else None) for a in answers])
-        vote = Vote(winner, dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))))
+        vote = Vote(winner, _by_votes(counts))
     if gold is None:
         return vote, None, None
     prediction = vote.prediction

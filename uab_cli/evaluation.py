@@ -201,7 +201,8 @@ def _replay(pool, combos, skipped, seeds, gain, thresholds, on_progress, rules, 
     m, idx = len(pool.records), np.arange(len(pool.records))
     levels = sorted({lv for lv in pool.levels if lv is not None}, key=_level_key)
     level_of = np.array(pool.levels, dtype=object)
-    log_w = pool.log_w(vote.vote_signal(), vote.temperature)
+    confident = any(voting.RULES[r].confidence for r in rules)
+    log_w = pool.log_w(vote.vote_signal(), vote.temperature) if confident else None
     outcomes: dict[tuple, list[np.ndarray]] = {}  # per combo and rule, per seed: graded questions right
     done, total = 0, len(combos) * len(seeds)
     for seed in seeds:

@@ -19,11 +19,12 @@ questions; the gain reported is the held-out one.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 import numpy as np
 
 from . import allocators, voting
-from .settings import Generation, Vote
+from .settings import Generation, Vote, param_name
 
 SIGNIFICANCE = 2.0  # a gain counts when it exceeds this many standard errors
 SPLITS = 25  # random halvings of the questions; each is used both ways
@@ -102,22 +103,14 @@ def run_settings(entry: dict, context: dict) -> dict:
         if name in Generation.__dataclass_fields__ and name != "seed" and value is not None:
             out[name] = value
     for flag, value in allocators.RUN_FLAGS[entry["allocator"]].items():
-        out[_param(flag)] = context.get("gain") or "algorithm1" if value is None else value
+        out[param_name(flag)] = context.get("gain") or "algorithm1" if value is None else value
     if entry["signal"] is not None:
         out.update(signal=entry["signal"], signal_temperature=entry["T"])
     k1 = (context.get("k1") or {}).get((entry["allocator"], entry["signal"], entry["T"], entry["N"]), 1)
     if k1 > 1:
         out["k"] = k1
-    rule = Vote(rule=entry["vote_rule"], signal=vote.vote_signal(), temperature=vote.temperature, keep=vote.keep)
-    out.update({_param(flag): value for flag, value in rule.flags().items()})
-    for name in ("vote_temperature", "vote_keep"):
-        if name in out:
-            out[name] = float(out[name])
+    out.update(replace(vote, rule=entry["vote_rule"]).options())
     return out
-
-
-def _param(flag: str) -> str:
-    return flag.lstrip("-").replace("-", "_")
 
 
 def flags(settings: dict) -> str:

@@ -182,14 +182,18 @@ class Vote:
                 info["keep"] = self.keep
         return {**info, "version": __version__}
 
-    def flags(self) -> dict[str, str]:
-        """The ``uab run`` options that reproduce this vote (rule and its confidence settings)."""
-        out = {"--vote-rule": self.rule}
-        if self.uses_confidence:
-            out.update({"--vote-signal": self.vote_signal(), "--vote-temperature": format(self.temperature, "g")})
-            if voting.RULES[self.rule].keep:
-                out["--vote-keep"] = format(self.keep, "g")
-        return out
+    def options(self) -> dict:
+        """The ``uab run`` option values, by parameter name, that reproduce this vote: the rule
+        and the confidence settings it reads (names derived from each field's option)."""
+        names = ["rule"] + (["signal", "temperature"] if self.uses_confidence else [])
+        names += ["keep"] if self.uses_confidence and voting.RULES[self.rule].keep else []
+        values = {**asdict(self), "signal": self.vote_signal()}
+        return {param_name(f.metadata["flag"]): values[f.name] for f in fields(self) if f.name in names}
+
+
+def param_name(flag: str) -> str:
+    """The parameter name of an option: ``--vote-keep`` -> ``vote_keep``."""
+    return flag.split("/")[0].lstrip("-").replace("-", "_")
 
 
 def needs_logprobs(signal: str) -> bool:
@@ -264,4 +268,4 @@ def load_file(path: str, budget: int | None = None) -> dict:
     if not isinstance(found, dict):
         raise UabError("expected a JSON/TOML object of option values, a recommendation, or a "
                        "`uab simulate -o` results file", path)
-    return {str(k).lstrip("-").replace("-", "_"): v for k, v in found.items()}
+    return {param_name(str(k)): v for k, v in found.items()}

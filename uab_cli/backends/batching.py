@@ -9,6 +9,8 @@ float rounding). Rows leave when they finish and new rows join, padded to the sa
 from __future__ import annotations
 
 import copy
+import functools
+import inspect
 
 
 def use_grouped_decode(transformers, torch, lm) -> bool:
@@ -95,14 +97,9 @@ class Rows:
         """Feed one token per row and keep the logits for the next one."""
         torch = self.torch
         self.mask = torch.cat([self.mask, self.mask.new_ones(len(self), 1)], dim=1)
-        out = lm(
-            input_ids=tokens.view(-1, 1),
-            attention_mask=self.mask,
-            position_ids=self.pos.view(-1, 1),
-            past_key_values=self.cache,
-            use_cache=True,
+        self.cache, self.logits = forward(
+            lm, self.cache, input_ids=tokens.view(-1, 1), attention_mask=self.mask, position_ids=self.pos.view(-1, 1)
         )
-        self.cache, self.logits = out.past_key_values, out.logits[:, -1, :]
         self.pos = self.pos + 1
 
     def _trim(self) -> None:
@@ -134,15 +131,24 @@ def prefill(torch, lm, prompts, base: Rows | None, keep_last: dict) -> Rows:
     if base is not None:
         start = base.take([0] * len(prompts))
         cache, mask = start.cache, torch.cat([start.mask, mask], dim=1)
-    out = lm(
-        input_ids=ids,
-        attention_mask=mask,
-        position_ids=position_ids,
-        past_key_values=cache,
-        use_cache=True,
-        **keep_last,
-    )
-    return Rows(torch, out.past_key_values, mask, offset + lengths, out.logits[:, -1, :])
+    cache, logits = forward(lm, cache, input_ids=ids, attention_mask=mask, position_ids=position_ids, **keep_last)
+    return Rows(torch, cache, mask, offset + lengths, logits)
+
+
+def forward(lm, cache, **inputs):
+    """One forward pass with the KV cache under the name this transformers gives it, and the
+    grown cache and each row's last logits. transformers 5.24 renamed the cache argument and
+    output field to ``cache`` (the old ``past_key_values`` still works there but warns on every
+    run, and goes in 5.40); older releases know only ``past_key_values``."""
+    name = _cache_name(type(lm))
+    out = lm(**{name: cache}, use_cache=True, **inputs)
+    return getattr(out, name), out.logits[:, -1, :]
+
+
+@functools.cache
+def _cache_name(model_class) -> str:
+    params = inspect.signature(model_class.forward).parameters
+    return "cache" if "cache" in params and "past_key_values" not in params else "past_key_values"
 
 
 def _pad_left(torch, tensor, length: int, dim: int):

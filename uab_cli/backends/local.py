@@ -103,7 +103,6 @@ class LocalBackend(BaseBackend):
             ({k: 1} for k in ("logits_to_keep", "num_logits_to_keep") if k in params),
             {},
         )
-        self._forward = _Forward(self.lm, params)
         with _quiet_third_party(transformers):
             use_grouped_decode(transformers, torch, self.lm)
             # rows of different prompts share a batch when the cache tolerates left padding
@@ -195,7 +194,7 @@ class LocalBackend(BaseBackend):
                 batch = batch.take(keep) if keep else None
                 picked = picked[keep]
             if live:
-                batch.step(self._forward, picked)
+                batch.step(self.lm, picked)
 
     def _completion(
         self, tokens: list[int], logprobs: list[float], stop: bool
@@ -208,40 +207,7 @@ class LocalBackend(BaseBackend):
 
     def close(self) -> None:
         """Drop the model so its memory can be reclaimed."""
-        self.__dict__.pop("_forward", None)
         self.__dict__.pop("lm", None)
-
-
-class _Forward:
-    """The model's forward pass, called as :mod:`.batching` calls it (``past_key_values=`` in,
-    ``.past_key_values`` and ``.logits`` out), under the name this transformers gives the cache.
-
-    transformers 5.24 renamed the cache argument and output field to ``cache``: the old names
-    still work there but warn on every run (``past_key_values`` goes in 5.40). Older releases
-    know only ``past_key_values``. The cache object itself (a ``DynamicCache``) is the same.
-    """
-
-    def __init__(self, lm, params):
-        self.lm = lm
-        self._renamed = "cache" in params and "past_key_values" not in params
-
-    @property
-    def device(self):
-        return self.lm.device
-
-    def __call__(self, *, past_key_values, **kwargs):
-        if not self._renamed:
-            return self.lm(past_key_values=past_key_values, **kwargs)
-        out = self.lm(cache=past_key_values, **kwargs)
-        return _Step(out.logits, out.cache)
-
-
-@dataclass(frozen=True)
-class _Step:
-    """What a forward pass returns to :mod:`.batching`: next-token logits and the grown cache."""
-
-    logits: object
-    past_key_values: object
 
 
 @contextlib.contextmanager
@@ -295,7 +261,7 @@ class _Admission:
 
     def _prefill(self, prompts, base) -> Rows:
         b = self.backend
-        return prefill(b._torch, b._forward, prompts, base, b._keep_last)
+        return prefill(b._torch, b.lm, prompts, base, b._keep_last)
 
     def next(self, free: int) -> tuple[Rows, list[int]]:
         """Rows for up to ``free`` waiting samples (of one prompt unless rows may mix)."""
