@@ -543,7 +543,7 @@ def vote_and_grade(answers: Sequence[str | None], gold: str | None, kind: str = 
     its prediction is right and whether some voted answer is (coverage); ``None, None``
     without a gold. ``pick``, when given, elects the prediction instead of majority from each
     answer's class representative (``None`` for no answer; see ``voting.choose``)."""
-    rep_of: dict[str, str] = {}
+    rep_of: dict[str, str] | None = None if pick is None else {}
     counts, plain = _classes(answers, kind, rep_of)
     if pick is None:
         vote = _majority(counts, tie_seed)
