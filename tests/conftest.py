@@ -109,10 +109,13 @@ class FakeBackend:
     def in_cli(self, fail_after: int | None = None) -> None:
         """``--backend scripted`` makes its backends here, with ``fail_after``, until the test ends."""
 
-        def scripted(model: str = "scripted") -> ScriptedBackend:
-            return self(model, fail_after)
+        fake = self
 
-        self._monkeypatch.setitem(BACKENDS, "scripted", lambda: scripted)
+        class Scripted(ScriptedBackend):  # the registry's entry: a class, made by this fixture
+            def __new__(cls, model: str = "scripted"):
+                return fake(model, fail_after)
+
+        self._monkeypatch.setitem(BACKENDS, "scripted", lambda: Scripted)
 
 
 @pytest.fixture

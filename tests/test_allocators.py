@@ -62,7 +62,7 @@ def test_simulate_only_allocator_is_one_registration(monkeypatch):
     monkeypatch.setitem(allocators.ALLOCATORS, "everything-first", None)
     monkeypatch.setattr(allocators, "SIMULATE_ONLY", set(allocators.SIMULATE_ONLY))
     monkeypatch.setattr(allocators, "SIGNAL_FREE", set(allocators.SIGNAL_FREE))
-    allocators.register("everything-first", lambda j: np.r_[j.budget, np.zeros(j.p.size - 1, int)],
+    allocators.register("everything-first", lambda j: np.r_[j.budget, np.zeros(j.p.size - 1, int)], "all to one",
                         signal=False, runnable=False)
     assert "everything-first" in evaluation.ALLOCATORS and "everything-first" not in allocators.runnable()
     with pytest.raises(UabError, match="'everything-first' is an upper bound for `uab simulate` only"):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import pathlib
 import re
@@ -106,7 +107,7 @@ COMMANDS = ("phase1", "allocate", "phase2", "vote", "run", "pool", "simulate", "
 def test_help_is_plain_and_shows_every_default():
     summaries = uab("-h").stdout
     for verb in COMMANDS:
-        doc = getattr(__import__("uab_cli.cli", fromlist=[verb]), verb).__doc__.splitlines()[0]
+        doc = getattr(__import__("uab_cli.cli", fromlist=[verb]), verb).__doc__.split("\n\n")[0]
         assert " ".join(doc.split()) in " ".join(summaries.split()), verb  # not cut short
     for verb in COMMANDS:
         text = uab(verb, "-h").stdout
@@ -114,7 +115,12 @@ def test_help_is_plain_and_shows_every_default():
     run = " ".join(uab("run", "--help").stdout.split())
     for option in ("--seed INTEGER", "--concurrency INTEGER", "--rpm FLOAT", "--timeout FLOAT", "--endpoint"):
         assert re.search(re.escape(option) + r"[^\[]*\[default: [^\]]+\]", run), option
-    assert "--allocator <uab|uab-coverage|" in run and "--signal <anll|" in run
+    # Names described one per line; options grouped in panels.
+    for line in ("uab: Algorithm 1 (paper)", "uniform: self-consistency", "anll: exp(-ANLL/T)",
+                 "most-confident: the single most confident sample's answer"):
+        assert line in run, line
+    assert all(f"{panel}:" in run for panel in ("Input/output", "Generation", "Backend", "Allocation", "Vote"))
+    assert "--out" not in uab("run", "-h").stdout.split("Options:")[0].replace("--output", "")  # a hidden alias
     phase2 = " ".join(uab("phase2", "-h").stdout.split())
     assert "1024" not in phase2 and "--max-tokens INTEGER Max new tokens per sample. [default: Phase 1's]" in phase2
     assert "-o, --output" in uab("report", "-h").stdout
@@ -170,3 +176,50 @@ def test_stdin_from_a_terminal_gets_a_hint():
         os.close(master)
     assert "reading records from stdin (a terminal)" in stderr.decode()
     assert proc.returncode == 2 and "empty input" in stderr.decode()
+
+
+def test_every_declared_option_reaches_its_commands():
+    """The settings fields and backends declare the options; each command's help and
+    parameters come from those declarations."""
+    from uab_cli.backends import options as backend_options
+    from uab_cli.settings import options
+
+    for option in [*options(), *backend_options()]:
+        assert option.commands, option.flag
+        for verb in option.commands:
+            text = uab(verb, "-h").stdout
+            assert option.flag.split("/")[0] in text, (verb, option.flag)
+            assert f"{option.panel}:" in text, (verb, option.panel)
+
+
+def test_parse_errors_and_option_errors_share_one_style(tmp_path):
+    q = write_jsonl(tmp_path / "q.jsonl", arithmetic(2))
+    for args, says in ((["run", q, "-N", "2", "-o", tmp_path / "r", "--allocator", "bogus"], "'bogus' is not one of"),
+                       (["run", q, "-o", tmp_path / "r"], "Missing option '-N' / '--budget'"),
+                       (["run", q, "-N", "0", "-o", tmp_path / "r"], "--budget must be >= 1")):
+        result = CliRunner().invoke(app, [str(a) for a in args])
+        assert result.exit_code == 2 and result.stderr.startswith("error: ") and says in result.stderr, result.stderr
+        assert "Usage:" not in result.stderr and "Value error" not in result.stderr
+    assert not (tmp_path / "r").exists()
+
+
+def test_a_settings_file_is_checked_like_the_command_line(tmp_path):
+    q = write_jsonl(tmp_path / "q.jsonl", arithmetic(2))
+    for values, says in (({"top_p": 2}, "--top-p must be in (0, 1], got 2"),
+                         ({"allocator": "bogus"}, "unknown allocator 'bogus'"),
+                         ({"backend": "openai", "model": "m", "base_url": "http://127.0.0.1:9/v1", "concurrency": 0},
+                          "--concurrency must be >= 1, got 0")):
+        settings = tmp_path / "s.json"
+        settings.write_text(json.dumps(values))
+        result = CliRunner().invoke(app, ["run", q, "-N", "2", "-o", str(tmp_path / "r"), "--settings", str(settings)])
+        assert result.exit_code == 2 and says in result.stderr, result.stderr
+    assert not (tmp_path / "r").exists()
+
+
+def test_old_spellings_still_work(tmp_path, fake_backend):
+    q = write_jsonl(tmp_path / "q.jsonl", arithmetic(3))
+    fake_backend.in_cli()
+    result = CliRunner().invoke(app, ["run", q, "-N", "2", "--out", str(tmp_path / "r"), "--k", "2", "--backend",
+                                      "scripted", "-q"])
+    assert result.exit_code == 0, result.stderr
+    assert fake_backend.drawn == 6 and (tmp_path / "r" / "votes.jsonl").exists()

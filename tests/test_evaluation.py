@@ -343,7 +343,7 @@ def test_run_flags_come_from_the_registry_and_uab_run_accepts_them(tmp_path):
         flags = recommend.flags(recommend.run_settings(entry, context))
         if name == "uab-exit-easy-skip":
             assert flags == ("--backend scripted --allocator uab --gain coverage --exit easy --exit-mode skip "
-                             "--signal vote-entropy --signal-temperature 0.5 --k 2 --vote-rule filtered "
+                             "--signal vote-entropy --signal-temperature 0.5 --samples 2 --vote-rule filtered "
                              "--vote-signal anll --vote-temperature 0.2 --vote-keep 0.5") or i % 3 != 2
         args = ["run", str(q), "--budget", "3", "--out", str(tmp_path / f"r{i}"), "-q"]
         result = CliRunner().invoke(app, args + flags.split())

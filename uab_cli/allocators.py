@@ -47,14 +47,17 @@ ALLOCATORS: dict[str, Allocator] = {}
 SIGNAL_FREE: set[str] = set()  # allocators that ignore p
 SIMULATE_ONLY: set[str] = set()  # allocators only ``simulate`` can run
 RUN_FLAGS: dict[str, dict[str, str | None]] = {}  # the `uab run` options that reproduce each allocator
+SUMMARIES: dict[str, str] = {}  # one line per allocator, for -h
 
 
-def register(name: str, fn: Allocator, *, signal: bool = True, runnable: bool = True,
+def register(name: str, fn: Allocator, summary: str, *, signal: bool = True, runnable: bool = True,
              flags: dict[str, str | None] | None = None) -> None:
     """Add allocator ``name``: every command that takes an allocator name then knows it.
-    ``flags``: the ``uab run`` options that reproduce it (default ``--allocator NAME``; a
-    ``--gain`` of ``None`` takes the replay's ``--gain``)."""
+    ``summary``: what it does, in one line (``-h``). ``flags``: the ``uab run`` options that
+    reproduce it (default ``--allocator NAME``; a ``--gain`` of ``None`` takes the replay's
+    ``--gain``)."""
     ALLOCATORS[name] = fn
+    SUMMARIES[name] = summary
     (SIGNAL_FREE.add if not signal else SIGNAL_FREE.discard)(name)
     (SIMULATE_ONLY.add if not runnable else SIMULATE_ONLY.discard)(name)
     RUN_FLAGS[name] = flags or {"--allocator": name}
@@ -63,6 +66,10 @@ def register(name: str, fn: Allocator, *, signal: bool = True, runnable: bool = 
 def runnable() -> list[str]:
     """Allocators a live run (``allocate``, ``run``) can use."""
     return [name for name in ALLOCATORS if name not in SIMULATE_ONLY]
+
+
+def runnable_summaries() -> dict[str, str]:
+    return {name: SUMMARIES[name] for name in runnable()}
 
 
 def call(name: str, job: Job) -> tuple[np.ndarray, int]:
@@ -82,18 +89,25 @@ def _uab(j: Job, gain: str | None = None, exit: str | None = None, mode: str | N
     return allocation.uab_allocate(j.p, j.budget, gain, j.cap)
 
 
-register("uab", _uab, flags={"--allocator": "uab", "--gain": "algorithm1"})
-register("uab-coverage", partial(_uab, gain="coverage"), flags={"--allocator": "uab", "--gain": "coverage"})
+register("uab", _uab, "Algorithm 1 (paper): marginal greedy on p(1-p)^e", flags={"--allocator": "uab", "--gain": "algorithm1"})
+register("uab-coverage", partial(_uab, gain="coverage"), "uab with the coverage gain p(1-p)^(1+e)", flags={"--allocator": "uab", "--gain": "coverage"})
 for _kind in EXITS:
     for _mode in EXIT_MODES:
         register(f"uab-exit-{_kind}" + ("-skip" if _mode == "skip" else ""), partial(_uab, exit=_kind, mode=_mode),
+                 f"uab; {_kind} questions (p {'<' if _kind == 'hard' else '>'} {EXITS[_kind]:g}) keep their Phase-1 "
+                 + ("sample, their share left unspent" if _mode == "skip" else "sample, their share to the others"),
                  flags={"--allocator": "uab", "--gain": None, "--exit": _kind, "--exit-mode": _mode})
 register("majority", lambda j: majority_allocate(j.p, j.budget, j.vote_model, max_extra=j.cap, phase1=j.k1),
+         "maximises expected majority-vote accuracy under --vote-model",
          flags={"--allocator": "majority", "--vote-model": "plurality-2"})
-register("uniform", lambda j: allocation.uniform_allocate(j.p.size, j.budget, j.cap), signal=False)
-register("random", lambda j: allocation.random_allocate(j.p.size, j.budget, j.seed, j.cap), signal=False)
-register("length", lambda j: allocation.proportional_allocate(j.lengths, j.budget, j.cap), signal=False)
-register("judge", lambda j: allocation.judge_allocate(j.hard, j.budget, j.cap), signal=False)
+register("uniform", lambda j: allocation.uniform_allocate(j.p.size, j.budget, j.cap),
+         "self-consistency: N samples per question", signal=False)
+register("random", lambda j: allocation.random_allocate(j.p.size, j.budget, j.seed, j.cap),
+         "each Phase-2 sample to a question drawn at random (--allocation-seed)", signal=False)
+register("length", lambda j: allocation.proportional_allocate(j.lengths, j.budget, j.cap),
+         "Phase-2 samples in proportion to question length", signal=False)
+register("judge", lambda j: allocation.judge_allocate(j.hard, j.budget, j.cap),
+         "the LLM judge's hard questions share the budget (needs phase1 --judge)", signal=False)
 
 
 def _oracle(j: Job) -> np.ndarray:
@@ -108,4 +122,5 @@ def _oracle(j: Job) -> np.ndarray:
     return allocate_values(f, j.budget)
 
 
-register("oracle", _oracle, signal=False, runnable=False)
+register("oracle", _oracle, "upper bound: exact DP on each question's majority accuracy (simulate only)",
+         signal=False, runnable=False)

@@ -7,6 +7,7 @@ backend failures exit 1.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import gc
 import inspect
 import os
@@ -20,17 +21,23 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from . import __version__, allocation, allocators, pipeline, runs, voting
-from .backends import BACKENDS, DEFAULT_BACKEND, backend_factory
+from . import __version__, allocators, pipeline, runs, settings, voting
+from .backends import backend_factory
+from .backends import options as backend_options
 from .convert import PRESETS
 from .errors import BackendError, UabError
-from .majority import MODELS as VOTE_MODELS
+from .options import PANELS, Option, from_params
 from .progress import StageProgress
 from .records import load_records, write_records
-from .settings import DTYPES, ENDPOINTS, PROMPTS, Allocation, Generation, Vote, load_file
+from .settings import Allocation, Generation, Vote, load_file
 from .signals import DEFAULT_T, SAMPLE_SIGNALS, SIGNALS
 
+PresetName = Literal[tuple(PRESETS)]
+VoteSignalName = Literal[SAMPLE_SIGNALS]
+
 err = Console(stderr=True)
+# click's UsageError, whichever click typer uses (its own copy since typer 0.2x)
+_UsageError = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")
 RESUMABLE = ("run", "pool")  # commands that keep finished samples in a directory
 
 
@@ -50,6 +57,11 @@ class _Group(typer.core.TyperGroup):
         except UabError as exc:
             err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
             raise typer.Exit(2) from None
+        except _UsageError as exc:  # click's parse errors, in the same style
+            where = " ".join(filter(None, ("uab", ctx.meta.get("uab.command"))))
+            message = exc.format_message().replace("Value error, ", "")
+            err.print(f"[red]error:[/red] {escape(message)} (see `{where} -h`)", highlight=False, soft_wrap=True)
+            raise typer.Exit(2) from None
         except BackendError as exc:
             err.print(f"[red]backend error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
             err.print("Finished samples are kept; re-run the same command to resume." if resumable()
@@ -61,23 +73,34 @@ class _Group(typer.core.TyperGroup):
             raise typer.Exit(130) from None
 
     def format_commands(self, ctx, formatter):
-        # Whole first lines of the docstrings: click would cut them at ~45 characters.
+        # Whole first paragraphs of the docstrings: click would cut them at ~45 characters.
         for name in self.list_commands(ctx):
             cmd = self.get_command(ctx, name)
             if cmd is not None and cmd.help and not cmd.short_help:
-                cmd.short_help = cmd.help.strip().splitlines()[0]
+                cmd.short_help = " ".join(cmd.help.strip().split("\n\n")[0].split())
         super().format_commands(ctx, formatter)
 
 
 class _Command(typer.core.TyperCommand):
-    """Help in one plain style: ``INPUT`` not ``{INPUT}``, ``INTEGER`` not ``<int>``, and
-    every default as ``[default: ...]`` (typer brackets the descriptive ones)."""
+    """Help grouped into panels, in one plain style: ``INPUT`` not ``{INPUT}``, ``INTEGER`` not
+    ``<int>``, every default as ``[default: ...]``. A ``--settings`` file fills the options left
+    unset before the command runs."""
 
     _PLAIN = ((re.compile(r"\{([A-Z_]+)\}"), r"\1"),
-              (re.compile(r"\[default:(\s+)\(([^()]*)\)\]"), r"[default:\1\2]"),
+              (re.compile(r"\[default:(\s+)\(([^\[\]]*?)\)\]"), r"[default:\1\2]"),
               (re.compile(r"(?m)^(  [A-Z]+) <str>"), r"\1"))
     _METAVARS = {"<str>": "TEXT", "<int>": "INTEGER", "<float>": "FLOAT", "<int range>": "INTEGER",
                  "<float range>": "FLOAT"}
+
+    def __init__(self, *args, **kw):
+        super().__init__(*args, **kw)
+        for param in self.params:
+            _hide_aliases(param)
+
+    def invoke(self, ctx):
+        if ctx.params.get("settings"):
+            _apply_settings(ctx, ctx.params["settings"])
+        return super().invoke(ctx)
 
     def format_help(self, ctx, formatter):
         for param in self.params:
@@ -90,6 +113,89 @@ class _Command(typer.core.TyperCommand):
         for pattern, plain in self._PLAIN:
             text = pattern.sub(plain, text)
         formatter.write(text)
+
+    def format_options(self, ctx, formatter):
+        panels: dict[str, list] = {}
+        for param in self.get_params(ctx):
+            record = param.get_help_record(ctx)
+            if record is not None and param.param_type_name == "option":
+                panel = getattr(param, "rich_help_panel", None) or _panel(param.name)
+                panels.setdefault(panel, []).append(record)
+        for panel in sorted(panels, key=PANELS.index):
+            with formatter.section(panel):
+                formatter.write_dl(panels[panel])
+
+
+_IO = {"output", "quiet", "force", "settings", "help"}
+
+
+def _panel(name: str | None) -> str:
+    return "Input/output" if name in _IO else "Options"
+
+
+# Old spellings, accepted and left out of the help for one release.
+HIDDEN_ALIASES = ("--out", "--k")
+
+
+def _hide_aliases(param) -> None:
+    if not any(a in getattr(param, "opts", ()) for a in HIDDEN_ALIASES):
+        return
+    shown = [o for o in param.opts if o not in HIDDEN_ALIASES]
+    record = param.get_help_record
+
+    def without_aliases(ctx):
+        opts, param.opts = param.opts, shown
+        try:
+            return record(ctx)
+        finally:
+            param.opts = opts
+
+    param.get_help_record = without_aliases
+
+
+SETTINGS_FILE = Option("--settings", "JSON/TOML file of option values, or a `uab simulate -o` results file (its "
+                       "recommendation for --budget); options given on the command line win.", panel="Input/output")
+
+
+def _declared(command: str) -> list[Option]:
+    """The declared options ``command`` takes (settings fields and backends), then ``--settings``."""
+    found = [o.for_command(command) for o in (*settings.options(), *backend_options()) if command in o.commands]
+    return [*found, SETTINGS_FILE] if found else []
+
+
+def _parameter(option: Option) -> inspect.Parameter:
+    """A declared option as a typer parameter: unset is ``None``, so the settings objects (and
+    backends) fill their own defaults and a value is given exactly when it is not ``None``."""
+    names = option.names()
+    kind = Literal[names] if names else option.type
+    help = option.help
+    if option.summaries():  # one line per name: \b keeps click from rewrapping them
+        help += "\n\n\b\n" + "\n".join(f"{k}: {v}" for k, v in option.summaries().items())
+    shown = option.show_default if option.show_default is not None else option.default
+    if isinstance(shown, bool):
+        flags = option.flag.split("/")
+        shown = flags[0 if shown else -1].lstrip("-")
+    info = typer.Option(*[d for d in (option.short, option.flag) if d], help=help, rich_help_panel=option.panel,
+                        metavar="NAME" if option.summaries() else None,
+                        show_default=str(shown) if shown not in (None, "") and not option.required else False)
+    annotation = Annotated[kind if option.required else kind | None, info]
+    return inspect.Parameter(option.name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation,
+                             default=inspect.Parameter.empty if option.required else None)
+
+
+def command(func):
+    """Register ``func`` as a command with the options declared for it besides its own
+    parameters; the declared values are read from ``ctx.params``."""
+    own = inspect.signature(func, eval_str=True)
+    declared = [_parameter(o) for o in _declared(func.__name__)]
+
+    @functools.wraps(func)
+    def call(**kw):
+        return func(**{k: v for k, v in kw.items() if k in own.parameters})
+
+    call.__signature__ = own.replace(parameters=[*own.parameters.values(), *declared])
+    call.__annotations__ = {p.name: p.annotation for p in call.__signature__.parameters.values()}
+    return app.command(cls=_Command)(call)
 
 
 app = typer.Typer(cls=_Group, no_args_is_help=True, add_completion=False, rich_markup_mode=None,
@@ -117,147 +223,36 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
     err.print(f"[yellow]warning:[/yellow] {escape(str(message))}", highlight=False, soft_wrap=True)
 
 
-# --- shared options ----------------------------------------------------------------
-# Choices are checked when parsed and listed in --help. Defaults show as [default: ...];
-# options whose default depends on something else say so in the same brackets.
-
-BackendName = Literal[tuple(BACKENDS)]
-AllocatorName = Literal[tuple(allocators.runnable())]
-SignalName = Literal[SIGNALS]
-GainName = Literal[tuple(allocation.GAINS)]
-ExitName = Literal[tuple(allocators.EXITS)]
-ExitModeName = Literal[allocators.EXIT_MODES]
-VoteModelName = Literal[VOTE_MODELS]
-PromptName = Literal[PROMPTS]
-EndpointName = Literal[ENDPOINTS]
-DtypeName = Literal[DTYPES]
-PresetName = Literal[tuple(PRESETS)]
-VoteRuleName = Literal[tuple(voting.RULES)]
-VoteSignalName = Literal[SAMPLE_SIGNALS]
-
-_GEN = {f.name: f.default for f in dataclasses.fields(Generation)}
-
-
-def _backend_default(backend: str, option: str):
-    return inspect.signature(BACKENDS[backend]()).parameters[option].default
-
+# --- options ----------------------------------------------------------------------
+# The generation, backend, allocation and vote options are declared with what they set
+# (settings.py, backends/) and added to each command by _Command. Below: each command's own.
 
 In = Annotated[str, typer.Argument(metavar="INPUT", help="Input JSONL ('-' = stdin).", show_default=False)]
 Out = Annotated[str, typer.Option("-o", "--output", help="Output JSONL ('-' = stdout).")]
+OutDir = Annotated[str, typer.Option("-o", "--output", "--out", help="Run directory: resumable; reruns with other "
+                                     "allocation settings reuse its samples.", show_default=False)]
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress or summary on stderr.")]
-Force = Annotated[bool, typer.Option("--force", help="Discard samples in --out drawn with other generation settings.")]
-
-# Generation options of phase1, run and pool; phase2 takes Phase 1's unless given.
-BackendOpt = Annotated[BackendName, typer.Option(help="Model backend.")]
-Model = Annotated[str | None, typer.Option(help="Model: hub id, local dir or .gguf.",
-                                              show_default="SmolLM2-135M-Instruct, shipped")]
-Seed = Annotated[int, typer.Option(help="Run seed; each sample's seed derives from (seed, id, index).")]
-Temp = Annotated[float, typer.Option("--temperature", help="Sampling temperature.")]
-MaxTok = Annotated[int, typer.Option(help="Max new tokens per sample.")]
-TopP = Annotated[float, typer.Option(help="Nucleus sampling top-p.")]
-Prompt = Annotated[PromptName, typer.Option(help="Prompt style.")]
-Vcs = Annotated[bool | None, typer.Option("--vcs/--no-vcs", help="Ask for a verbalised confidence.",
-                                             show_default="on for cohere")]
-_P1 = "Phase 1's"
-BackendP2 = Annotated[BackendName | None, typer.Option("--backend", help="Model backend.", show_default=_P1)]
-ModelP2 = Annotated[str | None, typer.Option("--model", help="Model.", show_default=_P1)]
-SeedP2 = Annotated[int | None, typer.Option("--seed", help="Run seed.", show_default=_P1)]
-TempP2 = Annotated[float | None, typer.Option("--temperature", help="Sampling temperature.", show_default=_P1)]
-MaxTokP2 = Annotated[int | None, typer.Option("--max-tokens", help="Max new tokens per sample.", show_default=_P1)]
-TopPP2 = Annotated[float | None, typer.Option("--top-p", help="Nucleus sampling top-p.", show_default=_P1)]
-PromptP2 = Annotated[PromptName | None, typer.Option("--prompt", help="Prompt style.", show_default=_P1)]
-
-# Backend options: an error with a backend that does not take them.
-BaseUrl = Annotated[str | None, typer.Option(help="Server URL (openai, cohere).", show_default="OPENAI_BASE_URL / Cohere's")]
-ApiKey = Annotated[str | None, typer.Option(help="API key (prefer OPENAI_API_KEY / CO_API_KEY).", show_default=False)]
-Conc = Annotated[int, typer.Option(min=1, help="Parallel requests (openai, cohere).")]
-Rpm = Annotated[float | None, typer.Option(help="Max requests per minute (openai, cohere).", show_default="unlimited")]
-Timeout = Annotated[float, typer.Option(help="Per-request timeout in seconds (openai, cohere).")]
-Retries = Annotated[int, typer.Option(min=1, help="Attempts per request before giving up (openai, cohere).")]
-Endpoint = Annotated[EndpointName, typer.Option(help="openai: chat or raw completions.")]
-TP = Annotated[int, typer.Option(help="vllm: tensor parallel size.")]
-GMU = Annotated[float, typer.Option(help="vllm: GPU memory utilisation.")]
-MML = Annotated[int | None, typer.Option(help="vllm: max model length.", show_default="the model's")]
-Dtype = Annotated[DtypeName, typer.Option(help="vllm/local: dtype (auto: float32 on CPU).")]
-BACKEND_OPTIONS = ("base_url", "api_key", "concurrency", "rpm", "timeout", "retries", "endpoint",
-                   "tensor_parallel_size", "gpu_memory_utilization", "max_model_len", "dtype")
-_D = {"concurrency": _backend_default("openai", "concurrency"), "timeout": _backend_default("openai", "timeout"),
-      "retries": 6, "endpoint": _backend_default("openai", "endpoint"),
-      "tp": _backend_default("vllm", "tensor_parallel_size"), "gmu": _backend_default("vllm", "gpu_memory_utilization")}
-
-_A = {f.name: f.default for f in dataclasses.fields(Allocation)}
-Budget = Annotated[int, typer.Option("--budget", "-N", help="N: samples per question on average (B = N·M).",
-                                     show_default=False)]
-AllocatorOpt = Annotated[AllocatorName, typer.Option(help="Allocator (see README).")]
-Signal = Annotated[SignalName | None, typer.Option(help="Uncertainty signal.",
-                                                      show_default="vcs after a --vcs Phase 1, else anll")]
-SigT = Annotated[float, typer.Option("--signal-temperature", "-T", help="T in p = exp(-s/T).")]
-Gain = Annotated[GainName, typer.Option(help="algorithm1: p(1-p)^e (paper); coverage: p(1-p)^(1+e).")]
-Exit = Annotated[ExitName | None, typer.Option("--exit", help="Threshold exit on top of uab.", show_default="none")]
-ExitT = Annotated[float | None, typer.Option(help="Exit threshold θ.", show_default="hard 0.5, easy 0.7")]
-ExitMode = Annotated[ExitModeName, typer.Option(help="What an exit does with the budget it frees.")]
-Cap = Annotated[int | None, typer.Option(help="At most this many samples per question in total.",
-                                            show_default="no cap")]
-VoteModel = Annotated[VoteModelName, typer.Option(help="The majority allocator's vote model.")]
-AllocSeed = Annotated[int, typer.Option("--allocation-seed", help="Seed of the random allocator.")]
-NoP1 = Annotated[bool, typer.Option("--exclude-phase1", help="Vote over Phase-2 samples only (ablation).")]
-TieSeed = Annotated[int | None, typer.Option(help="Break majority ties at random with this seed.",
-                                                show_default="earliest answer")]
-_V = {f.name: f.default for f in dataclasses.fields(Vote)}
-VoteRule = Annotated[VoteRuleName, typer.Option(help="Vote rule: " + "; ".join(
-    f"{r.name}: {r.summary}" for r in voting.RULES.values()) + ".")]
-VoteSignal = Annotated[VoteSignalName | None, typer.Option(
-    help="Per-sample signal the confidence rules read.", show_default="the allocation's signal, else anll (vcs after --vcs)")]
-VoteT = Annotated[float, typer.Option(help="Temperature of the confidence: w = exp(-s/T) (weighted).")]
-VoteKeep = Annotated[float, typer.Option(help="filtered: the fraction of a question's samples kept.")]
-SettingsFile = Annotated[str | None, typer.Option(
-    "--settings", help="JSON/TOML file of option values, or a `uab simulate -o` results file (its recommendation "
-    "for --budget); options given on the command line win.", show_default=False)]
+Force = Annotated[bool, typer.Option("--force", help="Discard samples in --output drawn with other generation settings.")]
+K = Annotated[int, typer.Option("-K", "--samples", "--k", min=1, help="Phase-1 samples per question (2 for vote entropy).")]
 
 
-def _given(ctx: typer.Context, names) -> dict:
-    """The parameters among ``names`` that the user set (not left at their default), on the
-    command line or in a ``--settings`` file."""
-    from_file = ctx.meta.get("uab.settings", ())
-    return {n: ctx.params[n] for n in names
-            if n in from_file or ctx.get_parameter_source(n).name not in ("DEFAULT", "DEFAULT_MAP")}
-
-
-def _settings(ctx: typer.Context, path: str | None) -> dict:
-    """``ctx.params`` with the values of a ``--settings`` file for every option left at its
-    default (the command line wins); unknown names are an error."""
-    if path is None:
-        return ctx.params
+def _apply_settings(ctx: typer.Context, path: str) -> None:
+    """Fill the options left unset with a ``--settings`` file's values (the command line
+    wins); an unknown name is an error."""
     loaded = load_file(path, ctx.params.get("budget"))
     unknown = sorted(set(loaded) - set(ctx.params) - {"settings"})
     if unknown:
         raise UabError(f"unknown option{'s' * (len(unknown) > 1)} for `uab {ctx.info_name}`: "
                        f"{', '.join(unknown)}", path)
-    taken = {n: v for n, v in loaded.items() if ctx.get_parameter_source(n).name in ("DEFAULT", "DEFAULT_MAP")}
-    ctx.meta["uab.settings"] = set(taken)
-    ctx.params.update(taken)
-    return ctx.params
-
-
-def _vote(p: dict) -> Vote:
-    return Vote(not p["exclude_phase1"], p["tie_seed"], p["vote_rule"], p["vote_signal"], p["vote_temperature"],
-                p["vote_keep"])
+    ctx.params.update({n: v for n, v in loaded.items()
+                       if ctx.get_parameter_source(n).name in ("DEFAULT", "DEFAULT_MAP")})
 
 
 def _backend(ctx: typer.Context, gen: Generation):
     """The backend a command asked for, options checked now; it loads when called."""
     on_status = None if ctx.params.get("quiet") else _status
-    return backend_factory(gen.backend, gen.model or None, on_status=on_status, **_given(ctx, BACKEND_OPTIONS))
-
-
-def _alloc(p: dict) -> Allocation:
-    return Allocation(p["budget"], p["allocator"], p["signal"], p["signal_temperature"], p["allocation_seed"],
-                      p["gain"], p["exit"], p["exit_threshold"], p["exit_mode"], p["max_per_question"],
-                      p["vote_model"])
-
-
-def _gen(p: dict, recorded: dict | None = None) -> Generation:
-    return Generation.build(recorded, **{f.name: p.get(f.name) for f in dataclasses.fields(Generation)})
+    return backend_factory(gen.backend, gen.model or None, on_status=on_status,
+                           **{o.name: ctx.params.get(o.name) for o in backend_options()})
 
 
 def _stdin_hint(path: str) -> None:
@@ -285,113 +280,75 @@ def _status(line: str) -> None:
 # --- stage commands ----------------------------------------------------------------
 
 
-@app.command(cls=_Command)
-def phase1(
-    ctx: typer.Context, input: In, output: Out = "-",
-    k: Annotated[int, typer.Option("--k", help="Phase-1 samples per question (2 for vote entropy).")] = 1,
-    vcs: Vcs = None,
-    judge: Annotated[bool, typer.Option("--judge", help="Also label questions easy/hard for --allocator judge.")] = False,
-    backend: BackendOpt = DEFAULT_BACKEND, model: Model = None, seed: Seed = _GEN["seed"],
-    temperature: Temp = _GEN["temperature"], max_tokens: MaxTok = _GEN["max_tokens"], top_p: TopP = _GEN["top_p"],
-    prompt: Prompt = _GEN["prompt"], base_url: BaseUrl = None, api_key: ApiKey = None,
-    concurrency: Conc = _D["concurrency"], rpm: Rpm = None, timeout: Timeout = _D["timeout"],
-    retries: Retries = _D["retries"], endpoint: Endpoint = _D["endpoint"], tensor_parallel_size: TP = _D["tp"],
-    gpu_memory_utilization: GMU = _D["gmu"], max_model_len: MML = None, dtype: Dtype = "auto", quiet: Quiet = False,
-) -> None:
-    """Phase 1: draw k samples per question and record their uncertainty statistics."""
+@command
+def phase1(ctx: typer.Context, input: In, output: Out = "-", samples: K = 1,
+           judge: Annotated[bool, typer.Option("--judge", help="Also label questions easy/hard for --allocator "
+                                               "judge.")] = False, quiet: Quiet = False) -> None:
+    """Phase 1: draw K samples per question and record their uncertainty statistics."""
     records, _ = _load(input, "question")
-    gen = _gen(ctx.params)
+    gen = Generation.from_params(ctx.params)
     with _backend(ctx, gen)() as be, _Bar(quiet) as bar:
         gen = dataclasses.replace(gen, model=gen.model or be.model)
         if judge:
             counts = pipeline.judge(records, be, gen)
             if not quiet:
                 err.print(f"judge: {counts}")
-        bar.stage("phase1", len(records) * k)
-        pipeline.phase1(records, be, gen, k, bar.sample)
+        bar.stage("phase1", len(records) * samples)
+        pipeline.phase1(records, be, gen, samples, bar.sample)
     write_records(output, records)
 
 
-@app.command(cls=_Command)
-def allocate(
-    input: In, budget: Budget, output: Out = "-", allocator: AllocatorOpt = _A["allocator"], signal: Signal = None,
-    signal_temperature: SigT = DEFAULT_T, gain: Gain = _A["gain"], exit: Exit = None,
-    exit_threshold: ExitT = None, exit_mode: ExitMode = _A["exit_mode"], max_per_question: Cap = None,
-    vote_model: VoteModel = _A["vote_model"], allocation_seed: AllocSeed = 0, quiet: Quiet = False,
-) -> None:
+@command
+def allocate(ctx: typer.Context, input: In, output: Out = "-", quiet: Quiet = False) -> None:
     """Spend the remaining budget: set p and extra (Phase-2 samples) on every question."""
-    settings = _alloc(locals())
-    _stdin_hint(input)
-    summary = pipeline.allocate_file(input, settings, output)
-    if not quiet:
-        _print_allocation(summary)
+    _stream(input, output, quiet, pipeline.allocate_file, from_params(Allocation, ctx.params), _print_allocation)
 
 
-@app.command(cls=_Command)
-def phase2(
-    ctx: typer.Context, input: In, output: Out = "-", backend: BackendP2 = None, model: ModelP2 = None,
-    seed: SeedP2 = None, temperature: TempP2 = None, max_tokens: MaxTokP2 = None, top_p: TopPP2 = None,
-    prompt: PromptP2 = None, base_url: BaseUrl = None, api_key: ApiKey = None,
-    concurrency: Conc = _D["concurrency"], rpm: Rpm = None, timeout: Timeout = _D["timeout"],
-    retries: Retries = _D["retries"], endpoint: Endpoint = _D["endpoint"], tensor_parallel_size: TP = _D["tp"],
-    gpu_memory_utilization: GMU = _D["gmu"], max_model_len: MML = None, dtype: Dtype = "auto", quiet: Quiet = False,
-) -> None:
+@command
+def phase2(ctx: typer.Context, input: In, output: Out = "-", quiet: Quiet = False) -> None:
     """Phase 2: draw each question's extra samples (generation settings default to Phase 1's)."""
     records, _ = _load(input, "allocated")
-    gen = _gen({**ctx.params, "vcs": None}, pipeline.generation_of(records[0]))
+    gen = Generation.from_params(ctx.params, pipeline.generation_of(records[0]))
     with _backend(ctx, gen)() as be, _Bar(quiet) as bar:
         bar.stage("phase2", sum(r["extra"] for r in records))
         pipeline.phase2(records, be, gen, bar.sample)
     write_records(output, records)
 
 
-@app.command(cls=_Command)
-def vote(ctx: typer.Context, input: In, output: Out = "-", exclude_phase1: NoP1 = False, tie_seed: TieSeed = None,
-         vote_rule: VoteRule = _V["rule"], vote_signal: VoteSignal = None, vote_temperature: VoteT = _V["temperature"],
-         vote_keep: VoteKeep = _V["keep"], settings: SettingsFile = None, quiet: Quiet = False) -> None:
+@command
+def vote(ctx: typer.Context, input: In, output: Out = "-", quiet: Quiet = False) -> None:
     """Vote over all samples (majority, or a confidence rule) and grade against gold when present (streams)."""
-    rule = _vote(_settings(ctx, settings))
+    _stream(input, output, quiet, pipeline.vote_file, from_params(Vote, ctx.params), _print_votes)
+
+
+def _stream(input: str, output: str, quiet: bool, stage, settings, show) -> None:
+    """A streaming stage: ``stage(input, settings, output)``, then its summary unless quiet."""
     _stdin_hint(input)
-    summary = pipeline.vote_file(input, rule, output)
+    summary = stage(input, settings, output)
     if not quiet:
-        _print_votes(summary)
+        show(summary)
 
 
-@app.command(cls=_Command)
-def run(
-    ctx: typer.Context, input: In, budget: Budget,
-    out: Annotated[str, typer.Option("--out", help="Run directory: resumable; reruns with other allocation "
-                                     "settings reuse its samples.", show_default=False)],
-    force: Force = False, k: Annotated[int, typer.Option("--k", help="Phase-1 samples per question.")] = 1,
-    vcs: Vcs = None, allocator: AllocatorOpt = _A["allocator"], signal: Signal = None,
-    signal_temperature: SigT = DEFAULT_T, gain: Gain = _A["gain"], exit: Exit = None, exit_threshold: ExitT = None,
-    exit_mode: ExitMode = _A["exit_mode"], max_per_question: Cap = None, vote_model: VoteModel = _A["vote_model"],
-    allocation_seed: AllocSeed = 0, exclude_phase1: NoP1 = False, tie_seed: TieSeed = None,
-    vote_rule: VoteRule = _V["rule"], vote_signal: VoteSignal = None, vote_temperature: VoteT = _V["temperature"],
-    vote_keep: VoteKeep = _V["keep"], settings: SettingsFile = None, backend: BackendOpt = DEFAULT_BACKEND, model: Model = None, seed: Seed = _GEN["seed"],
-    temperature: Temp = _GEN["temperature"], max_tokens: MaxTok = _GEN["max_tokens"], top_p: TopP = _GEN["top_p"],
-    prompt: Prompt = _GEN["prompt"], base_url: BaseUrl = None, api_key: ApiKey = None,
-    concurrency: Conc = _D["concurrency"], rpm: Rpm = None, timeout: Timeout = _D["timeout"],
-    retries: Retries = _D["retries"], endpoint: Endpoint = _D["endpoint"], tensor_parallel_size: TP = _D["tp"],
-    gpu_memory_utilization: GMU = _D["gmu"], max_model_len: MML = None, dtype: Dtype = "auto", quiet: Quiet = False,
-) -> None:
-    """Phase 1 → allocate → Phase 2 → vote with one loaded model; every stage saved in --out."""
-    params = _settings(ctx, settings)
-    alloc, votes = _alloc(params), _vote(params)
+@command
+def run(ctx: typer.Context, input: In, output: OutDir, force: Force = False, samples: K = 1,
+        quiet: Quiet = False) -> None:
+    """Phase 1 → allocate → Phase 2 → vote with one loaded model; every stage saved in --output."""
+    params = ctx.params
+    alloc, votes = from_params(Allocation, params), from_params(Vote, params)
     records, _ = _load(input, "question")
-    gen = _gen(params)
+    gen = Generation.from_params(params)
     with _Bar(quiet) as bar:
-        result = runs.run(records, _backend(ctx, gen), gen, out, alloc, votes, params["k"], force, input, bar.stage,
-                          bar.sample, None if quiet else _print_allocation)
+        result = runs.run(records, _backend(ctx, gen), gen, output, alloc, votes, samples, force, input,
+                          bar.stage, bar.sample, None if quiet else _print_allocation)
     if not quiet:
         if result.judge:
             err.print(f"judge calls (not in the budget): {result.judge}")
         err.print(f"samples: planned {result.planned}, drawn now {result.drawn}, reused {result.restored}")
         _print_votes(result.votes)
-        err.print(f"outputs in {out}/: {', '.join(runs.STAGE_FILES)}")
+        err.print(f"outputs in {output}/: {', '.join(runs.STAGE_FILES)}")
 
 
-@app.command(cls=_Command)
+@command
 def convert(
     input: Annotated[str, typer.Argument(metavar="INPUT", help="Benchmark export: .jsonl, .json or .parquet.",
                                          show_default=False)],
@@ -409,28 +366,21 @@ def convert(
                                           choices_field, id_field, path=input))
 
 
-@app.command(cls=_Command)
-def pool(
-    ctx: typer.Context, input: In,
-    samples: Annotated[int, typer.Option("--samples", "-K", min=1, help="Samples per question.", show_default=False)],
-    out: Annotated[str, typer.Option("--out", help="Directory for pool.jsonl: resumable; a larger -K adds samples.",
-                                     show_default=False)],
-    force: Force = False, vcs: Vcs = None,
-    backend: BackendOpt = DEFAULT_BACKEND, model: Model = None, seed: Seed = _GEN["seed"],
-    temperature: Temp = _GEN["temperature"], max_tokens: MaxTok = _GEN["max_tokens"], top_p: TopP = _GEN["top_p"],
-    prompt: Prompt = _GEN["prompt"], base_url: BaseUrl = None, api_key: ApiKey = None,
-    concurrency: Conc = _D["concurrency"], rpm: Rpm = None, timeout: Timeout = _D["timeout"],
-    retries: Retries = _D["retries"], endpoint: Endpoint = _D["endpoint"], tensor_parallel_size: TP = _D["tp"],
-    gpu_memory_utilization: GMU = _D["gmu"], max_model_len: MML = None, dtype: Dtype = "auto", quiet: Quiet = False,
-) -> None:
+@command
+def pool(ctx: typer.Context, input: In,
+         samples: Annotated[int, typer.Option("-K", "--samples", min=1, help="Samples per question.",
+                                              show_default=False)],
+         output: Annotated[str, typer.Option("-o", "--output", "--out", help="Directory for pool.jsonl: resumable; "
+                                             "a larger -K adds samples.", show_default=False)],
+         force: Force = False, quiet: Quiet = False) -> None:
     """Draw K samples per question once, for `uab simulate` (resumable like `uab run`)."""
     records, _ = _load(input, "question")
-    gen = _gen(ctx.params)
+    gen = Generation.from_params(ctx.params)
     with _Bar(quiet) as bar:
         bar.stage("pool", len(records) * samples)
-        drawn = runs.pool(records, _backend(ctx, gen), gen, out, samples, force, input, bar.sample)
+        drawn = runs.pool(records, _backend(ctx, gen), gen, output, samples, force, input, bar.sample)
     if not quiet:
-        err.print(f"pool: {len(records)} questions × {samples} samples in {out}/pool.jsonl ({drawn} drawn now)")
+        err.print(f"pool: {len(records)} questions × {samples} samples in {output}/pool.jsonl ({drawn} drawn now)")
 
 
 def _csv(text: str) -> list[str]:
@@ -444,8 +394,9 @@ def _ints(text: str, option: str) -> list[int]:
         raise UabError(f"{option} takes comma-separated integers, got {text!r}") from None
 
 
-@app.command(cls=_Command)
+@command
 def simulate(
+    ctx: typer.Context,
     pool: Annotated[str, typer.Argument(metavar="POOL", help="Pool JSONL from `uab pool` (or its run directory).",
                                         show_default=False)],
     output: Out = "-",
@@ -460,8 +411,7 @@ def simulate(
                                             "(majority is always replayed: Uniform + majority is the reference).")]
     = ",".join(voting.RULES),
     vote_signal: Annotated[VoteSignalName, typer.Option(help="Per-sample signal the confidence rules read.")] = "anll",
-    vote_temperature: VoteT = _V["temperature"], vote_keep: VoteKeep = _V["keep"],
-    gain: Gain = _A["gain"], quiet: Quiet = False,
+    quiet: Quiet = False,
 ) -> None:
     """Replay allocators × vote rules offline from a pool: mean ± std accuracy per N over seeds, the
     headroom to the oracle and what to run, chosen on held-out questions."""
@@ -469,7 +419,8 @@ def simulate(
 
     records, _ = _load(_pool_file(pool), "sampled")
     temps = [float(t) for t in _csv(signal_temperature)]
-    rule = Vote(signal=vote_signal, temperature=vote_temperature, keep=vote_keep)
+    rule = from_params(Vote, {**ctx.params, "vote_signal": vote_signal})
+    gain = from_params(Allocation, {"gain": ctx.params["gain"]}).gain
     rows = list(evaluation.simulate(records, _ints(budgets, "--budgets"), _csv(allocators), _csv(signals),
                                     seeds, temps if len(temps) > 1 else temps[0], gain, vote_rules=_csv(vote_rules),
                                     vote=rule, recommendations=True))
@@ -479,7 +430,7 @@ def simulate(
                                              evaluation.recommendations(rows)), err=True)
 
 
-@app.command(cls=_Command)
+@command
 def report(
     results: Annotated[str, typer.Argument(metavar="RESULTS", help="Results JSONL from `uab simulate`.",
                                            show_default=False)],

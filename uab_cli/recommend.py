@@ -24,7 +24,7 @@ from dataclasses import replace
 import numpy as np
 
 from . import allocators, voting
-from .settings import Generation, Vote, param_name
+from .settings import Generation, Vote, options, param_name
 
 SIGNIFICANCE = 2.0  # a gain counts when it exceeds this many standard errors
 SPLITS = 25  # random halvings of the questions; each is used both ways
@@ -108,20 +108,21 @@ def run_settings(entry: dict, context: dict) -> dict:
         out.update(signal=entry["signal"], signal_temperature=entry["T"])
     k1 = (context.get("k1") or {}).get((entry["allocator"], entry["signal"], entry["T"], entry["N"]), 1)
     if k1 > 1:
-        out["k"] = k1
+        out["samples"] = k1
     out.update(replace(vote, rule=entry["vote_rule"]).options())
     return out
 
 
 def flags(settings: dict) -> str:
     """``run_settings`` as command-line options."""
+    declared = {o.name: o.flag.split("/") for o in options()}
     parts = []
     for name, value in settings.items():
-        option = "--" + name.replace("_", "-")
+        spelled = declared.get(name, ["--" + name.replace("_", "-")])
         if isinstance(value, bool):
-            parts.append(option if value else f"--no-{name.replace('_', '-')}")
+            parts.append(spelled[0] if value else spelled[-1])
         else:
-            parts.append(f"{option} {format(value, 'g') if isinstance(value, float) else value}")
+            parts.append(f"{spelled[0]} {format(value, 'g') if isinstance(value, float) else value}")
     return " ".join(parts)
 
 

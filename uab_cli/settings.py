@@ -11,20 +11,42 @@ import functools
 from dataclasses import asdict, dataclass, field, fields
 
 from . import __version__, allocation, allocators, voting
+from .backends import BACKENDS
 from .backends.base import SamplingParams
 from .errors import UabError
 from .majority import MODELS as VOTE_MODELS
-from .signals import DEFAULT_T, SAMPLE_SIGNALS, SCALAR_SIGNALS, SIGNALS
+from .options import GENERATING, Option, check_fields, declared, from_params, param_name
+from .prompts import PROMPT_STYLES
+from .signals import DEFAULT_T, SAMPLE_SIGNALS, SCALAR_SIGNALS
+from .signals import SUMMARIES as SIGNAL_SUMMARIES
 
-PROMPTS = ("fewshot", "zeroshot")
-DTYPES = ("auto", "float32", "bfloat16", "float16")
-ENDPOINTS = ("chat", "completions")
 # Signals that work without token logprobs, and what each needs.
-WITHOUT_LOGPROBS = {"vcs": "--vcs", "vcs-pow": "--vcs", "vote-entropy": "--k 2"}
+WITHOUT_LOGPROBS = {"vcs": "--vcs", "vcs-pow": "--vcs", "vote-entropy": "-K 2"}
 
 
-def _opt(flag: str, default=None, **kw):
-    return field(default=default, metadata={"flag": flag}, **kw)
+def _opt(flag: str, default=None, help: str = "", **kw):
+    """A settings field and the command-line option that sets it (``options.Option``)."""
+    kw.setdefault("type", type(default) if default is not None else str)
+    return field(default=default, metadata={"option": Option(flag, help, default=default, **kw)})
+
+
+def _gen(flag: str, default=None, help: str = "", **kw):
+    kw.setdefault("commands", GENERATING)
+    return _opt(flag, default, help, panel="Generation", **kw)
+
+
+ALLOCATING = ("allocate", "run")
+VOTING = ("vote", "run")
+
+
+def _alloc(flag: str, default=None, help: str = "", **kw):
+    kw.setdefault("commands", ALLOCATING)
+    return _opt(flag, default, help, panel="Allocation", **kw)
+
+
+def _vote(flag: str, default=None, help: str = "", **kw):
+    kw.setdefault("commands", VOTING)
+    return _opt(flag, default, help, panel="Vote", **kw)
 
 
 @dataclass(frozen=True)
@@ -32,24 +54,18 @@ class Generation:
     """How samples are drawn: recorded in every output's provenance. Changing any of these
     changes the samples, so a run directory holding samples drawn otherwise is refused."""
 
-    backend: str = _opt("--backend", "local")
-    model: str = _opt("--model", "")
-    seed: int = _opt("--seed", 0)
-    temperature: float = _opt("--temperature", 0.9)
-    max_tokens: int = _opt("--max-tokens", 1024)
-    top_p: float = _opt("--top-p", 1.0)
-    prompt: str = _opt("--prompt", "fewshot")
-    vcs: bool = _opt("--vcs/--no-vcs", False)
+    backend: str = _gen("--backend", "local", "Model backend.", choices=lambda: tuple(BACKENDS))
+    model: str = _gen("--model", "", "Model: hub id, local dir or .gguf.", show_default="SmolLM2-135M-Instruct, shipped")
+    seed: int = _gen("--seed", 0, "Run seed; each sample's seed derives from (seed, id, index).")
+    temperature: float = _gen("--temperature", 0.9, "Sampling temperature.", minimum=0)
+    max_tokens: int = _gen("--max-tokens", 1024, "Max new tokens per sample.", minimum=1)
+    top_p: float = _gen("--top-p", 1.0, "Nucleus sampling top-p.", minimum=0, open_min=True, maximum=1)
+    prompt: str = _gen("--prompt", "fewshot", "Prompt style.", choices=PROMPT_STYLES)
+    vcs: bool = _gen("--vcs/--no-vcs", False, "Ask for a verbalised confidence.", show_default="on for cohere",
+                     commands=("phase1", "run", "pool"))
 
     def __post_init__(self) -> None:
-        if self.temperature < 0:
-            raise UabError(f"--temperature must be >= 0, got {self.temperature}")
-        if self.max_tokens < 1:
-            raise UabError(f"--max-tokens must be >= 1, got {self.max_tokens}")
-        if not 0 < self.top_p <= 1:
-            raise UabError(f"--top-p must be in (0, 1], got {self.top_p}")
-        if self.prompt not in PROMPTS:
-            raise UabError(f"unknown prompt {self.prompt!r}; choose from {', '.join(PROMPTS)}")
+        check_fields(self)
 
     @classmethod
     def build(cls, recorded: dict | None = None, **given) -> Generation:
@@ -61,6 +77,11 @@ class Generation:
         values.update({k: v for k, v in given.items() if v is not None})
         values.setdefault("vcs", values.get("backend", cls.backend) == "cohere")
         return cls(**values)
+
+    @classmethod
+    def from_params(cls, params: dict, recorded: dict | None = None) -> Generation:
+        """From parameter values by option name; ``None`` takes ``recorded``'s, then the default."""
+        return cls.build(recorded, **{f.name: params.get(f.metadata["option"].name) for f in fields(cls)})
 
     def params(self) -> SamplingParams:
         return SamplingParams(self.temperature, self.max_tokens, self.top_p)
@@ -74,42 +95,34 @@ class Allocation:
     """How the remaining budget is spent (``uab allocate``). Changing these reuses every
     sample already drawn: a run directory grows or shrinks to the new allocation."""
 
-    n: int = _opt("--budget", 1)
-    allocator: str = _opt("--allocator", "uab")
-    signal: str | None = _opt("--signal")  # None: vcs after a --vcs Phase 1, else anll
-    temperature: float = _opt("--signal-temperature", DEFAULT_T)
-    seed: int = _opt("--allocation-seed", 0)
-    gain: str = _opt("--gain", "algorithm1")
-    exit: str | None = _opt("--exit")
-    exit_threshold: float | None = _opt("--exit-threshold")
-    exit_mode: str = _opt("--exit-mode", "redistribute")
-    max_per_question: int | None = _opt("--max-per-question")
-    vote_model: str = _opt("--vote-model", "plurality-2")
+    n: int = _alloc("--budget", 1, "N: samples per question on average (B = N·M).", short="-N", minimum=1,
+                    required=True)
+    allocator: str = _alloc("--allocator", "uab", "Allocator:", described=allocators.runnable_summaries)
+    signal: str | None = _alloc("--signal", None, "Uncertainty signal (p from Phase 1):", described=SIGNAL_SUMMARIES,
+                                show_default="vcs after a --vcs Phase 1, else anll")
+    temperature: float = _alloc("--signal-temperature", DEFAULT_T, "T in p = exp(-s/T).", short="-T", minimum=0,
+                                open_min=True)
+    seed: int = _alloc("--allocation-seed", 0, "Seed of the random allocator.")
+    gain: str = _alloc("--gain", "algorithm1", "algorithm1: p(1-p)^e (paper); coverage: p(1-p)^(1+e).",
+                       choices=tuple(allocation.GAINS), commands=(*ALLOCATING, "simulate"))
+    exit: str | None = _alloc("--exit", None, "Threshold exit on top of uab.", choices=tuple(allocators.EXITS),
+                              show_default="none")
+    exit_threshold: float | None = _alloc("--exit-threshold", None, "Exit threshold θ.", type=float,
+                                          show_default="hard 0.5, easy 0.7")
+    exit_mode: str = _alloc("--exit-mode", "redistribute", "What an exit does with the budget it frees.",
+                            choices=allocators.EXIT_MODES, noun="exit mode")
+    max_per_question: int | None = _alloc("--max-per-question", None, "At most this many samples per question in "
+                                          "total.", type=int, minimum=1, show_default="no cap")
+    vote_model: str = _alloc("--vote-model", "plurality-2", "The majority allocator's vote model.",
+                             choices=VOTE_MODELS)
 
     def __post_init__(self) -> None:
-        if self.n < 1:
-            raise UabError(f"--budget must be >= 1 sample per question, got {self.n}")
         if self.allocator in allocators.SIMULATE_ONLY:  # it reads answers a run has yet to draw
             raise UabError(f"{self.allocator!r} is an upper bound for `uab simulate` only; "
                            f"choose from {', '.join(allocators.runnable())}")
-        if self.allocator not in allocators.runnable():
-            raise UabError(f"unknown allocator {self.allocator!r}; choose from {', '.join(allocators.runnable())}")
-        if self.signal is not None and self.signal not in SIGNALS:
-            raise UabError(f"unknown signal {self.signal!r}; choose from {', '.join(SIGNALS)}")
-        if self.temperature <= 0:
-            raise UabError(f"--signal-temperature must be > 0, got {self.temperature}")
-        if self.gain not in allocation.GAINS:
-            raise UabError(f"unknown gain {self.gain!r}; choose from {', '.join(allocation.GAINS)}")
-        if self.exit is not None and self.exit not in allocators.EXITS:
-            raise UabError(f"unknown exit {self.exit!r}; choose from {', '.join(allocators.EXITS)}")
+        check_fields(self)
         if self.exit is not None and self.allocator not in ("uab", "uab-coverage"):
             raise UabError(f"--exit applies to the uab allocators, not {self.allocator!r}")
-        if self.exit_mode not in allocators.EXIT_MODES:
-            raise UabError(f"unknown exit mode {self.exit_mode!r}; choose from {', '.join(allocators.EXIT_MODES)}")
-        if self.vote_model not in VOTE_MODELS:
-            raise UabError(f"unknown vote model {self.vote_model!r}; choose from {', '.join(VOTE_MODELS)}")
-        if self.max_per_question is not None and self.max_per_question < 1:
-            raise UabError(f"--max-per-question must be >= 1, got {self.max_per_question}")
 
     def check(self, k: int, signal: str) -> None:
         """Reject settings that do not fit ``k`` Phase-1 samples per question."""
@@ -118,7 +131,7 @@ class Allocation:
         if self.n < k:
             raise UabError(f"budget N={self.n} is smaller than the {k} Phase-1 samples per question")
         if signal == "vote-entropy" and k < 2:
-            raise UabError("vote-entropy needs at least 2 Phase-1 samples per question (--k 2)")
+            raise UabError("vote-entropy needs at least 2 Phase-1 samples per question (-K 2)")
         if self.max_per_question is not None and self.max_per_question < k:
             raise UabError(f"--max-per-question must be >= {k}")
 
@@ -145,23 +158,21 @@ class Vote:
     """How votes are counted (``uab vote``): the rule (``voting.RULES``) and, for the rules that
     read sample confidences, the per-sample signal, its temperature and the kept fraction."""
 
-    include_phase1: bool = _opt("--exclude-phase1", True)
-    tie_seed: int | None = _opt("--tie-seed")
-    rule: str = _opt("--vote-rule", voting.DEFAULT_RULE)
-    signal: str | None = _opt("--vote-signal")  # None: the allocation's per-sample signal, else anll/vcs
-    temperature: float = _opt("--vote-temperature", DEFAULT_T)
-    keep: float = _opt("--vote-keep", voting.DEFAULT_KEEP)
+    include_phase1: bool = _vote("--include-phase1/--exclude-phase1", True,
+                                 "Vote over Phase-1 samples too (--exclude-phase1: Phase 2 only, an ablation).")
+    tie_seed: int | None = _vote("--tie-seed", None, "Break majority ties at random with this seed.", type=int,
+                                 show_default="earliest answer")
+    rule: str = _vote("--vote-rule", voting.DEFAULT_RULE, "Vote rule:",
+                      described=lambda: {r.name: r.summary for r in voting.RULES.values()})
+    signal: str | None = _vote("--vote-signal", None, "Per-sample signal the confidence rules read.",
+                               choices=SAMPLE_SIGNALS, show_default="the allocation's signal, else anll or vcs")
+    temperature: float = _vote("--vote-temperature", DEFAULT_T, "Temperature of the confidence: w = exp(-s/T).",
+                               minimum=0, open_min=True, commands=(*VOTING, "simulate"))
+    keep: float = _vote("--vote-keep", voting.DEFAULT_KEEP, "filtered: the fraction of a question's samples kept.",
+                        minimum=0, open_min=True, maximum=1, commands=(*VOTING, "simulate"))
 
     def __post_init__(self) -> None:
-        if self.rule not in voting.RULES:
-            raise UabError(f"unknown vote rule {self.rule!r}; choose from {', '.join(voting.RULES)}")
-        if self.signal is not None and self.signal not in SAMPLE_SIGNALS:
-            raise UabError(f"--vote-signal must be a per-sample signal: {', '.join(SAMPLE_SIGNALS)}; "
-                           f"got {self.signal!r}")
-        if self.temperature <= 0:
-            raise UabError(f"--vote-temperature must be > 0, got {self.temperature}")
-        if not 0 < self.keep <= 1:
-            raise UabError(f"--vote-keep must be in (0, 1], got {self.keep}")
+        check_fields(self)
 
     @property
     def uses_confidence(self) -> bool:
@@ -188,12 +199,18 @@ class Vote:
         names = ["rule"] + (["signal", "temperature"] if self.uses_confidence else [])
         names += ["keep"] if self.uses_confidence and voting.RULES[self.rule].keep else []
         values = {**asdict(self), "signal": self.vote_signal()}
-        return {param_name(f.metadata["flag"]): values[f.name] for f in fields(self) if f.name in names}
+        return {f.metadata["option"].name: values[f.name] for f in fields(self) if f.name in names}
 
 
-def param_name(flag: str) -> str:
-    """The parameter name of an option: ``--vote-keep`` -> ``vote_keep``."""
-    return flag.split("/")[0].lstrip("-").replace("-", "_")
+SETTINGS = (Generation, Allocation, Vote)
+
+
+def options() -> list[Option]:
+    """Every option the settings declare."""
+    return [o for cls in SETTINGS for o in declared(cls)]
+
+
+__all__ = ["SETTINGS", "Allocation", "Generation", "Vote", "from_params", "options", "param_name"]
 
 
 def needs_logprobs(signal: str) -> bool:
@@ -208,7 +225,7 @@ def without_logprobs(signal: str) -> str:
 
 
 # Spelling of config entries outside the settings objects.
-_FLAGS = {"k": "--k", "fingerprint": "input questions", "m": "input questions",
+_FLAGS = {"k": "-K/--samples", "fingerprint": "input questions", "m": "input questions",
           "generation.version": "uab version"}
 
 
@@ -220,7 +237,7 @@ def flag(path: str) -> str:
     cls = {"generation": Generation, "allocate": Allocation, "vote": Vote}.get(section)
     for f in fields(cls) if cls else ():
         if f.name == name:
-            return f.metadata["flag"]
+            return f.metadata["option"].flag
     return path
 
 

@@ -70,6 +70,15 @@ SCALAR_SIGNALS: dict[str, str] = {  # signal -> the per-sample statistic it aver
     "nll-var": "nll_var",
 }
 SIGNALS = (*SCALAR_SIGNALS, "vcs", "vcs-pow", "vote-entropy")
+SUMMARIES = {  # one line per signal, for -h
+    "anll": "exp(-ANLL/T), ANLL the mean NLL of the sampled tokens (paper)",
+    "total-nll": "exp(-s/T), s the sum of token NLLs",
+    "max-nll": "exp(-s/T), s the largest token NLL",
+    "nll-var": "exp(-s/T), s the variance of token NLLs",
+    "vcs": "verbalised confidence score/10 (paper; needs --vcs)",
+    "vcs-pow": "(score/10)^(1/T), the official code's rule (needs --vcs)",
+    "vote-entropy": "exp(-H/T), H the entropy of 2+ Phase-1 answers (needs -K 2)",
+}
 VCS_MISSING_P = 0.5  # a response without a parsable confidence counts as "unsure"
 
 
@@ -88,7 +97,7 @@ def question_score(samples: list[dict], signal: str, answer_counts: Sequence[int
         scores = [c for s in samples if (c := s.get("confidence")) is not None]
         return sum(scores) / len(scores) if scores else None
     if len(samples) < 2:
-        raise UabError("vote-entropy needs at least 2 Phase-1 samples per question (uab phase1 --k 2)")
+        raise UabError("vote-entropy needs at least 2 Phase-1 samples per question (uab phase1 -K 2)")
     assert answer_counts is not None
     return entropy(answer_counts)
 

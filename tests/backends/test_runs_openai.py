@@ -53,7 +53,7 @@ def test_logprob_signal_without_logprobs_fails_after_one_request(tmp_path, signa
         assert len(server.requests) <= 1
         message = " ".join(result.stderr.split())
         assert f"signal '{signal or 'anll'}' needs token logprobs" in message
-        assert "--signal vcs (with --vcs)" in message and "--signal vote-entropy (with --k 2)" in message
+        assert "--signal vcs (with --vcs)" in message and "--signal vote-entropy (with -K 2)" in message
         probed = len(server.requests)
         # The signals it names work against the same server.
         result = run(server, questions, tmp_path / "vcs", 4, "--vcs", "--signal", "vcs")

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
+from dataclasses import replace
 
 from ..errors import UabError
+from ..options import Option
 from .base import Backend, BaseBackend, Completion, Retry, SampleRequest, SamplingParams
 
 DEFAULT_BACKEND = "local"
@@ -54,36 +56,52 @@ def backend_factory(name: str, model: str | None = None, retries: int | None = N
                     on_status: Callable[[str], None] | None = None, **options) -> Callable[[], Backend]:
     """Check a backend's options now, build it when called (loading a model can take a while).
 
-    Options left ``None`` keep the backend's default. An option the backend does not take
+    Options left ``None`` keep the backend's default. An option the backend does not declare
     (``--base-url`` with ``local``, say) is a ``UabError`` naming the backends it applies
     to. ``retries`` counts attempts per request. ``on_status`` receives status lines (a first
     run's model conversion) from the backends that report them.
     """
     if name not in BACKENDS:
         raise UabError(f"unknown backend {name!r}; choose from {', '.join(BACKENDS)}")
-    if retries is not None:
-        options["retry"] = Retry(attempts=retries)
-    given = {k: v for k, v in options.items() if v is not None}
+    given = {k: v for k, v in {**options, "retries": retries}.items() if v is not None}
+    cls = BACKENDS[name]()
+    declared = {o.name: o for o in cls.options}
+    for key, value in given.items():
+        if key not in declared:
+            users = [b for b in BACKENDS if any(o.name == key for o in BACKENDS[b]().options)]
+            raise UabError(f"--{key.replace('_', '-')} does not apply to the {name} backend"
+                           + (f" (only to {', '.join(users)})" if users else ""))
+        declared[key].check(value)
+    if "retries" in given:
+        given["retry"] = Retry(attempts=given.pop("retries"))
     if model:
         given["model"] = model
-    cls = BACKENDS[name]()
-    wrong = [k for k in given if k not in _parameters(cls)]
-    if wrong:
-        users = [b for b in BACKENDS if wrong[0] in _parameters(BACKENDS[b]())]
-        raise UabError(f"{_flag(wrong[0])} does not apply to the {name} backend"
-                       + (f" (only to {', '.join(users)})" if users else ""))
-    if on_status is not None and "on_status" in _parameters(cls):
+    if on_status is not None and cls.reports_status:
         given["on_status"] = on_status
     return lambda: cls(**given)
 
 
-def _parameters(cls: type) -> set[str]:
-    return set(inspect.signature(cls).parameters)
+def options() -> list[Option]:
+    """Every backend's options, one per name, in registry order; the help names the backends
+    that take it where not all do, and the default shown is the backend's own."""
+    users: dict[str, list[str]] = {}
+    merged: dict[str, Option] = {}
+    public = [b for b in BACKENDS if b != "scripted"]
+    for backend in public:
+        cls = BACKENDS[backend]()
+        for opt in cls.options:
+            users.setdefault(opt.name, []).append(backend)
+            if opt.name not in merged:
+                merged[opt.name] = opt if opt.show_default is not None else replace(
+                    opt, show_default=_shown_default(cls, opt.name))
+    return [replace(o, help=o.help if len(users[n]) == len(public) else f"{', '.join(users[n])}: {o.help}")
+            for n, o in merged.items()]
 
 
-def _flag(option: str) -> str:
-    return "--retries" if option == "retry" else "--" + option.replace("_", "-")
+def _shown_default(cls: type, name: str) -> str | None:
+    default = inspect.signature(cls).parameters[name].default
+    return None if default in (None, inspect.Parameter.empty) else str(default)
 
 
 __all__ = ["BACKENDS", "DEFAULT_BACKEND", "Backend", "BaseBackend", "Completion", "SampleRequest",
-           "SamplingParams", "backend_factory"]
+           "SamplingParams", "backend_factory", "options"]

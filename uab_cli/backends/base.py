@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 from ..errors import UabError
+from ..options import GENERATING, Option
 
 Message = dict  # {"role": "system" | "user" | "assistant", "content": str}
 
@@ -77,13 +78,29 @@ class Backend(Protocol):
     def close(self) -> None: ...
 
 
+def backend_option(flag: str, help: str, type: type = str, **kw) -> Option:
+    """A backend's command-line option (``Backend.options``); left unset, the backend's own
+    default applies, so the option's default is ``None``."""
+    return Option(flag, help, type=type, panel="Backend", commands=GENERATING, **kw)
+
+
+DTYPES = ("auto", "float32", "bfloat16", "float16")
+DTYPE = backend_option("--dtype", "dtype (auto: float32 on CPU).", choices=DTYPES, show_default="auto")
+
+
 class BaseBackend:
-    """Shared behaviour: context manager, a no-op ``close``, a readable ``repr``."""
+    """Shared behaviour: context manager, a no-op ``close``, a readable ``repr``.
+
+    ``options`` declares the command-line options a backend takes (each a constructor
+    parameter of the same name; ``--retries`` sets ``retry``); ``reports_status``: whether it
+    takes ``on_status``."""
 
     name = "base"
     model = ""
     returns_logprobs = False
     supports_seed = False
+    options: tuple[Option, ...] = ()
+    reports_status = False
 
     def close(self) -> None:
         """Release engines, clients and threads; the default holds nothing."""

@@ -18,6 +18,8 @@ from itertools import groupby
 from ..errors import BackendError, UabError
 from ..models import quiet_stderr, resolve_model, vllm_model_dir
 from .base import (
+    DTYPE,
+    DTYPES,
     BaseBackend,
     Completion,
     OnResult,
@@ -27,7 +29,7 @@ from .base import (
 )
 from .batching import Rows, plain_cache_layers, prefill, use_grouped_decode
 
-_DTYPES = ("float32", "bfloat16", "float16")  # "auto" means float32
+_DTYPES = DTYPES[1:]  # "auto" means float32
 _SEED_MASK = 0xFFFF_FFFF_FFFF_FFFF
 _PREFILL_TOKENS = 4096  # at most this many (padded) prompt tokens per prefill forward
 _SHARED_PREFIX = 16  # prompts sharing this many leading tokens prefill them once
@@ -51,6 +53,8 @@ class LocalBackend(BaseBackend):
     name = "local"
     returns_logprobs = True
     supports_seed = True
+    options = (DTYPE,)
+    reports_status = True
 
     def __init__(
         self,

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 
 from ..errors import UabError
-from .base import Completion, Message, Retry, SampleRequest, SamplingParams, require
+from .base import Completion, Message, Retry, SampleRequest, SamplingParams, backend_option, require
 from .remote import (
     Failure,
     RemoteBackend,
@@ -43,6 +43,7 @@ class OpenAIBackend(RemoteBackend):
 
     name = "openai"
     supports_seed = True
+    options = (*RemoteBackend.options, backend_option("--endpoint", "Chat or raw completions.", choices=ENDPOINTS))
 
     def __init__(
         self,

@@ -16,7 +16,7 @@ from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from urllib.parse import urlsplit
 
 from ..errors import BackendError, UabError
-from .base import BaseBackend, Completion, OnResult, Retry, SampleRequest, SamplingParams
+from .base import BaseBackend, Completion, OnResult, Retry, SampleRequest, SamplingParams, backend_option
 
 log = logging.getLogger(__name__)
 
@@ -204,6 +204,17 @@ class RateLimiter:
 
 class RemoteBackend(BaseBackend):
     """A backend that calls a service over HTTP, sharing one retry and concurrency policy."""
+
+    options = (
+        backend_option("--base-url", "Server URL.", show_default="OPENAI_BASE_URL / Cohere's"),
+        backend_option("--api-key", "API key (prefer OPENAI_API_KEY / CO_API_KEY).", show_default=""),
+        backend_option("--concurrency", "Parallel requests.", type=int, minimum=1),
+        backend_option("--rpm", "Max requests per minute.", type=float, minimum=0, open_min=True,
+                       show_default="unlimited"),
+        backend_option("--timeout", "Per-request timeout in seconds.", type=float, minimum=0, open_min=True),
+        backend_option("--retries", "Attempts per request before giving up.", type=int, minimum=1,
+                       show_default=str(Retry.attempts)),
+    )
 
     def __init__(
         self,

@@ -12,11 +12,13 @@ from collections.abc import Sequence
 
 from ..errors import BackendError, UabError
 from .base import (
+    DTYPE,
     BaseBackend,
     Completion,
     OnResult,
     SampleRequest,
     SamplingParams,
+    backend_option,
     require,
 )
 
@@ -90,6 +92,13 @@ class VLLMBackend(BaseBackend):
     name = "vllm"
     returns_logprobs = True
     supports_seed = True
+    options = (
+        backend_option("--tensor-parallel-size", "Tensor parallel size.", type=int, minimum=1),
+        backend_option("--gpu-memory-utilization", "GPU memory utilisation.", type=float, minimum=0, open_min=True,
+                       maximum=1),
+        backend_option("--max-model-len", "Max model length.", type=int, minimum=1, show_default="the model's"),
+        DTYPE,
+    )
 
     def __init__(
         self,
