@@ -67,3 +67,24 @@ def test_simulate_only_allocator_is_one_registration(monkeypatch):
     assert "everything-first" in evaluation.ALLOCATORS and "everything-first" not in allocators.runnable()
     with pytest.raises(UabError, match="'everything-first' is an upper bound for `uab simulate` only"):
         Allocation(4, "everything-first")
+
+
+def test_capabilities_come_from_the_registration():
+    """--exit and the judge labels follow the registry entry, not a list of names elsewhere."""
+    tables = ("ALLOCATORS", "SUMMARIES", "RUN_FLAGS", "SIMULATE_ONLY", "SIGNAL_FREE", "TAKES_EXIT", "NEEDS_JUDGE")
+    try:
+        allocators.register("greedy-copy", allocators.ALLOCATORS["uab"], "a copy")
+        with pytest.raises(UabError, match="--exit applies to the uab allocators, not 'greedy-copy'"):
+            Allocation(4, "greedy-copy", exit="hard")
+        allocators.register("greedy-copy", allocators.ALLOCATORS["uab"], "a copy", exits=True)
+        assert Allocation(4, "greedy-copy", exit="hard").theta() == 0.5
+        allocators.register("labels", allocators.ALLOCATORS["judge"], "reads labels", signal=False, judge=True)
+        pool = evaluation.Pool([{"id": "a", "question": "q", "answer": "1", "samples": [{"index": 0, "answer": "1"}]}])
+        assert "judge" in evaluation._unrunnable(pool, "labels", None)
+    finally:
+        for name in ("greedy-copy", "labels"):
+            for table in (getattr(allocators, t) for t in tables):
+                if isinstance(table, dict):
+                    table.pop(name, None)
+                else:
+                    table.discard(name)

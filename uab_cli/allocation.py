@@ -19,7 +19,8 @@ from .errors import UabError
 GAINS = {"algorithm1": 0, "coverage": 1}
 
 
-def _check(p: np.ndarray, budget: int, cap: np.ndarray | None) -> None:
+def check_budget(p: np.ndarray, budget: int, cap: np.ndarray | None) -> None:
+    """Reject a Phase-2 budget that ``p`` and the caps cannot take."""
     if budget < 0:
         raise UabError(f"Phase-2 budget must be >= 0, got {budget}")
     if p.ndim != 1:
@@ -35,7 +36,8 @@ def _check(p: np.ndarray, budget: int, cap: np.ndarray | None) -> None:
         )
 
 
-def _caps(cap: int | np.ndarray | None, m: int) -> np.ndarray | None:
+def caps(cap: int | np.ndarray | None, m: int) -> np.ndarray | None:
+    """Per-question caps on Phase-2 samples (``None``: uncapped)."""
     if cap is None:
         return None
     return np.broadcast_to(np.asarray(cap, dtype=np.int64), (m,)).clip(min=0)
@@ -128,8 +130,8 @@ def uab_allocate(
     """
     p = np.asarray(p, dtype=np.float64)
     offset = GAINS[gain]
-    cap = _caps(max_extra, p.size)
-    _check(p, budget, cap)
+    cap = caps(max_extra, p.size)
+    check_budget(p, budget, cap)
     # No question can take more than the whole budget: bounding counts keeps sums small
     # even when p is so small that 1 - p rounds to 1 and the gain never decays.
     hi = np.minimum(cap, budget) if cap is not None else np.full(p.size, budget, np.int64)
@@ -225,8 +227,8 @@ def greedy_allocate(
     """
     p = np.asarray(p, dtype=np.float64)
     offset = GAINS[gain]
-    cap = _caps(max_extra, p.size)
-    _check(p, budget, cap)
+    cap = caps(max_extra, p.size)
+    check_budget(p, budget, cap)
     e = np.zeros(p.size, dtype=np.int64)
     heap = [(-gains(p[i], 0, offset), 0, i) for i in range(p.size) if cap is None or cap[i] > 0]
     heapq.heapify(heap)
@@ -296,10 +298,10 @@ def judge_allocate(hard: Sequence[bool], budget: int, max_extra=None) -> np.ndar
 
 
 def _room(m: int, max_extra, budget: int) -> np.ndarray:
-    room = _caps(max_extra, m)
+    room = caps(max_extra, m)
     if room is None:
         room = np.full(m, budget, dtype=np.int64)
-    _check(np.zeros(m), budget, room)
+    check_budget(np.zeros(m), budget, room)
     return np.array(room, dtype=np.int64)
 
 
@@ -325,7 +327,7 @@ def threshold_exit(
     exits = p < theta if kind == "hard" else p > theta
     if mode not in ("redistribute", "skip"):
         raise UabError(f"unknown exit mode {mode!r}: use redistribute or skip")
-    cap = _caps(max_extra, p.size)
+    cap = caps(max_extra, p.size)
     if mode == "skip":
         e = uab_allocate(p, budget, gain, cap)
         saved = int(e[exits].sum())

@@ -48,16 +48,21 @@ SIGNAL_FREE: set[str] = set()  # allocators that ignore p
 SIMULATE_ONLY: set[str] = set()  # allocators only ``simulate`` can run
 RUN_FLAGS: dict[str, dict[str, str | None]] = {}  # the `uab run` options that reproduce each allocator
 SUMMARIES: dict[str, str] = {}  # one line per allocator, for -h
+TAKES_EXIT: set[str] = set()  # allocators a threshold exit (--exit) applies to
+NEEDS_JUDGE: set[str] = set()  # allocators that read the LLM judge's easy/hard labels
 
 
 def register(name: str, fn: Allocator, summary: str, *, signal: bool = True, runnable: bool = True,
-             flags: dict[str, str | None] | None = None) -> None:
+             exits: bool = False, judge: bool = False, flags: dict[str, str | None] | None = None) -> None:
     """Add allocator ``name``: every command that takes an allocator name then knows it.
     ``summary``: what it does, in one line (``-h``). ``flags``: the ``uab run`` options that
     reproduce it (default ``--allocator NAME``; a ``--gain`` of ``None`` takes the replay's
-    ``--gain``)."""
+    ``--gain``); ``exits``: whether ``--exit`` applies to it; ``judge``: whether it reads the
+    LLM judge's labels (``phase1 --judge``; ``run`` asks the judge first)."""
     ALLOCATORS[name] = fn
     SUMMARIES[name] = summary
+    (TAKES_EXIT.add if exits else TAKES_EXIT.discard)(name)
+    (NEEDS_JUDGE.add if judge else NEEDS_JUDGE.discard)(name)
     (SIGNAL_FREE.add if not signal else SIGNAL_FREE.discard)(name)
     (SIMULATE_ONLY.add if not runnable else SIMULATE_ONLY.discard)(name)
     RUN_FLAGS[name] = flags or {"--allocator": name}
@@ -89,8 +94,10 @@ def _uab(j: Job, gain: str | None = None, exit: str | None = None, mode: str | N
     return allocation.uab_allocate(j.p, j.budget, gain, j.cap)
 
 
-register("uab", _uab, "Algorithm 1 (paper): marginal greedy on p(1-p)^e", flags={"--allocator": "uab", "--gain": "algorithm1"})
-register("uab-coverage", partial(_uab, gain="coverage"), "uab with the coverage gain p(1-p)^(1+e)", flags={"--allocator": "uab", "--gain": "coverage"})
+register("uab", _uab, "Algorithm 1 (paper): marginal greedy on p(1-p)^e", exits=True,
+         flags={"--allocator": "uab", "--gain": "algorithm1"})
+register("uab-coverage", partial(_uab, gain="coverage"), "uab with the coverage gain p(1-p)^(1+e)", exits=True,
+         flags={"--allocator": "uab", "--gain": "coverage"})
 for _kind in EXITS:
     for _mode in EXIT_MODES:
         register(f"uab-exit-{_kind}" + ("-skip" if _mode == "skip" else ""), partial(_uab, exit=_kind, mode=_mode),
@@ -107,7 +114,7 @@ register("random", lambda j: allocation.random_allocate(j.p.size, j.budget, j.se
 register("length", lambda j: allocation.proportional_allocate(j.lengths, j.budget, j.cap),
          "Phase-2 samples in proportion to question length", signal=False)
 register("judge", lambda j: allocation.judge_allocate(j.hard, j.budget, j.cap),
-         "the LLM judge's hard questions share the budget (needs phase1 --judge)", signal=False)
+         "the LLM judge's hard questions share the budget (needs phase1 --judge)", signal=False, judge=True)
 
 
 def _oracle(j: Job) -> np.ndarray:

@@ -1,4 +1,5 @@
-"""The two error types uab raises: user errors (exit 2) and backend failures (exit 1)."""
+"""The two error types uab raises: user errors (exit 2) and backend failures (exit 1); and
+``require``, the import of an optional dependency that fails as a user error."""
 
 from __future__ import annotations
 
@@ -21,3 +22,15 @@ class UabError(Exception):
 
 class BackendError(Exception):
     """A model backend failed after its retries (network, API, engine): exit code 1."""
+
+
+def require(module: str, extra: str):
+    """Import an optional dependency or raise a ``UabError`` naming the extra to install."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise UabError(
+            f"the {module!r} package is needed for this backend: pip install 'uab-cli[{extra}]'"
+        ) from exc

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator, Sequence
 import numpy as np
 
 from . import allocation, majority, recommend, voting
-from .allocators import ALLOCATORS, SIGNAL_FREE, SIMULATE_ONLY, Job, call
+from .allocators import ALLOCATORS, NEEDS_JUDGE, SIGNAL_FREE, SIMULATE_ONLY, Job, call
 from .answers import gold_answer, group, is_correct
 from .errors import UabError
 from .pipeline import generation_of
@@ -271,7 +271,7 @@ def _check(pool, budgets, allocators, signals, seeds, temps, gain, rules=(), vot
 
 
 def _unrunnable(pool: Pool, name: str, signal: str | None) -> str | None:
-    if name == "judge" and not pool.judged:
+    if name in NEEDS_JUDGE and not pool.judged:
         return "no 'judge' label on every record (build the pool with the LLM judge)"
     if signal in SCALAR_SIGNALS:
         key = signal.replace("-", "_")

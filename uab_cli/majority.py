@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .allocation import _caps, _check
+from .allocation import caps, check_budget
 from .errors import UabError
 
 MODELS = ("plurality-2", "scatter")
@@ -78,8 +78,8 @@ def majority_allocate(
     win_table(model, 0)  # validates the model name
     p = np.asarray(p, dtype=np.float64)
     m = p.size
-    cap = _caps(max_extra, m)
-    _check(p, budget, cap)
+    cap = caps(max_extra, m)
+    check_budget(p, budget, cap)
     if phase1 < 1:
         raise UabError(f"each question needs at least one Phase-1 sample, got {phase1}")
     room = np.full(m, budget, np.int64) if cap is None else np.minimum(cap, budget)

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import BackendError, UabError
+from .errors import BackendError, UabError, require
 
 DEFAULT_MODEL = "SmolLM2-135M-Instruct"
 ALIASES = {"smollm2": DEFAULT_MODEL, DEFAULT_MODEL.lower(): DEFAULT_MODEL}
@@ -140,7 +140,7 @@ def vllm_model_dir(model: str | None, on_status: OnStatus | None = None) -> str:
     target = cache_root() / "models" / _cache_name(resolved)
     if (target / "config.json").is_file():
         return str(target)
-    filelock = _import_or_uab("filelock", "local")
+    filelock = require("filelock", "local")
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         with filelock.FileLock(str(target) + ".lock"):
@@ -154,17 +154,11 @@ def vllm_model_dir(model: str | None, on_status: OnStatus | None = None) -> str:
     return str(target)
 
 
-def _import_or_uab(module: str, extra: str):
-    from .backends.base import require
-
-    return require(module, extra)
-
-
 def _convert_gguf(resolved: ResolvedModel, target: Path, on_status: OnStatus) -> None:
     """Dequantise a GGUF to float32 safetensors plus tokenizer files, written atomically."""
-    torch = _import_or_uab("torch", "local")
-    transformers = _import_or_uab("transformers", "local")
-    _import_or_uab("gguf", "local")
+    torch = require("torch", "local")
+    transformers = require("transformers", "local")
+    require("gguf", "local")
     gguf = Path(resolved.path) / (resolved.gguf_file or "")
     start = time.monotonic()
 

@@ -277,7 +277,7 @@ class AllocationInputs:
         if rest < 0:
             raise UabError(f"budget N={settings.n} is smaller than the {int(drawn.max())} Phase-1 samples per question")
         cap = None if settings.max_per_question is None else np.maximum(settings.max_per_question - drawn, 0)
-        if settings.allocator == "judge" and self.unlabelled is not None:
+        if settings.allocator in allocators.NEEDS_JUDGE and self.unlabelled is not None:
             raise UabError("no 'judge' label: run `uab phase1 --judge` first", path,
                            lines[self.unlabelled] if lines else None)
         try:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import orjson
 
-from . import pipeline, settings
+from . import allocators, pipeline, settings
 from .backends.base import Backend
 from .errors import UabError
 from .records import atomic_output, dumps, is_int, samples, write_records
@@ -201,7 +201,7 @@ def run(
 
 def _stages(rundir, records, be, gen, alloc, vote, k, signal, on_stage, on_sample, on_allocated) -> RunResult:
     judge_info: dict = {}
-    if alloc.allocator == "judge":
+    if alloc.allocator in allocators.NEEDS_JUDGE:
         judge_info = _judge_once(rundir, records, be, gen)
 
     def keep(rec: dict, sample: dict) -> None:

@@ -121,7 +121,7 @@ class Allocation:
             raise UabError(f"{self.allocator!r} is an upper bound for `uab simulate` only; "
                            f"choose from {', '.join(allocators.runnable())}")
         check_fields(self)
-        if self.exit is not None and self.allocator not in ("uab", "uab-coverage"):
+        if self.exit is not None and self.allocator not in allocators.TAKES_EXIT:
             raise UabError(f"--exit applies to the uab allocators, not {self.allocator!r}")
 
     def check(self, k: int, signal: str) -> None:

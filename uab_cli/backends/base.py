@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
-from ..errors import UabError
+from ..errors import UabError, require  # noqa: F401  (backends import require from here)
 from ..options import GENERATING, Option
 
 Message = dict  # {"role": "system" | "user" | "assistant", "content": str}
@@ -133,15 +133,3 @@ class Retry:
         if retry_after is not None and retry_after >= 0:
             return min(retry_after, self.max_delay)
         return min(self.base_delay * 2 ** (attempt - 1), self.max_delay)
-
-
-def require(module: str, extra: str):
-    """Import an optional dependency or raise a ``UabError`` naming the extra to install."""
-    import importlib
-
-    try:
-        return importlib.import_module(module)
-    except ImportError as exc:
-        raise UabError(
-            f"the {module!r} package is needed for this backend: pip install 'uab-cli[{extra}]'"
-        ) from exc
