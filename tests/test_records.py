@@ -9,7 +9,7 @@ import orjson
 import pytest
 from conftest import cli, sampled, write_jsonl
 
-from uab_cli import records
+from uab_cli import gcpolicy, records
 from uab_cli.errors import UabError
 from uab_cli.records import (
     load_records,
@@ -151,7 +151,7 @@ def test_load_records_pauses_the_cyclic_gc_and_restores_it(tmp_path, monkeypatch
     assert seen == [False] and gc.isenabled()
     gc.disable()
     try:
-        with records.paused_gc():
+        with gcpolicy.paused():
             pass
         assert not gc.isenabled()  # a caller's own pause is kept
     finally:
@@ -160,7 +160,7 @@ def test_load_records_pauses_the_cyclic_gc_and_restores_it(tmp_path, monkeypatch
     gc.freeze()
     try:
         frozen = gc.get_freeze_count()
-        with records.paused_gc():
+        with gcpolicy.paused():
             kept.append([])
         assert gc.get_freeze_count() == frozen and gc.isenabled()
     finally:

@@ -13,7 +13,6 @@ process allowed one CPU runs the same code in-process. Either way errors are tho
 from __future__ import annotations
 
 import collections
-import gc
 import itertools
 import multiprocessing
 import os
@@ -24,6 +23,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from typing import IO, Any
 
+from . import gcpolicy
 from .errors import UabError
 from .records import MAX_LINE_BYTES, display_name, parse_block, read_batches, validate_batch
 
@@ -129,7 +129,7 @@ _WORK: Work | None = None  # a worker process's work callable
 def _start(work: Work) -> None:
     global _WORK
     _WORK = work
-    gc.disable()  # parsed JSON has no reference cycles; every block is freed when done
+    gcpolicy.off()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's: it stops the pool
 
 

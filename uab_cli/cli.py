@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import gc
 import inspect
 import os
 import re
@@ -21,7 +20,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from . import __version__, allocators, pipeline, runs, settings, voting
+from . import __version__, allocators, gcpolicy, pipeline, runs, settings, voting
 from .backends import backend_factory
 from .backends import options as backend_options
 from .convert import PRESETS
@@ -214,9 +213,7 @@ def _root(version: Annotated[bool, typer.Option("--version", callback=_version, 
                                                 help="Show the version and exit.")] = False) -> None:
     """Stages compose in shell pipes: uab phase1 q.jsonl | uab allocate - --budget 4 | uab phase2 - | uab vote -"""
     warnings.showwarning = _show_warning
-    # Records are millions of small dicts and hold no reference cycles; frequent cyclic
-    # collections would double the time spent parsing them.
-    gc.set_threshold(200_000, 50, 1000)
+    gcpolicy.for_records()
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from . import allocators, voting
+from . import allocators, gcpolicy, voting
 from .answers import extract_answer, gold_answer, group, vote_and_grade
 from .backends.base import Backend, Completion, SampleRequest, SamplingParams
 from .blocks import map_records
@@ -28,7 +28,6 @@ from .records import (
     atomic_output,
     display_name,
     dumps,
-    paused_gc,
     provenance,
     question_type,
     read_batches,
@@ -182,7 +181,7 @@ def allocate(records: list[dict], settings: Allocation, lines: Sequence[int] | N
     ``settings.signal=None`` picks ``vcs`` when Phase 1 asked for verbalised confidence,
     else ``anll``. ``lines``/``path`` locate a record in error messages.
     """
-    with paused_gc():  # per-record lists and dicts, no cycles: see paused_gc
+    with gcpolicy.paused():  # per-record lists and dicts, no cycles
         inputs = AllocationInputs(settings, settings.signal or default_signal(records[0] if records else None))
         for rec in records:
             inputs.add(rec)
@@ -198,7 +197,7 @@ def allocate_file(path: str, settings: Allocation, output: str) -> AllocationSum
     ``p`` and ``extra`` (both passes on every CPU, see ``blocks``). Memory stays a few
     numbers per question."""
     name = display_name(path)
-    with rereadable(path) as source, paused_gc():
+    with rereadable(path) as source, gcpolicy.paused():
         before = _fingerprint(source)
         signal = settings.signal or default_signal(next(read_batches(source, None, name))[0])
         inputs, layout = AllocationInputs(settings, signal), []
@@ -403,7 +402,7 @@ def vote_file(path: str, settings: Vote, output: str) -> VoteSummary:
 
 def _vote_file(path: str, settings: Vote, output: str, name: str) -> VoteSummary:
     summary = VoteSummary(rule=settings)
-    with atomic_output(output) as fh, paused_gc():
+    with atomic_output(output) as fh, gcpolicy.paused():
         for part in map_records(path, "sampled", VoteBlock(settings), name, out=fh):
             summary.merge(part)
     return summary

@@ -7,7 +7,6 @@ uab does not know pass through every stage untouched.
 from __future__ import annotations
 
 import contextlib
-import gc
 import os
 import shlex
 import shutil
@@ -18,6 +17,7 @@ from typing import IO
 
 import orjson
 
+from . import gcpolicy
 from .errors import UabError
 
 MAX_LINE_BYTES = 8 * 1024 * 1024  # a longer line is almost surely not a question record
@@ -211,30 +211,11 @@ def load_records(path: str, stage: str = "question") -> tuple[list[dict], list[i
     """All validated records for a stage, and the line each came from."""
     records: list[dict] = []
     seen: set[str] = set()
-    with paused_gc():
+    with gcpolicy.paused():
         for batch in _batches(path):
             validate_batch(batch, stage, display_name(path), len(records) + 1, seen)
             records += batch
     return records, list(range(1, len(records) + 1))
-
-
-@contextlib.contextmanager
-def paused_gc() -> Iterator[None]:
-    """No cyclic garbage collection inside the block. Parsed JSON holds no reference cycles,
-    but as records pile up the collector traverses every one of them again and again (more
-    than half the time of loading 10⁵ records); reference counting still frees as usual.
-    On exit the block's objects join the oldest generation (``gc.freeze``/``unfreeze``, skipped
-    when the caller froze objects itself) so that they are not all traversed as young ones."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            if not gc.get_freeze_count():  # age the block's objects without traversing them
-                gc.freeze()
-                gc.unfreeze()
-            gc.enable()
 
 
 def validate_batch(batch: list[dict], stage: str, name: str, first_line: int, seen: set[str] | None = None) -> None:
@@ -433,7 +414,7 @@ def _umask() -> int:
 def write_records(path: str, records: Iterable[dict]) -> int:
     """Write records as JSONL atomically; consumes ``records`` lazily. Returns the count."""
     n = 0
-    with atomic_output(path) as fh, paused_gc():
+    with atomic_output(path) as fh, gcpolicy.paused():
         # One write per line into a large buffer: holding many small orjson outputs at once
         # (to join them) makes the allocator grow and shrink the heap for every one.
         write = fh.write
