@@ -445,7 +445,7 @@ def equal(a: str, b: str, kind: str) -> bool:
 # --- voting ------------------------------------------------------------------------
 
 
-class Vote(NamedTuple):
+class Tally(NamedTuple):
     """A majority vote: the winning answer and the count per answer class."""
 
     prediction: str | None
@@ -492,19 +492,19 @@ def _classes(answers: Sequence[str | None], kind: str, rep_of: dict | None = Non
     return merged, False
 
 
-def majority_vote(answers: Sequence[str | None], kind: str = "math", tie_seed: int | None = None) -> Vote:
+def majority_vote(answers: Sequence[str | None], kind: str = "math", tie_seed: int | None = None) -> Tally:
     """Majority over answers; ties go to the lexicographically earliest answer, or to a
     seeded random choice when ``tie_seed`` is given. Samples without an answer never win."""
     return _majority(_classes(answers, kind)[0], tie_seed)
 
 
-def _majority(counts: dict[str, int], tie_seed: int | None) -> Vote:
+def _majority(counts: dict[str, int], tie_seed: int | None) -> Tally:
     if len(counts) <= 1:  # one answer class (the common case) or none: no tie, already sorted
-        return Vote(next(iter(counts), None), counts)
+        return Tally(next(iter(counts), None), counts)
     best = max(counts.values())
     tied = sorted(a for a, c in counts.items() if c == best)
     winner = tied[0] if tie_seed is None or len(tied) == 1 else random.Random(tie_seed).choice(tied)
-    return Vote(winner, _by_votes(counts))
+    return Tally(winner, _by_votes(counts))
 
 
 def _by_votes(counts: dict[str, int]) -> dict[str, int]:
@@ -538,7 +538,7 @@ def is_correct(rec: dict, prediction: str | None) -> bool | None:
 
 def vote_and_grade(answers: Sequence[str | None], gold: str | None, kind: str = "math",
                    tie_seed: int | None = None,
-                   pick: Callable[[list[str | None]], str | None] | None = None) -> tuple[Vote, bool | None, bool | None]:
+                   pick: Callable[[list[str | None]], str | None] | None = None) -> tuple[Tally, bool | None, bool | None]:
     """Majority vote over answers graded against the normalised ``gold``: the vote, whether
     its prediction is right and whether some voted answer is (coverage); ``None, None``
     without a gold. ``pick``, when given, elects the prediction instead of majority from each
@@ -549,7 +549,7 @@ def vote_and_grade(answers: Sequence[str | None], gold: str | None, kind: str = 
         vote = _majority(counts, tie_seed)
     else:
         winner = pick([(rep_of.get(a, a) if a else None) for a in answers])
-        vote = Vote(winner, _by_votes(counts))
+        vote = Tally(winner, _by_votes(counts))
     if gold is None:
         return vote, None, None
     prediction = vote.prediction
