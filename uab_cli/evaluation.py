@@ -27,6 +27,7 @@ from .signals import (
     sample_statistic,
     success_probabilities,
 )
+from .signals import REGISTRY as SIGNAL_REGISTRY
 
 UPPER_BOUNDS = SIMULATE_ONLY  # allocators that read the pool's answers: never runnable
 _BIG = 1 << 30
@@ -186,7 +187,7 @@ def simulate(
     combos, skipped = [], []  # (allocator, signal, T, K1, N)
     for name in allocators:
         for sig, t in [(None, None)] if name in SIGNAL_FREE else [(s, t) for s in signals for t in temps]:
-            k1 = 2 if sig == "vote-entropy" else 1
+            k1 = SIGNAL_REGISTRY[sig].phase1 if sig else 1
             for n in budgets:
                 why = _unrunnable(pool, name, sig) or (n < k1 and f"N={n} is less than {sig}'s {k1} Phase-1 samples")
                 if why:
@@ -277,8 +278,8 @@ def _unrunnable(pool: Pool, name: str, signal: str | None) -> str | None:
         key = signal.replace("-", "_")
         if any(s.get(key) is None for ss in pool.samples for s in ss):
             return f"some pool samples have no {key} (no token logprobs)"
-    if signal == "vote-entropy" and pool.k.min() < 2:
-        return "vote-entropy needs at least 2 samples per question"
+    if signal is not None and pool.k.min() < SIGNAL_REGISTRY[signal].phase1:
+        return f"{signal} needs at least {SIGNAL_REGISTRY[signal].phase1} samples per question"
     return None
 
 

@@ -36,6 +36,7 @@ from .records import (
     with_provenance,
 )
 from .settings import Allocation, Generation, Vote, needs_logprobs, without_logprobs
+from .signals import REGISTRY as SIGNAL_REGISTRY
 from .signals import (
     SAMPLE_SIGNALS,
     MissingSignal,
@@ -251,12 +252,12 @@ class AllocationInputs:
 
     def add(self, rec: dict) -> None:
         phase1 = samples(rec, 1)
-        if self.signal != "vote-entropy":
+        if SIGNAL_REGISTRY[self.signal].per_sample:
             score = question_score(phase1, self.signal)
-        elif len(phase1) >= 2:
+        elif len(phase1) >= SIGNAL_REGISTRY[self.signal].phase1:
             score = question_score(phase1, self.signal, _answer_counts(phase1, question_type(rec)))
         else:
-            score = None  # settings.check rejects fewer than 2 Phase-1 samples
+            score = None  # settings.check rejects too few Phase-1 samples
         label = rec.get("judge")
         if label != "hard" and label != "easy" and self.unlabelled is None:
             self.unlabelled = self.m

@@ -17,11 +17,8 @@ from .errors import UabError
 from .majority import MODELS as VOTE_MODELS
 from .options import GENERATING, Option, check_fields, declared, from_params, param_name
 from .prompts import PROMPT_STYLES
-from .signals import DEFAULT_T, SAMPLE_SIGNALS, SCALAR_SIGNALS
+from .signals import DEFAULT_T, REGISTRY, SAMPLE_SIGNALS, SCALAR_SIGNALS
 from .signals import SUMMARIES as SIGNAL_SUMMARIES
-
-# Signals that work without token logprobs, and what each needs.
-WITHOUT_LOGPROBS = {"vcs": "--vcs", "vcs-pow": "--vcs", "vote-entropy": "-K 2"}
 
 
 def _opt(flag: str, default=None, help: str = "", **kw):
@@ -127,11 +124,12 @@ class Allocation:
     def check(self, k: int, signal: str) -> None:
         """Reject settings that do not fit ``k`` Phase-1 samples per question."""
         if k < 1:
-            raise UabError(f"--k must be >= 1, got {k}")
+            raise UabError(f"--samples must be >= 1, got {k}")
         if self.n < k:
             raise UabError(f"budget N={self.n} is smaller than the {k} Phase-1 samples per question")
-        if signal == "vote-entropy" and k < 2:
-            raise UabError("vote-entropy needs at least 2 Phase-1 samples per question (-K 2)")
+        if k < REGISTRY[signal].phase1:
+            need = REGISTRY[signal].phase1
+            raise UabError(f"{signal} needs at least {need} Phase-1 samples per question (-K {need})")
         if self.max_per_question is not None and self.max_per_question < k:
             raise UabError(f"--max-per-question must be >= {k}")
 
@@ -219,7 +217,7 @@ def needs_logprobs(signal: str) -> bool:
 
 def without_logprobs(signal: str) -> str:
     """Why ``signal`` cannot run without token logprobs, naming the signals that can."""
-    options = ", ".join(f"--signal {s} (with {need})" for s, need in WITHOUT_LOGPROBS.items())
+    options = ", ".join(f"--signal {s.name} (with {s.needs})" for s in REGISTRY.values() if s.needs)
     return (f"signal {signal!r} needs token logprobs and this backend returns none; "
             f"signals that work without them: {options}")
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -63,22 +64,36 @@ def entropy(counts: Sequence[int]) -> float:
 # or directly to p. The scalar signals use Eq. 3: p = exp(-s / T).
 
 
-SCALAR_SIGNALS: dict[str, str] = {  # signal -> the per-sample statistic it averages
-    "anll": "anll",
-    "total-nll": "total_nll",
-    "max-nll": "max_nll",
-    "nll-var": "nll_var",
-}
-SIGNALS = (*SCALAR_SIGNALS, "vcs", "vcs-pow", "vote-entropy")
-SUMMARIES = {  # one line per signal, for -h
-    "anll": "exp(-ANLL/T), ANLL the mean NLL of the sampled tokens (paper)",
-    "total-nll": "exp(-s/T), s the sum of token NLLs",
-    "max-nll": "exp(-s/T), s the largest token NLL",
-    "nll-var": "exp(-s/T), s the variance of token NLLs",
-    "vcs": "verbalised confidence score/10 (paper; needs --vcs)",
-    "vcs-pow": "(score/10)^(1/T), the official code's rule (needs --vcs)",
-    "vote-entropy": "exp(-H/T), H the entropy of 2+ Phase-1 answers (needs -K 2)",
-}
+@dataclass(frozen=True)
+class Signal:
+    """A signal and what it needs: ``statistic``, the per-sample statistic it averages (the
+    log-prob signals; ``None`` for the others); ``needs``, the option that makes it work without
+    token logprobs; ``phase1``, the Phase-1 samples per question it needs; ``per_sample``:
+    whether a single sample has it (a vote rule's confidence)."""
+
+    name: str
+    summary: str
+    statistic: str | None = None
+    needs: str | None = None
+    phase1: int = 1
+    per_sample: bool = True
+
+
+REGISTRY: dict[str, Signal] = {s.name: s for s in (
+    Signal("anll", "exp(-ANLL/T), ANLL the mean NLL of the sampled tokens (paper)", "anll"),
+    Signal("total-nll", "exp(-s/T), s the sum of token NLLs", "total_nll"),
+    Signal("max-nll", "exp(-s/T), s the largest token NLL", "max_nll"),
+    Signal("nll-var", "exp(-s/T), s the variance of token NLLs", "nll_var"),
+    Signal("vcs", "verbalised confidence score/10 (paper; needs --vcs)", needs="--vcs"),
+    Signal("vcs-pow", "(score/10)^(1/T), the official code's rule (needs --vcs)", needs="--vcs"),
+    Signal("vote-entropy", "exp(-H/T), H the entropy of 2+ Phase-1 answers (needs -K 2)", needs="-K 2", phase1=2,
+           per_sample=False),
+)}
+SCALAR_SIGNALS = {s.name: s.statistic for s in REGISTRY.values() if s.statistic}  # signal -> statistic
+SIGNALS = tuple(REGISTRY)
+SUMMARIES = {s.name: s.summary for s in REGISTRY.values()}  # one line per signal, for -h
+# Signals with a statistic per sample (a vote rule's confidence).
+SAMPLE_SIGNALS = tuple(s.name for s in REGISTRY.values() if s.per_sample)
 VCS_MISSING_P = 0.5  # a response without a parsable confidence counts as "unsure"
 
 
@@ -124,8 +139,6 @@ def probabilities(scores: Sequence[float | None], signal: str = "anll",
     return np.clip(np.array(p, dtype=np.float64), 0.0, 1.0), int(missing.sum())
 
 
-# Signals with a statistic per sample (a vote rule's confidence); vote-entropy is per question.
-SAMPLE_SIGNALS = (*SCALAR_SIGNALS, "vcs", "vcs-pow")
 
 
 def log_p(s: np.ndarray, signal: str, temperature: float) -> np.ndarray:
