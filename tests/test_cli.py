@@ -223,3 +223,14 @@ def test_old_spellings_still_work(tmp_path, fake_backend):
                                       "scripted", "-q"])
     assert result.exit_code == 0, result.stderr
     assert fake_backend.drawn == 6 and (tmp_path / "r" / "votes.jsonl").exists()
+
+
+def test_simulate_on_a_run_directory_says_it_is_not_a_pool(tmp_path, fake_backend):
+    q = write_jsonl(tmp_path / "q.jsonl", arithmetic(3))
+    fake_backend.in_cli()
+    assert CliRunner().invoke(app, ["run", q, "-N", "2", "-o", str(tmp_path / "r"), "--backend", "scripted",
+                                    "-q"]).exit_code == 0
+    result = CliRunner().invoke(app, ["simulate", str(tmp_path / "r")])
+    assert result.exit_code == 2 and "a `uab run` directory, not a pool" in result.stderr, result.stderr
+    result = CliRunner().invoke(app, ["simulate", str(tmp_path)])
+    assert result.exit_code == 2 and "no pool.jsonl in this directory" in result.stderr, result.stderr

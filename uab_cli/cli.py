@@ -9,7 +9,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
-import os
 import re
 import sys
 import warnings
@@ -414,7 +413,7 @@ def simulate(
     headroom to the oracle and what to run, chosen on held-out questions."""
     from . import evaluation
 
-    records, _ = _load(_pool_file(pool), "sampled")
+    records, _ = _load(runs.pool_file(pool), "sampled")
     temps = [float(t) for t in _csv(signal_temperature)]
     rule = from_params(Vote, {**ctx.params, "vote_signal": vote_signal})
     gain = from_params(Allocation, {"gain": ctx.params["gain"]}).gain
@@ -441,13 +440,9 @@ def report(
     from .records import read_jsonl
 
     rows = [row for _, row in read_jsonl(results)]
-    records = _load(_pool_file(pool), "sampled")[0] if pool else None
+    records = _load(runs.pool_file(pool), "sampled")[0] if pool else None
     for path in evaluation.report(rows, records, output):
         typer.echo(path)
-
-
-def _pool_file(path: str) -> str:
-    return os.path.join(path, "pool.jsonl") if os.path.isdir(path) else path
 
 
 # --- summaries ---------------------------------------------------------------------

@@ -23,6 +23,7 @@ CONFIG = "config.json"
 CHECKPOINT = "samples.ckpt.jsonl"
 STAGE_FILES = ("phase1.jsonl", "allocation.jsonl", "phase2.jsonl", "votes.jsonl")
 JUDGE = "judge.json"
+POOL = "pool.jsonl"
 # Config entries that fix the samples: a run directory holding samples drawn with other
 # values is refused (or, with --force, emptied). Every other entry (budget, allocation,
 # vote) may change from one run to the next: the samples already drawn are reused.
@@ -84,7 +85,7 @@ class RunDir:
         """Check ``config`` against the directory's (``UabError`` if a fixed entry differs,
         unless ``force``, which empties the directory), record it, and load the sample store."""
         if self.check(config, force):
-            for name in (CHECKPOINT, JUDGE, *STAGE_FILES, "pool.jsonl"):
+            for name in (CHECKPOINT, JUDGE, *STAGE_FILES, POOL):
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(self.file(name))
         # Temporary files of a write that a kill interrupted (we hold the lock: nobody else writes).
@@ -262,7 +263,7 @@ def pool(
                     on_sample(rec, sample)
 
             drawn = pipeline.phase1(records, be, gen, k, keep)
-            rundir.write("pool.jsonl", records)
+            rundir.write(POOL, records)
             return drawn
     finally:
         rundir.close()
@@ -308,3 +309,29 @@ def _judge_once(rundir: RunDir, records: list[dict], backend: Backend, gen: pipe
     with atomic_output(path) as fh:
         fh.write(orjson.dumps({"counts": counts, "labels": {r["id"]: r["judge"] for r in records}}))
     return counts
+
+
+def pool_file(path: str) -> str:
+    """The pool file a ``simulate``/``report`` argument names: a file, or a ``uab pool``
+    directory's ``pool.jsonl``; a ``uab run`` directory is not a pool and says so."""
+    if not os.path.isdir(path):
+        return path
+    found = os.path.join(path, POOL)
+    if os.path.exists(found):
+        return found
+    if os.path.exists(os.path.join(path, CONFIG)):
+        if "pool" in _read_config(path):
+            raise UabError("an unfinished `uab pool` directory: rerun the same `uab pool` command to finish it",
+                           path)
+        raise UabError("a `uab run` directory, not a pool: its questions have unequal sample counts "
+                       "chosen by one allocator; draw a pool with `uab pool INPUT -K 16 -o DIR`", path)
+    raise UabError(f"no {POOL} in this directory: give a pool file or a `uab pool` directory", path)
+
+
+def _read_config(path: str) -> dict:
+    try:
+        with open(os.path.join(path, CONFIG), "rb") as fh:
+            config = orjson.loads(fh.read())
+    except (OSError, orjson.JSONDecodeError):
+        return {}
+    return config if isinstance(config, dict) else {}
