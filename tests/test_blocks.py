@@ -139,7 +139,8 @@ def test_blocks_cover_every_line_once(tmp_path_factory, lines, final_newline, si
     path.write_bytes(data)
     whole, finals = b"", []
     for begin in range(0, len(data), size):
-        terminated, final = blocks._lines(str(path), begin, min(begin + size, len(data)))
+        terminated, final, after = blocks._lines(str(path), begin, min(begin + size, len(data)))
+        assert after == len(whole) + len(terminated) + len(final) or not terminated + final
         assert terminated.endswith(b"\n") or not terminated
         whole += terminated + final
         finals.append(final)
@@ -178,3 +179,26 @@ def test_allocate_notices_an_input_changed_between_its_passes(tmp_path, monkeypa
     result = cli(["allocate", path, "--budget", "4", "-o", str(tmp_path / OUT)])
     assert result.exit_code == 2 and "input changed while it was being read" in result.stderr
     assert not (tmp_path / OUT).exists()
+
+
+@pytest.mark.parametrize("stage", ["allocate", "vote"])
+@pytest.mark.parametrize("tail", [b"\n", b"\n\n", b"\n   \n\t\n\n"])
+def test_a_bom_and_trailing_blank_lines_are_accepted(tmp_path, monkeypatch, stage, tail):
+    """Files as editors save them: a UTF-8 byte-order mark, blank lines at the end; in one
+    process and on workers alike, the same output as the plain file."""
+    monkeypatch.chdir(tmp_path)
+    lines = [orjson.dumps(r) for r in sampled_rows(120)]
+    plain = write_jsonl(tmp_path / "plain.jsonl", sampled_rows(120))
+    edited = tmp_path / "edited.jsonl"
+    edited.write_bytes(b"\xef\xbb\xbf" + b"\n".join(lines) + tail)
+    extra = ["--budget", "4"] if stage == "allocate" else []
+    want = cli([stage, plain, *extra, "-o", "want.jsonl"])
+    assert want.exit_code == 0, want.stderr
+    one, two, _, _ = run_both([stage, str(edited), *extra], monkeypatch)
+    expected = (tmp_path / "want.jsonl").read_bytes()
+    assert one == two == expected
+
+
+def test_a_blank_line_before_more_records_is_still_an_error(tmp_path, pool):
+    path = padded(tmp_path, b"", 120)  # blank line 120, one record after it
+    check_error(cli(["vote", path, "-o", str(tmp_path / OUT)]), path, 120, "blank line")

@@ -460,3 +460,15 @@ def test_runs_and_shell_pipeline_agree(questions, reference, tmp_path):
     assert strip_provenance(piped) == strip_provenance(ran)
     # Provenance agrees too, stage by stage, except the allocator's note of the input lines.
     assert [r["uab"] for r in piped] == [r["uab"] for r in ran]
+
+
+def test_a_utf8_bom_and_trailing_blank_lines_are_accepted(tmp_path):
+    """An editor's UTF-8 file (byte-order mark, blank lines at the end), from a path and stdin."""
+    bom = Path(__file__).parent / "data" / "utf8_bom.jsonl"
+    data = bom.read_bytes() + b"\n  \n"
+    edited = tmp_path / "edited.jsonl"
+    edited.write_bytes(data)
+    for args, stdin in ((["phase1", str(edited)], None), (["phase1", "-"], data)):
+        result = cli([*args, "--backend", "scripted", "-o", str(tmp_path / "p1.jsonl")], stdin=stdin)
+        assert result.exit_code == 0, result.stderr
+        assert [r["id"] for r in read_jsonl(tmp_path / "p1.jsonl")] == ["q1", "q2"]

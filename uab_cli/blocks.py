@@ -25,7 +25,14 @@ from typing import IO, Any
 
 from . import gcpolicy
 from .errors import UabError
-from .records import MAX_LINE_BYTES, display_name, parse_block, read_batches, validate_batch
+from .records import (
+    MAX_LINE_BYTES,
+    display_name,
+    parse_block,
+    read_batches,
+    validate_batch,
+    without_trailing_blank_lines,
+)
 
 Work = Callable[[list[dict], int], "tuple[bytes, Any]"]  # (records, index of the first) -> (JSONL, result)
 
@@ -138,7 +145,7 @@ def _task(path: str, begin: int, end: int, name: str, stage: str | None, start: 
     ids (for the parent's duplicate check), the work's results, the first error as
     ``(message, line offset in the block)`` and the file holding the block's output.
     ``start`` is the index of the block's first record (-1: not known)."""
-    data, final = _lines(path, begin, end)
+    data, final = _without_trailing_blank_lines(path, *_lines(path, begin, end))
     first = 1 if begin == 0 else 2  # the file's first line gets its own checks (BOM, JSON array)
     ids: list[str] = []
     results: list[Any] = []
@@ -169,9 +176,9 @@ def _task(path: str, begin: int, end: int, name: str, stage: str | None, start: 
     return count, ids, results, error, spooled
 
 
-def _lines(path: str, begin: int, end: int) -> tuple[bytes, bytes]:
+def _lines(path: str, begin: int, end: int) -> tuple[bytes, bytes, int]:
     """The lines of ``path`` that start in bytes ``[begin, end)``: those ending in a newline,
-    and a last line of the file without one (``b""`` if none)."""
+    a last line of the file without one (``b""`` if none), and the offset after them."""
     with open(path, "rb") as fh:
         base = max(begin - 1, 0)
         fh.seek(base)
@@ -180,7 +187,8 @@ def _lines(path: str, begin: int, end: int) -> tuple[bytes, bytes]:
             skip = data.find(b"\n")
             data = data[skip + 1:] if skip >= 0 else b""
             if not data:
-                return b"", b""
+                return b"", b"", end
+            base += skip + 1
         if not data.endswith(b"\n"):  # read on to the end of the last line that starts here
             parts, length = [data], len(data)
             while length <= end - begin + MAX_LINE_BYTES:  # a longer line is reported, not read on
@@ -194,4 +202,19 @@ def _lines(path: str, begin: int, end: int) -> tuple[bytes, bytes]:
                     break
             data = b"".join(parts)
     cut = data.rfind(b"\n") + 1
-    return data[:cut], data[cut:]
+    return data[:cut], data[cut:], base + len(data)
+
+
+def _without_trailing_blank_lines(path: str, data: bytes, final: bytes, after: int) -> tuple[bytes, bytes]:
+    """A block's lines without the blank lines that end the file (only blank lines after them)."""
+    if final.strip():
+        return data, final
+    kept = without_trailing_blank_lines(data)
+    if len(kept) == len(data) and not final:
+        return data, final
+    with open(path, "rb") as fh:  # are the lines after this block blank too? (read until one is not)
+        fh.seek(after)
+        while piece := fh.read(1 << 16):
+            if piece.strip():
+                return data, final
+    return kept, b""

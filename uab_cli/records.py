@@ -75,24 +75,38 @@ def _blocks(path: str, name: str) -> Iterator[tuple[bytes, int, bool]]:
                     raise UabError(_TOO_LONG, name, lineno + 1)
                 continue
             data, rest = rest + chunk[:cut], chunk[cut:]
-            yield data, lineno + 1, False
-            lineno += data.count(b"\n")
+            kept = without_trailing_blank_lines(data)
+            if len(kept) < len(data):  # blank lines at the end are held back: an error only if more follows
+                data, rest = kept, data[len(kept):] + rest
+            if data:
+                yield data, lineno + 1, False
+                lineno += data.count(b"\n")
             if len(rest) > MAX_LINE_BYTES:
                 raise UabError(_TOO_LONG, name, lineno + 1)
-        if rest:
+        if rest.strip():
             yield rest, lineno + 1, True
             lineno += 1
     if lineno == 0:
         raise UabError("empty input: no records", name)
 
 
+def without_trailing_blank_lines(data: bytes) -> bytes:
+    """``data`` without the blank (whitespace-only) lines at its end; files often end with one."""
+    end = len(data.rstrip())
+    if not end:
+        return b""
+    newline = data.find(b"\n", end)
+    return data if newline < 0 else data[: newline + 1]
+
+
 def parse_block(data: bytes, first: int, last: bool, path: str, name: str) -> Iterator[list[dict]]:
     """A block's objects in lists of about 64 KiB of input (small enough to stay in the CPU
     cache while a stage works on them). A piece is parsed in one comprehension; when
     something in it is wrong it is parsed again line by line, and the objects before the
-    first bad line are yielded before the error (``FILE:LINE: message``) is raised."""
+    first bad line are yielded before the error (``FILE:LINE: message``) is raised. A UTF-8
+    byte-order mark at the start of the file is skipped."""
     loads, decode_error = orjson.loads, orjson.JSONDecodeError
-    lineno, pos, end = first, 0, len(data)
+    lineno, pos, end = first, 3 if first == 1 and data[:3] == _BOM else 0, len(data)
     while pos < end:
         cut = data.find(b"\n", pos + _CHUNK) + 1 or end
         lines = data[pos:cut].split(b"\n")
@@ -140,13 +154,16 @@ def display_name(path: str) -> str:
 
 def _unparsable(raw: bytes, error: str, lineno: int, last: bool, path: str) -> str:
     """Why a line is not a JSON object, in the user's terms."""
-    if lineno == 1 and raw.startswith(_BOM):
-        return "file starts with a UTF-8 byte-order mark; save it without BOM"
     if not raw.strip():
         return "blank line (JSONL needs one JSON object per line)"
     if lineno == 1 and raw.lstrip()[:1] == b"[":
         return _array_hint(path)
-    what = "not valid UTF-8" if "utf-8" in error.lower() else "invalid JSON"
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as exc:  # orjson names column 1 whatever the byte
+        column = len(raw[: exc.start].decode("utf-8")) + 1
+        return f"not valid UTF-8 at column {column} (byte {exc.start + 1}: 0x{raw[exc.start]:02x})"
+    what = "invalid JSON"
     if last and what == "invalid JSON":
         what = "invalid JSON (truncated last line?)"
     return f"{what}: {error}"
