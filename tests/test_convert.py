@@ -562,3 +562,50 @@ def test_cli_convert_gsm8k_preset(tmp_path):
     result = CliRunner().invoke(app, ["convert", str(bad), "--preset", "gsm8k", "-o", str(tmp_path / "x.jsonl")])
     assert result.exit_code == 2 and f"{bad}:1:" in result.output
     assert not (tmp_path / "x.jsonl").exists()
+
+
+def _convert(*args: str, stdin: bytes | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", "from uab_cli.cli import main; main()", "convert", *args],
+                          input=stdin, capture_output=True, cwd=cwd)
+
+
+def test_convert_reads_stdin_like_the_other_commands(tmp_path):
+    rows = b'{"problem": "What is 1 + 1?", "answer": "2", "unique_id": "a"}\n{"problem": "2 + 2?", "answer": "4", "unique_id": "b"}\n'
+    piped = _convert("-", "--preset", "math500", stdin=rows)
+    (tmp_path / "m.jsonl").write_bytes(rows)
+    from_file = _convert(str(tmp_path / "m.jsonl"), "--preset", "math500")
+    assert piped.returncode == 0 and piped.stdout == from_file.stdout and piped.stdout.count(b"\n") == 2
+    parquet = pytest.importorskip("pyarrow.parquet")
+    import pyarrow as pa
+
+    parquet.write_table(pa.Table.from_pylist([json.loads(r) for r in rows.splitlines()]), tmp_path / "m.parquet")
+    piped = _convert("-", "--preset", "math500", stdin=(tmp_path / "m.parquet").read_bytes())
+    assert piped.returncode == 0 and piped.stdout == from_file.stdout
+
+
+@pytest.mark.parametrize("data", [b"", b"\n\n"])
+def test_convert_empty_input_is_an_error(tmp_path, data):
+    (tmp_path / "e.jsonl").write_bytes(data)
+    for result in (_convert("-", stdin=data), _convert(str(tmp_path / "e.jsonl"))):
+        assert result.returncode == 2 and b"empty input: no records" in result.stderr and not result.stdout
+
+
+def test_convert_writes_nothing_unless_every_row_converts(tmp_path):
+    (tmp_path / "two.jsonl").write_bytes(b'{"question": "a", "answer": "1"}\n{"problem": "b"}\n')
+    result = _convert("two.jsonl", cwd=tmp_path)  # stdout: a pipe
+    assert result.returncode == 2 and result.stdout == b"" and b"two.jsonl:2:" in result.stderr
+    result = _convert("two.jsonl", "-o", "out.jsonl", cwd=tmp_path)
+    assert result.returncode == 2 and not (tmp_path / "out.jsonl").exists()
+
+
+def test_a_missing_column_lists_the_row_and_the_option_that_fits(tmp_path):
+    math = _convert("-", stdin=b'{"problem": "a", "answer": "1", "unique_id": "x"}\n')
+    assert math.returncode == 2
+    assert b"its columns: 'problem', 'answer', 'unique_id'; try --preset math500" in math.stderr
+    other = _convert("-", stdin=b'{"q": "a", "a": "1"}\n')
+    assert b"its columns: 'q', 'a'; name the column with --question-field COLUMN" in other.stderr
+
+
+def test_convert_accepts_a_byte_order_mark(tmp_path):
+    result = _convert("-", stdin=b'\xef\xbb\xbf{"question": "a", "answer": "1"}\n')
+    assert result.returncode == 0 and json.loads(result.stdout)["question"] == "a"

@@ -26,7 +26,7 @@ from .convert import PRESETS
 from .errors import BackendError, UabError
 from .options import PANELS, Option, from_params
 from .progress import StageProgress
-from .records import load_records, write_records
+from .records import display_name, load_records, write_records
 from .settings import Allocation, Generation, Vote, load_file
 from .signals import DEFAULT_T, SAMPLE_SIGNALS, SIGNALS
 
@@ -346,7 +346,8 @@ def run(ctx: typer.Context, input: In, output: OutDir, force: Force = False, sam
 
 @command
 def convert(
-    input: Annotated[str, typer.Argument(metavar="INPUT", help="Benchmark export: .jsonl, .json or .parquet.",
+    input: Annotated[str, typer.Argument(metavar="INPUT", help="Benchmark export: .jsonl, .json or .parquet "
+                                         "('-' = stdin, format told from the content).",
                                          show_default=False)],
     output: Out = "-",
     preset: Annotated[PresetName | None, typer.Option(help="Benchmark preset.", show_default="question/answer/choices/id columns by name")] = None,
@@ -358,8 +359,10 @@ def convert(
     """Convert a benchmark export into uab question records."""
     from .convert import convert_records, read_table
 
-    write_records(output, convert_records(read_table(input), preset, question_field, answer_field,
-                                          choices_field, id_field, path=input))
+    _stdin_hint(input)
+    records = list(convert_records(read_table(input), preset, question_field, answer_field, choices_field, id_field,
+                                   path=display_name(input)))  # every row converts before any output
+    write_records(output, records)
 
 
 @command

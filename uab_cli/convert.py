@@ -6,7 +6,9 @@ Presets cover the paper's benchmarks in their Hugging Face layouts; field option
 from __future__ import annotations
 
 import hashlib
+import io
 import re
+import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +19,7 @@ import orjson
 from uab_cli.errors import UabError
 
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+_BOM = b"\xef\xbb\xbf"
 _MISSING = object()
 
 
@@ -44,9 +47,21 @@ class _Row:
         value = self.data.get(name, _MISSING)
         if value is _MISSING or value is None:
             if required:
-                raise self.error(f"row is missing field {name!r} (needed by {self.label})")
+                raise self.error(self.missing(name))
             return None
         return value
+
+    def missing(self, name: str) -> str:
+        """Why column ``name`` is missing, with the row's columns and the option that would fit."""
+        columns = ", ".join(map(repr, self.data)) or "none"
+        message = f"row is missing field {name!r} (needed by {self.label}); its columns: {columns}"
+        fitting = [p.name for p in PRESETS.values() if p.reads(self.data) and f"preset {p.name}" != self.label]
+        role = next((r for r, n in self.fields.items() if n == name), None)
+        if fitting:
+            return message + f"; try --preset {' or --preset '.join(fitting)}"
+        if role is not None:
+            return message + f"; name the column with --{role}-field COLUMN"
+        return message
 
     def role(self, role: str) -> Any:
         """The value of the column mapped to ``role`` (question/answer/choices/id), or None."""
@@ -77,6 +92,12 @@ class Preset:
     fields: Mapping[str, str | None]
     build: Callable[[_Row], dict]
     fixed: frozenset[str] = field(default_factory=frozenset)
+    columns: tuple[str, ...] = ()  # columns a row of this benchmark has (besides ``fields``)
+
+    def reads(self, row: Mapping[str, Any]) -> bool:
+        """Whether ``row`` has every column this preset reads."""
+        needed = [n for n in self.fields.values() if n] + list(self.columns)
+        return bool(needed) and all(n in row for n in needed)
 
 
 def _answer_text(value: Any) -> str:
@@ -267,6 +288,7 @@ PRESETS: dict[str, Preset] = {
         {"question": "Question", "answer": "Correct Answer", "choices": None, "id": "Record ID"},
         _build_gpqa,
         frozenset({"choices"}),
+        columns=tuple(GPQA_WRONG),
     ),
     "mmlu": Preset(
         "mmlu",
@@ -287,6 +309,7 @@ PRESETS: dict[str, Preset] = {
         {"question": None, "answer": None, "choices": None, "id": None},
         _build_hh_rlhf,
         frozenset({"question", "answer", "choices"}),
+        columns=("chosen", "rejected"),
     ),
 }
 
@@ -362,13 +385,15 @@ def convert_records(
             elif preset is not None:
                 record.setdefault("source", preset)
             yield record
-        if preset is None and choices_field is not None and seen and not any_choices:
+        if not seen:
+            raise UabError("empty input: no records", path=path)
+        if preset is None and choices_field is not None and not any_choices:
             raise UabError(f"no row has the choices field {choices_field!r}", path=path)
 
     return records()
 
 
-def _read_jsonl(path: Path, text: bytes) -> Iterator[tuple[int, dict]]:
+def _read_jsonl(path: Path | str, text: bytes) -> Iterator[tuple[int, dict]]:
     """Rows of a JSON Lines file, numbered by line; blank lines are skipped."""
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
@@ -382,7 +407,7 @@ def _read_jsonl(path: Path, text: bytes) -> Iterator[tuple[int, dict]]:
         yield number, row
 
 
-def _read_json(path: Path, text: bytes) -> Iterator[tuple[int, dict]]:
+def _read_json(path: Path | str, text: bytes) -> Iterator[tuple[int, dict]]:
     """Rows of a .json file: an array of objects, {"data"|"rows": [...]}, or JSON Lines (HF to_json)."""
     try:
         doc = orjson.loads(text)
@@ -400,15 +425,15 @@ def _read_json(path: Path, text: bytes) -> Iterator[tuple[int, dict]]:
         yield number, row
 
 
-def _read_parquet(path: Path) -> Iterator[tuple[int, dict]]:
-    """Rows of a Parquet file, numbered from 1, read in batches."""
+def _read_parquet(path: Path | str, source=None) -> Iterator[tuple[int, dict]]:
+    """Rows of a Parquet file (or of ``source``, its bytes), numbered from 1, read in batches."""
     try:
         import pyarrow as pa
         import pyarrow.parquet as pq
     except ImportError:
         raise UabError("reading Parquet needs pyarrow: pip install 'uab-cli[parquet]'", path=str(path)) from None
     try:
-        parquet = pq.ParquetFile(path)
+        parquet = pq.ParquetFile(path if source is None else source)
     except (pa.ArrowException, OSError) as exc:
         raise UabError(f"cannot read Parquet: {exc}", path=str(path)) from None
 
@@ -429,7 +454,13 @@ READERS = (".jsonl", ".json", ".parquet")
 
 
 def read_table(path: str | Path) -> Iterator[tuple[int, dict]]:
-    """Return an iterator of (line or row number, row) over a .jsonl, .json or .parquet file."""
+    """Return an iterator of (line or row number, row) over a .jsonl, .json or .parquet file, or
+    over stdin (``-``), whose format is told from its content."""
+    if str(path) == "-":
+        text = sys.stdin.buffer.read()
+        if text.startswith(b"PAR1"):
+            return _read_parquet("<stdin>", io.BytesIO(text))
+        return _read_text("<stdin>", text, ".json")
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix not in READERS:
@@ -439,6 +470,11 @@ def read_table(path: str | Path) -> Iterator[tuple[int, dict]]:
         raise UabError("no such file", path=str(path))
     if suffix == ".parquet":
         return _read_parquet(path)
-    text = path.read_bytes()
+    return _read_text(path, path.read_bytes(), suffix)
+
+
+def _read_text(path: Path | str, text: bytes, suffix: str) -> Iterator[tuple[int, dict]]:
+    if text.startswith(_BOM):
+        text = text[len(_BOM):]
     is_array = text.lstrip()[:1] == b"["  # a JSON array saved as .jsonl reads as .json
     return _read_jsonl(path, text) if suffix == ".jsonl" and not is_array else _read_json(path, text)
