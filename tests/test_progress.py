@@ -94,3 +94,14 @@ def test_a_run_logged_to_a_file_shows_progress_lines(tmp_path):
 
 def test_a_quiet_run_logged_to_a_file_is_silent(tmp_path):
     assert _run(tmp_path, "-q") == []
+
+
+def test_a_stage_with_nothing_to_draw_prints_no_line():
+    """A rerun that reuses every sample: no 'phase1: 0/0 samples done' line."""
+    bar, out, clock = progress(interval=0.0)
+    with bar:
+        bar.stage("phase1", 0)
+        clock.now = 1.0
+        bar.stage("phase2", 1)
+        bar.sample({}, {"n_tokens": 3})
+    assert out.getvalue().splitlines() == ["phase2: 1/1 samples done in 0:00, 3 tok, - tok/s"]

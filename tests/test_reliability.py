@@ -472,3 +472,64 @@ def test_a_utf8_bom_and_trailing_blank_lines_are_accepted(tmp_path):
         result = cli([*args, "--backend", "scripted", "-o", str(tmp_path / "p1.jsonl")], stdin=stdin)
         assert result.exit_code == 0, result.stderr
         assert [r["id"] for r in read_jsonl(tmp_path / "p1.jsonl")] == ["q1", "q2"]
+
+
+# --- 6. reruns remember ------------------------------------------------------------------
+
+
+def test_a_rerun_takes_the_generation_options_the_directory_records(questions, tmp_path):
+    out = tmp_path / "run"
+    first = ["run", questions, "--budget", "2", "--out", str(out), "--backend", "scripted", "--seed", "3",
+             "--max-tokens", "48", "-K", "2", "--allocator", "uniform"]
+    assert cli(first).exit_code == 0
+    config = orjson.loads((out / runs.CONFIG).read_bytes())
+    assert config["allocate"]["signal"] == "anll" and config["allocate"]["vote_model"] is None
+
+    # No --backend, --seed, --max-tokens or -K: the directory's are taken, only the missing samples drawn.
+    again = cli(["run", questions, "--budget", "3", "--out", str(out), "--allocator", "uniform"])
+    assert again.exit_code == 0, again.stderr
+    assert f"drawn now {M}, reused {2 * M}" in again.stderr
+    records = read_jsonl(out / "votes.jsonl")
+    assert {r["uab"]["phase1"]["max_tokens"] for r in records} == {48}
+    assert all(len(r["samples"]) == 3 for r in records)
+
+    # An explicit other value is still a change of the samples: refused, once per option.
+    changed = cli(["run", questions, "--budget", "3", "--out", str(out), "--seed", "4"])
+    assert changed.exit_code == 2
+    assert "--seed (3 → 4)" in changed.stderr and "--max-tokens" not in changed.stderr
+
+
+def test_votes_of_every_allocation_setting_are_kept(questions, reference, tmp_path):
+    out = tmp_path / "run"
+    shutil.copytree(reference, out)
+    base = run_args(questions, out)[len(UAB):]
+    assert cli([*base, "--allocator", "uniform"]).exit_code == 0
+    assert cli([*base, "--vote-rule", "most-confident"]).exit_code == 0
+    kept = sorted(p.name for p in out.glob("votes-*.jsonl"))
+    assert len(kept) == 3 and any("-uniform-majority-" in n for n in kept)  # the reference's, and these two
+    [latest] = [n for n in kept if "-most-confident-" in n]
+    assert (out / latest).read_bytes() == (out / "votes.jsonl").read_bytes()
+    assert cli([*base, "--allocator", "uniform"]).exit_code == 0  # the same setting again: the same file
+    assert sorted(p.name for p in out.glob("votes-*.jsonl")) == kept
+
+
+def test_a_directory_uab_did_not_make_is_refused_unless_forced(questions, tmp_path):
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "votes.jsonl").write_text("my own notes\n")
+    result = cli(["run", questions, "--budget", "2", "--out", str(out), "--backend", "scripted", "-q"])
+    assert result.exit_code == 2
+    assert "not a uab run directory and not empty (votes.jsonl)" in result.stderr
+    assert (out / "votes.jsonl").read_text() == "my own notes\n"
+    assert sorted(p.name for p in out.iterdir()) == ["votes.jsonl"]
+    forced = cli(["run", questions, "--budget", "2", "--out", str(out), "--backend", "scripted", "-q", "--force"])
+    assert forced.exit_code == 0 and len(read_jsonl(out / "votes.jsonl")) == M
+
+
+def test_changed_questions_are_named_once(questions, reference, tmp_path):
+    out = tmp_path / "run"
+    shutil.copytree(reference, out)
+    other = write_jsonl(tmp_path / "other.jsonl", arithmetic(M + 1))  # another count and other questions
+    result = cli(run_args(other, out)[len(UAB):])
+    assert result.exit_code == 2
+    assert result.stderr.count("input questions") == 1, result.stderr

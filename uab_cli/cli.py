@@ -230,6 +230,8 @@ OutDir = Annotated[str, typer.Option("-o", "--output", "--out", help="Run direct
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress or summary on stderr.")]
 Force = Annotated[bool, typer.Option("--force", help="Discard samples in --output drawn with other generation settings.")]
 K = Annotated[int, typer.Option("-K", "--samples", "--k", min=1, help="Phase-1 samples per question (2 for vote entropy).")]
+KRun = Annotated[int | None, typer.Option("-K", "--samples", "--k", min=1, show_default="1, or the run directory's",
+                                          help="Phase-1 samples per question (2 for vote entropy).")]
 
 
 def _apply_settings(ctx: typer.Context, path: str) -> None:
@@ -326,22 +328,23 @@ def _stream(input: str, output: str, quiet: bool, stage, settings, show) -> None
 
 
 @command
-def run(ctx: typer.Context, input: In, output: OutDir, force: Force = False, samples: K = 1,
+def run(ctx: typer.Context, input: In, output: OutDir, force: Force = False, samples: KRun = None,
         quiet: Quiet = False) -> None:
     """Phase 1 → allocate → Phase 2 → vote with one loaded model; every stage saved in --output."""
     params = ctx.params
     alloc, votes = from_params(Allocation, params), from_params(Vote, params)
     records, _ = _load(input, "question")
-    gen = Generation.from_params(params)
+    recorded = runs.recorded(output)  # a rerun takes the generation options it does not give
+    gen = Generation.from_params(params, recorded.generation)
     with _Bar(quiet) as bar:
-        result = runs.run(records, _backend(ctx, gen), gen, output, alloc, votes, samples, force, input,
-                          bar.stage, bar.sample, None if quiet else _print_allocation)
+        result = runs.run(records, _backend(ctx, gen), gen, output, alloc, votes, samples or recorded.k or 1, force,
+                          input, bar.stage, bar.sample, None if quiet else _print_allocation)
     if not quiet:
         if result.judge:
             err.print(f"judge calls (not in the budget): {result.judge}")
         err.print(f"samples: planned {result.planned}, drawn now {result.drawn}, reused {result.restored}")
         _print_votes(result.votes)
-        err.print(f"outputs in {output}/: {', '.join(runs.STAGE_FILES)}")
+        err.print(f"outputs in {output}/: {', '.join(runs.STAGE_FILES)} (the votes also in {result.votes_file})")
 
 
 @command
@@ -374,7 +377,7 @@ def pool(ctx: typer.Context, input: In,
          force: Force = False, quiet: Quiet = False) -> None:
     """Draw K samples per question once, for `uab simulate` (resumable like `uab run`)."""
     records, _ = _load(input, "question")
-    gen = Generation.from_params(ctx.params)
+    gen = Generation.from_params(ctx.params, runs.recorded(output).generation)
     with _Bar(quiet) as bar:
         bar.stage("pool", len(records) * samples)
         drawn = runs.pool(records, _backend(ctx, gen), gen, output, samples, force, input, bar.sample)

@@ -379,14 +379,21 @@ def vote(rec: dict, settings: Vote = Vote()) -> dict:
 
 
 def vote_settings(settings: Vote, first: dict | None) -> Vote:
-    """``settings`` with its confidence signal resolved: ``--vote-signal``, else the allocation's
-    signal when it has a per-sample statistic, else vcs after a --vcs Phase 1, else anll
-    (``first``: the first record, whose provenance says)."""
+    """``resolve_vote_signal`` from the provenance of ``first``, the first record."""
     if not settings.uses_confidence or settings.signal is not None:
         return settings
     allocated = provenance(first or {}).get("allocate")
     signal = allocated.get("signal") if type(allocated) is dict else None
-    return replace(settings, signal=signal if signal in SAMPLE_SIGNALS else default_signal(first))
+    return resolve_vote_signal(settings, signal, default_signal(first) == "vcs")
+
+
+def resolve_vote_signal(settings: Vote, allocation_signal: str | None, vcs: bool) -> Vote:
+    """``settings`` with its confidence signal resolved: ``--vote-signal``, else the allocation's
+    signal when it has a per-sample statistic, else vcs after a --vcs Phase 1, else anll."""
+    if not settings.uses_confidence or settings.signal is not None:
+        return settings
+    fallback = "vcs" if vcs else "anll"
+    return replace(settings, signal=allocation_signal if allocation_signal in SAMPLE_SIGNALS else fallback)
 
 
 def vote_file(path: str, settings: Vote, output: str) -> VoteSummary:

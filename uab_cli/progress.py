@@ -101,7 +101,8 @@ class StageProgress:
         with self._lock:
             self.name, self.total, self.done, self.tokens, self.shown = name, total, 0, 0, -1
             self.started = self.last = self.clock()
-        if self.bar:
+        self.task = None
+        if self.bar and total:  # nothing to draw (every sample reused): no bar, no line
             self.task = self.bar.add_task(name, total=total, tokens=0, rate="-")
 
     def sample(self, rec: dict, sample: dict) -> None:
@@ -142,7 +143,7 @@ class StageProgress:
 
     def _finish_stage(self) -> None:
         with self._lock:
-            changed = self.mode == "lines" and self.name and self.done != self.shown
+            changed = self.mode == "lines" and self.name and self.total and self.done != self.shown
             text = self.line(self.clock()) if changed else None
             self.name = ""
         if text:

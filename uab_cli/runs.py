@@ -24,12 +24,24 @@ CHECKPOINT = "samples.ckpt.jsonl"
 STAGE_FILES = ("phase1.jsonl", "allocation.jsonl", "phase2.jsonl", "votes.jsonl")
 JUDGE = "judge.json"
 POOL = "pool.jsonl"
+VOTES_OF = "votes-{}.jsonl"  # the votes of one allocation and vote setting; votes.jsonl is the latest
 # Config entries that fix the samples: a run directory holding samples drawn with other
 # values is refused (or, with --force, emptied). Every other entry (budget, allocation,
 # vote) may change from one run to the next: the samples already drawn are reused.
 FIXED = ("m", "fingerprint", "k", "generation")
 
 MakeBackend = Callable[[], Backend]
+
+
+def _refuse_foreign(path: str) -> None:
+    """``UabError`` if ``path`` holds files but no uab config: uab would write among a user's files."""
+    if os.path.exists(os.path.join(path, CONFIG)):
+        return
+    foreign = sorted(n for n in os.listdir(path) if n != ".lock" and not n.endswith(".tmp"))
+    if foreign:
+        shown = ", ".join(foreign[:3]) + (", …" if len(foreign) > 3 else "")
+        raise UabError(f"not a uab run directory and not empty ({shown}): uab would write its files "
+                       "among these; use a new or empty directory, or --force", path)
 
 
 class RunDir:
@@ -40,7 +52,7 @@ class RunDir:
     it and draws only the ones it lacks.
     """
 
-    def __init__(self, path: str):
+    def __init__(self, path: str, force: bool = False):
         from filelock import FileLock, Timeout
 
         self.path = path
@@ -48,6 +60,8 @@ class RunDir:
             os.makedirs(path, exist_ok=True)
         except OSError as exc:
             raise UabError(f"cannot use as a run directory: {exc.strerror}", path) from None
+        if not force:
+            _refuse_foreign(path)
         self._lock = FileLock(os.path.join(path, ".lock"))
         try:
             self._lock.acquire(timeout=0)
@@ -78,14 +92,15 @@ class RunDir:
                 changed = _changed(existing, config)
         if changed and not force:
             raise UabError(f"this directory holds samples drawn with other settings ({'; '.join(changed)}); "
-                           "use a new --out, or --force to discard them", self.path)
+                           "use a new --output, or --force to discard them", self.path)
         return changed
 
     def open(self, config: dict, force: bool = False) -> None:
         """Check ``config`` against the directory's (``UabError`` if a fixed entry differs,
         unless ``force``, which empties the directory), record it, and load the sample store."""
         if self.check(config, force):
-            for name in (CHECKPOINT, JUDGE, *STAGE_FILES, POOL):
+            earlier = glob.glob(os.path.join(glob.escape(self.path), VOTES_OF.format("*")))
+            for name in (CHECKPOINT, JUDGE, *STAGE_FILES, POOL, *map(os.path.basename, earlier)):
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(self.file(name))
         # Temporary files of a write that a kill interrupted (we hold the lock: nobody else writes).
@@ -157,11 +172,40 @@ class RunResult:
     allocation: pipeline.AllocationSummary
     votes: pipeline.VoteSummary
     judge: dict = field(default_factory=dict)
+    votes_file: str = ""  # votes.jsonl's copy named by the allocation and vote setting
 
 
 def _config(records: list[dict], gen: pipeline.Generation, input_name: str, **more) -> dict:
+    """A run directory's config; ``model_option`` is ``--model`` as given (``""``: the default),
+    which a rerun without ``--model`` takes."""
     return {"input": input_name, "m": len(records), "fingerprint": fingerprint(records),
-            "generation": gen.info(), **more}
+            "generation": gen.info(), "model_option": gen.model, **more}
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """What a run directory's config says of how its samples were drawn: a rerun takes these
+    for the options it does not give (``generation``: Generation's fields; ``k``)."""
+
+    generation: dict | None = None
+    k: int | None = None
+
+
+def recorded(out: str) -> Recorded:
+    """The settings a run or pool directory records (empty where it has none)."""
+    config = _read_config(out) if os.path.isdir(out) else {}
+    gen = config.get("generation")
+    if not isinstance(gen, dict):
+        return Recorded()
+    k = config.get("k")
+    return Recorded({**gen, "model": config.get("model_option") or ""}, k if is_int(k) and k > 0 else None)
+
+
+def _setting_name(alloc: pipeline.Allocation, signal: str, vote: pipeline.Vote) -> str:
+    """A readable, unique file-name part for one allocation and vote setting."""
+    vote_info = {k: v for k, v in vote.info().items() if k != "version"}
+    settings_digest = hashlib.sha256(orjson.dumps([alloc.info(signal), vote_info], option=orjson.OPT_SORT_KEYS))
+    return f"N{alloc.n}-{alloc.allocator}-{vote.rule}-{settings_digest.hexdigest()[:8]}"
 
 
 def run(
@@ -187,10 +231,10 @@ def run(
     """
     signal = alloc.signal or ("vcs" if gen.vcs else "anll")
     alloc.check(k, signal)  # fail before any sampling
-    rundir = RunDir(out)
+    vote = pipeline.resolve_vote_signal(vote, signal, gen.vcs)
+    rundir = RunDir(out, force)
     try:
-        config = _config(records, gen, input_name, k=k, n=alloc.n, allocate=dataclasses.asdict(alloc),
-                         vote=vote.info())
+        config = _config(records, gen, input_name, k=k, n=alloc.n, allocate=alloc.info(signal), vote=vote.info())
         rundir.check(config, force)  # before the model loads
         with backend() as be:
             gen = dataclasses.replace(gen, model=gen.model or be.model)
@@ -224,12 +268,13 @@ def _stages(rundir, records, be, gen, alloc, vote, k, signal, on_stage, on_sampl
         on_stage("phase2", sum(len(pipeline.missing(r, k, k + r["extra"])) for r in records))
     drawn += pipeline.phase2(records, be, gen, keep)
     rundir.write("phase2.jsonl", records)
-    vote = pipeline.vote_settings(vote, records[0] if records else None)
     votes = pipeline.VoteSummary(rule=vote)
     for rec in records:
         votes.add(pipeline.vote(rec, vote))
+    votes_file = VOTES_OF.format(_setting_name(alloc, signal, vote))
+    rundir.write(votes_file, records)
     rundir.write("votes.jsonl", records)
-    return RunResult(alloc.n * len(records), drawn, restored, summary, votes, judge_info)
+    return RunResult(alloc.n * len(records), drawn, restored, summary, votes, judge_info, votes_file)
 
 
 def pool(
@@ -249,7 +294,7 @@ def pool(
     """
     if k < 1:
         raise UabError(f"--samples must be >= 1, got {k}")
-    rundir = RunDir(out)
+    rundir = RunDir(out, force)
     try:
         rundir.check(_config(records, gen, input_name, pool=k), force)  # before the model loads
         with backend() as be:
@@ -279,17 +324,18 @@ def fingerprint(records: list[dict]) -> str:
 
 def _changed(old: dict, new: dict) -> list[str]:
     """``--option (old → new)`` for each fixed entry that differs between two configs."""
-    out = []
+    out: dict[str, str] = {}  # flag -> its change, the first one where two entries share a flag
     for key in FIXED:
         a, b = old.get(key), new.get(key)
         if a == b:
             continue
         if isinstance(a, dict) and isinstance(b, dict):
-            out += [f"{settings.flag(f'{key}.{name}')} ({_show(a.get(name))} → {_show(b.get(name))})"
-                    for name in sorted(set(a) | set(b)) if a.get(name) != b.get(name)]
+            for name in sorted(set(a) | set(b)):
+                if a.get(name) != b.get(name):
+                    out.setdefault(settings.flag(f"{key}.{name}"), f"({_show(a.get(name))} → {_show(b.get(name))})")
         else:
-            out.append(f"{settings.flag(key)} ({_show(a)} → {_show(b)})")
-    return list(dict.fromkeys(out))
+            out.setdefault(settings.flag(key), f"({_show(a)} → {_show(b)})")
+    return [f"{flag} {change}" for flag, change in out.items()]
 
 
 def _show(value) -> str:

@@ -143,12 +143,14 @@ class Allocation:
             return None
         return allocators.EXITS[self.exit] if self.exit_threshold is None else self.exit_threshold
 
-    def info(self, signal: str, budget: int, saved: int) -> dict:
-        """Provenance of an allocation with the resolved ``signal``."""
+    def info(self, signal: str, budget: int | None = None, saved: int | None = None) -> dict:
+        """Provenance of an allocation with the resolved ``signal`` (a run's config: without the
+        ``budget`` spent and ``saved``, not known yet)."""
+        spent = {} if budget is None else {"budget": budget, "saved": saved}
         return {"n": self.n, "allocator": self.allocator, "signal": signal, "T": self.temperature,
                 "seed": self.seed, "gain": self.gain, "exit": self.exit, "exit_threshold": self.theta(),
-                "exit_mode": self.exit_mode, "max_per_question": self.max_per_question, "budget": budget,
-                "saved": saved, "vote_model": self.vote_model if self.allocator == "majority" else None}
+                "exit_mode": self.exit_mode, "max_per_question": self.max_per_question, **spent,
+                "vote_model": self.vote_model if self.allocator == "majority" else None}
 
 
 @dataclass(frozen=True)
