@@ -68,6 +68,18 @@ def last_boxed(text: str) -> str | None:
     return text[i + 1:j] if j is not None else None
 
 
+_CURLY = re.compile(r"\{\s*final\s+answer\s*:", re.IGNORECASE)
+
+
+def last_curly(text: str) -> str | None:
+    """Content of the last ``{final answer: ...}`` (the paper's answer format), braces balanced."""
+    found = list(_CURLY.finditer(text))
+    if not found:
+        return None
+    j = _closing(text, found[-1].start())
+    return text[found[-1].end():j].strip() if j is not None else None
+
+
 def _strip_confidence(text: str) -> str:
     return _CONF_TAIL.sub("", text or "")
 
@@ -148,9 +160,10 @@ def _marked(text: str, math: bool = True) -> str | None:
 
 
 def extract_math(text: str) -> str | None:
-    """Final math answer: last \\boxed{}, then "the answer is"/"Answer:"/"####", last number."""
+    """Final math answer: last \\boxed{}, then {final answer: ...}, "the answer is"/"Answer:"/"####",
+    last number."""
     text = _strip_confidence(text)
-    for find in (last_boxed, _marked):
+    for find in (last_boxed, last_curly, _marked):
         if (candidate := find(text)) is not None and (ans := normalize_math(candidate)):
             return ans
     return _last_value(_ENUMERATOR.sub("", text))
@@ -207,7 +220,7 @@ def extract_choice(text: str, choices: Sequence[str]) -> str | None:
 def extract_text(text: str) -> str | None:
     """Free-text answer: after "Answer:"/"the answer is" when present, else the whole text."""
     text = _strip_confidence(text)
-    ans = normalize_text(_marked(text, math=False) or text)
+    ans = normalize_text(last_curly(text) or _marked(text, math=False) or text)
     return ans or None
 
 

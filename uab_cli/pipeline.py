@@ -23,7 +23,8 @@ from .answers import extract_answer, gold_answer, group, vote_and_grade
 from .backends.base import Backend, Completion, SampleRequest, SamplingParams
 from .blocks import map_records
 from .errors import UabError
-from .prompts import answer_messages, judge_messages, parse_judge
+from .prompts import judge_messages, parse_judge
+from .reasoning import answer_logprobs, final_text
 from .records import (
     atomic_output,
     display_name,
@@ -59,19 +60,28 @@ def sample_seed(run_seed: int, qid: str, index: int) -> int:
     return int.from_bytes(digest, "big") & 0x7FFFFFFF
 
 
-def make_sample(completion: Completion, rec: dict, index: int, phase: int, seed: int) -> dict:
-    """The sample record for a completion: extracted answer plus its signal statistics."""
-    return {
+def make_sample(completion: Completion, rec: dict, index: int, phase: int, seed: int, span: str = "reply") -> dict:
+    """The sample record for a completion: the answer its final part gives (none when its
+    reasoning was cut off), a server's separate reasoning (never graded) and the signal
+    statistics over ``span`` (``reply``: every token; ``answer``: those after the reasoning)."""
+    final = final_text(completion.text)
+    logprobs = completion.token_logprobs
+    if span == "answer" and logprobs is not None:
+        logprobs = answer_logprobs(logprobs, completion.tokens, completion.text, completion.reasoning is not None)
+    sample = {
         "index": index,
         "phase": phase,
         "seed": seed,
         "text": completion.text,
-        "answer": extract_answer(completion.text, rec),
+        "answer": None if final is None else extract_answer(final, rec),
         "n_tokens": completion.n_tokens,
         "finish_reason": completion.finish_reason,
-        **token_stats(completion.token_logprobs),
-        "confidence": parse_confidence(completion.text),
+        **token_stats(logprobs),
+        "confidence": None if final is None else parse_confidence(final),
     }
+    if completion.reasoning is not None:
+        sample["reasoning"] = completion.reasoning
+    return sample
 
 
 def draw(
@@ -89,15 +99,16 @@ def draw(
     wanted = list(wanted)
     if not wanted:
         return 0
+    prompt = gen.prompter
     requests = [
-        SampleRequest(answer_messages(records[r], gen.prompt, gen.vcs), sample_seed(gen.seed, records[r]["id"], i))
+        SampleRequest(prompt.messages(records[r], gen.vcs), sample_seed(gen.seed, records[r]["id"], i))
         for r, i, _ in wanted
     ]
 
     def arrived(k: int, completion: Completion) -> None:
         r, index, phase = wanted[k]
         rec = records[r]
-        sample = make_sample(completion, rec, index, phase, requests[k].seed)
+        sample = make_sample(completion, rec, index, phase, requests[k].seed, gen.signal_span)
         rec.setdefault("samples", []).append(sample)
         if on_sample:
             on_sample(rec, sample)
@@ -336,6 +347,7 @@ def _answer_counts(phase1: list[dict], kind: str) -> list[int]:
 def phase2(records: list[dict], backend: Backend, gen: Generation, on_sample: OnSample | None = None) -> int:
     """Phase 2: each record's ``extra`` samples, indices ``k..k+extra-1`` after its ``k``
     Phase-1 samples (all questions in one backend call; indices already held are kept)."""
+    _same_template(records[0] if records else {}, gen)
     wanted = []
     for r, rec in enumerate(records):
         k = len(samples(rec, 1))
@@ -344,6 +356,17 @@ def phase2(records: list[dict], backend: Backend, gen: Generation, on_sample: On
     for rec in records:
         with_provenance(rec, "phase2", gen.info())
     return n
+
+
+def _same_template(rec: dict, gen: Generation) -> None:
+    """``UabError`` if Phase 1's prompt template file was edited since: Phase 2 would ask otherwise."""
+    recorded = generation_of(rec)
+    if gen.prompt_template is None or recorded.get("prompt_template") != gen.prompt_template:
+        return
+    was, now = recorded.get("prompt_template_sha256"), gen.info()["prompt_template_sha256"]
+    if was is not None and was != now:
+        raise UabError("the prompt template changed since Phase 1 drew its samples (sha256 "
+                       f"{was[:12]}… → {now[:12]}…); restore it, or run Phase 1 again", gen.prompt_template)
 
 
 def vote(rec: dict, settings: Vote = Vote()) -> dict:

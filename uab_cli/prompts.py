@@ -1,14 +1,21 @@
-"""Chat prompts built from question records: answer prompts (few-shot or zero-shot),
-the VCS confidence suffix and the LLM-judge prompt (paper appendix)."""
+"""Chat prompts built from question records: the answer prompt (a built-in preset or the
+user's template, with an optional system prompt), the VCS confidence suffix and the LLM-judge
+prompt (paper appendix).
+
+A template is a list of chat messages whose contents name the question's fields in braces
+(``TEMPLATE_FIELDS``); literal braces are doubled, as in ``str.format``.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import re
+import string
+from dataclasses import dataclass
 
+from .errors import UabError
 from .records import letters, question_type
 from .signals import VCS_INSTRUCTION
-
-PROMPT_STYLES = ("fewshot", "zeroshot")
 
 _INSTRUCTION = "Solve the problem. End your response with a final line of the form 'Answer: <answer>'."
 
@@ -35,10 +42,66 @@ _EXAMPLES = {
     ],
 }
 
-JUDGE_PROMPT = (
-    "Is the following question easy or hard for a language model to answer correctly? "
-    "Respond with a single word: easy or hard.\n\n{question}"
-)
+# The paper's instructions, verbatim from its code (github.com/manhitv/UAB, commit 9eb3c6a,
+# src/evaluator.py get_instruction_suffix, the main-table setting: neither --cot nor --bae),
+# appended to the question in one user turn with no system prompt (src/main.py). Its MC
+# questions list the choices as "(A) text" lines followed by a blank line (src/data/gpqa.py).
+_PAPER_MATH = (" Put your final answer in \\boxed{{answer}} at the very end of your response, e.g. "
+               "\\boxed{{\\frac{{1}}{{2}}}} or \\boxed{{3.14}}.")  # MATH-500, Minerva
+_PAPER_CURLY = (' Make sure to state your final answer in curly brackets at the very end of your response, '
+                'just like: "{{final answer: 123}}".')  # GSM8K, DeepScaleR
+_PAPER_MC = (' Make sure to state your final answer choice in curly brackets at the very end of your '
+             'response, just like: "{{final answer: (A)}}".')  # GPQA, MMLU, HH-RLHF
+_PAPER_TEXT = (' Make sure to state your final answer in curly brackets at the very end of your response, '
+               'just like: "{{final answer: X}}".')  # HLE
+_PAPER_MC_QUESTION = "{stem}\n{choices}\n\n"
+# The common chain-of-thought request of math reasoning models (DeepSeek-R1's usage notes,
+# Qwen2.5-Math's evaluation), in the user turn as DeepSeek-R1 recommends.
+BOXED_INSTRUCTION = "Please reason step by step, and put your final answer within \\boxed{{}}."
+
+
+def _user(content: str) -> tuple[dict, ...]:
+    return ({"role": "user", "content": content},)
+
+
+def _uab(examples: bool) -> dict[str, tuple[dict, ...]]:
+    out = {}
+    for kind, pairs in _EXAMPLES.items():
+        messages = [{"role": "system", "content": _INSTRUCTION}]
+        for q, a in pairs if examples else ():
+            messages += [{"role": "user", "content": _escape(q)}, {"role": "assistant", "content": _escape(a)}]
+        out[kind] = (*messages, {"role": "user", "content": "{question}"})
+    return out
+
+
+def _escape(text: str) -> str:
+    return text.replace("{", "{{").replace("}", "}}")
+
+
+# Built-in prompts: name -> (one-line summary, template per question type).
+PRESETS: dict[str, tuple[str, dict[str, tuple[dict, ...]]]] = {
+    "fewshot": ("uab's instruction (end with 'Answer: <answer>') and two worked examples", _uab(True)),
+    "zeroshot": ("uab's instruction alone", _uab(False)),
+    "paper": ("the paper's code: one user turn; \\boxed{} for math (its MATH-500), "
+              "{final answer: (A)} for multiple choice", {
+                  "math": _user("{stem}" + _PAPER_MATH),
+                  "mc": _user(_PAPER_MC_QUESTION + _PAPER_MC),
+                  "text": _user("{stem}" + _PAPER_TEXT)}),
+    "paper-curly": ("the paper's code, {final answer: 123} for math (its GSM8K and DeepScaleR runs)", {
+        "math": _user("{stem}" + _PAPER_CURLY),
+        "mc": _user(_PAPER_MC_QUESTION + _PAPER_MC),
+        "text": _user("{stem}" + _PAPER_TEXT)}),
+    "boxed": ("'Please reason step by step, and put your final answer within \\boxed{}.' after the question "
+              "(DeepSeek-R1, Qwen2.5-Math)", {kind: _user("{question}\n" + BOXED_INSTRUCTION) for kind in _EXAMPLES}),
+}
+PROMPT_STYLES = tuple(PRESETS)
+# What a template may name: question -> its text in a prompt.
+TEMPLATE_FIELDS = {
+    "question": "the question, multiple-choice options listed as 'A. text' lines",
+    "stem": "the question alone",
+    "choices": "the options as '(A) text' lines (the paper's form; empty without options)",
+}
+ROLES = ("system", "user", "assistant")
 
 
 def question_text(rec: dict) -> str:
@@ -49,19 +112,105 @@ def question_text(rec: dict) -> str:
     return text
 
 
+def _fields(rec: dict) -> dict[str, str]:
+    choices = rec.get("choices") or []
+    return {"question": question_text(rec), "stem": rec["question"].strip(),
+            "choices": "\n".join(f"({l}) {c}" for l, c in zip(letters(len(choices)), choices))}
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """What a sample is asked: a preset (``PRESETS``) or a template's messages, and a system
+    prompt that replaces theirs (``""``: none)."""
+
+    preset: str = "fewshot"
+    system: str | None = None
+    template: tuple[dict, ...] | None = None
+
+    def __post_init__(self) -> None:
+        if self.preset not in PRESETS:
+            raise ValueError(f"unknown prompt style {self.preset!r}")
+
+    def messages(self, rec: dict, vcs: bool = False) -> tuple[dict, ...]:
+        """The chat conversation that asks the model to answer ``rec``; with ``vcs`` the
+        confidence request ends its last user message."""
+        base = self.template if self.template is not None else PRESETS[self.preset][1][question_type(rec)]
+        values = _fields(rec)
+        messages = [{"role": m["role"], "content": m["content"].format(**values)} for m in base]
+        if self.system is not None:
+            messages = [m for m in messages if m["role"] != "system"]
+            if self.system:
+                messages.insert(0, {"role": "system", "content": self.system})
+        if vcs:
+            last = max(i for i, m in enumerate(messages) if m["role"] == "user")
+            messages[last] = {**messages[last], "content": messages[last]["content"] + "\n\n" + VCS_INSTRUCTION}
+        return tuple(messages)
+
+
 def answer_messages(rec: dict, style: str = "fewshot", vcs: bool = False) -> tuple[dict, ...]:
-    """The chat conversation that asks the model to answer ``rec``."""
-    if style not in PROMPT_STYLES:
-        raise ValueError(f"unknown prompt style {style!r}")
-    messages: list[dict] = [{"role": "system", "content": _INSTRUCTION}]
-    if style == "fewshot":
-        for q, a in _EXAMPLES[question_type(rec)]:
-            messages += [{"role": "user", "content": q}, {"role": "assistant", "content": a}]
-    content = question_text(rec)
-    if vcs:
-        content += "\n\n" + VCS_INSTRUCTION
-    messages.append({"role": "user", "content": content})
-    return tuple(messages)
+    """The chat conversation a built-in prompt ``style`` makes for ``rec``."""
+    return Prompt(style).messages(rec, vcs)
+
+
+def load_template(path: str) -> tuple[tuple[dict, ...], str]:
+    """A ``--prompt-template`` file's messages, checked, and the sha256 of its bytes. The file is
+    a JSON list of ``{"role", "content"}`` messages ending with a user turn; contents name
+    ``TEMPLATE_FIELDS`` in braces, literal braces doubled."""
+    import orjson
+
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError as exc:
+        raise UabError(f"cannot read the prompt template: {exc.strerror}", path) from None
+    try:
+        messages = orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        raise UabError(f"prompt template is not JSON: {exc.msg} (column {exc.colno})", path, exc.lineno) from None
+    if not isinstance(messages, list) or not messages:
+        raise UabError('a prompt template is a JSON list of messages: [{"role": "user", "content": "{question}"}]',
+                       path)
+    named = set()
+    for n, m in enumerate(messages, 1):
+        if not isinstance(m, dict) or set(m) != {"role", "content"} or not isinstance(m.get("content"), str):
+            raise UabError(f'message {n}: expected {{"role": ..., "content": "text"}}, got {_short(m)}', path)
+        if m["role"] not in ROLES:
+            raise UabError(f"message {n}: role must be one of {', '.join(ROLES)}, got {m['role']!r}", path)
+        named |= _check_fields(m["content"], f"message {n}", path)
+    if messages[-1]["role"] != "user":
+        raise UabError("the last message must be the user's (the model answers it)", path)
+    if not named & {"question", "stem"}:
+        raise UabError("no message names the question: put {question} (or {stem}) in one", path)
+    return tuple(messages), hashlib.sha256(data).hexdigest()
+
+
+def _check_fields(text: str, where: str, path: str) -> set[str]:
+    """The fields ``text`` names; ``UabError`` for an unknown one, a format spec or a lone brace."""
+    hint = f"use {', '.join('{' + f + '}' for f in TEMPLATE_FIELDS)}; write a literal brace twice ({{{{ }}}})"
+    try:
+        parts = list(string.Formatter().parse(text))
+    except ValueError as exc:
+        raise UabError(f"{where}: {exc}; {hint}", path) from None
+    found = set()
+    for _, name, spec, conversion in parts:
+        if name is None:
+            continue
+        if name not in TEMPLATE_FIELDS or spec or conversion:
+            shown = "{" + name + ("!" + conversion if conversion else "") + (":" + spec if spec else "") + "}"
+            raise UabError(f"{where}: unknown field {shown}; {hint}", path)
+        found.add(name)
+    return found
+
+
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+JUDGE_PROMPT = (
+    "Is the following question easy or hard for a language model to answer correctly? "
+    "Respond with a single word: easy or hard.\n\n{question}"
+)
 
 
 def judge_messages(rec: dict) -> tuple[dict, ...]:

@@ -334,6 +334,9 @@ def _check_sample(s: dict) -> None:
     a = get("answer")
     if a is not None and type(a) is not str:
         raise UabError(f"sample 'answer' must be a string or null, got {a!r}")
+    r = get("reasoning")  # a server's separate reasoning: kept, never graded
+    if r is not None and type(r) is not str:
+        raise UabError(f"sample 'reasoning' must be a string or null, got {type(r).__name__}")
 
 
 def _did_you_mean(rec: dict, field: str) -> str:

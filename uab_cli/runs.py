@@ -331,8 +331,9 @@ def _changed(old: dict, new: dict) -> list[str]:
             continue
         if isinstance(a, dict) and isinstance(b, dict):
             for name in sorted(set(a) | set(b)):
-                if a.get(name) != b.get(name):
-                    out.setdefault(settings.flag(f"{key}.{name}"), f"({_show(a.get(name))} → {_show(b.get(name))})")
+                was, now = (d.get(name, settings.default(f"{key}.{name}")) for d in (a, b))  # older uab: default
+                if was != now:
+                    out.setdefault(settings.flag(f"{key}.{name}"), f"({_show(was)} → {_show(now)})")
         else:
             out.setdefault(settings.flag(key), f"({_show(a)} → {_show(b)})")
     return [f"{flag} {change}" for flag, change in out.items()]

@@ -16,7 +16,7 @@ from .backends.base import SamplingParams
 from .errors import UabError
 from .majority import MODELS as VOTE_MODELS
 from .options import GENERATING, Option, check_fields, declared, from_params, param_name
-from .prompts import PROMPT_STYLES
+from .prompts import PRESETS, Prompt, load_template
 from .signals import DEFAULT_T, REGISTRY, SAMPLE_SIGNALS, SCALAR_SIGNALS
 from .signals import SUMMARIES as SIGNAL_SUMMARIES
 
@@ -33,6 +33,7 @@ def _gen(flag: str, default=None, help: str = "", **kw):
 
 
 ALLOCATING = ("allocate", "run")
+SPANS = ("reply", "answer")
 VOTING = ("vote", "run")
 
 
@@ -57,12 +58,31 @@ class Generation:
     temperature: float = _gen("--temperature", 0.9, "Sampling temperature.", minimum=0)
     max_tokens: int = _gen("--max-tokens", 1024, "Max new tokens per sample.", minimum=1)
     top_p: float = _gen("--top-p", 1.0, "Nucleus sampling top-p.", minimum=0, open_min=True, maximum=1)
-    prompt: str = _gen("--prompt", "fewshot", "Prompt style.", choices=PROMPT_STYLES)
+    prompt: str = _gen("--prompt", "fewshot", "Built-in prompt:", described={k: v[0] for k, v in PRESETS.items()})
     vcs: bool = _gen("--vcs/--no-vcs", False, "Ask for a verbalised confidence.", show_default="on for cohere",
                      commands=("phase1", "run", "pool"))
+    system_prompt: str | None = _gen("--system-prompt", None, "System message, replacing the prompt's own "
+                                     "('': none).", show_default="the prompt's")
+    prompt_template: str | None = _gen("--prompt-template", None, "JSON list of chat messages; {question} (or "
+                                       "{stem}, {choices}) is replaced, literal braces doubled. Instead of --prompt.",
+                                       show_default="none")
+    signal_span: str = _gen("--signal-span", "reply", "Tokens the logprob signals cover: the whole reply (the "
+                            "paper) or the answer after a reasoning model's reasoning.", choices=SPANS)
 
     def __post_init__(self) -> None:
         check_fields(self)
+        if self.prompt_template is not None:
+            self._template  # noqa: B018  (read and check the file now, before anything is drawn)
+
+    @functools.cached_property
+    def _template(self) -> tuple[tuple[dict, ...], str]:
+        return load_template(self.prompt_template)
+
+    @functools.cached_property
+    def prompter(self) -> Prompt:
+        """The prompt every sample is asked with."""
+        template = self._template[0] if self.prompt_template is not None else None
+        return Prompt(self.prompt, self.system_prompt, template)
 
     @classmethod
     def build(cls, recorded: dict | None = None, **given) -> Generation:
@@ -84,7 +104,9 @@ class Generation:
         return SamplingParams(self.temperature, self.max_tokens, self.top_p)
 
     def info(self) -> dict:
-        return {**asdict(self), "version": __version__}
+        """Provenance: the fields, a template's content digest (an edited template is a change)."""
+        digest = {"prompt_template_sha256": self._template[1]} if self.prompt_template is not None else {}
+        return {**asdict(self), **digest, "version": __version__}
 
 
 @dataclass(frozen=True)
@@ -226,7 +248,15 @@ def without_logprobs(signal: str) -> str:
 
 # Spelling of config entries outside the settings objects.
 _FLAGS = {"k": "-K/--samples", "fingerprint": "input questions", "m": "input questions",
-          "generation.version": "uab version"}
+          "generation.version": "uab version", "generation.prompt_template_sha256": "--prompt-template (its content)"}
+
+
+def default(path: str):
+    """The default of config entry ``path`` (``generation.signal_span`` -> ``"reply"``): what a
+    config written before the option existed means by leaving it out (``None`` if unknown)."""
+    section, _, name = path.partition(".")
+    cls = {"generation": Generation, "allocate": Allocation, "vote": Vote}.get(section)
+    return next((f.default for f in fields(cls) if f.name == name), None) if cls else None
 
 
 def flag(path: str) -> str:

@@ -41,13 +41,18 @@ class Completion:
     ``token_logprobs`` are natural-log probabilities of the sampled tokens, one per
     generated token (EOS included when the engine reports it), or ``None`` when the
     service does not return them. ``finish_reason`` is ``"stop"`` (EOS or stop string)
-    or ``"length"`` (hit ``max_tokens``), as the service reports it.
+    or ``"length"`` (hit ``max_tokens``), as the service reports it. ``reasoning`` is the
+    reasoning a server returned apart from ``text`` (vLLM's reasoning parsers:
+    ``reasoning_content``), kept but never graded; ``tokens`` the text of each generated token,
+    one per logprob, where the backend knows it (to find the answer part's logprobs).
     """
 
     text: str
     token_logprobs: tuple[float, ...] | None
     n_tokens: int
     finish_reason: str
+    reasoning: str | None = None
+    tokens: tuple[str, ...] | None = None
 
 
 OnResult = Callable[[int, Completion], None]

@@ -104,24 +104,32 @@ class OpenAIBackend(RemoteBackend):
     def _parse_chat(self, reply) -> Completion:
         choice = _first_choice(reply)
         message = getattr(choice, "message", None)
-        logprobs = None
+        logprobs = tokens = None
         content = getattr(getattr(choice, "logprobs", None), "content", None)
         if self.returns_logprobs and content is not None:
             logprobs = [getattr(item, "logprob", None) for item in content]
+            tokens = [getattr(item, "token", None) for item in content]
         text = getattr(message, "content", None)
+        # vLLM's reasoning parsers: reasoning_content, named reasoning since vLLM 0.10
+        reasoning = getattr(message, "reasoning_content", None) or getattr(message, "reasoning", None)
         return make_completion(
-            text, logprobs, _completion_tokens(reply), getattr(choice, "finish_reason", None)
+            text, logprobs, _completion_tokens(reply), getattr(choice, "finish_reason", None),
+            reasoning, tokens,
         )
 
     def _parse_completion(self, reply) -> Completion:
         choice = _first_choice(reply)
-        logprobs = None
+        logprobs = tokens = None
         values = getattr(getattr(choice, "logprobs", None), "token_logprobs", None)
         if self.returns_logprobs and values is not None:
-            logprobs = [x for x in values if x is not None]
+            names = getattr(choice.logprobs, "tokens", None)
+            names = names if isinstance(names, list) and len(names) == len(values) else [None] * len(values)
+            kept = [(x, t) for x, t in zip(values, names) if x is not None]
+            logprobs, tokens = [x for x, _ in kept], [t for _, t in kept]
         text = getattr(choice, "text", None)
         return make_completion(
-            text, logprobs, _completion_tokens(reply), getattr(choice, "finish_reason", None)
+            text, logprobs, _completion_tokens(reply), getattr(choice, "finish_reason", None),
+            None, tokens,
         )
 
     def _classify(self, exc: Exception) -> Failure | None:

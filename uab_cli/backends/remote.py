@@ -109,19 +109,24 @@ def make_completion(
     token_logprobs: Sequence[float] | None,
     n_tokens: int | None,
     finish_reason: object,
+    reasoning: object = None,
+    tokens: Sequence[object] | None = None,
 ) -> Completion:
     """Build a ``Completion`` from parsed reply fields, or raise a retryable ``Failure``.
 
     Empty text is kept only when the service said the generation finished normally; a
-    reply cut at ``max_tokens`` before any visible text (a reasoning model still thinking)
-    is a real, empty ``"length"`` completion.
+    reply cut at ``max_tokens`` before any visible text (a reasoning model still thinking),
+    or one that is all reasoning, is a real, empty completion. ``reasoning``: the reasoning
+    the server returned apart from the text (a string, else dropped); ``tokens``: each
+    generated token's text, one per logprob (else dropped).
     """
     if not isinstance(finish_reason, str) or not finish_reason:
         raise malformed("no finish reason")
     reason = FINISH_REASONS.get(finish_reason.lower(), finish_reason.lower())
     if reason in FAILED_FINISHES:
         raise Failure(f"the service reported finish_reason={finish_reason}")
-    if text is None and reason == "length":
+    reasoning = reasoning if isinstance(reasoning, str) and reasoning else None
+    if text is None and (reason == "length" or reasoning is not None):
         text = ""
     if not isinstance(text, str):
         raise malformed("no text")
@@ -133,8 +138,12 @@ def make_completion(
         raise malformed("non-numeric logprobs") from None
     if n_tokens is None:
         n_tokens = len(logprobs) if logprobs is not None else 0
+    texts = tuple(tokens) if tokens is not None and logprobs is not None else None
+    if texts is not None and (len(texts) != len(logprobs) or not all(isinstance(t, str) for t in texts)):
+        texts = None
     return Completion(
-        text=text, token_logprobs=logprobs, n_tokens=int(n_tokens), finish_reason=reason
+        text=text, token_logprobs=logprobs, n_tokens=int(n_tokens), finish_reason=reason,
+        reasoning=reasoning, tokens=texts,
     )
 
 

@@ -1,0 +1,86 @@
+"""Reasoning models: where a reply's reasoning ends and its final answer begins.
+
+Only the final part is graded: a box written while thinking is a draft, not the answer, and a
+reply cut off inside its reasoning has no answer at all.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+# (opening, closing) marker of each family's reasoning; the answer follows the last closing one.
+FAMILIES = (
+    # DeepSeek-R1 and its distills, QwQ, Qwen3, Phi-4-reasoning, GLM: <think> ... </think>
+    (re.compile(r"<think>"), re.compile(r"</think>")),
+    # Magistral
+    (re.compile(r"\[THINK\]"), re.compile(r"\[/THINK\]")),
+    # Sky-T1, Bespoke-Stratos, OpenThinker (QwQ-distilled): thought, then solution
+    (re.compile(r"<\|begin_of_thought\|>"), re.compile(r"<\|end_of_thought\|>")),
+    # GPT-OSS (harmony): the analysis channel, then <|channel|>final<|message|>
+    (re.compile(r"<\|channel\|>\s*analysis"), re.compile(r"<\|channel\|>\s*final\b.*?<\|message\|>")),
+    # harmony decoded with its special tokens skipped: "analysis…assistantfinal…"
+    (re.compile(r"^analysis(?=\S)"), re.compile(r"assistantfinal")),
+)
+_HARMONY_END = re.compile(r"\s*<\|(?:return|end|call)\|>\s*$")
+
+
+def answer_start(text: str) -> int | None:
+    """Where the final part of ``text`` begins: 0 for a reply without reasoning markers, after
+    the last closing marker otherwise; ``None`` when reasoning was opened and never closed (a
+    reply cut off while thinking)."""
+    start = 0
+    for opening, closing in FAMILIES:
+        closes, opens = list(closing.finditer(text)), list(opening.finditer(text))
+        last_close = closes[-1] if closes else None
+        opened = opens[-1] if opens else None
+        if opened is not None and (last_close is None or opened.start() >= last_close.end()):
+            return None
+        if last_close is not None:
+            start = max(start, last_close.end())
+    return start
+
+
+def final_text(text: str) -> str | None:
+    """The part of a reply that is graded: the text after its reasoning (all of it for a
+    model that does not reason), ``None`` when the reasoning was cut off."""
+    start = answer_start(text)
+    if start is None:
+        return None
+    return _HARMONY_END.sub("", text[start:]) if start else text
+
+
+def opening_marker(prompt: str) -> str:
+    """The reasoning marker a chat template left open at the end of ``prompt`` (DeepSeek-R1
+    distills and QwQ end theirs with ``<think>\\n``), with what follows it; ``""`` if none."""
+    for opening, _ in FAMILIES[:3]:
+        found = list(opening.finditer(prompt))
+        if found and not prompt[found[-1].end():].strip():
+            return prompt[found[-1].start():]
+    return ""
+
+
+def answer_logprobs(logprobs: Sequence[float], tokens: Sequence[str] | None, text: str,
+                    separated: bool) -> Sequence[float]:
+    """The log-probabilities of the answer part of a reply: those of the tokens after its
+    reasoning. ``tokens`` are the texts of the generated tokens, one per logprob; ``separated``:
+    the server returned the reasoning apart from ``text`` (its logprobs still cover both), so
+    the answer part is the tokens that spell ``text``. A reply without an answer part, or
+    without token texts, is scored over all its tokens."""
+    if not tokens or len(tokens) != len(logprobs):
+        return logprobs
+    joined = "".join(tokens)
+    if separated:
+        tail = text.strip()
+        start = joined.rfind(tail) if tail else -1
+    else:
+        start = answer_start(joined) or -1  # 0: no reasoning, None: no answer part
+    if start < 0:
+        return logprobs
+    end = 0
+    for i, token in enumerate(tokens):
+        end += len(token)
+        if end > start:
+            rest = logprobs[i:] if end - len(token) >= start else logprobs[i + 1:]  # not the marker's token
+            return rest or logprobs
+    return logprobs
