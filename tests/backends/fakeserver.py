@@ -8,10 +8,12 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+import re
 import socket
 import struct
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -94,6 +96,11 @@ class FakeServer:
     it may is seen doing so); then the gate stays open. A client that never sends ``gate`` at
     once is let through after ``gate_timeout`` seconds and fails its test rather than hanging.
     Concurrency is so measured by what the server holds, not by how fast the client was.
+
+    ``script(body) -> reply`` replaces the chat endpoint's generated reply: ``content`` (may be
+    ``None``), ``reasoning_content`` (a reasoning parser's output, sent when given) and
+    ``finish_reason``; logprobs cover every generated token, the reasoning's, a ``</think>``
+    and the content's, as vLLM's do.
     """
 
     fault_rate: float = 0.0
@@ -112,6 +119,7 @@ class FakeServer:
     gate_timeout: float = 10.0
     requests: list[Recorded] = field(default_factory=list)
     max_in_flight: int = 0
+    script: Callable[[dict], dict] | None = None
 
     def __post_init__(self) -> None:
         unknown = set(self.faults) - set(FAULTS) - set(EXTRA_FAULTS)
@@ -261,6 +269,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         truncate = rec.fault == "truncate"
         empty = rec.fault if rec.fault in ("empty", "empty_stop") else None
+        if self.fake.script is not None and shape is _openai_chat:
+            self._send(200, _scripted_chat(body, self.fake.script(body), self.fake.logprobs))
+            return
         self._send(200, shape(body, truncate=truncate, empty=empty, logprobs=self.fake.logprobs))
 
     def _send_fault(self, fault: str) -> bool:
@@ -363,6 +374,27 @@ def _openai_chat(body: dict, truncate: bool, empty: str | None, logprobs: bool) 
         "choices": [choice],
         "usage": usage,
     }
+
+
+def _pieces(text: str | None) -> list[str]:
+    return re.findall(r"\S+\s*|\s+", text or "")
+
+
+def _scripted_chat(body: dict, reply: dict, logprobs: bool) -> dict:
+    """A chat completion carrying a scripted reply (see ``FakeServer.script``)."""
+    content, reasoning = reply.get("content"), reply.get("reasoning_content")
+    tokens = (_pieces(reasoning) + ["</think>"] if reasoning is not None else []) + _pieces(content)
+    message = {"role": "assistant", "content": content}
+    if reasoning is not None:
+        message["reasoning_content"] = reasoning
+    lp = None
+    if logprobs and body.get("logprobs"):
+        lp = {"content": [{"token": t, "logprob": token_logprob(t), "bytes": None, "top_logprobs": []}
+                          for t in tokens]}
+    choice = {"index": 0, "message": message, "logprobs": lp, "finish_reason": reply.get("finish_reason", "stop")}
+    usage = {"prompt_tokens": 5, "completion_tokens": len(tokens), "total_tokens": 5 + len(tokens)}
+    return {"id": "chatcmpl-script", "object": "chat.completion", "created": 0, "model": body.get("model", ""),
+            "choices": [choice], "usage": usage}
 
 
 def _openai_completions(body: dict, truncate: bool, empty: str | None, logprobs: bool) -> dict:

@@ -12,11 +12,12 @@ import os
 import warnings
 from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import groupby
 
 from ..errors import BackendError, UabError
 from ..models import quiet_stderr, resolve_model, vllm_model_dir
+from ..reasoning import answer_start, opening_marker
 from .base import (
     DTYPE,
     DTYPES,
@@ -125,17 +126,20 @@ class LocalBackend(BaseBackend):
             raise BackendError(f"model {self.model!r} defines no end-of-sequence token")
         return frozenset(ids)
 
-    def prompt_ids(self, messages: Sequence[dict]) -> list[int]:
-        """Token ids of the chat-templated prompt, ready for the assistant's turn."""
+    def prompt_text(self, messages: Sequence[dict]) -> str:
+        """The chat-templated prompt, ready for the assistant's turn."""
         try:
-            text = self.tokenizer.apply_chat_template(
+            return self.tokenizer.apply_chat_template(
                 list(messages), add_generation_prompt=True, tokenize=False
             )
         except ValueError as exc:  # no chat template, or malformed messages
             raise UabError(
                 f"model {self.model!r} cannot format this chat: {exc}"
             ) from exc
-        return self.tokenizer(text, add_special_tokens=False)["input_ids"]
+
+    def prompt_ids(self, messages: Sequence[dict]) -> list[int]:
+        """Token ids of the chat-templated prompt, ready for the assistant's turn."""
+        return self.tokenizer(self.prompt_text(messages), add_special_tokens=False)["input_ids"]
 
     def generate(
         self,
@@ -150,10 +154,16 @@ class LocalBackend(BaseBackend):
             raise UabError(f"top_p must be in (0, 1], got {params.top_p}")
         if not requests:
             return []
-        prompts = [tuple(self.prompt_ids(request.messages)) for request in requests]
+        texts = [self.prompt_text(request.messages) for request in requests]
+        prompts = [tuple(self.tokenizer(t, add_special_tokens=False)["input_ids"]) for t in texts]
+        # A template that opens the reasoning in the prompt (DeepSeek-R1 distills: "<think>\n"):
+        # the reply starts with it, so a reply cut while thinking reads as such.
+        opened = [opening_marker(t) for t in texts]
         results: list[Completion | None] = [None] * len(requests)
 
         def done(i: int, completion: Completion) -> None:
+            if opened[i]:
+                completion = replace(completion, text=opened[i] + completion.text)
             results[i] = completion
             if on_result is not None:
                 on_result(i, completion)
@@ -205,8 +215,12 @@ class LocalBackend(BaseBackend):
     ) -> Completion:
         body = tokens[:-1] if stop else tokens
         text = self.tokenizer.decode(body, skip_special_tokens=True)
+        # each token's text, for a reply with reasoning (to find the answer part's logprobs)
+        pieces = None
+        if answer_start(text):
+            pieces = tuple(self.tokenizer.batch_decode([[t] for t in tokens], skip_special_tokens=True))
         return Completion(
-            text, tuple(logprobs), len(tokens), "stop" if stop else "length"
+            text, tuple(logprobs), len(tokens), "stop" if stop else "length", tokens=pieces
         )
 
     def close(self) -> None:

@@ -22,7 +22,8 @@ ENDPOINTS = ("chat", "completions")
 
 
 def render_prompt(messages: tuple[Message, ...]) -> str:
-    """Messages as one raw prompt: a lone user message verbatim, else ``Role: text`` blocks."""
+    """Messages as one raw prompt (the plain template): a lone user message verbatim, else
+    ``Role: text`` blocks ending with ``Assistant:``."""
     if len(messages) == 1 and messages[0].get("role") == "user":
         return str(messages[0].get("content", ""))
     blocks = [
@@ -31,19 +32,42 @@ def render_prompt(messages: tuple[Message, ...]) -> str:
     return "\n\n".join(blocks + ["Assistant:"])
 
 
+def chat_template(tokenizer: str):
+    """``render_prompt``'s counterpart through a model's own chat template: the tokenizer of
+    ``tokenizer`` (a hub id or a local directory) renders messages as the chat endpoint would."""
+    from ..models import quiet_stderr
+
+    transformers = require("transformers", "local")
+    try:
+        with quiet_stderr():
+            tok = transformers.AutoTokenizer.from_pretrained(tokenizer)
+    except (OSError, ValueError) as exc:
+        raise UabError(f"--tokenizer {tokenizer}: cannot load its tokenizer: {exc}") from None
+    if not getattr(tok, "chat_template", None):
+        raise UabError(f"--tokenizer {tokenizer} has no chat template; leave --tokenizer out for the plain one")
+
+    def render(messages: tuple[Message, ...]) -> str:
+        return tok.apply_chat_template(list(messages), add_generation_prompt=True, tokenize=False)
+
+    return render
+
+
 class OpenAIBackend(RemoteBackend):
     """Sample from an OpenAI-compatible HTTP server, one sample (``n=1``) per request.
 
     ``endpoint="chat"`` (preferred: the server applies the model's chat template) uses
-    ``/v1/chat/completions``; ``endpoint="completions"`` sends ``render_prompt(messages)``
-    to ``/v1/completions`` for servers or models without a chat template. The key comes
+    ``/v1/chat/completions``; ``endpoint="completions"`` sends the messages rendered as one
+    prompt to ``/v1/completions``: through ``tokenizer``'s chat template when given, else the
+    plain ``render_prompt`` (for models without a chat template). The key comes
     from ``api_key`` or ``OPENAI_API_KEY`` and may be left out for local servers; the URL
     from ``base_url`` or ``OPENAI_BASE_URL``.
     """
 
     name = "openai"
     supports_seed = True
-    options = (*RemoteBackend.options, backend_option("--endpoint", "Chat or raw completions.", choices=ENDPOINTS))
+    options = (*RemoteBackend.options, backend_option("--endpoint", "Chat or raw completions.", choices=ENDPOINTS),
+               backend_option("--tokenizer", "--endpoint completions: render prompts with this hub id's or "
+                              "directory's chat template.", show_default="plain 'Role: text' blocks"))
 
     def __init__(
         self,
@@ -56,9 +80,13 @@ class OpenAIBackend(RemoteBackend):
         retry: Retry | None = None,
         endpoint: str = "chat",
         logprobs: bool = True,
+        tokenizer: str | None = None,
     ):
         if endpoint not in ENDPOINTS:
             raise UabError(f"--endpoint must be one of {', '.join(ENDPOINTS)}, got {endpoint!r}")
+        if tokenizer and endpoint != "completions":
+            raise UabError("--tokenizer renders prompts for --endpoint completions; the chat endpoint "
+                           "applies the server's own chat template")
         if not model:
             raise UabError("the openai backend needs --model (the name the server serves)")
         base_url = base_url or os.environ.get("OPENAI_BASE_URL")
@@ -71,6 +99,7 @@ class OpenAIBackend(RemoteBackend):
         super().__init__(model, base_url, key, concurrency, rpm, timeout, retry)
         self._sdk = require("openai", "openai")
         self.endpoint = endpoint
+        self.render = chat_template(tokenizer) if tokenizer else render_prompt
         self.returns_logprobs = logprobs
         self._client = self._sdk.OpenAI(
             base_url=base_url, api_key=key or "EMPTY", timeout=timeout, max_retries=0
@@ -97,7 +126,7 @@ class OpenAIBackend(RemoteBackend):
             return self._parse_chat(reply)
         extra = {"logprobs": 1} if self.returns_logprobs else {}
         reply = self._client.completions.create(
-            prompt=render_prompt(request.messages), **common, **extra
+            prompt=self.render(request.messages), **common, **extra
         )
         return self._parse_completion(reply)
 

@@ -11,6 +11,7 @@ import os
 from collections.abc import Sequence
 
 from ..errors import BackendError, UabError
+from ..reasoning import answer_start, opening_marker
 from .base import (
     DTYPE,
     BaseBackend,
@@ -53,17 +54,27 @@ def _token_logprobs(sample) -> tuple[float, ...]:
 
 
 def to_completion(output) -> Completion:
-    """Convert a finished ``vllm.RequestOutput`` (one sample) into a ``Completion``."""
+    """Convert a finished ``vllm.RequestOutput`` (one sample) into a ``Completion``; a reply
+    whose prompt left the reasoning open (``<think>\n``) starts with that marker."""
     sample = output.outputs[0]
     finish = sample.finish_reason
     if finish not in ("stop", "length"):
         raise BackendError(f"vLLM request {output.request_id} ended with {finish!r}")
+    text = opening_marker(getattr(output, "prompt", None) or "") + sample.text
     return Completion(
-        text=sample.text,
+        text=text,
         token_logprobs=_token_logprobs(sample),
         n_tokens=len(sample.token_ids),
         finish_reason=finish,
+        tokens=_token_texts(sample) if answer_start(text) else None,
     )
+
+
+def _token_texts(sample) -> tuple[str, ...] | None:
+    """Each sampled token's text (vLLM's ``decoded_token``), or ``None`` where one is missing."""
+    texts = [getattr(position.get(token_id), "decoded_token", None)
+             for token_id, position in zip(sample.token_ids, sample.logprobs or ())]
+    return tuple(texts) if len(texts) == len(sample.token_ids) and all(isinstance(t, str) for t in texts) else None
 
 
 def _external_id(request_id) -> str:

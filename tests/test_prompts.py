@@ -1,0 +1,159 @@
+"""Prompts the user controls: presets (the paper's, the boxed chain-of-thought), --system-prompt
+and --prompt-template; the prompt is recorded with every sample and is part of what a run
+directory's samples are."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import arithmetic, cli, read_jsonl, write_jsonl
+
+from uab_cli.errors import UabError
+from uab_cli.prompts import Prompt, answer_messages, load_template
+from uab_cli.settings import Generation
+
+MC = {"id": "m", "question": "Which is even?", "choices": ["3", "8"], "answer": "B"}
+MATH = {"id": "a", "question": "What is 3 + 4?", "answer": "7"}
+
+
+def test_presets_ask_as_their_sources_do():
+    # the paper's code (manhitv/UAB src/evaluator.py, main table): one user turn, no system prompt
+    assert answer_messages(MATH, "paper") == ({"role": "user", "content": (
+        "What is 3 + 4? Put your final answer in \\boxed{answer} at the very end of your response, "
+        "e.g. \\boxed{\\frac{1}{2}} or \\boxed{3.14}.")},)
+    assert answer_messages(MATH, "paper-curly")[0]["content"].endswith(
+        'Make sure to state your final answer in curly brackets at the very end of your response, just like: '
+        '"{final answer: 123}".')
+    assert answer_messages(MC, "paper") == ({"role": "user", "content": (
+        "Which is even?\n(A) 3\n(B) 8\n\n Make sure to state your final answer choice in curly brackets at the "
+        'very end of your response, just like: "{final answer: (A)}".')},)
+    assert answer_messages(MATH, "boxed") == ({"role": "user", "content": (
+        "What is 3 + 4?\nPlease reason step by step, and put your final answer within \\boxed{}.")},)
+    # uab's own prompts are unchanged
+    few = answer_messages(MC, "fewshot", vcs=True)
+    assert few[0]["content"].startswith("Solve the problem.") and len(few) == 6
+    assert few[-1]["content"].startswith("Which is even?\nA. 3\nB. 8\n\n") and "Confidence" in few[-1]["content"]
+
+
+def test_a_template_fills_its_fields_and_keeps_doubled_braces(tmp_path):
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps([
+        {"role": "system", "content": "Set {{x}} aside."},
+        {"role": "user", "content": "1 + 1?"}, {"role": "assistant", "content": "{{final answer: 2}}"},
+        {"role": "user", "content": "{stem}|{choices}|{question}"}]))
+    messages, digest = load_template(str(path))
+    prompt = Prompt(template=messages)
+    assert prompt.messages(MC)[-1]["content"] == "Which is even?|(A) 3\n(B) 8|Which is even?\nA. 3\nB. 8"
+    assert prompt.messages(MC)[0]["content"] == "Set {x} aside."
+    assert prompt.messages(MC)[2]["content"] == "{final answer: 2}"
+    assert prompt.messages(MATH, vcs=True)[-1]["content"].startswith("What is 3 + 4?||What is 3 + 4?\n\n")
+    # --system-prompt replaces the template's own, "" removes it, and is never formatted
+    assert Prompt(system="{question}", template=messages).messages(MATH)[0] == {"role": "system",
+                                                                                 "content": "{question}"}
+    assert [m["role"] for m in Prompt(system="", template=messages).messages(MATH)] == ["user", "assistant", "user"]
+    assert Prompt("boxed", system="S").messages(MATH)[0] == {"role": "system", "content": "S"}
+    assert len(digest) == 64
+
+
+@pytest.mark.parametrize("content, says", [
+    ('[{"role": "user", "content": "{question}"}', ":1: prompt template is not JSON"),
+    ('{"role": "user", "content": "{question}"}', "a prompt template is a JSON list of messages"),
+    ('[{"role": "user", "text": "{question}"}]', 'message 1: expected {"role": ..., "content": "text"}'),
+    ('[{"role": "human", "content": "{question}"}]', "message 1: role must be one of system, user, assistant"),
+    ('[{"role": "user", "content": "{answer}"}]', "message 1: unknown field {answer}; use {question}, {stem}, "
+                                                  "{choices}"),
+    ('[{"role": "user", "content": "{question:>9}"}]', "unknown field {question:>9}"),
+    ('[{"role": "user", "content": "{question} in \\\\boxed{}"}]', "message 1: unknown field {}"),
+    ('[{"role": "user", "content": "{question} {"}]', "message 1: Single '{' encountered"),
+    ('[{"role": "user", "content": "{question}"}, {"role": "assistant", "content": "A"}]',
+     "the last message must be the user's"),
+    ('[{"role": "user", "content": "Solve it."}]', "no message names the question"),
+])
+def test_a_bad_template_is_one_error_naming_the_file(tmp_path, content, says):
+    path = tmp_path / "t.json"
+    path.write_text(content)
+    with pytest.raises(UabError) as caught:
+        load_template(str(path))
+    assert str(caught.value).startswith(str(path)) and says in str(caught.value), str(caught.value)
+    q = write_jsonl(tmp_path / "q.jsonl", arithmetic(2))
+    result = cli(["phase1", q, "--backend", "scripted", "--prompt-template", str(path), "-o", str(tmp_path / "o")])
+    assert result.exit_code == 2 and says in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "o").exists()
+
+
+def test_the_backend_is_asked_exactly_the_requested_messages(tmp_path, fake_backend):
+    fake_backend.in_cli()
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps([{"role": "user", "content": "Q: {question} {{ok}}"}]))
+    q = write_jsonl(tmp_path / "q.jsonl", arithmetic(2))
+    result = cli(["phase1", q, "--backend", "scripted", "--prompt-template", str(path), "--system-prompt", "Be brief.",
+                  "-o", str(tmp_path / "p1.jsonl"), "-q"])
+    assert result.exit_code == 0, result.stderr
+    assert [r.messages for r in fake_backend.calls[0]] == [
+        ({"role": "system", "content": "Be brief."}, {"role": "user", "content": f"Q: {rec['question']} {{ok}}"})
+        for rec in arithmetic(2)]
+    info = read_jsonl(tmp_path / "p1.jsonl")[0]["uab"]["phase1"]
+    assert (info["system_prompt"], info["prompt_template"]) == ("Be brief.", str(path))
+    assert info["prompt_template_sha256"] == load_template(str(path))[1]
+
+
+def _run(tmp_path, *more):
+    q = write_jsonl(tmp_path / "q.jsonl", arithmetic(3))
+    return cli(["run", q, "-N", "2", "-o", str(tmp_path / "r"), "--backend", "scripted", "-q", *more])
+
+
+def test_a_run_remembers_its_prompt_and_refuses_another(tmp_path, fake_backend):
+    fake_backend.in_cli()
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps([{"role": "user", "content": "{question}"}]))
+    assert _run(tmp_path, "--prompt-template", str(path), "--system-prompt", "S").exit_code == 0
+    assert fake_backend.drawn == 6
+    # a rerun without the options takes the recorded prompt and draws nothing
+    assert _run(tmp_path, "-N", "3").exit_code == 0
+    assert fake_backend.drawn == 9 and fake_backend.calls[-1][0].messages[0] == {"role": "system", "content": "S"}
+    for more, says in ((["--system-prompt", "T"], "--system-prompt (S → T)"),
+                       (["--prompt", "boxed"], "--prompt (fewshot → boxed)")):
+        result = _run(tmp_path, *more)
+        assert result.exit_code == 2 and says in result.stderr, result.stderr
+    path.write_text(json.dumps([{"role": "user", "content": "Please: {question}"}]))  # edited in place
+    result = _run(tmp_path)
+    assert result.exit_code == 2 and "--prompt-template (its content)" in " ".join(result.stderr.split())
+    assert _run(tmp_path, "--force").exit_code == 0
+    assert fake_backend.calls[-1][0].messages[-1]["content"].startswith("Please: ")
+
+
+def test_a_run_directory_of_an_earlier_uab_resumes(tmp_path, fake_backend):
+    """Its config has no entries for the new options: they count as their defaults."""
+    fake_backend.in_cli()
+    assert _run(tmp_path).exit_code == 0
+    config = json.loads((tmp_path / "r" / "config.json").read_text())
+    for name in ("system_prompt", "prompt_template", "signal_span"):
+        del config["generation"][name]
+    (tmp_path / "r" / "config.json").write_text(json.dumps(config))
+    assert _run(tmp_path).exit_code == 0 and fake_backend.drawn == 6
+
+
+def test_phase2_refuses_a_template_edited_since_phase1(tmp_path, fake_backend):
+    fake_backend.in_cli()
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps([{"role": "user", "content": "{question}"}]))
+    q = write_jsonl(tmp_path / "q.jsonl", arithmetic(2))
+    assert cli(["phase1", q, "--backend", "scripted", "--prompt-template", str(path), "-o",
+                str(tmp_path / "p1.jsonl"), "-q"]).exit_code == 0
+    assert cli(["allocate", str(tmp_path / "p1.jsonl"), "-N", "2", "-o", str(tmp_path / "a.jsonl"), "-q"]).exit_code == 0
+    assert cli(["phase2", str(tmp_path / "a.jsonl"), "-o", str(tmp_path / "p2.jsonl"), "-q"]).exit_code == 0
+    assert fake_backend.calls[-1][0].messages == ({"role": "user", "content": arithmetic(2)[0]["question"]},)
+    path.write_text(json.dumps([{"role": "user", "content": "Now: {question}"}]))
+    result = cli(["phase2", str(tmp_path / "a.jsonl"), "-o", str(tmp_path / "p2b.jsonl"), "-q"])
+    assert result.exit_code == 2 and "prompt template changed since Phase 1" in result.stderr
+
+
+def test_prompt_options_come_from_a_settings_file(tmp_path, fake_backend):
+    fake_backend.in_cli()
+    settings = tmp_path / "s.json"
+    settings.write_text(json.dumps({"system_prompt": "From settings.", "prompt": "paper"}))
+    assert _run(tmp_path, "--settings", str(settings)).exit_code == 0
+    assert fake_backend.calls[0][0].messages[0] == {"role": "system", "content": "From settings."}
+    gen = Generation.from_params({"system_prompt": "", "prompt": "zeroshot"})
+    assert gen.prompter.messages(MATH) == ({"role": "user", "content": "What is 3 + 4?"},)

@@ -1,0 +1,105 @@
+"""Reasoning models: the final part of a reply is what is graded, a reply cut inside its
+reasoning has no answer, a server's separate reasoning is kept, and the answer-only signal
+covers the tokens after the reasoning.
+
+tests/data/reasoning_corpus.jsonl holds real replies of Sky-T1 models (trained on QwQ-32B-Preview
+reasoning traces; their <|begin_of_thought|> … <|end_of_thought|> then the solution) to MATH-500,
+Minerva-Math and AIME 2024 with the benchmark's gold: ``expected`` is the grade of the final
+answer, ``null`` where the reply has none (cut off while thinking, or before its solution
+states one); ``source`` names the public repository, commit, file, licence and row.
+"""
+
+from __future__ import annotations
+
+import collections
+import pathlib
+
+import orjson
+import pytest
+
+from uab_cli.answers import extract_answer, is_correct
+from uab_cli.backends.base import Completion
+from uab_cli.errors import UabError
+from uab_cli.pipeline import make_sample
+from uab_cli.reasoning import answer_logprobs, answer_start, final_text, opening_marker
+from uab_cli.records import check_record
+
+CORPUS = pathlib.Path(__file__).parent / "data" / "reasoning_corpus.jsonl"
+ROWS = [orjson.loads(line) for line in CORPUS.read_bytes().splitlines()]
+
+
+@pytest.mark.parametrize("row", ROWS, ids=[f"{i}-{r['class']}" for i, r in enumerate(ROWS)])
+def test_real_reasoning_reply_grades_as_its_final_answer(row):
+    rec = {"id": "q", "question": "q", "answer": row["gold"]}
+    sample = make_sample(Completion(row["response"], None, 0, "length"), rec, 0, 1, 0)
+    graded = None if sample["answer"] is None else is_correct(rec, sample["answer"])
+    assert graded is row["expected"], (sample["answer"], row["source"])
+
+
+def test_corpus_is_real_and_covers_each_case():
+    seen = collections.Counter((r["class"], r["expected"]) for r in ROWS)
+    assert len(ROWS) >= 25
+    assert seen[("final", True)] and seen[("final", False)] and seen[("decoy", False)]
+    assert seen[("cut_thought", None)] >= 5 and seen[("cut_solution", None)]
+    assert all("(Apache-2.0)" in r["source"] and "@" in r["source"] for r in ROWS)
+    # a draft inside the reasoning would have graded these otherwise
+    cut = [r for r in ROWS if r["expected"] is None]
+    assert sum(extract_answer(r["response"], {"question": "q", "answer": r["gold"]}) is not None for r in cut) >= 5
+
+
+@pytest.mark.parametrize("text, final", [
+    ("no reasoning here: \\boxed{1}", "no reasoning here: \\boxed{1}"),
+    ("<think>\\boxed{1}</think>\n\\boxed{2}", "\n\\boxed{2}"),
+    ("reasoning opened by the template \\boxed{1}\n</think>\n\nAnswer: 2", "\n\nAnswer: 2"),
+    ("<think>still thinking \\boxed{1}", None),
+    ("<think>a</think> b <think>thinking again \\boxed{3}", None),
+    ("[THINK]x \\boxed{1}[/THINK]\\boxed{2}", "\\boxed{2}"),
+    ("[THINK]x \\boxed{1}", None),
+    ("<|begin_of_thought|>x<|end_of_thought|>\n<|begin_of_solution|>\\boxed{2}<|end_of_solution|>",
+     "\n<|begin_of_solution|>\\boxed{2}<|end_of_solution|>"),
+    ("<|begin_of_thought|>\\boxed{1}", None),
+    ("<|channel|>analysis<|message|>\\boxed{1}<|end|><|start|>assistant<|channel|>final<|message|>\\boxed{2}<|return|>",
+     "\\boxed{2}"),
+    ("<|channel|>analysis<|message|>\\boxed{1} and so on", None),
+    ("analysisWe need \\boxed{1}.assistantfinal\\boxed{2}", "\\boxed{2}"),
+    ("analysisWe need \\boxed{1}, more", None),
+    ("The analysis shows \\boxed{3}", "The analysis shows \\boxed{3}"),
+])
+def test_final_part_of_each_family(text, final):
+    assert final_text(text) == final
+
+
+def test_a_template_that_opens_the_reasoning_is_seen():
+    assert opening_marker("<｜User｜>q<｜Assistant｜><think>\n") == "<think>\n"
+    assert opening_marker("<|im_start|>assistant\n<think>\n\n</think>\n\n") == ""  # Qwen3, thinking off
+    assert opening_marker("<|im_start|>assistant\n") == ""
+
+
+def test_answer_logprobs_start_after_the_token_that_closes_the_reasoning():
+    tokens = ["<think>", "a ", "b", "</think>", "\n\n", "The ", "answer"]
+    logprobs = [-1.0, -2.0, -3.0, -4.0, -5.0, -6.0, -7.0]
+    text = "".join(tokens)
+    assert answer_start(text) == len("<think>a b</think>")
+    assert list(answer_logprobs(logprobs, tokens, text, False)) == [-5.0, -6.0, -7.0]
+    # a token that straddles the marker's end is the marker's
+    assert list(answer_logprobs([-1.0, -2.0, -3.0], ["<think>x", "</think>\n", "42"], "", False)) == [-3.0]
+    # the server returned the reasoning apart: the tokens that spell the content
+    assert list(answer_logprobs(logprobs, tokens, "The answer", True)) == [-6.0, -7.0]
+    # cut off, no reasoning, or no token texts: every token
+    assert list(answer_logprobs(logprobs[:3], tokens[:3], "", False)) == logprobs[:3]
+    assert list(answer_logprobs([-1.0, -2.0], ["4", "2"], "42", False)) == [-1.0, -2.0]
+    assert list(answer_logprobs(logprobs, None, text, False)) == logprobs
+
+
+def test_sample_keeps_the_servers_reasoning_and_reads_confidence_from_the_final_part():
+    rec = {"id": "q", "question": "What is 2 + 2?", "answer": "4"}
+    done = Completion("<think>Confidence: 2, \\boxed{5}</think>\\boxed{4}\nConfidence: 9", (-0.1,), 1, "stop")
+    sample = make_sample(done, rec, 0, 1, 7)
+    assert sample["answer"] == "4" and sample["confidence"] == 9 and "reasoning" not in sample
+    cut = make_sample(Completion("<think>Confidence: 8 \\boxed{4}", (-0.1,), 1, "length"), rec, 0, 1, 7)
+    assert cut["answer"] is None and cut["confidence"] is None and cut["anll"] == pytest.approx(0.1)
+    apart = make_sample(Completion("\\boxed{4}", None, 3, "stop", reasoning="maybe \\boxed{5}"), rec, 0, 1, 7)
+    assert apart["answer"] == "4" and apart["reasoning"] == "maybe \\boxed{5}"
+    check_record({**rec, "samples": [apart]})
+    with pytest.raises(UabError, match="'reasoning' must be a string or null"):
+        check_record({**rec, "samples": [{**apart, "reasoning": ["x"]}]})
