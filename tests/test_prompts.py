@@ -157,3 +157,13 @@ def test_prompt_options_come_from_a_settings_file(tmp_path, fake_backend):
     assert fake_backend.calls[0][0].messages[0] == {"role": "system", "content": "From settings."}
     gen = Generation.from_params({"system_prompt": "", "prompt": "zeroshot"})
     assert gen.prompter.messages(MATH) == ({"role": "user", "content": "What is 3 + 4?"},)
+
+
+def test_a_recommendation_carries_the_pools_prompt_quoted_for_the_shell():
+    from uab_cli import recommend
+
+    entry = {"allocator": "uniform", "signal": None, "T": None, "N": 2, "vote_rule": "majority"}
+    context = {"generation": {**Generation(system_prompt="Be brief.", prompt="boxed").info()}}
+    settings = recommend.run_settings(entry, context)
+    assert settings["system_prompt"] == "Be brief." and settings["prompt"] == "boxed"
+    assert "--system-prompt 'Be brief.'" in recommend.flags(settings)

@@ -103,3 +103,23 @@ def test_sample_keeps_the_servers_reasoning_and_reads_confidence_from_the_final_
     check_record({**rec, "samples": [apart]})
     with pytest.raises(UabError, match="'reasoning' must be a string or null"):
         check_record({**rec, "samples": [{**apart, "reasoning": ["x"]}]})
+
+
+def test_a_vllm_reply_starts_with_the_marker_its_prompt_left_open():
+    from types import SimpleNamespace as NS
+
+    from uab_cli.backends.vllm import to_completion
+
+    def position(token_id, text):
+        return {token_id: NS(logprob=-0.5 * token_id, decoded_token=text)}
+
+    def output(texts, prompt):
+        sample = NS(text="".join(texts), token_ids=list(range(1, len(texts) + 1)), finish_reason="length",
+                    logprobs=[position(i, t) for i, t in enumerate(texts, 1)])
+        return NS(request_id="r", prompt=prompt, outputs=[sample])
+
+    cut = to_completion(output(["So ", "\\boxed{3}"], "<｜User｜>q<｜Assistant｜><think>\n"))
+    assert cut.text == "<think>\nSo \\boxed{3}" and final_text(cut.text) is None and cut.tokens is None
+    done = to_completion(output(["So ", "</think>", "\\boxed{3}"], "<|im_start|>assistant\n"))
+    assert done.text == "So </think>\\boxed{3}" and done.tokens == ("So ", "</think>", "\\boxed{3}")
+    assert list(answer_logprobs(done.token_logprobs, done.tokens, done.text, False)) == [-1.5]

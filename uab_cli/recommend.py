@@ -18,6 +18,7 @@ questions; the gain reported is the held-out one.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -122,7 +123,8 @@ def flags(settings: dict) -> str:
         if isinstance(value, bool):
             parts.append(spelled[0] if value else spelled[-1])
         else:
-            parts.append(f"{spelled[0]} {format(value, 'g') if isinstance(value, float) else value}")
+            shown = format(value, "g") if isinstance(value, float) else shlex.quote(value) if isinstance(value, str) else value
+            parts.append(f"{spelled[0]} {shown}")  # a system prompt has spaces: quoted for the shell
     return " ".join(parts)
 
 
