@@ -173,6 +173,7 @@ class RunResult:
     votes: pipeline.VoteSummary
     judge: dict = field(default_factory=dict)
     votes_file: str = ""  # votes.jsonl's copy named by the allocation and vote setting
+    skipped: list = field(default_factory=list)  # pipeline.TooLong of each question --too-long skip left out
 
 
 def _config(records: list[dict], gen: pipeline.Generation, input_name: str, **more) -> dict:
@@ -221,6 +222,7 @@ def run(
     on_stage: Callable[[str, int], None] | None = None,
     on_sample: pipeline.OnSample | None = None,
     on_allocated: Callable[[pipeline.AllocationSummary], None] | None = None,
+    on_skip: pipeline.OnSkip | None = None,
 ) -> RunResult:
     """Phase 1 → allocate → Phase 2 → vote, writing every intermediate into ``out``.
 
@@ -239,12 +241,22 @@ def run(
         with backend() as be:
             gen = dataclasses.replace(gen, model=gen.model or be.model)
             rundir.open({**config, "generation": gen.info()}, force)
-            return _stages(rundir, records, be, gen, alloc, vote, k, signal, on_stage, on_sample, on_allocated)
+            return _stages(rundir, records, be, gen, alloc, vote, k, signal, on_stage, on_sample, on_allocated,
+                           on_skip)
     finally:
         rundir.close()
 
 
-def _stages(rundir, records, be, gen, alloc, vote, k, signal, on_stage, on_sample, on_allocated) -> RunResult:
+def _stages(rundir, records, be, gen, alloc, vote, k, signal, on_stage, on_sample, on_allocated,
+            on_skip=None) -> RunResult:
+    skipped: list = []
+
+    def skip(rec: dict, too_long: pipeline.TooLong) -> None:
+        skipped.append(too_long)
+        if on_skip:
+            on_skip(rec, too_long)
+
+    pipeline.fit(records, be, gen, skip)  # before anything is drawn; a skipped question is in no stage
     judge_info: dict = {}
     if alloc.allocator in allocators.NEEDS_JUDGE:
         judge_info = _judge_once(rundir, records, be, gen)
@@ -274,7 +286,7 @@ def _stages(rundir, records, be, gen, alloc, vote, k, signal, on_stage, on_sampl
     votes_file = VOTES_OF.format(_setting_name(alloc, signal, vote))
     rundir.write(votes_file, records)
     rundir.write("votes.jsonl", records)
-    return RunResult(alloc.n * len(records), drawn, restored, summary, votes, judge_info, votes_file)
+    return RunResult(alloc.n * len(records), drawn, restored, summary, votes, judge_info, votes_file, skipped)
 
 
 def pool(
@@ -286,11 +298,14 @@ def pool(
     force: bool = False,
     input_name: str = "",
     on_sample: pipeline.OnSample | None = None,
+    on_skip: pipeline.OnSkip | None = None,
+    on_stage: Callable[[str, int], None] | None = None,
 ) -> int:
     """Draw ``k`` samples per question once, resumably, into ``out/pool.jsonl``.
 
     A pool replays any allocator offline (``uab simulate``); a larger ``k`` on the same
-    directory adds samples. Returns the samples drawn now.
+    directory adds samples. Returns the samples drawn now. ``records`` loses the questions
+    that ``--too-long skip`` leaves out.
     """
     if k < 1:
         raise UabError(f"--samples must be >= 1, got {k}")
@@ -300,7 +315,10 @@ def pool(
         with backend() as be:
             gen = dataclasses.replace(gen, model=gen.model or be.model)
             rundir.open(_config(records, gen, input_name, pool=k), force)
+            pipeline.fit(records, be, gen, on_skip)
             rundir.take(records, 0, k)
+            if on_stage:
+                on_stage("pool", sum(len(pipeline.missing(r, 0, k)) for r in records))
 
             def keep(rec: dict, sample: dict) -> None:
                 rundir.checkpoint(rec, sample)
@@ -331,6 +349,8 @@ def _changed(old: dict, new: dict) -> list[str]:
             continue
         if isinstance(a, dict) and isinstance(b, dict):
             for name in sorted(set(a) | set(b)):
+                if key == "generation" and name in pipeline.Generation.SAMPLE_FREE:
+                    continue
                 if a.get(name) != b.get(name):
                     out.setdefault(settings.flag(f"{key}.{name}"), f"({_show(a.get(name))} → {_show(b.get(name))})")
         else:
