@@ -457,8 +457,12 @@ def report(
 
     rows = [row for _, row in read_jsonl(results)]
     records = _load(runs.pool_file(pool), "sampled")[0] if pool else None
-    for path in evaluation.report(rows, records, output):
+    for path in evaluation.report(rows, records, output, _plot_skipped):
         typer.echo(path)
+
+
+def _plot_skipped(name: str, why: str) -> None:
+    err.print(f"not drawn: {name}: {why}", highlight=False, soft_wrap=True)
 
 
 # --- summaries ---------------------------------------------------------------------

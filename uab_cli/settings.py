@@ -203,8 +203,9 @@ class Vote:
 
     @functools.cached_property  # one dict shared by every voted record, made once
     def _info(self) -> dict:
-        info = {"include_phase1": self.include_phase1, "tie_seed": self.tie_seed, "rule": self.rule,
-                "cut_samples": self.cut}
+        info = {"include_phase1": self.include_phase1, "tie_seed": self.tie_seed, "rule": self.rule}
+        if self.cut != Vote.cut:  # absent: cut samples vote, as in every earlier version
+            info["cut_samples"] = self.cut
         if self.uses_confidence:
             info.update(signal=self.signal, temperature=self.temperature)
             if voting.RULES[self.rule].keep:
@@ -212,9 +213,11 @@ class Vote:
         return {**info, "version": __version__}
 
     def options(self) -> dict:
-        """The ``uab run`` option values, by parameter name, that reproduce this vote: the rule
-        and the confidence settings it reads (names derived from each field's option)."""
-        names = ["rule", "cut"] + (["signal", "temperature"] if self.uses_confidence else [])
+        """The ``uab run`` option values, by parameter name, that reproduce this vote: the rule,
+        ``--cut-samples`` unless the default, and the confidence settings the rule reads (names
+        derived from each field's option)."""
+        names = ["rule"] + (["cut"] if self.cut != Vote.cut else [])
+        names += ["signal", "temperature"] if self.uses_confidence else []
         names += ["keep"] if self.uses_confidence and voting.RULES[self.rule].keep else []
         values = {**asdict(self), "signal": self.vote_signal()}
         return {f.metadata["option"].name: values[f.name] for f in fields(self) if f.name in names}
