@@ -4,6 +4,7 @@ named), and it is measured in bounded memory however long it is."""
 
 from __future__ import annotations
 
+import orjson
 import pytest
 from conftest import arithmetic, cli, read_jsonl, write_jsonl
 
@@ -124,3 +125,12 @@ def test_a_prompt_far_beyond_the_context_is_measured_without_tokenising_it():
     size = chat.length(huge, 1000)
     assert not size.exact and size.tokens == -(-(5_000_000 + 17) // 4) and size.tokens > 1000
     assert tokenizer.tokenised == [117]  # the huge prompt was never tokenised
+
+
+def test_the_judge_pre_pass_sees_only_the_questions_that_fit(tmp_path):
+    q = questions(tmp_path)
+    out = tmp_path / "r"
+    result = cli(["run", q, "-N", "2", "-o", str(out), "--allocator", "judge", *scripted("--too-long", "skip")])
+    assert result.exit_code == 0, result.stderr
+    labels = orjson.loads((out / runs.JUDGE).read_bytes())["labels"]
+    assert sorted(labels) == ["q0", "q1", "q3", "q4"]

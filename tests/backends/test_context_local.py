@@ -49,10 +49,16 @@ def test_an_over_long_question_exits_2_in_bounded_memory(tmp_path, name, questio
 
 
 def test_prompt_lengths_count_what_the_model_is_fed():
+    from uab_cli.backends.base import SampleRequest, SamplingParams
     from uab_cli.backends.local import LocalBackend
+    from uab_cli.errors import UabError
 
     messages = ({"role": "user", "content": "What is 7 times 9? Think step by step."},)
     with LocalBackend() as backend:
         assert backend.context_length == 8192
         [size] = backend.prompt_lengths([messages], 8000)
         assert size.exact and size.tokens == len(backend.prompt_ids(messages))
+        # Called directly, the backend still never prefills a prompt it cannot attend to.
+        long = SampleRequest(({"role": "user", "content": words(12_000)},), 1)
+        with pytest.raises(UabError, match=r"prompt 0 has .* exceeds the model's context of 8,192"):
+            backend.generate([long], SamplingParams(max_tokens=8))
