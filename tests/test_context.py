@@ -134,3 +134,12 @@ def test_the_judge_pre_pass_sees_only_the_questions_that_fit(tmp_path):
     assert result.exit_code == 0, result.stderr
     labels = orjson.loads((out / runs.JUDGE).read_bytes())["labels"]
     assert sorted(labels) == ["q0", "q1", "q3", "q4"]
+
+
+def test_too_long_is_no_sampling_setting_of_a_recommendation():
+    from uab_cli import recommend
+
+    entry = {"allocator": "uniform", "signal": None, "T": None, "N": 4, "vote_rule": "majority"}
+    generation = {**Generation(backend="scripted", max_tokens=48, too_long="skip").info()}
+    settings = recommend.run_settings(entry, {"generation": generation})
+    assert settings["max_tokens"] == 48 and "too_long" not in settings
