@@ -40,7 +40,12 @@ def test_a_prompt_that_does_not_fit_is_an_input_error_before_anything_is_drawn(t
         assert "question 'q2': its prompt has 4" in result.stderr and "(and 1 more question)" in result.stderr
         assert "exceeds the model's context of 300 tokens" in result.stderr
     assert fake_backend.drawn == 0 and not (tmp_path / "p1.jsonl").exists()
-    assert not (tmp_path / "r" / "votes.jsonl").exists() and not (tmp_path / "pool" / runs.POOL).exists()
+    assert not (tmp_path / "r" / runs.CONFIG).exists() and not (tmp_path / "pool" / runs.CONFIG).exists()
+    # Nothing recorded: the fixed questions run in the same directory without --force.
+    fixed = write_jsonl(tmp_path / "q.jsonl", arithmetic(5))
+    for args in (["run", fixed, "-N", "2", "-o", str(tmp_path / "r")], ["pool", fixed, "-K", "2", "-o",
+                                                                         str(tmp_path / "pool")]):
+        assert cli([*args, *scripted()]).exit_code == 0
 
 
 def test_too_long_skip_leaves_the_question_out_of_every_stage_and_names_it(tmp_path):

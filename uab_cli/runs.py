@@ -240,23 +240,31 @@ def run(
         rundir.check(config, force)  # before the model loads
         with backend() as be:
             gen = dataclasses.replace(gen, model=gen.model or be.model)
+            skipped = _fit(records, be, gen, on_skip)
             rundir.open({**config, "generation": gen.info()}, force)
             return _stages(rundir, records, be, gen, alloc, vote, k, signal, on_stage, on_sample, on_allocated,
-                           on_skip)
+                           skipped)
     finally:
         rundir.close()
 
 
-def _stages(rundir, records, be, gen, alloc, vote, k, signal, on_stage, on_sample, on_allocated,
-            on_skip=None) -> RunResult:
-    skipped: list = []
+def _fit(records: list[dict], backend: Backend, gen: pipeline.Generation,
+         on_skip: pipeline.OnSkip | None) -> list[pipeline.TooLong]:
+    """``pipeline.fit`` before the directory records anything (a question too long leaves no
+    config behind); returns the questions ``--too-long skip`` left out of every stage."""
+    skipped: list[pipeline.TooLong] = []
 
     def skip(rec: dict, too_long: pipeline.TooLong) -> None:
         skipped.append(too_long)
         if on_skip:
             on_skip(rec, too_long)
 
-    pipeline.fit(records, be, gen, skip)  # before anything is drawn; a skipped question is in no stage
+    pipeline.fit(records, backend, gen, skip)
+    return skipped
+
+
+def _stages(rundir, records, be, gen, alloc, vote, k, signal, on_stage, on_sample, on_allocated,
+            skipped) -> RunResult:
     judge_info: dict = {}
     if alloc.allocator in allocators.NEEDS_JUDGE:
         judge_info = _judge_once(rundir, records, be, gen)
@@ -311,11 +319,12 @@ def pool(
         raise UabError(f"--samples must be >= 1, got {k}")
     rundir = RunDir(out, force)
     try:
-        rundir.check(_config(records, gen, input_name, pool=k), force)  # before the model loads
+        config = _config(records, gen, input_name, pool=k)
+        rundir.check(config, force)  # before the model loads
         with backend() as be:
             gen = dataclasses.replace(gen, model=gen.model or be.model)
-            rundir.open(_config(records, gen, input_name, pool=k), force)
-            pipeline.fit(records, be, gen, on_skip)
+            _fit(records, be, gen, on_skip)
+            rundir.open({**config, "generation": gen.info()}, force)
             rundir.take(records, 0, k)
             if on_stage:
                 on_stage("pool", sum(len(pipeline.missing(r, 0, k)) for r in records))
