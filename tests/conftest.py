@@ -89,8 +89,8 @@ class FakeBackend:
         self.made: list[ScriptedBackend] = []
         self._monkeypatch = monkeypatch
 
-    def __call__(self, model: str = "scripted", fail_after: int | None = None) -> ScriptedBackend:
-        backend = ScriptedBackend(model, fail_after=fail_after)
+    def __call__(self, model: str = "scripted", fail_after: int | None = None, **options) -> ScriptedBackend:
+        backend = ScriptedBackend(model, fail_after=fail_after, **options)
         self.made.append(backend)
         return backend
 
@@ -112,8 +112,8 @@ class FakeBackend:
         fake = self
 
         class Scripted(ScriptedBackend):  # the registry's entry: a class, made by this fixture
-            def __new__(cls, model: str = "scripted"):
-                return fake(model, fail_after)
+            def __new__(cls, model: str = "scripted", **options):
+                return fake(model, fail_after, **options)
 
         self._monkeypatch.setitem(BACKENDS, "scripted", lambda: Scripted)
 

@@ -270,6 +270,11 @@ class _Bar(StageProgress):
         super().__init__(err, quiet)
 
 
+def _skipped(rec: dict, too_long: pipeline.TooLong) -> None:
+    """A question ``--too-long skip`` leaves out, on stderr (``-q`` too: the output lacks it)."""
+    err.print(f"[yellow]skipped:[/yellow] {escape(str(too_long))}", highlight=False, soft_wrap=True)
+
+
 def _status(line: str) -> None:
     """Backend status lines (a first run's model conversion) on stderr."""
     err.print(line, markup=False, highlight=False, soft_wrap=True)
@@ -287,6 +292,7 @@ def phase1(ctx: typer.Context, input: In, output: Out = "-", samples: K = 1,
     gen = Generation.from_params(ctx.params)
     with _backend(ctx, gen)() as be, _Bar(quiet) as bar:
         gen = dataclasses.replace(gen, model=gen.model or be.model)
+        pipeline.fit(records, be, gen, _skipped)
         if judge:
             counts = pipeline.judge(records, be, gen)
             if not quiet:
@@ -308,6 +314,7 @@ def phase2(ctx: typer.Context, input: In, output: Out = "-", quiet: Quiet = Fals
     records, _ = _load(input, "allocated")
     gen = Generation.from_params(ctx.params, pipeline.generation_of(records[0]))
     with _backend(ctx, gen)() as be, _Bar(quiet) as bar:
+        pipeline.fit([r for r in records if r["extra"]], be, gen)
         bar.stage("phase2", sum(r["extra"] for r in records))
         pipeline.phase2(records, be, gen, bar.sample)
     write_records(output, records)
@@ -338,10 +345,13 @@ def run(ctx: typer.Context, input: In, output: OutDir, force: Force = False, sam
     gen = Generation.from_params(params, recorded.generation)
     with _Bar(quiet) as bar:
         result = runs.run(records, _backend(ctx, gen), gen, output, alloc, votes, samples or recorded.k or 1, force,
-                          input, bar.stage, bar.sample, None if quiet else _print_allocation)
+                          input, bar.stage, bar.sample, None if quiet else _print_allocation, _skipped)
     if not quiet:
         if result.judge:
             err.print(f"judge calls (not in the budget): {result.judge}")
+        if result.skipped:
+            err.print(f"left out by --too-long skip: {len(result.skipped)} question(s) (named above); the budget "
+                      f"and the votes are over the {result.votes.questions} that fit", highlight=False, soft_wrap=True)
         err.print(f"samples: planned {result.planned}, drawn now {result.drawn}, reused {result.restored}")
         _print_votes(result.votes)
         err.print(f"outputs in {output}/: {', '.join(runs.STAGE_FILES)} (the votes also in {result.votes_file})")
@@ -379,8 +389,8 @@ def pool(ctx: typer.Context, input: In,
     records, _ = _load(input, "question")
     gen = Generation.from_params(ctx.params, runs.recorded(output).generation)
     with _Bar(quiet) as bar:
-        bar.stage("pool", len(records) * samples)
-        drawn = runs.pool(records, _backend(ctx, gen), gen, output, samples, force, input, bar.sample)
+        drawn = runs.pool(records, _backend(ctx, gen), gen, output, samples, force, input, bar.sample, _skipped,
+                          bar.stage)
     if not quiet:
         err.print(f"pool: {len(records)} questions × {samples} samples in {output}/pool.jsonl ({drawn} drawn now)")
 
@@ -447,8 +457,12 @@ def report(
 
     rows = [row for _, row in read_jsonl(results)]
     records = _load(runs.pool_file(pool), "sampled")[0] if pool else None
-    for path in evaluation.report(rows, records, output):
+    for path in evaluation.report(rows, records, output, _plot_skipped):
         typer.echo(path)
+
+
+def _plot_skipped(name: str, why: str) -> None:
+    err.print(f"not drawn: {name}: {why}", highlight=False, soft_wrap=True)
 
 
 # --- summaries ---------------------------------------------------------------------
@@ -478,6 +492,11 @@ def _print_votes(s: pipeline.VoteSummary) -> None:
     cov = f"{100 * s.any_correct / s.graded:.1f}%" if s.graded else "-"
     table.add_row(str(s.questions), str(s.graded), acc, cov, str(s.no_answer), str(s.samples))
     err.print(table)
+    if s.cut:
+        cut = s.rule.cut if s.rule is not None else Vote().cut
+        did = "their answers voted" if cut == "count" else "they did not vote"
+        err.print(f"cut at --max-tokens: {s.cut} of {s.samples} samples ({100 * s.cut / s.samples:.0f}%); "
+                  f"{did} (--cut-samples {cut})", highlight=False, soft_wrap=True)
     if s.rule is not None and s.rule.uses_confidence:
         line = f"vote rule: {s.rule.rule} ({s.rule.signal}, T={s.rule.temperature:g}"
         line += f", keep {s.rule.keep:g})" if voting.RULES[s.rule.rule].keep else ")"

@@ -16,7 +16,7 @@ from . import allocation, majority, recommend, voting
 from .allocators import ALLOCATORS, NEEDS_JUDGE, SIGNAL_FREE, SIMULATE_ONLY, Job, call
 from .answers import gold_answer, group, is_correct
 from .errors import UabError
-from .pipeline import generation_of
+from .pipeline import generation_of, is_cut
 from .records import question_type, samples
 from .settings import Vote
 from .signals import (
@@ -34,9 +34,12 @@ _BIG = 1 << 30
 
 
 class Pool:
-    """A pool prepared once: answer classes, vote tie-break ranks and cached grading."""
+    """A pool prepared once: answer classes, vote tie-break ranks and cached grading.
 
-    def __init__(self, records: Sequence[dict]):
+    ``cut_samples`` (``--cut-samples``): with ``drop`` a sample cut at ``--max-tokens`` has no
+    answer class, so it never votes nor covers; ``cut`` marks those samples either way."""
+
+    def __init__(self, records: Sequence[dict], cut_samples: str = Vote.cut):
         if not records:
             raise UabError("empty pool: no records")
         self.records = list(records)
@@ -52,10 +55,14 @@ class Pool:
         self.graded = np.array([gold_answer(r) is not None for r in self.records])
         if not self.graded.any():
             raise UabError("no record in the pool has a gold 'answer': nothing to evaluate")
+        self.cut_samples = cut_samples
+        self.cut = np.zeros((m, kmax), dtype=bool)
+        for i, ss in enumerate(self.samples):
+            self.cut[i, :len(ss)] = [is_cut(s) for s in ss]
         for i, (rec, ss) in enumerate(zip(self.records, self.samples)):
-            classes, ranked, right = _classes(rec, [s.get("answer") for s in ss])
-            for j, s in enumerate(ss):
-                a = s.get("answer")
+            answers = [None if cut_samples == "drop" and is_cut(s) else s.get("answer") for s in ss]
+            classes, ranked, right = _classes(rec, answers)
+            for j, a in enumerate(answers):
                 if a is not None:
                     self.cls[i, j], self.rank[i, j], self.correct[i, j] = classes[a], ranked[a], right[ranked[a]]
         self.n_classes = max(int(self.cls.max()) + 1, 1)
@@ -177,12 +184,14 @@ def simulate(
     Unrunnable combinations yield one row with ``skipped``. Options are checked before the
     first row (``UabError``).
     """
-    pool = records if isinstance(records, Pool) else Pool(records)
+    vote = vote or Vote()
+    pool = records if isinstance(records, Pool) else Pool(records, vote.cut)
+    if pool.cut_samples != vote.cut:
+        raise UabError(f"the pool was prepared with --cut-samples {pool.cut_samples}, not {vote.cut}")
     seeds = list(range(seeds)) if isinstance(seeds, int) else [int(s) for s in seeds]
     temps = [float(temperature)] if isinstance(temperature, (int, float)) else [float(t) for t in temperature]
     budgets = [int(n) for n in budgets]
     rules = list(dict.fromkeys([voting.DEFAULT_RULE, *vote_rules]))
-    vote = vote or Vote()
     _check(pool, budgets, allocators, signals, seeds, temps, gain, rules, vote)
     combos, skipped = [], []  # (allocator, signal, T, K1, N)
     for name in allocators:
@@ -209,6 +218,8 @@ def _replay(pool, combos, skipped, seeds, gain, thresholds, on_progress, rules, 
     for seed in seeds:
         perm = pool.permutations(seed)
         votes, cover = pool.outcomes(perm, rules, log_w, vote.keep)
+        # cut[i, t]: samples among question i's first t draws that were cut at --max-tokens
+        cut = np.hstack([np.zeros((m, 1), dtype=np.int64), np.take_along_axis(pool.cut, perm, 1).cumsum(axis=1)])
         probs: dict = {}
         for name, sig, t, k1, n in combos:
             if (sig, t) not in probs:
@@ -226,6 +237,8 @@ def _replay(pool, combos, skipped, seeds, gain, thresholds, on_progress, rules, 
                 raise AssertionError(f"{name}: budget broken ({used} used + {saved} saved != {n * m})")
             common = {"coverage": float(cover[idx, per_question][pool.graded].mean()), "samples_used": used,
                       "saved": saved, "capped": int(over.sum())}
+            if pool.cut.any():
+                common.update(cut=int(cut[idx, per_question].sum()), cut_samples=pool.cut_samples)
             if levels:
                 common["by_level"] = {str(lv): float(per_question[level_of == lv].mean()) for lv in levels}
             for rule in [voting.DEFAULT_RULE] if name in UPPER_BOUNDS else rules:
@@ -311,6 +324,8 @@ def summarize(rows: Sequence[dict]) -> list[dict]:
                      gain=rs[0].get("gain"), K1=rs[0].get("K1", 1))
         if any("vote_fallbacks" in r for r in rs):
             entry["vote_fallbacks"] = float(np.mean([r.get("vote_fallbacks", 0) for r in rs]))
+        if any("cut" in r for r in rs):
+            entry.update(cut=float(np.mean([r.get("cut", 0) for r in rs])), cut_samples=rs[0].get("cut_samples"))
         paired = [r["accuracy"] - uniform[r["N"], r["seed"]] for r in rs if (r["N"], r["seed"]) in uniform]
         if paired:
             d = np.array(paired)
@@ -380,6 +395,12 @@ def markdown_table(summary: Sequence[dict], correlation: float | None = None,
     if fell:
         notes.append(f"- up to {fell:.1f} questions per replay had a voted sample without the vote's confidence "
                      "statistic: the confidence rules voted them by majority")
+    cut = [e for e in summary if e.get("cut") is not None]
+    if cut:
+        share = sum(e["cut"] for e in cut) / sum(e["samples_used"] for e in cut)
+        did = "their answers voted" if cut[0]["cut_samples"] == "count" else "they did not vote"
+        notes.append(f"- {100 * share:.1f} % of the samples the replays used were cut at --max-tokens; {did} "
+                     f"(--cut-samples {cut[0]['cut_samples']})")
     if notes:
         text += "\n" + "\n".join(notes) + "\n"
     advice = recommend.markdown(summary, recommended)
@@ -499,20 +520,32 @@ def plot_anll(records: Sequence[dict]):
     return fig
 
 
-def report(rows: Sequence[dict], records: Sequence[dict] | None, out_dir: str) -> list[str]:
-    """Write the plots and ``summary.md`` into ``out_dir``; returns the paths written."""
+def report(rows: Sequence[dict], records: Sequence[dict] | None, out_dir: str,
+           on_skipped: Callable[[str, str], None] | None = None) -> list[str]:
+    """Write the plots and ``summary.md`` into ``out_dir``; returns the paths written. A plot
+    the inputs cannot draw is named, with why, in ``summary.md`` and to ``on_skipped(name, why)``."""
     plt = _pyplot()
     summary = summarize(rows)
     if not any("skipped" not in e for e in summary):
         raise UabError("no result rows to report")
     os.makedirs(out_dir, exist_ok=True)
     figures = {"accuracy_vs_budget.png": plot_accuracy(summary)}
+    skipped = {}
     if any(e.get("by_level") for e in summary):
         figures["allocation_by_level.png"] = plot_levels(summary)
+    else:
+        skipped["allocation_by_level.png"] = "the questions have no 'level' field"
     correlation = None
-    if records is not None and any(s.get("anll") is not None for r in records for s in samples(r)):
+    if records is None:
+        skipped["anll_correct_vs_incorrect.png"] = "no --pool given"
+    elif any(s.get("anll") is not None for r in records for s in samples(r)):
         figures["anll_correct_vs_incorrect.png"] = plot_anll(records)
         correlation = anll_correlation(records)
+    else:
+        skipped["anll_correct_vs_incorrect.png"] = "the pool's samples have no ANLL (no token logprobs)"
+    for name, why in skipped.items():
+        if on_skipped:
+            on_skipped(name, why)
     paths = []
     for name, fig in figures.items():
         paths.append(os.path.join(out_dir, name))
@@ -521,4 +554,6 @@ def report(rows: Sequence[dict], records: Sequence[dict] | None, out_dir: str) -
     paths.append(os.path.join(out_dir, "summary.md"))
     with open(paths[-1], "w", encoding="utf-8") as fh:
         fh.write("# UAB simulation summary\n\n" + markdown_table(summary, correlation, recommendations(rows)))
+        if skipped:
+            fh.write("\nPlots not drawn:\n\n" + "".join(f"- {name}: {why}\n" for name, why in skipped.items()))
     return paths

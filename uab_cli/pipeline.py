@@ -20,7 +20,7 @@ import numpy as np
 
 from . import allocators, gcpolicy, voting
 from .answers import extract_answer, gold_answer, group, vote_and_grade
-from .backends.base import Backend, Completion, SampleRequest, SamplingParams
+from .backends.base import Backend, Completion, PromptLength, SampleRequest, SamplingParams
 from .blocks import map_records
 from .errors import UabError
 from .prompts import judge_messages, parse_judge
@@ -49,7 +49,7 @@ from .signals import (
     token_stats,
 )
 
-__all__ = ["Allocation", "Generation", "Vote", "allocate", "phase1", "phase2", "vote"]
+__all__ = ["Allocation", "Generation", "Vote", "allocate", "fit", "phase1", "phase2", "vote"]
 
 OnSample = Callable[[dict, dict], None]  # (record, sample) once a sample is drawn
 
@@ -121,6 +121,64 @@ def draw(
     return len(wanted)
 
 
+@dataclass(frozen=True)
+class TooLong:
+    """A question whose prompt plus ``--max-tokens`` exceeds the model's context."""
+
+    id: str
+    size: PromptLength
+    max_tokens: int
+    context: int
+
+    def __str__(self) -> str:
+        tokens = f"{self.size.tokens:,}" if self.size.exact else f"at least {self.size.tokens:,}"
+        return (f"question {self.id!r}: its prompt has {tokens} tokens, which with --max-tokens {self.max_tokens:,} "
+                f"exceeds the model's context of {self.context:,} tokens")
+
+
+OnSkip = Callable[[dict, TooLong], None]
+
+
+def fit(records: list[dict], backend: Backend, gen: Generation, on_skip: OnSkip | None = None,
+        messages: Callable[[dict], tuple] | None = None, max_tokens: int | None = None) -> None:
+    """Check, before anything is drawn, that each record's prompt (``messages(rec)``, by default
+    the answer prompt) plus ``max_tokens`` (``--max-tokens``) fits the backend's context.
+
+    One that does not is a ``UabError`` naming the question and its tokens; with
+    ``--too-long skip`` (and ``on_skip``) it is removed from ``records`` in place and passed to
+    ``on_skip``. A backend that knows no context length, or cannot count a prompt, passes it:
+    the service's own error then stops the stage (exit 1), never counted as an answer.
+    """
+    context = backend.context_length
+    if context is None or not records:
+        return
+    max_tokens = gen.max_tokens if max_tokens is None else max_tokens
+    limit = context - max_tokens
+    if limit < 1:
+        raise UabError(f"--max-tokens {max_tokens:,} leaves no room for a prompt in the model's context of "
+                       f"{context:,} tokens")
+    messages = messages or (lambda rec: gen.prompter.messages(rec, gen.vcs))
+    sizes = backend.prompt_lengths([messages(rec) for rec in records], limit)
+    over = [TooLong(rec["id"], size, max_tokens, context) for rec, size in zip(records, sizes)
+            if size is not None and size.tokens > limit]
+    if not over:
+        return
+    if gen.too_long != "skip" or on_skip is None or len(over) == len(records):
+        more = f" (and {len(over) - 1} more question{'s' * (len(over) > 2)})" if len(over) > 1 else ""
+        fixes = ["shorten it"]
+        if over[0].size.tokens < context:  # the prompt alone fits
+            fixes.append(f"lower --max-tokens to {context - over[0].size.tokens:,}")
+        if on_skip is not None:
+            fixes.append("pass --too-long skip")
+        hint = " or ".join(fixes) if len(fixes) < 3 else f"{fixes[0]}, {fixes[1]} or {fixes[2]}"
+        raise UabError(f"{over[0]}{more}: {hint}")
+    skipped = {t.id: t for t in over}
+    for rec in records:
+        if rec["id"] in skipped:
+            on_skip(rec, skipped[rec["id"]])
+    records[:] = [rec for rec in records if rec["id"] not in skipped]
+
+
 def missing(rec: dict, start: int, stop: int) -> list[int]:
     """Sample indices in ``[start, stop)`` that ``rec`` does not hold yet."""
     have = {s.get("index") for s in samples(rec)}
@@ -133,6 +191,7 @@ def phase1(records: list[dict], backend: Backend, gen: Generation, k: int = 1,
 
     With a ``signal`` that needs token logprobs, nothing is spent on a backend that has
     none: a backend that says so fails at once, any other is probed with one sample first.
+    Callers ``fit`` the records to the model's context first.
     """
     if k < 1:
         raise UabError(f"--k must be >= 1, got {k}")
@@ -157,8 +216,9 @@ def judge(records: list[dict], backend: Backend, gen: Generation) -> dict:
 
     Unparsable labels count as ``hard``. Returns counts; the calls are not samples.
     """
-    requests = [SampleRequest(judge_messages(rec), sample_seed(gen.seed, rec["id"], -1)) for rec in records]
     params = SamplingParams(temperature=gen.temperature, max_tokens=8)
+    fit(records, backend, gen, messages=judge_messages, max_tokens=params.max_tokens)
+    requests = [SampleRequest(judge_messages(rec), sample_seed(gen.seed, rec["id"], -1)) for rec in records]
     outputs = backend.generate(requests, params)
     counts: Counter = Counter()
     for rec, out in zip(records, outputs):
@@ -346,7 +406,8 @@ def _answer_counts(phase1: list[dict], kind: str) -> list[int]:
 
 def phase2(records: list[dict], backend: Backend, gen: Generation, on_sample: OnSample | None = None) -> int:
     """Phase 2: each record's ``extra`` samples, indices ``k..k+extra-1`` after its ``k``
-    Phase-1 samples (all questions in one backend call; indices already held are kept)."""
+    Phase-1 samples (all questions in one backend call; indices already held are kept).
+    Callers ``fit`` the records to the model's context first."""
     _same_template(records[0] if records else {}, gen)
     wanted = []
     for r, rec in enumerate(records):
@@ -369,11 +430,17 @@ def _same_template(rec: dict, gen: Generation) -> None:
                        f"{was[:12]}… → {now[:12]}…); restore it, or run Phase 1 again", gen.prompt_template)
 
 
+def is_cut(sample: dict) -> bool:
+    """Whether a sample was cut at ``--max-tokens`` before the model finished."""
+    return sample.get("finish_reason") == "length"
+
+
 def vote(rec: dict, settings: Vote = Vote()) -> dict:
     """Vote over a record's samples by ``settings.rule`` (majority by default); sets
     ``prediction``, ``votes`` (counts per answer), ``correct`` and ``covered`` (some voted
     answer is right: coverage, the paper's surrogate), and ``vote_fallback`` where a
-    confidence rule met a sample without its statistic and voted by majority."""
+    confidence rule met a sample without its statistic and voted by majority. With
+    ``--cut-samples drop`` a sample cut at ``--max-tokens`` votes as one without an answer."""
     pool = rec.get("samples") or ()
     if not settings.include_phase1:
         pool = [s for s in pool if s.get("phase") == 2]
@@ -391,8 +458,8 @@ def vote(rec: dict, settings: Vote = Vote()) -> dict:
             fell.append(fallback)
             return winner
 
-    result, correct, covered = vote_and_grade([s.get("answer") for s in pool], gold_answer(rec, kind), kind, seed,
-                                              pick)
+    answers = [None if settings.cut == "drop" and is_cut(s) else s.get("answer") for s in pool]
+    result, correct, covered = vote_and_grade(answers, gold_answer(rec, kind), kind, seed, pick)
     rec["prediction"], rec["votes"], rec["correct"], rec["covered"] = result.prediction, result.votes, correct, covered
     if any(fell):
         rec["vote_fallback"] = True
@@ -466,12 +533,14 @@ class VoteSummary:
     samples: int = 0
     any_correct: int = 0
     fallbacks: int = 0  # questions a confidence rule voted by majority (a sample without its statistic)
+    cut: int = 0  # samples cut at --max-tokens (finish_reason "length"), whether or not they voted
     by_level: dict = field(default_factory=dict)
     rule: Vote | None = None  # the vote settings, signal resolved
 
     def add(self, rec: dict) -> None:
         self.questions += 1
         self.samples += len(rec.get("samples") or ())
+        self.cut += sum(map(is_cut, rec.get("samples") or ()))
         correct = rec["correct"]
         if rec["prediction"] is None:
             self.no_answer += 1
@@ -487,7 +556,7 @@ class VoteSummary:
                 self.by_level[level] = (n + 1, c + correct)
 
     def merge(self, other: VoteSummary) -> None:
-        for name in ("questions", "graded", "correct", "no_answer", "samples", "any_correct", "fallbacks"):
+        for name in ("questions", "graded", "correct", "no_answer", "samples", "any_correct", "fallbacks", "cut"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         for level, (n, c) in other.by_level.items():
             n0, c0 = self.by_level.get(level, (0, 0))

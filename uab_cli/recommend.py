@@ -101,7 +101,8 @@ def run_settings(entry: dict, context: dict) -> dict:
     out: dict = {}
     gen = context.get("generation") or {}
     for name, value in gen.items():
-        if name in Generation.__dataclass_fields__ and name != "seed" and value is not None:
+        if name in Generation.__dataclass_fields__ and name not in ("seed", *Generation.SAMPLE_FREE) \
+                and value is not None:
             out[name] = value
     for flag, value in allocators.RUN_FLAGS[entry["allocator"]].items():
         out[param_name(flag)] = context.get("gain") or "algorithm1" if value is None else value

@@ -173,6 +173,7 @@ class RunResult:
     votes: pipeline.VoteSummary
     judge: dict = field(default_factory=dict)
     votes_file: str = ""  # votes.jsonl's copy named by the allocation and vote setting
+    skipped: list = field(default_factory=list)  # pipeline.TooLong of each question --too-long skip left out
 
 
 def _config(records: list[dict], gen: pipeline.Generation, input_name: str, **more) -> dict:
@@ -221,6 +222,7 @@ def run(
     on_stage: Callable[[str, int], None] | None = None,
     on_sample: pipeline.OnSample | None = None,
     on_allocated: Callable[[pipeline.AllocationSummary], None] | None = None,
+    on_skip: pipeline.OnSkip | None = None,
 ) -> RunResult:
     """Phase 1 → allocate → Phase 2 → vote, writing every intermediate into ``out``.
 
@@ -238,13 +240,31 @@ def run(
         rundir.check(config, force)  # before the model loads
         with backend() as be:
             gen = dataclasses.replace(gen, model=gen.model or be.model)
+            skipped = _fit(records, be, gen, on_skip)
             rundir.open({**config, "generation": gen.info()}, force)
-            return _stages(rundir, records, be, gen, alloc, vote, k, signal, on_stage, on_sample, on_allocated)
+            return _stages(rundir, records, be, gen, alloc, vote, k, signal, on_stage, on_sample, on_allocated,
+                           skipped)
     finally:
         rundir.close()
 
 
-def _stages(rundir, records, be, gen, alloc, vote, k, signal, on_stage, on_sample, on_allocated) -> RunResult:
+def _fit(records: list[dict], backend: Backend, gen: pipeline.Generation,
+         on_skip: pipeline.OnSkip | None) -> list[pipeline.TooLong]:
+    """``pipeline.fit`` before the directory records anything (a question too long leaves no
+    config behind); returns the questions ``--too-long skip`` left out of every stage."""
+    skipped: list[pipeline.TooLong] = []
+
+    def skip(rec: dict, too_long: pipeline.TooLong) -> None:
+        skipped.append(too_long)
+        if on_skip:
+            on_skip(rec, too_long)
+
+    pipeline.fit(records, backend, gen, skip)
+    return skipped
+
+
+def _stages(rundir, records, be, gen, alloc, vote, k, signal, on_stage, on_sample, on_allocated,
+            skipped) -> RunResult:
     judge_info: dict = {}
     if alloc.allocator in allocators.NEEDS_JUDGE:
         judge_info = _judge_once(rundir, records, be, gen)
@@ -274,7 +294,7 @@ def _stages(rundir, records, be, gen, alloc, vote, k, signal, on_stage, on_sampl
     votes_file = VOTES_OF.format(_setting_name(alloc, signal, vote))
     rundir.write(votes_file, records)
     rundir.write("votes.jsonl", records)
-    return RunResult(alloc.n * len(records), drawn, restored, summary, votes, judge_info, votes_file)
+    return RunResult(alloc.n * len(records), drawn, restored, summary, votes, judge_info, votes_file, skipped)
 
 
 def pool(
@@ -286,21 +306,28 @@ def pool(
     force: bool = False,
     input_name: str = "",
     on_sample: pipeline.OnSample | None = None,
+    on_skip: pipeline.OnSkip | None = None,
+    on_stage: Callable[[str, int], None] | None = None,
 ) -> int:
     """Draw ``k`` samples per question once, resumably, into ``out/pool.jsonl``.
 
     A pool replays any allocator offline (``uab simulate``); a larger ``k`` on the same
-    directory adds samples. Returns the samples drawn now.
+    directory adds samples. Returns the samples drawn now. ``records`` loses the questions
+    that ``--too-long skip`` leaves out.
     """
     if k < 1:
         raise UabError(f"--samples must be >= 1, got {k}")
     rundir = RunDir(out, force)
     try:
-        rundir.check(_config(records, gen, input_name, pool=k), force)  # before the model loads
+        config = _config(records, gen, input_name, pool=k)
+        rundir.check(config, force)  # before the model loads
         with backend() as be:
             gen = dataclasses.replace(gen, model=gen.model or be.model)
-            rundir.open(_config(records, gen, input_name, pool=k), force)
+            _fit(records, be, gen, on_skip)
+            rundir.open({**config, "generation": gen.info()}, force)
             rundir.take(records, 0, k)
+            if on_stage:
+                on_stage("pool", sum(len(pipeline.missing(r, 0, k)) for r in records))
 
             def keep(rec: dict, sample: dict) -> None:
                 rundir.checkpoint(rec, sample)
@@ -331,6 +358,8 @@ def _changed(old: dict, new: dict) -> list[str]:
             continue
         if isinstance(a, dict) and isinstance(b, dict):
             for name in sorted(set(a) | set(b)):
+                if key == "generation" and name in pipeline.Generation.SAMPLE_FREE:
+                    continue
                 was, now = (d.get(name, settings.default(f"{key}.{name}")) for d in (a, b))  # older uab: default
                 if was != now:
                     out.setdefault(settings.flag(f"{key}.{name}"), f"({_show(was)} → {_show(now)})")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import asdict, dataclass, field, fields
+from typing import ClassVar
 
 from . import __version__, allocation, allocators, voting
 from .backends import BACKENDS
@@ -47,6 +48,11 @@ def _vote(flag: str, default=None, help: str = "", **kw):
     return _opt(flag, default, help, panel="Vote", **kw)
 
 
+TOO_LONG = {"error": "exit 2 before anything is drawn, naming the question and its tokens",
+            "skip": "leave the question out of every stage (the budget is N per question that fits) and "
+                    "name it in the summary"}
+
+
 @dataclass(frozen=True)
 class Generation:
     """How samples are drawn: recorded in every output's provenance. Changing any of these
@@ -68,6 +74,11 @@ class Generation:
                                        show_default="none")
     signal_span: str = _gen("--signal-span", "reply", "Tokens the logprob signals cover: the whole reply (the "
                             "paper) or the answer after a reasoning model's reasoning.", choices=SPANS)
+    too_long: str = _gen("--too-long", "error", "A question whose prompt plus --max-tokens exceeds the model's "
+                         "context:", described=lambda: TOO_LONG, commands=("phase1", "run", "pool"))
+
+    # Fields that do not change what a drawn sample is: a rerun may change them.
+    SAMPLE_FREE: ClassVar[frozenset[str]] = frozenset({"too_long"})
 
     def __post_init__(self) -> None:
         check_fields(self)
@@ -175,6 +186,10 @@ class Allocation:
                 "vote_model": self.vote_model if self.allocator == "majority" else None}
 
 
+CUT_SAMPLES = {"count": "its extracted answer votes like any other",
+               "drop": "it does not vote (it still counts in the budget)"}
+
+
 @dataclass(frozen=True)
 class Vote:
     """How votes are counted (``uab vote``): the rule (``voting.RULES``) and, for the rules that
@@ -192,6 +207,8 @@ class Vote:
                                minimum=0, open_min=True, commands=(*VOTING, "simulate"))
     keep: float = _vote("--vote-keep", voting.DEFAULT_KEEP, "filtered: the fraction of a question's samples kept.",
                         minimum=0, open_min=True, maximum=1, commands=(*VOTING, "simulate"))
+    cut: str = _vote("--cut-samples", "count", "A sample cut at --max-tokens (finish_reason length):",
+                     described=lambda: CUT_SAMPLES, commands=(*VOTING, "simulate"))
 
     def __post_init__(self) -> None:
         check_fields(self)
@@ -209,6 +226,8 @@ class Vote:
     @functools.cached_property  # one dict shared by every voted record, made once
     def _info(self) -> dict:
         info = {"include_phase1": self.include_phase1, "tie_seed": self.tie_seed, "rule": self.rule}
+        if self.cut != Vote.cut:  # absent: cut samples vote, as in every earlier version
+            info["cut_samples"] = self.cut
         if self.uses_confidence:
             info.update(signal=self.signal, temperature=self.temperature)
             if voting.RULES[self.rule].keep:
@@ -216,9 +235,11 @@ class Vote:
         return {**info, "version": __version__}
 
     def options(self) -> dict:
-        """The ``uab run`` option values, by parameter name, that reproduce this vote: the rule
-        and the confidence settings it reads (names derived from each field's option)."""
-        names = ["rule"] + (["signal", "temperature"] if self.uses_confidence else [])
+        """The ``uab run`` option values, by parameter name, that reproduce this vote: the rule,
+        ``--cut-samples`` unless the default, and the confidence settings the rule reads (names
+        derived from each field's option)."""
+        names = ["rule"] + (["cut"] if self.cut != Vote.cut else [])
+        names += ["signal", "temperature"] if self.uses_confidence else []
         names += ["keep"] if self.uses_confidence and voting.RULES[self.rule].keep else []
         values = {**asdict(self), "signal": self.vote_signal()}
         return {f.metadata["option"].name: values[f.name] for f in fields(self) if f.name in names}

@@ -101,6 +101,10 @@ class FakeServer:
     ``None``), ``reasoning_content`` (a reasoning parser's output, sent when given) and
     ``finish_reason``; logprobs cover every generated token, the reasoning's, a ``</think>``
     and the content's, as vLLM's do.
+
+    ``max_model_len`` makes it a vLLM server with that context: ``GET /v1/models`` reports it,
+    ``POST /tokenize`` counts a prompt (words plus 2 per turn; ``tokenize=False``: 404, as
+    servers without it), and a prompt plus ``max_tokens`` beyond it gets vLLM's 400.
     """
 
     fault_rate: float = 0.0
@@ -117,6 +121,8 @@ class FakeServer:
     gate: int = 0
     gate_hold: float = 0.2
     gate_timeout: float = 10.0
+    max_model_len: int | None = None
+    tokenize: bool = True
     requests: list[Recorded] = field(default_factory=list)
     max_in_flight: int = 0
     script: Callable[[dict], dict] | None = None
@@ -246,7 +252,27 @@ class _Handler(BaseHTTPRequestHandler):
         finally:
             self._reply_begins()
 
+    def do_GET(self) -> None:  # noqa: N802 - stdlib name
+        """``/v1/models``: the served model, with vLLM's ``max_model_len`` when set (not recorded)."""
+        if not self.path.endswith("/models") or self.fake.max_model_len is None:
+            self._send(404, {"message": f"no route {self.path}"})
+            return
+        self._send(200, {"object": "list", "data": [{"id": "fake-model", "object": "model",
+                                                     "max_model_len": self.fake.max_model_len}]})
+
     def _answer(self, rec: Recorded) -> None:
+        if self.path.endswith("/tokenize"):
+            if self.fake.max_model_len is None or not self.fake.tokenize:
+                self._send(404, {"message": f"no route {self.path}"})
+            else:
+                count = prompt_tokens(rec.body or {})
+                self._send(200, {"count": count, "max_model_len": self.fake.max_model_len, "tokens": [0] * count})
+            return
+        limit = self.fake.max_model_len
+        if limit is not None and prompt_tokens(rec.body or {}) + (rec.body or {}).get("max_tokens", 0) > limit:
+            self._send(400, {"object": "error", "message": f"This model's maximum context length is {limit} tokens.",
+                             "type": "BadRequestError", "code": 400})
+            return
         if (rec.body or {}).get("seed") in self.fake.poison_seeds:
             deadline = time.monotonic() + 10
             while len(self.fake.requests) < self.fake.poison_after and time.monotonic() < deadline:
@@ -342,6 +368,13 @@ def sample_requests(n: int, prompt: str = "question", seed0: int = 0) -> list:
 def expected_text(request) -> str:
     """What the server answers to a ``SampleRequest`` (by its last message and seed)."""
     return reply_text(str(request.messages[-1]["content"]), request.seed)
+
+
+def prompt_tokens(body: dict) -> int:
+    """A request's prompt tokens as the fake server counts them: words, plus 2 per chat turn."""
+    if "messages" in body:
+        return sum(len(str(m.get("content", "")).split()) + 2 for m in body["messages"])
+    return len(str(body.get("prompt", "")).split())
 
 
 def _chat_prompt(body: dict) -> str:

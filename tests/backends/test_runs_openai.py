@@ -63,3 +63,38 @@ def test_logprob_signal_without_logprobs_fails_after_one_request(tmp_path, signa
         result = run(server, questions, tmp_path / "uniform", 4, "--allocator", "uniform", *more)
         assert result.exit_code == 0, result.stderr
         assert len(server.requests) == probed + 8 * M
+
+
+def long_questions(tmp_path) -> str:
+    rows = arithmetic(M)
+    rows[3]["question"] = "What is " + "one " * 300 + "1 + 2?"
+    return write_jsonl(tmp_path / "q.jsonl", rows)
+
+
+def test_a_server_that_reports_its_context_gets_no_prompt_that_cannot_fit(tmp_path):
+    """vLLM's /v1/models reports max_model_len and /tokenize counts: the too-long question is
+    an input error before any sample is drawn."""
+    questions = long_questions(tmp_path)
+    with FakeServer(max_model_len=200) as server:
+        result = run(server, questions, tmp_path / "r", 2)
+        assert result.exit_code == 2, result.stderr
+        assert "question 'q3': its prompt has" in result.stderr and "context of 200 tokens" in result.stderr
+        assert {r.path for r in server.requests} == {"/tokenize"}  # counted, nothing sampled
+        skipped = run(server, questions, tmp_path / "s", 2, "--too-long", "skip")
+        assert skipped.exit_code == 0, skipped.stderr
+    assert [r["id"] for r in read_jsonl(tmp_path / "s" / "votes.jsonl")] == [f"q{i}" for i in range(M) if i != 3]
+
+
+@pytest.mark.filterwarnings("default::UserWarning")  # the CLI shows it as a warning line
+def test_a_server_that_cannot_count_fails_on_its_own_error_once(tmp_path):
+    """Without /tokenize the prompt is not checked up front: the server's 400 is not retried,
+    stops the run with exit 1 and is never recorded as an answer."""
+    questions = long_questions(tmp_path)
+    with FakeServer(max_model_len=200, tokenize=False) as server:
+        result = run(server, questions, tmp_path / "r", 2, "--concurrency", "1")
+        sent = [r for r in server.requests if r.path.endswith("/chat/completions")]
+    assert result.exit_code == 1 and "maximum context length is 200 tokens" in result.stderr, result.stderr
+    assert "server cannot count prompt tokens" in result.stderr
+    assert len(sent) == 4  # q0..q2 answered, q3 refused once and not retried
+    kept = read_jsonl(tmp_path / "r" / "samples.ckpt.jsonl")
+    assert sorted(row["id"] for row in kept) == ["q0", "q1", "q2"]

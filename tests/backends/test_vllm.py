@@ -113,3 +113,19 @@ def test_sixty_four_fewshot_questions_in_one_call():
     with VLLMBackend() as engine:
         outs = engine.generate(requests, SamplingParams(max_tokens=8))
     assert len(outs) == 64 and all(o.n_tokens >= 1 for o in outs)
+
+
+def test_the_context_is_the_engines_and_prompts_are_counted_as_it_counts_them(backend):
+    """--max-model-len is the context; a prompt's count agrees with the engine's own
+    tokenisation of the chat, and a prompt that cannot fit is refused before sampling."""
+    from uab_cli import pipeline
+    from uab_cli.settings import Generation
+
+    assert backend.context_length == 1024
+    messages = request(0, 1).messages
+    [size] = backend.prompt_lengths([messages], 1000)
+    [out] = backend.llm.chat([list(messages)], backend._vllm.SamplingParams(max_tokens=1), use_tqdm=False)
+    assert size.exact and size.tokens == len(out.prompt_token_ids)
+    records = [{"id": "long", "question": "What is " + "one " * 2000 + "1 + 1?"}]
+    with pytest.raises(UabError, match=r"question 'long': its prompt has .* context of 1,024 tokens"):
+        pipeline.fit(records, backend, Generation(backend="vllm", max_tokens=24))

@@ -138,3 +138,20 @@ def test_seeds_are_honoured(backend):
     again = [c.text for c in backend.generate(list(reversed(requests)), PARAMS)][::-1]
     assert again == first
     assert len(set(first)) > 1
+
+
+def test_the_server_reports_its_context_and_counts_prompts(backend):
+    """vLLM's /v1/models gives max_model_len and /tokenize counts a chat as the server feeds it
+    to the model; a question that cannot fit is refused before any sample."""
+    from uab_cli import pipeline
+    from uab_cli.errors import UabError
+    from uab_cli.settings import Generation
+
+    assert backend.context_length == 1024
+    messages = request("What is 2 + 3?", 1).messages
+    [size] = backend.prompt_lengths([messages], 1000)
+    reply = backend._client.chat.completions.create(model=SERVED_NAME, messages=list(messages), max_tokens=1)
+    assert size.exact and size.tokens == reply.usage.prompt_tokens
+    records = [{"id": "long", "question": "What is " + "one " * 2000 + "1 + 1?"}]
+    with pytest.raises(UabError, match=r"question 'long': its prompt has .* context of 1,024 tokens"):
+        pipeline.fit(records, backend, Generation(backend="openai", model=SERVED_NAME, max_tokens=24))

@@ -58,6 +58,15 @@ class Completion:
 OnResult = Callable[[int, Completion], None]
 
 
+@dataclass(frozen=True)
+class PromptLength:
+    """A chat prompt's size in tokens: exact, or (``exact`` false) a lower bound for a prompt
+    too long to be worth tokenising whole."""
+
+    tokens: int
+    exact: bool = True
+
+
 @runtime_checkable
 class Backend(Protocol):
     """A model that samples completions.
@@ -66,12 +75,19 @@ class Backend(Protocol):
     ``on_result(index, completion)`` as each completion is ready (the pipeline uses this
     to checkpoint), and raises ``BackendError`` when a request still fails after retries;
     completions already reported through ``on_result`` stay valid.
+
+    ``context_length`` is the model's context in tokens (prompt plus completion), ``None``
+    when unknown; ``prompt_lengths`` sizes chat prompts against it (``None`` for a prompt it
+    cannot count), so a prompt that cannot run is refused before anything is drawn.
     """
 
     name: str
     model: str
     returns_logprobs: bool
     supports_seed: bool
+    context_length: int | None
+
+    def prompt_lengths(self, prompts: Sequence[tuple[Message, ...]], limit: int) -> list[PromptLength | None]: ...
 
     def generate(
         self,
@@ -91,6 +107,10 @@ def backend_option(flag: str, help: str, type: type = str, **kw) -> Option:
 
 DTYPES = ("auto", "float32", "bfloat16", "float16")
 DTYPE = backend_option("--dtype", "dtype (auto: float32 on CPU).", choices=DTYPES, show_default="auto")
+MAX_MODEL_LEN = backend_option(
+    "--max-model-len", "Context length in tokens: a prompt plus --max-tokens must fit (vllm: the engine's; "
+    "openai: for a server that does not report one).", type=int, minimum=1,
+    show_default="the model's / the server's")
 
 
 class BaseBackend:
@@ -104,8 +124,14 @@ class BaseBackend:
     model = ""
     returns_logprobs = False
     supports_seed = False
+    context_length: int | None = None
     options: tuple[Option, ...] = ()
     reports_status = False
+
+    def prompt_lengths(self, prompts: Sequence[tuple[Message, ...]], limit: int) -> list[PromptLength | None]:
+        """Each chat prompt's length in tokens, exact up to ``limit`` (beyond it a lower bound
+        may do); ``None`` where the backend cannot count. The default counts nothing."""
+        return [None] * len(prompts)
 
     def close(self) -> None:
         """Release engines, clients and threads; the default holds nothing."""

@@ -21,14 +21,17 @@ from ..reasoning import answer_start, opening_marker
 from .base import (
     DTYPE,
     DTYPES,
+    MAX_MODEL_LEN,
     BaseBackend,
     Completion,
     OnResult,
+    PromptLength,
     SampleRequest,
     SamplingParams,
     require,
 )
 from .batching import Rows, plain_cache_layers, prefill, use_grouped_decode
+from .tokens import ChatTokens, config_context
 
 _DTYPES = DTYPES[1:]  # "auto" means float32
 _SEED_MASK = 0xFFFF_FFFF_FFFF_FFFF
@@ -49,12 +52,13 @@ class LocalBackend(BaseBackend):
     """Samples with a transformers causal LM in this process, batching samples continuously.
 
     ``threads`` sets torch's CPU threads; by default ``$OMP_NUM_THREADS`` or half the CPUs.
+    The context length is the model config's, or ``max_model_len`` when smaller.
     """
 
     name = "local"
     returns_logprobs = True
     supports_seed = True
-    options = (DTYPE,)
+    options = (DTYPE, MAX_MODEL_LEN)
     reports_status = True
 
     def __init__(
@@ -65,6 +69,7 @@ class LocalBackend(BaseBackend):
         dtype: str = "float32",
         threads: int | None = None,
         on_status: Callable[[str], None] | None = None,
+        max_model_len: int | None = None,
     ):
         if batch_size < 1:
             raise UabError(f"batch size must be at least 1, got {batch_size}")
@@ -102,6 +107,9 @@ class LocalBackend(BaseBackend):
                 f"loading model {resolved.name!r} failed: {exc}"
             ) from exc
         self._transformers = transformers
+        self._chat = ChatTokens(self.tokenizer, self.model)
+        known = config_context(self.lm.config)
+        self.context_length = min(filter(None, (known, max_model_len)), default=None)
         self._stop_ids = self._eos_ids()
         params = inspect.signature(self.lm.forward).parameters
         self._keep_last = next(
@@ -128,18 +136,15 @@ class LocalBackend(BaseBackend):
 
     def prompt_text(self, messages: Sequence[dict]) -> str:
         """The chat-templated prompt, ready for the assistant's turn."""
-        try:
-            return self.tokenizer.apply_chat_template(
-                list(messages), add_generation_prompt=True, tokenize=False
-            )
-        except ValueError as exc:  # no chat template, or malformed messages
-            raise UabError(
-                f"model {self.model!r} cannot format this chat: {exc}"
-            ) from exc
+        return self._chat.text(messages)
 
     def prompt_ids(self, messages: Sequence[dict]) -> list[int]:
         """Token ids of the chat-templated prompt, ready for the assistant's turn."""
-        return self.tokenizer(self.prompt_text(messages), add_special_tokens=False)["input_ids"]
+        return self._chat.ids(messages)
+
+    def prompt_lengths(self, prompts: Sequence[tuple[dict, ...]], limit: int) -> list[PromptLength | None]:
+        """Each prompt's tokens, counted in bounded memory (``tokens.ChatTokens.length``)."""
+        return [self._chat.length(messages, limit) for messages in prompts]
 
     def generate(
         self,
@@ -159,6 +164,11 @@ class LocalBackend(BaseBackend):
         # A template that opens the reasoning in the prompt (DeepSeek-R1 distills: "<think>\n"):
         # the reply starts with it, so a reply cut while thinking reads as such.
         opened = [opening_marker(t) for t in texts]
+        room = None if self.context_length is None else self.context_length - params.max_tokens
+        long = next((i for i, p in enumerate(prompts) if room is not None and len(p) > room), None)
+        if long is not None:  # never prefill a prompt the model cannot attend to
+            raise UabError(f"prompt {long} has {len(prompts[long]):,} tokens; with {params.max_tokens} new tokens "
+                           f"it exceeds the model's context of {self.context_length:,}")
         results: list[Completion | None] = [None] * len(requests)
 
         def done(i: int, completion: Completion) -> None:

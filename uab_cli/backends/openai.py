@@ -5,10 +5,23 @@ The scale-out path: one ``vllm serve --data-parallel-size k``, or replicas behin
 
 from __future__ import annotations
 
+import functools
 import os
+import warnings
+from concurrent.futures import ThreadPoolExecutor
 
 from ..errors import UabError
-from .base import Completion, Message, Retry, SampleRequest, SamplingParams, backend_option, require
+from .base import (
+    MAX_MODEL_LEN,
+    Completion,
+    Message,
+    PromptLength,
+    Retry,
+    SampleRequest,
+    SamplingParams,
+    backend_option,
+    require,
+)
 from .remote import (
     Failure,
     RemoteBackend,
@@ -61,13 +74,20 @@ class OpenAIBackend(RemoteBackend):
     plain ``render_prompt`` (for models without a chat template). The key comes
     from ``api_key`` or ``OPENAI_API_KEY`` and may be left out for local servers; the URL
     from ``base_url`` or ``OPENAI_BASE_URL``.
+
+    The context length is ``max_model_len`` when given, else what the server reports for the
+    model (vLLM's ``/v1/models`` entry has ``max_model_len``); prompts are counted by the
+    server's ``/tokenize`` (vLLM). Where either is missing, prompts are not checked up front:
+    a prompt that does not fit gets the server's own 4xx, which is not retried, stops the
+    stage (exit 1) and is never counted as an answer.
     """
 
     name = "openai"
     supports_seed = True
     options = (*RemoteBackend.options, backend_option("--endpoint", "Chat or raw completions.", choices=ENDPOINTS),
                backend_option("--tokenizer", "--endpoint completions: render prompts with this hub id's or "
-                              "directory's chat template.", show_default="plain 'Role: text' blocks"))
+                              "directory's chat template.", show_default="plain 'Role: text' blocks"),
+               MAX_MODEL_LEN)
 
     def __init__(
         self,
@@ -81,6 +101,7 @@ class OpenAIBackend(RemoteBackend):
         endpoint: str = "chat",
         logprobs: bool = True,
         tokenizer: str | None = None,
+        max_model_len: int | None = None,
     ):
         if endpoint not in ENDPOINTS:
             raise UabError(f"--endpoint must be one of {', '.join(ENDPOINTS)}, got {endpoint!r}")
@@ -104,6 +125,55 @@ class OpenAIBackend(RemoteBackend):
         self._client = self._sdk.OpenAI(
             base_url=base_url, api_key=key or "EMPTY", timeout=timeout, max_retries=0
         )
+        self._max_model_len = max_model_len
+
+    @functools.cached_property
+    def context_length(self) -> int | None:
+        """``--max-model-len``, else the server's ``max_model_len`` for the model, else ``None``."""
+        if self._max_model_len is not None:
+            return self._max_model_len
+        try:
+            cards = self._client.models.list().data
+        except (self._sdk.OpenAIError, ValueError):  # no such route, a server that is down: unknown
+            return None
+        for card in cards:
+            if getattr(card, "id", None) == self.model:
+                value = getattr(card, "max_model_len", None)
+                return value if isinstance(value, int) and value > 0 else None
+        return None
+
+    def prompt_lengths(self, prompts, limit: int) -> list[PromptLength | None]:
+        """Each prompt's tokens by the server's ``/tokenize`` (vLLM), ``concurrency`` at a time;
+        ``None`` for every prompt when the server cannot count (asked once)."""
+        httpx = require("httpx", "openai")
+        url = self.base_url.rstrip("/").removesuffix("/v1") + "/tokenize"
+        key = self._client.api_key
+        headers = {"Authorization": f"Bearer {key}"} if key and key != "EMPTY" else {}
+
+        def count(messages) -> PromptLength:
+            body = ({"messages": list(messages), "add_generation_prompt": True} if self.endpoint == "chat"
+                    else {"prompt": render_prompt(messages)})
+            reply = http.post(url, json={"model": self.model, **body}, headers=headers)
+            reply.raise_for_status()
+            return PromptLength(int(reply.json()["count"]))
+
+        def counted(messages) -> PromptLength | None:
+            try:
+                return count(messages)
+            except (httpx.HTTPError, ValueError, KeyError, TypeError):
+                return None  # unchecked: the server's own error covers it
+
+        if not prompts:
+            return []
+        with httpx.Client(timeout=self.timeout) as http:
+            first = counted(prompts[0])
+            if first is None:
+                warnings.warn(f"the context is {self.context_length:,} tokens but the server cannot count prompt "
+                              "tokens (no /tokenize): prompts are not checked before sampling", UserWarning,
+                              stacklevel=2)
+                return [None] * len(prompts)
+            with ThreadPoolExecutor(min(self.concurrency, len(prompts))) as pool:
+                return [first, *pool.map(counted, prompts[1:])]
 
     def close(self) -> None:
         """Close the HTTP connection pool."""

@@ -12,7 +12,7 @@ import re
 from collections.abc import Sequence
 
 from ..errors import BackendError
-from .base import BaseBackend, Completion, OnResult, SampleRequest, SamplingParams
+from .base import MAX_MODEL_LEN, BaseBackend, Completion, OnResult, PromptLength, SampleRequest, SamplingParams
 
 _EXPR = re.compile(r"What is ([\d\s+\-*/()]+)\?")
 
@@ -25,15 +25,18 @@ def _unit(*parts) -> float:
 class ScriptedBackend(BaseBackend):
     """Answers from (prompt, seed) alone. ``fail_after`` raises ``BackendError`` once that many
     samples are drawn; ``calls`` keeps each ``generate`` call's requests, ``drawn`` counts the
-    samples drawn."""
+    samples drawn. A prompt's tokens are its words plus 2 per turn; ``max_model_len`` sets
+    the context length (unknown by default)."""
 
     name = "scripted"
     returns_logprobs = True
     supports_seed = True
+    options = (MAX_MODEL_LEN,)
 
-    def __init__(self, model: str = "scripted", fail_after: int | None = None):
+    def __init__(self, model: str = "scripted", fail_after: int | None = None, max_model_len: int | None = None):
         self.model = model
         self.fail_after = fail_after
+        self.context_length = max_model_len
         self.calls: list[list[SampleRequest]] = []
         self.drawn = 0
 
@@ -50,6 +53,10 @@ class ScriptedBackend(BaseBackend):
             if on_result:
                 on_result(k, completion)
         return out
+
+    def prompt_lengths(self, prompts, limit: int) -> list[PromptLength | None]:
+        return [PromptLength(sum(len(str(m.get("content", "")).split()) + 2 for m in messages))
+                for messages in prompts]
 
     def complete(self, req: SampleRequest, params: SamplingParams) -> Completion:
         """One completion, a pure function of the request and parameters."""

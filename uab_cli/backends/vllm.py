@@ -14,9 +14,11 @@ from ..errors import BackendError, UabError
 from ..reasoning import answer_start, opening_marker
 from .base import (
     DTYPE,
+    MAX_MODEL_LEN,
     BaseBackend,
     Completion,
     OnResult,
+    PromptLength,
     SampleRequest,
     SamplingParams,
     backend_option,
@@ -107,7 +109,7 @@ class VLLMBackend(BaseBackend):
         backend_option("--tensor-parallel-size", "Tensor parallel size.", type=int, minimum=1),
         backend_option("--gpu-memory-utilization", "GPU memory utilisation.", type=float, minimum=0, open_min=True,
                        maximum=1),
-        backend_option("--max-model-len", "Max model length.", type=int, minimum=1, show_default="the model's"),
+        MAX_MODEL_LEN,
         DTYPE,
     )
 
@@ -156,6 +158,7 @@ class VLLMBackend(BaseBackend):
             self.engine_args["max_num_batched_tokens"] = max_model_len or CPU_MAX_LEN
             self.engine_args["max_model_len"] = max_model_len or CPU_MAX_LEN
         self._llm = None
+        self._chat = None
 
     @property
     def llm(self):
@@ -174,6 +177,19 @@ class VLLMBackend(BaseBackend):
             except Exception as exc:
                 raise BackendError(f"starting the vLLM engine failed: {exc}") from exc
         return self._llm
+
+    @property
+    def context_length(self) -> int:
+        """The engine's ``max_model_len`` (starts the engine)."""
+        return int(self.llm.model_config.max_model_len)
+
+    def prompt_lengths(self, prompts: Sequence[tuple[dict, ...]], limit: int) -> list[PromptLength | None]:
+        """Each prompt's tokens under the engine's tokenizer and chat template."""
+        from .tokens import ChatTokens
+
+        if self._chat is None:
+            self._chat = ChatTokens(self.llm.get_tokenizer(), self.model)
+        return [self._chat.length(messages, limit) for messages in prompts]
 
     def sampling_params(self, request: SampleRequest, params: SamplingParams):
         """The ``vllm.SamplingParams`` for one request: its seed, the shared settings, logprobs=0."""

@@ -1,0 +1,150 @@
+"""The context-window guard: a prompt whose tokens plus --max-tokens exceed the model's context
+is an input error before anything is drawn (or, with --too-long skip, a question left out and
+named), and it is measured in bounded memory however long it is."""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+from conftest import arithmetic, cli, read_jsonl, write_jsonl
+
+from uab_cli import pipeline, runs
+from uab_cli.backends.base import PromptLength
+from uab_cli.backends.scripted import ScriptedBackend
+from uab_cli.backends.tokens import ChatTokens
+from uab_cli.errors import UabError
+from uab_cli.settings import Generation
+
+LONG = " ".join(["word"] * 400)  # 400 scripted tokens
+
+
+def questions(tmp_path, long_ids=("q2",)) -> str:
+    rows = arithmetic(5)
+    for row in rows:
+        if row["id"] in long_ids:
+            row["question"] = f"What is {LONG} 1 + 2?"
+    return write_jsonl(tmp_path / "q.jsonl", rows)
+
+
+def scripted(*more: str) -> list[str]:
+    return ["--backend", "scripted", "--max-model-len", "300", "--max-tokens", "32", *more]
+
+
+def test_a_prompt_that_does_not_fit_is_an_input_error_before_anything_is_drawn(tmp_path, fake_backend):
+    q = questions(tmp_path, ("q2", "q4"))
+    fake_backend.in_cli()
+    for args in (["run", q, "-N", "2", "-o", str(tmp_path / "r")], ["phase1", q, "-o", str(tmp_path / "p1.jsonl")],
+                 ["pool", q, "-K", "2", "-o", str(tmp_path / "pool")]):
+        result = cli([*args, *scripted()])
+        assert result.exit_code == 2, result.stderr
+        assert "question 'q2': its prompt has 4" in result.stderr and "(and 1 more question)" in result.stderr
+        assert "exceeds the model's context of 300 tokens" in result.stderr
+    assert fake_backend.drawn == 0 and not (tmp_path / "p1.jsonl").exists()
+    assert not (tmp_path / "r" / runs.CONFIG).exists() and not (tmp_path / "pool" / runs.CONFIG).exists()
+    # Nothing recorded: the fixed questions run in the same directory without --force.
+    fixed = write_jsonl(tmp_path / "q.jsonl", arithmetic(5))
+    for args in (["run", fixed, "-N", "2", "-o", str(tmp_path / "r")], ["pool", fixed, "-K", "2", "-o",
+                                                                         str(tmp_path / "pool")]):
+        assert cli([*args, *scripted()]).exit_code == 0
+
+
+def test_too_long_skip_leaves_the_question_out_of_every_stage_and_names_it(tmp_path):
+    q = questions(tmp_path)
+    out = tmp_path / "r"
+    result = cli(["run", q, "-N", "3", "-o", str(out), *scripted("--too-long", "skip")])
+    assert result.exit_code == 0, result.stderr
+    assert "skipped: question 'q2'" in result.stderr and "left out by --too-long skip: 1 question" in result.stderr
+    votes = read_jsonl(out / "votes.jsonl")
+    assert [r["id"] for r in votes] == ["q0", "q1", "q3", "q4"]
+    assert sum(len(r["samples"]) for r in votes) == 3 * 4  # the budget: N per question that fits
+    # A rerun takes --too-long from the directory and draws nothing; changing it changes no sample.
+    again = cli(["run", q, "-N", "3", "-o", str(out), "--max-model-len", "300"])
+    assert again.exit_code == 0 and "drawn now 0, reused 12" in again.stderr, again.stderr
+    error = cli(["run", q, "-N", "3", "-o", str(out), "--max-model-len", "300", "--too-long", "error"])
+    assert error.exit_code == 2 and "question 'q2'" in error.stderr and "other settings" not in error.stderr
+
+
+def test_too_long_skip_in_phase1_and_pool(tmp_path):
+    q = questions(tmp_path)
+    result = cli(["phase1", q, "-o", str(tmp_path / "p1.jsonl"), *scripted("--too-long", "skip")])
+    assert result.exit_code == 0 and "skipped: question 'q2'" in result.stderr
+    assert [r["id"] for r in read_jsonl(tmp_path / "p1.jsonl")] == ["q0", "q1", "q3", "q4"]
+    result = cli(["pool", q, "-K", "2", "-o", str(tmp_path / "pool"), *scripted("--too-long", "skip")])
+    assert result.exit_code == 0 and "4 questions × 2 samples" in result.stderr, result.stderr
+
+
+def test_phase2_refuses_a_max_tokens_that_no_longer_fits(tmp_path):
+    q = questions(tmp_path, ())
+    assert cli(["phase1", q, "-o", str(tmp_path / "p1.jsonl"), *scripted()]).exit_code == 0
+    assert cli(["allocate", str(tmp_path / "p1.jsonl"), "-N", "2", "-o", str(tmp_path / "a.jsonl")]).exit_code == 0
+    result = cli(["phase2", str(tmp_path / "a.jsonl"), "-o", str(tmp_path / "p2.jsonl"), "--max-model-len", "300",
+                  "--max-tokens", "290"])
+    assert result.exit_code == 2 and "lower --max-tokens to" in result.stderr and "--too-long" not in result.stderr
+    assert not (tmp_path / "p2.jsonl").exists()
+
+
+def test_every_question_too_long_is_an_error_even_with_skip(tmp_path):
+    q = questions(tmp_path, ("q0", "q1", "q2", "q3", "q4"))
+    result = cli(["run", q, "-N", "2", "-o", str(tmp_path / "r"), *scripted("--too-long", "skip")])
+    assert result.exit_code == 2 and "question 'q0'" in result.stderr
+
+
+def test_max_tokens_beyond_the_context_is_an_error(tmp_path):
+    q = questions(tmp_path, ())
+    result = cli(["phase1", q, "--backend", "scripted", "--max-model-len", "100", "--max-tokens", "100"])
+    assert result.exit_code == 2 and "--max-tokens 100 leaves no room for a prompt" in result.stderr
+
+
+def test_a_backend_without_a_known_context_checks_nothing():
+    records = [{"id": "a", "question": LONG * 50}]
+    pipeline.fit(records, ScriptedBackend(), Generation(backend="scripted"))
+    assert len(records) == 1
+    with pytest.raises(UabError, match="question 'a'"):
+        pipeline.fit(records, ScriptedBackend(max_model_len=2048), Generation(backend="scripted"))
+
+
+class CountingTokenizer:
+    """A stand-in for a Hugging Face tokenizer: one token per character pair, vocabulary entries of
+    at most 4 characters; it records the length of every text it tokenises."""
+
+    def __init__(self):
+        self.tokenised: list[int] = []
+
+    def apply_chat_template(self, messages, add_generation_prompt, tokenize):
+        return "".join(f"<{m['role']}>{m['content']}" for m in messages) + "<assistant>"
+
+    def __call__(self, text, add_special_tokens):
+        self.tokenised.append(len(text))
+        return {"input_ids": list(range((len(text) + 1) // 2))}
+
+    def get_vocab(self):
+        return {"a": 0, "ab": 1, "abcd": 2}
+
+
+def test_a_prompt_far_beyond_the_context_is_measured_without_tokenising_it():
+    tokenizer = CountingTokenizer()
+    chat = ChatTokens(tokenizer, "fake")
+    short = ({"role": "user", "content": "x" * 100},)
+    assert chat.length(short, 1000) == PromptLength(59)  # exact: (6 + 100 + 11 + 1) // 2
+    huge = ({"role": "user", "content": "x" * 5_000_000},)
+    size = chat.length(huge, 1000)
+    assert not size.exact and size.tokens == -(-(5_000_000 + 17) // 4) and size.tokens > 1000
+    assert tokenizer.tokenised == [117]  # the huge prompt was never tokenised
+
+
+def test_the_judge_pre_pass_sees_only_the_questions_that_fit(tmp_path):
+    q = questions(tmp_path)
+    out = tmp_path / "r"
+    result = cli(["run", q, "-N", "2", "-o", str(out), "--allocator", "judge", *scripted("--too-long", "skip")])
+    assert result.exit_code == 0, result.stderr
+    labels = orjson.loads((out / runs.JUDGE).read_bytes())["labels"]
+    assert sorted(labels) == ["q0", "q1", "q3", "q4"]
+
+
+def test_too_long_is_no_sampling_setting_of_a_recommendation():
+    from uab_cli import recommend
+
+    entry = {"allocator": "uniform", "signal": None, "T": None, "N": 4, "vote_rule": "majority"}
+    generation = {**Generation(backend="scripted", max_tokens=48, too_long="skip").info()}
+    settings = recommend.run_settings(entry, {"generation": generation})
+    assert settings["max_tokens"] == 48 and "too_long" not in settings
