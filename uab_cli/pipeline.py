@@ -22,6 +22,7 @@ from . import allocators, gcpolicy, voting
 from .answers import extract_answer, gold_answer, group, vote_and_grade
 from .backends.base import Backend, Completion, SampleRequest, SamplingParams
 from .blocks import map_records
+from .cost import Tokens
 from .errors import UabError
 from .prompts import answer_messages, judge_messages, parse_judge
 from .records import (
@@ -60,8 +61,9 @@ def sample_seed(run_seed: int, qid: str, index: int) -> int:
 
 
 def make_sample(completion: Completion, rec: dict, index: int, phase: int, seed: int) -> dict:
-    """The sample record for a completion: extracted answer plus its signal statistics."""
-    return {
+    """The sample record for a completion: extracted answer plus its signal statistics, and its
+    prompt's token count where the backend reports it."""
+    sample = {
         "index": index,
         "phase": phase,
         "seed": seed,
@@ -72,6 +74,9 @@ def make_sample(completion: Completion, rec: dict, index: int, phase: int, seed:
         **token_stats(completion.token_logprobs),
         "confidence": parse_confidence(completion.text),
     }
+    if completion.prompt_tokens is not None:
+        sample["prompt_tokens"] = completion.prompt_tokens
+    return sample
 
 
 def draw(
@@ -127,7 +132,7 @@ def phase1(records: list[dict], backend: Backend, gen: Generation, k: int = 1,
         raise UabError(f"--k must be >= 1, got {k}")
     wanted = [(r, i, 1) for r, rec in enumerate(records) for i in missing(rec, 0, k)]
     n = 0
-    if signal and needs_logprobs(signal) and wanted:
+    if probes(signal, len(wanted)):
         if not backend.returns_logprobs:
             raise UabError(without_logprobs(signal))
         n = draw(records, wanted[:1], backend, gen, on_sample)
@@ -141,10 +146,17 @@ def phase1(records: list[dict], backend: Backend, gen: Generation, k: int = 1,
     return n
 
 
+def probes(signal: str | None, wanted: int) -> int:
+    """Samples ``phase1`` draws alone first, to see that the backend returns the token logprobs
+    ``signal`` needs, out of ``wanted`` Phase-1 samples (0 or 1; a probe is a Phase-1 sample)."""
+    return int(bool(signal) and needs_logprobs(signal) and wanted > 0)
+
+
 def judge(records: list[dict], backend: Backend, gen: Generation) -> dict:
     """LLM-judge pre-pass: label each question ``easy``/``hard`` in one batched call.
 
-    Unparsable labels count as ``hard``. Returns counts; the calls are not samples.
+    Unparsable labels count as ``hard``. Returns counts, the calls' tokens included
+    (``prompt_tokens`` None where the backend does not report them); the calls are not samples.
     """
     requests = [SampleRequest(judge_messages(rec), sample_seed(gen.seed, rec["id"], -1)) for rec in records]
     params = SamplingParams(temperature=gen.temperature, max_tokens=8)
@@ -154,7 +166,9 @@ def judge(records: list[dict], backend: Backend, gen: Generation) -> dict:
         label = parse_judge(out.text)
         counts[label or "unparsed"] += 1
         rec["judge"] = label or "hard"
-    return {"calls": len(records), **counts}
+    prompt = [out.prompt_tokens for out in outputs]
+    return {"calls": len(records), **counts, "completion_tokens": sum(out.n_tokens for out in outputs),
+            "prompt_tokens": None if None in prompt else sum(prompt)}
 
 
 def default_signal(rec: dict | None) -> str:
@@ -445,10 +459,12 @@ class VoteSummary:
     fallbacks: int = 0  # questions a confidence rule voted by majority (a sample without its statistic)
     by_level: dict = field(default_factory=dict)
     rule: Vote | None = None  # the vote settings, signal resolved
+    tokens: Tokens = field(default_factory=Tokens)  # of the samples counted
 
     def add(self, rec: dict) -> None:
         self.questions += 1
         self.samples += len(rec.get("samples") or ())
+        self.tokens.add(rec.get("samples") or ())
         correct = rec["correct"]
         if rec["prediction"] is None:
             self.no_answer += 1
@@ -466,6 +482,7 @@ class VoteSummary:
     def merge(self, other: VoteSummary) -> None:
         for name in ("questions", "graded", "correct", "no_answer", "samples", "any_correct", "fallbacks"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.tokens += other.tokens
         for level, (n, c) in other.by_level.items():
             n0, c0 = self.by_level.get(level, (0, 0))
             self.by_level[level] = (n0 + n, c0 + c)

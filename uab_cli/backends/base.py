@@ -41,13 +41,16 @@ class Completion:
     ``token_logprobs`` are natural-log probabilities of the sampled tokens, one per
     generated token (EOS included when the engine reports it), or ``None`` when the
     service does not return them. ``finish_reason`` is ``"stop"`` (EOS or stop string)
-    or ``"length"`` (hit ``max_tokens``), as the service reports it.
+    or ``"length"`` (hit ``max_tokens``), as the service reports it. ``n_tokens`` counts
+    the generated tokens, ``prompt_tokens`` the prompt's (``None`` where the service does
+    not report it).
     """
 
     text: str
     token_logprobs: tuple[float, ...] | None
     n_tokens: int
     finish_reason: str
+    prompt_tokens: int | None = None
 
 
 OnResult = Callable[[int, Completion], None]

@@ -12,7 +12,7 @@ import os
 import warnings
 from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import groupby
 
 from ..errors import BackendError, UabError
@@ -154,6 +154,7 @@ class LocalBackend(BaseBackend):
         results: list[Completion | None] = [None] * len(requests)
 
         def done(i: int, completion: Completion) -> None:
+            completion = replace(completion, prompt_tokens=len(prompts[i]))
             results[i] = completion
             if on_result is not None:
                 on_result(i, completion)

@@ -110,7 +110,8 @@ class OpenAIBackend(RemoteBackend):
             logprobs = [getattr(item, "logprob", None) for item in content]
         text = getattr(message, "content", None)
         return make_completion(
-            text, logprobs, _completion_tokens(reply), getattr(choice, "finish_reason", None)
+            text, logprobs, _usage(reply, "completion_tokens"), getattr(choice, "finish_reason", None),
+            _usage(reply, "prompt_tokens"),
         )
 
     def _parse_completion(self, reply) -> Completion:
@@ -121,7 +122,8 @@ class OpenAIBackend(RemoteBackend):
             logprobs = [x for x in values if x is not None]
         text = getattr(choice, "text", None)
         return make_completion(
-            text, logprobs, _completion_tokens(reply), getattr(choice, "finish_reason", None)
+            text, logprobs, _usage(reply, "completion_tokens"), getattr(choice, "finish_reason", None),
+            _usage(reply, "prompt_tokens"),
         )
 
     def _classify(self, exc: Exception) -> Failure | None:
@@ -144,6 +146,7 @@ def _first_choice(reply):
     return choices[0]
 
 
-def _completion_tokens(reply) -> int | None:
-    tokens = getattr(getattr(reply, "usage", None), "completion_tokens", None)
+def _usage(reply, name: str) -> int | None:
+    """A token count of the reply's ``usage`` (``completion_tokens``, ``prompt_tokens``)."""
+    tokens = getattr(getattr(reply, "usage", None), name, None)
     return tokens if isinstance(tokens, int) else None

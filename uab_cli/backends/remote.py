@@ -109,6 +109,7 @@ def make_completion(
     token_logprobs: Sequence[float] | None,
     n_tokens: int | None,
     finish_reason: object,
+    prompt_tokens: int | None = None,
 ) -> Completion:
     """Build a ``Completion`` from parsed reply fields, or raise a retryable ``Failure``.
 
@@ -134,7 +135,8 @@ def make_completion(
     if n_tokens is None:
         n_tokens = len(logprobs) if logprobs is not None else 0
     return Completion(
-        text=text, token_logprobs=logprobs, n_tokens=int(n_tokens), finish_reason=reason
+        text=text, token_logprobs=logprobs, n_tokens=int(n_tokens), finish_reason=reason,
+        prompt_tokens=int(prompt_tokens) if isinstance(prompt_tokens, (int, float)) else None,
     )
 
 

@@ -55,6 +55,7 @@ def _token_logprobs(sample) -> tuple[float, ...]:
 def to_completion(output) -> Completion:
     """Convert a finished ``vllm.RequestOutput`` (one sample) into a ``Completion``."""
     sample = output.outputs[0]
+    prompt = getattr(output, "prompt_token_ids", None)
     finish = sample.finish_reason
     if finish not in ("stop", "length"):
         raise BackendError(f"vLLM request {output.request_id} ended with {finish!r}")
@@ -63,6 +64,7 @@ def to_completion(output) -> Completion:
         token_logprobs=_token_logprobs(sample),
         n_tokens=len(sample.token_ids),
         finish_reason=finish,
+        prompt_tokens=None if prompt is None else len(prompt),
     )
 
 
