@@ -124,7 +124,7 @@ def describe(summary: dict) -> list[str]:
     for name, stage in summary["stages"].items():
         if name in SAMPLING:
             reused = stage["reused"]["samples"]
-            lines.append(f"{name}: {stage['samples']} samples, {_count(stage['completion_tokens'])} completion + "
+            lines.append(f"phase {name[-1]}: {stage['samples']} samples, {_count(stage['completion_tokens'])} completion + "
                          f"{_count(stage['prompt_tokens'])} prompt tokens"
                          + (f" ({reused} reused)" if reused else "") + f", {stage['seconds']:.1f} s")
         elif name == "judge":
