@@ -173,7 +173,9 @@ def _ratio(a: np.ndarray, b: np.ndarray) -> list[float | None]:
 
 
 def _pct(x: float | None) -> str:
-    return "—" if x is None else f"{100 * x:+.0f} %"
+    if x is None:
+        return "—"
+    return f"{round(100 * x):+d} %" if round(100 * x) else "±0 %"
 
 
 def markdown_cost(costs: Sequence[dict]) -> str:
@@ -283,14 +285,14 @@ def plot_deciles(deciles: Sequence[dict], max_panels: int = 3):
     """Figure 4: mean samples allocated (left) and majority-vote accuracy (right) per decile of the
     Phase-1 statistic, one row per budget N (at most ``max_panels``, spread over the budgets
     between the least and the largest)."""
-    from .evaluation import UPPER_BOUNDS, _pyplot, _series, side_legend
+    from .evaluation import UPPER_BOUNDS, _pyplot, _series, side_legend, spread
 
     plt = _pyplot()
     entries = [{**d, "vote_rule": voting.DEFAULT_RULE, "upper_bound": d["allocator"] in UPPER_BOUNDS} for d in deciles]
     budgets = sorted({e["N"] for e in entries})
     if len(budgets) > 2:  # N = 1 allocates nothing, and at the pool's K most allocators draw it all
         budgets = budgets[1:-1]
-    budgets = [budgets[i] for i in sorted({round(j) for j in np.linspace(0, len(budgets) - 1, max_panels)})]
+    budgets = spread(budgets, max_panels)
     statistic = deciles[0]["statistic"]
     fig, axes = plt.subplots(len(budgets), 2, figsize=(13, 3.6 * len(budgets) + 0.6), squeeze=False)
     x = np.arange(1, BINS + 1)

@@ -243,8 +243,10 @@ def simulate(
                     skipped.append({"allocator": name, "signal": sig, "T": t, "N": n, "seed": None, "skipped": why})
                 else:
                     combos.append((name, sig, t, k1, n))
-    statistic = next((s for s in signals if s in SAMPLE_SIGNALS and not np.isnan(pool.statistics(s)).all()), None)
-    analysis = (Deciles(statistic, pool.graded) if statistic else None, targets) if analyses else None
+    analysis = None  # (the decile accumulator or None, the cost targets)
+    if analyses:
+        statistic = next((s for s in signals if s in SAMPLE_SIGNALS and not np.isnan(pool.statistics(s)).all()), None)
+        analysis = (Deciles(statistic, pool.graded) if statistic else None, targets)
     return _replay(pool, combos, skipped, seeds, gain, exit_thresholds, on_progress, rules, vote, recommendations,
                    analysis)
 
@@ -523,6 +525,11 @@ def _series(summary: Sequence[dict]) -> dict[str, tuple[dict, list[dict]]]:
     return dict(sorted(out.items()))
 
 
+def spread(values: Sequence, k: int) -> list:
+    """At most ``k`` of ``values``, evenly spread, the first and last included."""
+    return [values[i] for i in sorted({round(j) for j in np.linspace(0, len(values) - 1, min(k, len(values)))})]
+
+
 def side_legend(fig, handles: Sequence, labels: Sequence[str]) -> None:
     """A legend right of the axes, in as many columns as its entries need; the figure grows to
     hold it, so no entry is cut off."""
@@ -562,13 +569,14 @@ def plot_accuracy(summary: Sequence[dict]):
 
 
 def plot_levels(summary: Sequence[dict]):
-    """Figure: mean allocated samples vs difficulty level, one panel per budget N."""
+    """Figure: mean allocated samples vs difficulty level, one panel per budget N (at most four,
+    spread over the budgets), under majority vote: the allocation does not depend on the rule."""
     plt = _pyplot()
-    series = _series(summary)
+    series = _series([e for e in summary if e.get("vote_rule", voting.DEFAULT_RULE) == voting.DEFAULT_RULE])
     levelled = [e for _, es in series.values() for e in es if e.get("by_level")]
     # A panel where every question got exactly N samples shows nothing.
-    budgets = sorted({e["N"] for e in levelled if any(v != e["N"] for v in e["by_level"].values())}) or \
-        sorted({e["N"] for e in levelled})
+    budgets = spread(sorted({e["N"] for e in levelled if any(v != e["N"] for v in e["by_level"].values())})
+                     or sorted({e["N"] for e in levelled}), 4)
     fig, axes = plt.subplots(1, len(budgets), figsize=(3.8 * len(budgets) + 2.2, 4.2), squeeze=False)
     for ax, n in zip(axes[0], budgets):
         for label, (style, es) in series.items():
