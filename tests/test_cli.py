@@ -76,11 +76,17 @@ def test_pool_simulate_report(tmp_path):
     res = tmp_path / "res.jsonl"
     uab("simulate", tmp_path / "pool", "--budgets", "2,4", "--seeds", 3, "--allocators", "uab,uniform", "-o", res, "-q")
     rows = read_jsonl(res)
-    results = [r for r in rows if "recommendation" not in r]  # allocators × N × seeds × the five vote rules
+    results = [r for r in rows if "allocator" in r]  # allocators × N × seeds × the five vote rules
     assert len(results) == 2 * 2 * 3 * 5 and all(r["samples_used"] == r["N"] * 40 for r in results)
-    assert [r["recommendation"]["N"] for r in rows[len(results):]] == [2, 4]  # the file ends with them
+    kinds = [next(iter(r)) for r in rows[len(results):]]  # then the analyses, and the recommendations last
+    assert kinds == ["deciles"] * 4 + ["cost_at_accuracy"] * (kinds.count("cost_at_accuracy")) + ["recommendation"] * 2
+    assert kinds.count("cost_at_accuracy") == 2 * 5 * 5  # allocators × vote rules × the default 5 targets
+    assert [r["recommendation"]["N"] for r in rows[-2:]] == [2, 4]
     paths = uab("report", res, "-o", tmp_path / "rep", "--pool", tmp_path / "pool").stdout.split()
-    assert {os.path.basename(p) for p in paths} >= {"accuracy_vs_budget.png", "summary.md"}
+    assert {os.path.basename(p) for p in paths} >= {"accuracy_vs_budget.png", "summary.md", "cost_at_accuracy.png",
+                                                    "signal_deciles.png"}
+    summary = (tmp_path / "rep" / "summary.md").read_text()
+    assert "## Cost at fixed accuracy" in summary and "## Tokens per response" in summary
 
 
 @pytest.mark.slow

@@ -57,6 +57,7 @@ def test_too_long_skip_leaves_the_question_out_of_every_stage_and_names_it(tmp_p
     votes = read_jsonl(out / "votes.jsonl")
     assert [r["id"] for r in votes] == ["q0", "q1", "q3", "q4"]
     assert sum(len(r["samples"]) for r in votes) == 3 * 4  # the budget: N per question that fits
+    assert orjson.loads((out / "summary.json").read_bytes())["uab"]["skipped"] == ["q2"]
     # A rerun takes --too-long from the directory and draws nothing; changing it changes no sample.
     again = cli(["run", q, "-N", "3", "-o", str(out), "--max-model-len", "300"])
     assert again.exit_code == 0 and "drawn now 0, reused 12" in again.stderr, again.stderr

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import orjson
 from conftest import arithmetic, cli, read_jsonl, write_jsonl
 
 from uab_cli import evaluation, pipeline
@@ -41,6 +42,7 @@ def test_vote_and_run_say_how_many_samples_were_cut(tmp_path):
     votes = read_jsonl(tmp_path / "r" / "votes.jsonl")
     cut = sum(s["finish_reason"] == "length" for r in votes for s in r["samples"])
     assert cut and f"cut at --max-tokens: {cut} of 12 samples" in run.stderr
+    assert orjson.loads((tmp_path / "r" / "summary.json").read_bytes())["cut"] == cut
 
 
 def test_simulate_honours_cut_samples(tmp_path):

@@ -187,12 +187,12 @@ def test_report_writes_plots_and_summary(tmp_path):
     records = noisy_pool()
     rows = list(evaluation.simulate(records, [2, 4, 8], ["uab", "uniform", "judge"], ["anll"], 4))
     fig = evaluation.plot_accuracy(evaluation.summarize(rows))
-    assert sorted(t.get_text() for t in fig.get_axes()[0].get_legend().get_texts()) == [
+    assert sorted(t.get_text() for t in fig.legends[0].get_texts()) == [
         "judge", "uab (anll)", "uniform"]  # one vote rule: not in the labels
     paths = evaluation.report(rows, records, str(tmp_path / "rep"))
     names = sorted(p.rsplit("/", 1)[1] for p in paths)
     assert names == ["accuracy_vs_budget.png", "allocation_by_level.png", "anll_correct_vs_incorrect.png",
-                     "summary.md"]
+                     "cost_at_accuracy.png", "summary.md"]
     for path in paths[:-1]:
         with open(path, "rb") as fh:
             data = fh.read()

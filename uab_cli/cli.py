@@ -19,7 +19,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from . import __version__, allocators, gcpolicy, pipeline, runs, settings, voting
+from . import __version__, allocators, cost, gcpolicy, pipeline, runs, settings, voting
 from .backends import backend_factory
 from .backends import options as backend_options
 from .convert import PRESETS
@@ -232,6 +232,9 @@ Force = Annotated[bool, typer.Option("--force", help="Discard samples in --outpu
 K = Annotated[int, typer.Option("-K", "--samples", "--k", min=1, help="Phase-1 samples per question (2 for vote entropy).")]
 KRun = Annotated[int | None, typer.Option("-K", "--samples", "--k", min=1, show_default="1, or the run directory's",
                                           help="Phase-1 samples per question (2 for vote entropy).")]
+Price = Annotated[str | None, typer.Option(metavar="IN,OUT", show_default=False,
+                                           help="Prices per million prompt (IN) and completion (OUT) tokens: "
+                                           "summary.json then says what the run cost.")]
 
 
 def _apply_settings(ctx: typer.Context, path: str) -> None:
@@ -336,25 +339,27 @@ def _stream(input: str, output: str, quiet: bool, stage, settings, show) -> None
 
 @command
 def run(ctx: typer.Context, input: In, output: OutDir, force: Force = False, samples: KRun = None,
-        quiet: Quiet = False) -> None:
+        price: Price = None, quiet: Quiet = False) -> None:
     """Phase 1 → allocate → Phase 2 → vote with one loaded model; every stage saved in --output."""
     params = ctx.params
     alloc, votes = from_params(Allocation, params), from_params(Vote, params)
+    prices = cost.Price.parse(price) if price else None
     records, _ = _load(input, "question")
     recorded = runs.recorded(output)  # a rerun takes the generation options it does not give
     gen = Generation.from_params(params, recorded.generation)
     with _Bar(quiet) as bar:
         result = runs.run(records, _backend(ctx, gen), gen, output, alloc, votes, samples or recorded.k or 1, force,
-                          input, bar.stage, bar.sample, None if quiet else _print_allocation, _skipped)
+                          input, bar.stage, bar.sample, None if quiet else _print_allocation, _skipped, prices)
     if not quiet:
-        if result.judge:
-            err.print(f"judge calls (not in the budget): {result.judge}")
         if result.skipped:
             err.print(f"left out by --too-long skip: {len(result.skipped)} question(s) (named above); the budget "
                       f"and the votes are over the {result.votes.questions} that fit", highlight=False, soft_wrap=True)
         err.print(f"samples: planned {result.planned}, drawn now {result.drawn}, reused {result.restored}")
         _print_votes(result.votes)
-        err.print(f"outputs in {output}/: {', '.join(runs.STAGE_FILES)} (the votes also in {result.votes_file})")
+        for line in cost.describe(result.summary):
+            err.print(line, markup=False, highlight=False, soft_wrap=True)
+        err.print(f"outputs in {output}/: {', '.join(runs.STAGE_FILES)}, {runs.SUMMARY} "
+                  f"(the votes also in {result.votes_file})")
 
 
 @command
@@ -406,6 +411,24 @@ def _ints(text: str, option: str) -> list[int]:
         raise UabError(f"{option} takes comma-separated integers, got {text!r}") from None
 
 
+def _targets(text: str | None) -> list[float] | None:
+    """``--targets`` in percent as fractions (None: the default grid)."""
+    if text is None:
+        return None
+    try:
+        values = [float(t) for t in _csv(text)]
+    except ValueError:
+        values = []
+    if not values or not all(0 < v <= 100 for v in values):
+        raise UabError(f"--targets takes comma-separated accuracies in percent (0 < t <= 100), got {text!r}")
+    return [v / 100 for v in values]
+
+
+Targets = Annotated[str | None, typer.Option(metavar="PCT,...", show_default="5 inside Uniform + majority's range",
+                                             help="Target accuracies in percent for the cost at fixed accuracy: the "
+                                             "least N that reaches each, and the saving against Uniform + majority.")]
+
+
 @command
 def simulate(
     ctx: typer.Context,
@@ -423,23 +446,26 @@ def simulate(
                                             "(majority is always replayed: Uniform + majority is the reference).")]
     = ",".join(voting.RULES),
     vote_signal: Annotated[VoteSignalName, typer.Option(help="Per-sample signal the confidence rules read.")] = "anll",
+    targets: Targets = None,
     quiet: Quiet = False,
 ) -> None:
     """Replay allocators × vote rules offline from a pool: mean ± std accuracy per N over seeds, the
-    headroom to the oracle and what to run, chosen on held-out questions."""
-    from . import evaluation
+    headroom to the oracle, the cost at fixed accuracy and what to run, chosen on held-out questions."""
+    from . import analyses, evaluation
 
+    accuracies = _targets(targets)
     records, _ = _load(runs.pool_file(pool), "sampled")
     temps = [float(t) for t in _csv(signal_temperature)]
     rule = from_params(Vote, {**ctx.params, "vote_signal": vote_signal})
     gain = from_params(Allocation, {"gain": ctx.params["gain"]}).gain
     rows = list(evaluation.simulate(records, _ints(budgets, "--budgets"), _csv(allocators), _csv(signals),
                                     seeds, temps if len(temps) > 1 else temps[0], gain, vote_rules=_csv(vote_rules),
-                                    vote=rule, recommendations=True))
+                                    vote=rule, recommendations=True, analyses=True, targets=accuracies))
     write_records(output, rows)
     if not quiet:
         typer.echo(evaluation.markdown_table(evaluation.summarize(rows), evaluation.anll_correlation(records),
                                              evaluation.recommendations(rows)), err=True)
+        typer.echo(analyses.markdown_cost(analyses.cost_rows(rows)), err=True)
 
 
 @command
@@ -450,14 +476,17 @@ def report(
                                         show_default=False)],
     pool: Annotated[str | None, typer.Option(help="The pool, for the ANLL plot and correlation.",
                                                 show_default=False)] = None,
+    targets: Targets = None,
 ) -> None:
-    """Plots (accuracy vs N, allocation by level, ANLL of right vs wrong) and a Markdown table."""
+    """Plots (accuracy vs N, allocation by level, ANLL of right vs wrong, cost at fixed accuracy,
+    allocation by signal decile) and Markdown tables."""
     from . import evaluation
     from .records import read_jsonl
 
+    accuracies = _targets(targets)
     rows = [row for _, row in read_jsonl(results)]
     records = _load(runs.pool_file(pool), "sampled")[0] if pool else None
-    for path in evaluation.report(rows, records, output, _plot_skipped):
+    for path in evaluation.report(rows, records, output, accuracies, _plot_skipped):
         typer.echo(path)
 
 
@@ -486,11 +515,12 @@ def _print_allocation(s: pipeline.AllocationSummary) -> None:
 
 def _print_votes(s: pipeline.VoteSummary) -> None:
     table = Table(title="vote", title_justify="left")
-    for col in ("questions", "graded", "accuracy", "coverage", "no answer", "samples"):
+    for col in ("questions", "graded", "accuracy", "coverage", "no answer", "samples", "tokens"):
         table.add_column(col, justify="right")
     acc = f"{100 * s.accuracy:.1f}%" if s.accuracy is not None else "-"
     cov = f"{100 * s.any_correct / s.graded:.1f}%" if s.graded else "-"
-    table.add_row(str(s.questions), str(s.graded), acc, cov, str(s.no_answer), str(s.samples))
+    tokens = "-" if s.tokens.completion_tokens is None else str(s.tokens.completion_tokens)  # completion tokens
+    table.add_row(str(s.questions), str(s.graded), acc, cov, str(s.no_answer), str(s.samples), tokens)
     err.print(table)
     if s.cut:
         cut = s.rule.cut if s.rule is not None else Vote().cut

@@ -12,8 +12,9 @@ from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 
-from . import allocation, majority, recommend, voting
+from . import allocation, analyses, majority, recommend, voting
 from .allocators import ALLOCATORS, NEEDS_JUDGE, SIGNAL_FREE, SIMULATE_ONLY, Job, call
+from .analyses import Deciles, at_accuracy, deciles_of
 from .answers import gold_answer, group, is_correct
 from .errors import UabError
 from .pipeline import generation_of, is_cut
@@ -21,6 +22,7 @@ from .records import question_type, samples
 from .settings import Vote
 from .signals import (
     DEFAULT_T,
+    SAMPLE_SIGNALS,
     SCALAR_SIGNALS,
     SIGNALS,
     log_p,
@@ -73,6 +75,8 @@ class Pool:
         self.hard = np.array([r.get("judge") == "hard" for r in self.records])
         self.judged = all(r.get("judge") in ("easy", "hard") for r in self.records)
         self.levels = [r.get("level") for r in self.records]
+        # (M, K) completion and prompt tokens per sample; None where some sample lacks its count
+        self.tokens, self.prompt_tokens = (_counts(self.samples, key, kmax) for key in ("n_tokens", "prompt_tokens"))
 
     def permutations(self, seed: int) -> np.ndarray:
         """Per question, a seeded draw order over its pool (padded beyond K_i)."""
@@ -87,10 +91,23 @@ class Pool:
     def log_w(self, signal: str, temperature: float) -> np.ndarray:
         """Per-sample log confidence for the vote rules (``signals.log_p`` of each sample's own
         statistic), NaN where a sample lacks it; (M, K) like ``cls``."""
+        return log_p(self.statistics(signal), signal, temperature)
+
+    def statistics(self, signal: str) -> np.ndarray:
+        """Each sample's own statistic behind ``signal`` (``sample_statistic``), NaN where it lacks it."""
         stat = np.full(self.cls.shape, np.nan)
         for i, ss in enumerate(self.samples):
             stat[i, :len(ss)] = [np.nan if (v := sample_statistic(s, signal)) is None else v for s in ss]
-        return log_p(stat, signal, temperature)
+        return stat
+
+    def spent(self, perm: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None, np.ndarray | None]:
+        """The completion tokens of each question's draws in draw order (M, K), and the completion
+        and prompt tokens of its first t draws (M, K+1); None where the pool lacks the counts."""
+        drawn = None if self.tokens is None else np.take_along_axis(self.tokens, perm, 1)
+        cum = [None if t is None else np.hstack([np.zeros((len(t), 1), dtype=np.int64),
+                                                 np.cumsum(np.take_along_axis(t, perm, 1), axis=1)])
+               for t in (self.tokens, self.prompt_tokens)]
+        return drawn, cum[0], cum[1]
 
     def outcomes(self, perm: np.ndarray, rules: Sequence[str] = ("majority",), log_w: np.ndarray | None = None,
                  keep: float = voting.DEFAULT_KEEP) -> tuple[dict[str, tuple[np.ndarray, np.ndarray]], np.ndarray]:
@@ -136,6 +153,32 @@ class Pool:
         return success_probabilities(phase1, signal, temperature, answer_counts)[0]
 
 
+def _counts(pool: list[list[dict]], key: str, kmax: int) -> np.ndarray | None:
+    """Each sample's integer ``key`` (``n_tokens``, ``prompt_tokens``) as an (M, K) table, 0 beyond
+    K_i; None when some sample lacks it."""
+    out = np.zeros((len(pool), kmax), dtype=np.int64)
+    for i, ss in enumerate(pool):
+        values = [s.get(key) for s in ss]
+        if None in values:
+            return None
+        out[i, :len(ss)] = values
+    return out
+
+
+def _token_fields(drawn: np.ndarray | None, cum: np.ndarray | None, cum_prompt: np.ndarray | None,
+                  per_question: np.ndarray) -> dict:
+    """A result row's ``tokens`` (completion tokens of the samples used, Phase 1 included; None
+    when the pool lacks them), their median per response, and ``prompt_tokens`` where known."""
+    if cum is None:
+        return {"tokens": None}
+    idx = np.arange(len(per_question))
+    used = np.arange(drawn.shape[1])[None, :] < per_question[:, None]
+    out = {"tokens": int(cum[idx, per_question].sum()), "tokens_median": float(np.median(drawn[used]))}
+    if cum_prompt is not None:
+        out["prompt_tokens"] = int(cum_prompt[idx, per_question].sum())
+    return out
+
+
 def _classes(rec: dict, answers: list) -> tuple[dict, dict, list[bool]]:
     """Class id and lexicographic rank per distinct answer (classes from ``answers.group``),
     and whether each answer, by rank, is correct (graded once per distinct answer)."""
@@ -167,10 +210,16 @@ def simulate(
     vote_rules: Sequence[str] = (voting.DEFAULT_RULE,),
     vote: Vote | None = None,
     recommendations: bool = False,
+    analyses: bool = False,
+    targets: Sequence[float] | None = None,
 ) -> Iterator[dict]:
     """Replay each allocator × signal × T × N × seed × vote rule on the pool; yield one result
-    row each, then, with ``recommendations``, one ``{"recommendation": ...}`` row per N
-    (``recommend.held_out``) when the allocators include ``uniform``.
+    row each; with ``analyses``, one ``{"deciles": ...}`` row per allocator × signal × T × N
+    (``analyses.Deciles``, by the first per-sample signal of ``signals``) and the
+    ``{"cost_at_accuracy": ...}`` rows (``analyses.at_accuracy`` at ``targets``, default: a grid);
+    then, with ``recommendations``, one ``{"recommendation": ...}`` row per N
+    (``recommend.held_out``) when the allocators include ``uniform``. Rows carry ``tokens``: the
+    completion tokens of the samples the allocation used, Phase 1 included.
 
     Per seed and question the pool is shuffled once (seeded by seed and question id): the
     first K1 draws are Phase 1 (2 for vote-entropy, else 1) and the next e_i are Phase 2,
@@ -203,11 +252,20 @@ def simulate(
                     skipped.append({"allocator": name, "signal": sig, "T": t, "N": n, "seed": None, "skipped": why})
                 else:
                     combos.append((name, sig, t, k1, n))
-    return _replay(pool, combos, skipped, seeds, gain, exit_thresholds, on_progress, rules, vote, recommendations)
+    analysis = None  # (the decile accumulator or None, the cost targets)
+    if analyses:
+        statistic = next((s for s in signals if s in SAMPLE_SIGNALS and not np.isnan(pool.statistics(s)).all()), None)
+        analysis = (Deciles(statistic, pool.graded) if statistic else None, targets)
+    return _replay(pool, combos, skipped, seeds, gain, exit_thresholds, on_progress, rules, vote, recommendations,
+                   analysis)
 
 
-def _replay(pool, combos, skipped, seeds, gain, thresholds, on_progress, rules, vote, advise) -> Iterator[dict]:
+def _replay(pool, combos, skipped, seeds, gain, thresholds, on_progress, rules, vote, advise,
+            analysis=None) -> Iterator[dict]:
     yield from skipped
+    results = list(skipped)  # for the analyses
+    deciles = analysis[0] if analysis else None
+    first = pool.statistics(deciles.statistic) if deciles else None
     m, idx = len(pool.records), np.arange(len(pool.records))
     levels = sorted({lv for lv in pool.levels if lv is not None}, key=_level_key)
     level_of = np.array(pool.levels, dtype=object)
@@ -220,6 +278,9 @@ def _replay(pool, combos, skipped, seeds, gain, thresholds, on_progress, rules, 
         votes, cover = pool.outcomes(perm, rules, log_w, vote.keep)
         # cut[i, t]: samples among question i's first t draws that were cut at --max-tokens
         cut = np.hstack([np.zeros((m, 1), dtype=np.int64), np.take_along_axis(pool.cut, perm, 1).cumsum(axis=1)])
+        drawn, cum, cum_prompt = pool.spent(perm)
+        if deciles:  # each question's decile of its first draw's uncertainty
+            bins = deciles_of(-log_p(first[idx, perm[:, 0]], deciles.statistic, 1.0))
         probs: dict = {}
         for name, sig, t, k1, n in combos:
             if (sig, t) not in probs:
@@ -236,12 +297,14 @@ def _replay(pool, combos, skipped, seeds, gain, thresholds, on_progress, rules, 
             if used + saved != n * m or (per_question > pool.k).any():
                 raise AssertionError(f"{name}: budget broken ({used} used + {saved} saved != {n * m})")
             common = {"coverage": float(cover[idx, per_question][pool.graded].mean()), "samples_used": used,
-                      "saved": saved, "capped": int(over.sum())}
+                      "saved": saved, "capped": int(over.sum()),
+                      **_token_fields(drawn, cum, cum_prompt, per_question)}
             if pool.cut.any():
                 common.update(cut=int(cut[idx, per_question].sum()), cut_samples=pool.cut_samples)
             if levels:
                 common["by_level"] = {str(lv): float(per_question[level_of == lv].mean()) for lv in levels}
-            for rule in [voting.DEFAULT_RULE] if name in UPPER_BOUNDS else rules:
+            replayed = [voting.DEFAULT_RULE] if name in UPPER_BOUNDS else rules
+            for rule in replayed:
                 right, fell = votes[rule]
                 graded = right[idx, per_question][pool.graded]
                 outcomes.setdefault((name, sig, t, n, rule), []).append(graded)
@@ -249,10 +312,18 @@ def _replay(pool, combos, skipped, seeds, gain, thresholds, on_progress, rules, 
                        "K1": k1, "vote_rule": rule, "accuracy": float(graded.mean()), **common}
                 if fallbacks := int(fell[idx, per_question].sum()):
                     row["vote_fallbacks"] = fallbacks
+                if analysis:
+                    results.append(row)
                 yield row
+            if deciles:
+                deciles.add((name, sig, t, n), bins, per_question,
+                            {rule: votes[rule][0][idx, per_question] for rule in replayed})
             done += 1
             if on_progress:
                 on_progress(done, total)
+    if analysis:
+        yield from deciles.rows() if deciles else ()
+        yield from ({"cost_at_accuracy": c} for c in at_accuracy(summarize(results), analysis[1]))
     if not advise:
         return
     context = {"gain": gain, "vote": vote, "generation": generation_of(pool.records[0]),
@@ -300,12 +371,12 @@ def _unrunnable(pool: Pool, name: str, signal: str | None) -> str | None:
 
 
 def summarize(rows: Sequence[dict]) -> list[dict]:
-    """Per (allocator, signal, T, N, vote rule): accuracy mean ± std over seeds, coverage, and
-    the accuracy difference to Uniform + majority paired by seed with its standard error.
-    Recommendation rows are left out (``recommendations``)."""
+    """Per (allocator, signal, T, N, vote rule): accuracy mean ± std over seeds, coverage, samples
+    and tokens per question, and the accuracy difference to Uniform + majority paired by seed with
+    its standard error. Only result rows count (not the recommendation or analysis rows)."""
     groups: dict[tuple, list[dict]] = {}
     skipped: dict[tuple, str] = {}
-    rows = [r for r in rows if "recommendation" not in r]
+    rows = [r for r in rows if "allocator" in r]
     uniform = {(r["N"], r["seed"]): r["accuracy"] for r in rows if r["allocator"] == "uniform" and "skipped" not in r
                and r.get("vote_rule", voting.DEFAULT_RULE) == voting.DEFAULT_RULE}
     for r in rows:
@@ -322,6 +393,7 @@ def summarize(rows: Sequence[dict]) -> list[dict]:
                      **{f: float(np.mean([r[f] for r in rs])) for f in ("coverage", "samples_used", "saved", "capped")},
                      diff_uniform=None, diff_se=None, upper_bound=key[0] in UPPER_BOUNDS,
                      gain=rs[0].get("gain"), K1=rs[0].get("K1", 1))
+        entry.update(_per_question(rs))
         if any("vote_fallbacks" in r for r in rs):
             entry["vote_fallbacks"] = float(np.mean([r.get("vote_fallbacks", 0) for r in rs]))
         if any("cut" in r for r in rs):
@@ -341,6 +413,21 @@ def summarize(rows: Sequence[dict]) -> list[dict]:
 
 
 _KEY = ("allocator", "signal", "T", "N", "vote_rule")
+
+
+def _per_question(rs: list[dict]) -> dict:
+    """Means over seeds of the samples and tokens (completion; prompt where known) per question
+    and of the median completion tokens per response; a token field is None (or absent, for
+    prompt tokens) when a row lacks it."""
+    if not all(r.get("M") for r in rs):
+        return {}
+    out = {"samples_per_question": float(np.mean([r["samples_used"] / r["M"] for r in rs]))}
+    known = all(r.get("tokens") is not None for r in rs)
+    out["tokens_per_question"] = float(np.mean([r["tokens"] / r["M"] for r in rs])) if known else None
+    out["tokens_median"] = float(np.mean([r["tokens_median"] for r in rs])) if known else None
+    if all("prompt_tokens" in r for r in rs):
+        out["prompt_tokens_per_question"] = float(np.mean([r["prompt_tokens"] / r["M"] for r in rs]))
+    return out
 
 
 def recommendations(rows: Sequence[dict]) -> list[dict]:
@@ -372,8 +459,9 @@ def _anll_by_correctness(records) -> dict[bool, np.ndarray]:
 def markdown_table(summary: Sequence[dict], correlation: float | None = None,
                    recommended: Sequence[dict] = ()) -> str:
     """The summary as a Markdown table (accuracy in %), then the headroom and recommendation."""
-    lines = [("| N | allocator | signal | T | vote rule | seeds | accuracy % | coverage % | Δ vs uniform + majority (pp) "
-              "| share of headroom | saved | capped |"), "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [("| N | allocator | signal | T | vote rule | seeds | accuracy % | coverage % | tokens/question "
+              "| Δ vs uniform + majority (pp) | share of headroom | saved | capped |"),
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     notes = []
     headroom = {r["N"]: r["headroom"] for r in recommend.by_budget(summary)}
     for e in summary:
@@ -386,7 +474,8 @@ def markdown_table(summary: Sequence[dict], correlation: float | None = None,
         lines.append(f"| {e['N']} | {recommend.label(e) if e.get('upper_bound') else e['allocator']} | "
                      f"{e['signal'] or '—'} | {'—' if e['T'] is None else format(e['T'], 'g')} | {e['vote_rule']} | "
                      f"{e['seeds']} | {100 * e['accuracy']:.2f} ± {100 * e['accuracy_std']:.2f} | "
-                     f"{100 * e['coverage']:.2f} | {diff} | {'—' if part is None else f'{100 * part:.0f} %'} | "
+                     f"{100 * e['coverage']:.2f} | {_tokens(e)} | {diff} | "
+                     f"{'—' if part is None else f'{100 * part:.0f} %'} | "
                      f"{e['saved']:.1f} | {e['capped']:.1f} |")
     text = "\n".join(lines) + "\n"
     if correlation is not None:
@@ -407,6 +496,11 @@ def markdown_table(summary: Sequence[dict], correlation: float | None = None,
     return text + ("\n" + advice if advice else "")
 
 
+def _tokens(entry: dict) -> str:
+    value = entry.get("tokens_per_question")
+    return "—" if value is None else f"{value:.1f}"
+
+
 # --- plots -------------------------------------------------------------------------
 
 
@@ -425,26 +519,47 @@ _RULE_STYLE = {"majority": "-", "confident-ties": "--", "weighted": "-.", "filte
 
 
 def _series(summary: Sequence[dict]) -> dict[str, tuple[dict, list[dict]]]:
-    """Plot series by label, each with its own colour (allocator with its signal and T), a
-    marker per signal and a line style per vote rule; upper bounds are black and dashed."""
+    """Plot series by label: a colour per allocator with its signal, shaded light (lowest T) to
+    dark (highest T) when T varies, a marker per signal and T, and a line style per vote rule;
+    upper bounds are black and dashed."""
     import matplotlib
 
     done = [e for e in summary if "skipped" not in e]
-    many_t = len({e["T"] for e in done if e["T"] is not None}) > 1
+    temps = sorted({e["T"] for e in done if e["T"] is not None})
+    many_t = len(temps) > 1
     many_rules = len({e["vote_rule"] for e in done}) > 1
-    sigs = sorted({str(e["signal"]) for e in done})
-    names = sorted({recommend.label(e, many_t, False) for e in done if not e.get("upper_bound")})
+    kinds = sorted({(str(e["signal"]), e["T"] or 0) for e in done})
+    names = sorted({recommend.label(e, False, False) for e in done if not e.get("upper_bound")})
     colors = matplotlib.colormaps["tab10" if len(names) <= 10 else "tab20"].colors
     out: dict[str, tuple[dict, list[dict]]] = {}
     for e in done:
         if e.get("upper_bound"):  # not an allocator one can run: a black dashed line
             style = {"color": "black", "marker": None, "linestyle": (0, (6, 3))}
         else:
-            style = {"color": colors[names.index(recommend.label(e, many_t, False)) % len(colors)],
-                     "marker": "osD^vPX*"[sigs.index(str(e["signal"])) % 8],
+            color = np.array(colors[names.index(recommend.label(e, False, False)) % len(colors)][:3])
+            if many_t and e["T"] is not None:  # mixed with white: 55 % for the lowest T, none for the highest
+                color = color + (1 - color) * 0.55 * (1 - temps.index(e["T"]) / (len(temps) - 1))
+            style = {"color": tuple(color.tolist()), "marker": "osD^vPX*hp<>"[kinds.index((str(e["signal"]),
+                                                                                       e["T"] or 0)) % 12],
                      "linestyle": _RULE_STYLE.get(e["vote_rule"], "-")}
         out.setdefault(recommend.label(e, many_t, many_rules), (style, []))[1].append(e)
     return dict(sorted(out.items()))
+
+
+def spread(values: Sequence, k: int) -> list:
+    """At most ``k`` of ``values``, evenly spread, the first and last included."""
+    return [values[i] for i in sorted({round(j) for j in np.linspace(0, len(values) - 1, min(k, len(values)))})]
+
+
+def side_legend(fig, handles: Sequence, labels: Sequence[str]) -> None:
+    """A legend right of the axes, in as many columns as its entries need; the figure grows to
+    hold it, so no entry is cut off."""
+    ncol = max(1, math.ceil(len(labels) / 34))
+    width = ncol * (0.6 + 0.052 * max(map(len, labels), default=0))  # inches
+    height = 0.2 * math.ceil(len(labels) / ncol) + 0.8
+    fig.set_size_inches(fig.get_figwidth() + width, max(fig.get_figheight(), height))
+    fig.legend(list(handles), list(labels), loc="center right", fontsize=8, ncol=ncol)
+    fig.tight_layout(rect=(0, 0, 1 - width / fig.get_figwidth(), 1))
 
 
 def plot_accuracy(summary: Sequence[dict]):
@@ -460,7 +575,7 @@ def plot_accuracy(summary: Sequence[dict]):
             ax.fill_between([e["N"] for e in es], acc - std, acc + std, color="black", alpha=0.08, lw=0)
             ax.plot([e["N"] for e in es], acc, label=label, lw=1.5, **style)
             continue
-        shift = 1 + 0.012 * (k - (len(series) - 1) / 2)  # keep error bars apart
+        shift = 1 + 0.1 * (k / max(len(series) - 1, 1) - 0.5)  # keep error bars apart, within ±5 %
         ax.errorbar([e["N"] * shift for e in es], [100 * e["accuracy"] for e in es],
                     yerr=[100 * e["accuracy_std"] for e in es], label=label, capsize=3, **style)
     budgets = sorted({e["N"] for _, es in series.values() for e in es})
@@ -470,19 +585,19 @@ def plot_accuracy(summary: Sequence[dict]):
     ax.set_ylabel("accuracy (%), mean ± std over seeds")
     ax.set_title("Accuracy vs budget")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1))
-    fig.tight_layout()
+    side_legend(fig, *ax.get_legend_handles_labels())
     return fig
 
 
 def plot_levels(summary: Sequence[dict]):
-    """Figure: mean allocated samples vs difficulty level, one panel per budget N."""
+    """Figure: mean allocated samples vs difficulty level, one panel per budget N (at most four,
+    spread over the budgets), under majority vote: the allocation does not depend on the rule."""
     plt = _pyplot()
-    series = _series(summary)
+    series = _series([e for e in summary if e.get("vote_rule", voting.DEFAULT_RULE) == voting.DEFAULT_RULE])
     levelled = [e for _, es in series.values() for e in es if e.get("by_level")]
     # A panel where every question got exactly N samples shows nothing.
-    budgets = sorted({e["N"] for e in levelled if any(v != e["N"] for v in e["by_level"].values())}) or \
-        sorted({e["N"] for e in levelled})
+    budgets = spread(sorted({e["N"] for e in levelled if any(v != e["N"] for v in e["by_level"].values())})
+                     or sorted({e["N"] for e in levelled}), 4)
     fig, axes = plt.subplots(1, len(budgets), figsize=(3.8 * len(budgets) + 2.2, 4.2), squeeze=False)
     for ax, n in zip(axes[0], budgets):
         for label, (style, es) in series.items():
@@ -494,36 +609,44 @@ def plot_levels(summary: Sequence[dict]):
         ax.grid(alpha=0.3)
     axes[0][0].set_ylabel("mean samples per question")
     handles = {lb: h for ax in axes[0] for h, lb in zip(*ax.get_legend_handles_labels())}
-    fig.legend(list(handles.values()), list(handles), loc="center right", fontsize=8)
-    reserve = 0.7 + 0.065 * max(map(len, handles), default=0)  # inches for the legend
-    fig.tight_layout(rect=(0, 0, 1 - reserve / fig.get_figwidth(), 1))
+    side_legend(fig, handles.values(), list(handles))
     return fig
 
 
 def plot_anll(records: Sequence[dict]):
-    """Figure: ANLL histograms of correct vs incorrect pool samples."""
+    """Figure: ANLL histograms of correct vs incorrect pool samples, each as shares of its own
+    samples, in log-spaced bins (ANLL is heavy-tailed: linear bins put nearly all samples in
+    the first two)."""
     plt = _pyplot()
     anll = _anll_by_correctness(records)
     fig, ax = plt.subplots(figsize=(7, 4.5))
     both = np.concatenate([anll[True], anll[False]])
-    bins = np.histogram_bin_edges(both, bins=30) if both.size else 10
+    positive = both[both > 0]
+    lo, hi = (positive.min(), both.max()) if positive.size else (0.0, 0.0)
+    log = hi > lo > 0
+    bins = np.geomspace(lo, hi, 31) if log else (np.histogram_bin_edges(both, bins=30) if both.size else 10)
     for ok, color in ((True, "tab:green"), (False, "tab:red")):
         if anll[ok].size:
-            ax.hist(anll[ok], bins=bins, alpha=0.55, density=True, color=color,
+            values = np.clip(anll[ok], lo, None) if log else anll[ok]  # an ANLL of 0 joins the first bin
+            ax.hist(values, bins=bins, alpha=0.55, weights=np.full(values.size, 100 / values.size), color=color,
                     label=f"{'correct' if ok else 'incorrect'} (n={anll[ok].size})")
+    if log:
+        ax.set_xscale("log")
     r = anll_correlation(records)
     ax.set_title("ANLL of pool samples" + ("" if r is None else f" (Pearson r with correctness = {r:.3f})"))
-    ax.set_xlabel("ANLL (mean token NLL)")
-    ax.set_ylabel("density")
+    ax.set_xlabel("ANLL (mean token NLL)" + (", log scale" if log else ""))
+    ax.set_ylabel("share of the correct / incorrect samples (%)")
     ax.legend()
     fig.tight_layout()
     return fig
 
 
 def report(rows: Sequence[dict], records: Sequence[dict] | None, out_dir: str,
-           on_skipped: Callable[[str, str], None] | None = None) -> list[str]:
-    """Write the plots and ``summary.md`` into ``out_dir``; returns the paths written. A plot
-    the inputs cannot draw is named, with why, in ``summary.md`` and to ``on_skipped(name, why)``."""
+           targets: Sequence[float] | None = None, on_skipped: Callable[[str, str], None] | None = None) -> list[str]:
+    """Write the plots and ``summary.md`` into ``out_dir``; returns the paths written. The cost
+    at fixed accuracy is the results file's (``simulate -o``) unless ``targets`` are given or it
+    has none; the signal deciles need its ``deciles`` rows. A plot the inputs cannot draw is
+    named, with why, in ``summary.md`` and to ``on_skipped(name, why)``."""
     plt = _pyplot()
     summary = summarize(rows)
     if not any("skipped" not in e for e in summary):
@@ -535,6 +658,13 @@ def report(rows: Sequence[dict], records: Sequence[dict] | None, out_dir: str,
         figures["allocation_by_level.png"] = plot_levels(summary)
     else:
         skipped["allocation_by_level.png"] = "the questions have no 'level' field"
+    costs = (targets is None and analyses.cost_rows(rows)) or at_accuracy(summary, targets)
+    if analyses.curves(summary):
+        figures["cost_at_accuracy.png"] = analyses.plot_cost(summary, sorted({c["target"] for c in costs}))
+    if analyses.decile_rows(rows):
+        figures["signal_deciles.png"] = analyses.plot_deciles(analyses.decile_rows(rows))
+    else:
+        skipped["signal_deciles.png"] = "the results have no 'deciles' rows (`uab simulate -o` writes them)"
     correlation = None
     if records is None:
         skipped["anll_correct_vs_incorrect.png"] = "no --pool given"
@@ -554,6 +684,8 @@ def report(rows: Sequence[dict], records: Sequence[dict] | None, out_dir: str,
     paths.append(os.path.join(out_dir, "summary.md"))
     with open(paths[-1], "w", encoding="utf-8") as fh:
         fh.write("# UAB simulation summary\n\n" + markdown_table(summary, correlation, recommendations(rows)))
+        for part in (analyses.markdown_cost(costs), analyses.markdown_tokens(summary)):
+            fh.write("\n" + part if part else "")
         if skipped:
             fh.write("\nPlots not drawn:\n\n" + "".join(f"- {name}: {why}\n" for name, why in skipped.items()))
     return paths

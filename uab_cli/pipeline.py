@@ -22,6 +22,7 @@ from . import allocators, gcpolicy, voting
 from .answers import extract_answer, gold_answer, group, vote_and_grade
 from .backends.base import Backend, Completion, PromptLength, SampleRequest, SamplingParams
 from .blocks import map_records
+from .cost import Tokens
 from .errors import UabError
 from .prompts import judge_messages, parse_judge
 from .reasoning import answer_logprobs, final_text
@@ -63,7 +64,8 @@ def sample_seed(run_seed: int, qid: str, index: int) -> int:
 def make_sample(completion: Completion, rec: dict, index: int, phase: int, seed: int, span: str = "reply") -> dict:
     """The sample record for a completion: the answer its final part gives (none when its
     reasoning was cut off), a server's separate reasoning (never graded) and the signal
-    statistics over ``span`` (``reply``: every token; ``answer``: those after the reasoning)."""
+    statistics over ``span`` (``reply``: every token; ``answer``: those after the reasoning), and
+    its prompt's token count where the backend reports it."""
     final = final_text(completion.text)
     logprobs = completion.token_logprobs
     if span == "answer" and logprobs is not None:
@@ -81,6 +83,8 @@ def make_sample(completion: Completion, rec: dict, index: int, phase: int, seed:
     }
     if completion.reasoning is not None:
         sample["reasoning"] = completion.reasoning
+    if completion.prompt_tokens is not None:
+        sample["prompt_tokens"] = completion.prompt_tokens
     return sample
 
 
@@ -197,7 +201,7 @@ def phase1(records: list[dict], backend: Backend, gen: Generation, k: int = 1,
         raise UabError(f"--k must be >= 1, got {k}")
     wanted = [(r, i, 1) for r, rec in enumerate(records) for i in missing(rec, 0, k)]
     n = 0
-    if signal and needs_logprobs(signal) and wanted:
+    if probes(signal, len(wanted)):
         if not backend.returns_logprobs:
             raise UabError(without_logprobs(signal))
         n = draw(records, wanted[:1], backend, gen, on_sample)
@@ -211,10 +215,17 @@ def phase1(records: list[dict], backend: Backend, gen: Generation, k: int = 1,
     return n
 
 
+def probes(signal: str | None, wanted: int) -> int:
+    """Samples ``phase1`` draws alone first, to see that the backend returns the token logprobs
+    ``signal`` needs, out of ``wanted`` Phase-1 samples (0 or 1; a probe is a Phase-1 sample)."""
+    return int(bool(signal) and needs_logprobs(signal) and wanted > 0)
+
+
 def judge(records: list[dict], backend: Backend, gen: Generation) -> dict:
     """LLM-judge pre-pass: label each question ``easy``/``hard`` in one batched call.
 
-    Unparsable labels count as ``hard``. Returns counts; the calls are not samples.
+    Unparsable labels count as ``hard``. Returns counts, the calls' tokens included
+    (``prompt_tokens`` None where the backend does not report them); the calls are not samples.
     """
     params = SamplingParams(temperature=gen.temperature, max_tokens=8)
     fit(records, backend, gen, messages=judge_messages, max_tokens=params.max_tokens)
@@ -225,7 +236,9 @@ def judge(records: list[dict], backend: Backend, gen: Generation) -> dict:
         label = parse_judge(out.text)
         counts[label or "unparsed"] += 1
         rec["judge"] = label or "hard"
-    return {"calls": len(records), **counts}
+    prompt = [out.prompt_tokens for out in outputs]
+    return {"calls": len(records), **counts, "completion_tokens": sum(out.n_tokens for out in outputs),
+            "prompt_tokens": None if None in prompt else sum(prompt)}
 
 
 def default_signal(rec: dict | None) -> str:
@@ -536,11 +549,13 @@ class VoteSummary:
     cut: int = 0  # samples cut at --max-tokens (finish_reason "length"), whether or not they voted
     by_level: dict = field(default_factory=dict)
     rule: Vote | None = None  # the vote settings, signal resolved
+    tokens: Tokens = field(default_factory=Tokens)  # of the samples counted
 
     def add(self, rec: dict) -> None:
         self.questions += 1
         self.samples += len(rec.get("samples") or ())
         self.cut += sum(map(is_cut, rec.get("samples") or ()))
+        self.tokens.add(rec.get("samples") or ())
         correct = rec["correct"]
         if rec["prediction"] is None:
             self.no_answer += 1
@@ -558,6 +573,7 @@ class VoteSummary:
     def merge(self, other: VoteSummary) -> None:
         for name in ("questions", "graded", "correct", "no_answer", "samples", "any_correct", "fallbacks", "cut"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.tokens += other.tokens
         for level, (n, c) in other.by_level.items():
             n0, c0 = self.by_level.get(level, (0, 0))
             self.by_level[level] = (n0 + n, c0 + c)

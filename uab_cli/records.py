@@ -314,6 +314,7 @@ def _check_question(rec: dict) -> None:
 
 _SCALARS = (str, int, float)
 _STATS = ("anll", "total_nll", "max_nll", "nll_var")
+_COUNTS = ("n_tokens", "prompt_tokens")  # a sample's completion and prompt tokens
 _NUMBER_OR_NONE = (int, float, type(None))
 
 
@@ -328,6 +329,10 @@ def _check_sample(s: dict) -> None:
     for key in _STATS:
         if type(get(key)) not in _NUMBER_OR_NONE:
             raise UabError(f"sample {key!r} must be a number or null, got {get(key)!r}")
+    for key in _COUNTS:
+        n = get(key)
+        if n is not None and (type(n) is not int or n < 0):
+            raise UabError(f"sample {key!r} must be a non-negative integer or null, got {n!r}")
     c = get("confidence")
     if c is not None and type(c) is not int:
         raise UabError(f"sample 'confidence' must be an integer or null, got {c!r}")

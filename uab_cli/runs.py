@@ -9,12 +9,13 @@ import dataclasses
 import glob
 import hashlib
 import os
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import orjson
 
-from . import allocators, pipeline, settings
+from . import allocators, cost, pipeline, settings
 from .backends.base import Backend
 from .errors import UabError
 from .records import atomic_output, dumps, is_int, samples, write_records
@@ -23,6 +24,7 @@ CONFIG = "config.json"
 CHECKPOINT = "samples.ckpt.jsonl"
 STAGE_FILES = ("phase1.jsonl", "allocation.jsonl", "phase2.jsonl", "votes.jsonl")
 JUDGE = "judge.json"
+SUMMARY = "summary.json"  # what the latest run cost (tokens and time per stage) and scored
 POOL = "pool.jsonl"
 VOTES_OF = "votes-{}.jsonl"  # the votes of one allocation and vote setting; votes.jsonl is the latest
 # Config entries that fix the samples: a run directory holding samples drawn with other
@@ -100,15 +102,14 @@ class RunDir:
         unless ``force``, which empties the directory), record it, and load the sample store."""
         if self.check(config, force):
             earlier = glob.glob(os.path.join(glob.escape(self.path), VOTES_OF.format("*")))
-            for name in (CHECKPOINT, JUDGE, *STAGE_FILES, POOL, *map(os.path.basename, earlier)):
+            for name in (CHECKPOINT, JUDGE, SUMMARY, *STAGE_FILES, POOL, *map(os.path.basename, earlier)):
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(self.file(name))
         # Temporary files of a write that a kill interrupted (we hold the lock: nobody else writes).
         for tmp in glob.glob(os.path.join(glob.escape(self.path), ".*.tmp")):
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
-        with atomic_output(self.file(CONFIG)) as fh:
-            fh.write(orjson.dumps(config, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
+        self.write_json(CONFIG, config)
         self._load()
 
     def _load(self) -> None:
@@ -156,6 +157,10 @@ class RunDir:
     def write(self, name: str, records: list[dict]) -> None:
         write_records(self.file(name), records)
 
+    def write_json(self, name: str, obj: dict) -> None:
+        with atomic_output(self.file(name)) as fh:
+            fh.write(orjson.dumps(obj, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
+
     def close(self) -> None:
         if self._ckpt:
             self._ckpt.close()
@@ -174,6 +179,10 @@ class RunResult:
     judge: dict = field(default_factory=dict)
     votes_file: str = ""  # votes.jsonl's copy named by the allocation and vote setting
     skipped: list = field(default_factory=list)  # pipeline.TooLong of each question --too-long skip left out
+    summary: dict = field(default_factory=dict)  # summary.json: tokens and time per stage, accuracy
+    drawn_tokens: dict[str, cost.Tokens] = field(default_factory=dict)  # per sampling stage, drawn now
+    seconds: dict[str, float] = field(default_factory=dict)  # wall-clock per stage
+    probes: int = 0  # Phase-1 samples drawn alone first to check for logprobs
 
 
 def _config(records: list[dict], gen: pipeline.Generation, input_name: str, **more) -> dict:
@@ -223,14 +232,17 @@ def run(
     on_sample: pipeline.OnSample | None = None,
     on_allocated: Callable[[pipeline.AllocationSummary], None] | None = None,
     on_skip: pipeline.OnSkip | None = None,
+    price: cost.Price | None = None,
 ) -> RunResult:
     """Phase 1 → allocate → Phase 2 → vote, writing every intermediate into ``out``.
 
     ``backend`` makes the backend (used as a context manager, which closes it); it is
     called once the directory's lock is held, so a busy directory fails at once. Samples
     already in ``out`` (same generation settings and k) are reused, so another budget or
-    allocator draws only the samples it lacks and votes as a fresh run would.
+    allocator draws only the samples it lacks and votes as a fresh run would. What the run
+    cost (tokens and wall-clock time per stage, money at ``price``) goes to ``summary.json``.
     """
+    started = time.perf_counter()
     signal = alloc.signal or ("vcs" if gen.vcs else "anll")
     alloc.check(k, signal)  # fail before any sampling
     vote = pipeline.resolve_vote_signal(vote, signal, gen.vcs)
@@ -242,8 +254,14 @@ def run(
             gen = dataclasses.replace(gen, model=gen.model or be.model)
             skipped = _fit(records, be, gen, on_skip)
             rundir.open({**config, "generation": gen.info()}, force)
-            return _stages(rundir, records, be, gen, alloc, vote, k, signal, on_stage, on_sample, on_allocated,
-                           skipped)
+            result = _stages(rundir, records, be, gen, alloc, vote, k, signal, on_stage, on_sample, on_allocated,
+                             skipped)
+            about = {"input": input_name, "generation": gen.info(), "k": k, "vote": vote.info(),
+                     "allocate": alloc.info(signal, result.planned, result.allocation.saved),
+                     "votes_file": result.votes_file, "skipped": [t.id for t in result.skipped]}
+            result.summary = _summary(records, result, alloc, time.perf_counter() - started, about, price)
+            rundir.write_json(SUMMARY, result.summary)
+            return result
     finally:
         rundir.close()
 
@@ -263,24 +281,42 @@ def _fit(records: list[dict], backend: Backend, gen: pipeline.Generation,
     return skipped
 
 
+def _summary(records, result: RunResult, alloc, seconds: float, about: dict, price) -> dict:
+    """``summary.json``: the tokens of the samples each stage file holds, of those drawn now, time per stage."""
+    held = {f"phase{p}": cost.Tokens().add(s for rec in records for s in samples(rec, p)) for p in (1, 2)}
+    judge = result.judge if alloc.allocator in allocators.NEEDS_JUDGE else None
+    return cost.run_summary(held, result.drawn_tokens, result.seconds, seconds, judge, result.votes, about, price,
+                            result.probes)
+
+
 def _stages(rundir, records, be, gen, alloc, vote, k, signal, on_stage, on_sample, on_allocated,
             skipped) -> RunResult:
+    clock, seconds = time.perf_counter, {}
+    tokens = {"phase1": cost.Tokens(), "phase2": cost.Tokens()}  # of the samples drawn now
     judge_info: dict = {}
     if alloc.allocator in allocators.NEEDS_JUDGE:
+        start = clock()
         judge_info = _judge_once(rundir, records, be, gen)
+        seconds["judge"] = clock() - start
 
     def keep(rec: dict, sample: dict) -> None:
         rundir.checkpoint(rec, sample)
+        tokens[f"phase{sample['phase']}"].add((sample,))
         if on_sample:
             on_sample(rec, sample)
 
+    start = clock()
     restored = rundir.take(records, 0, k)
+    wanted = sum(len(pipeline.missing(r, 0, k)) for r in records)
     if on_stage:
-        on_stage("phase1", sum(len(pipeline.missing(r, 0, k)) for r in records))
-    drawn = pipeline.phase1(records, be, gen, k, keep, signal if alloc.uses_signal else None)
+        on_stage("phase1", wanted)
+    sig = signal if alloc.uses_signal else None
+    drawn = pipeline.phase1(records, be, gen, k, keep, sig)
     rundir.write("phase1.jsonl", records)
+    seconds["phase1"], start = clock() - start, clock()
     summary = pipeline.allocate(records, alloc)
     rundir.write("allocation.jsonl", records)
+    seconds["allocate"], start = clock() - start, clock()
     if on_allocated:
         on_allocated(summary)
     restored += rundir.take(records, k, [k + r["extra"] for r in records])
@@ -288,13 +324,16 @@ def _stages(rundir, records, be, gen, alloc, vote, k, signal, on_stage, on_sampl
         on_stage("phase2", sum(len(pipeline.missing(r, k, k + r["extra"])) for r in records))
     drawn += pipeline.phase2(records, be, gen, keep)
     rundir.write("phase2.jsonl", records)
+    seconds["phase2"], start = clock() - start, clock()
     votes = pipeline.VoteSummary(rule=vote)
     for rec in records:
         votes.add(pipeline.vote(rec, vote))
     votes_file = VOTES_OF.format(_setting_name(alloc, signal, vote))
     rundir.write(votes_file, records)
     rundir.write("votes.jsonl", records)
-    return RunResult(alloc.n * len(records), drawn, restored, summary, votes, judge_info, votes_file, skipped)
+    seconds["vote"] = clock() - start
+    return RunResult(alloc.n * len(records), drawn, restored, summary, votes, judge_info, votes_file, skipped,
+                     drawn_tokens=tokens, seconds=seconds, probes=pipeline.probes(sig, wanted))
 
 
 def pool(
@@ -380,7 +419,7 @@ def _judge_once(rundir: RunDir, records: list[dict], backend: Backend, gen: pipe
             saved = orjson.loads(fh.read())
         for rec in records:
             rec["judge"] = saved["labels"][rec["id"]]
-        return saved["counts"]
+        return {**saved["counts"], "reused": True}
     counts = pipeline.judge(records, backend, gen)
     with atomic_output(path) as fh:
         fh.write(orjson.dumps({"counts": counts, "labels": {r["id"]: r["judge"] for r in records}}))

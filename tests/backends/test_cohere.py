@@ -54,6 +54,7 @@ def test_chat_texts_logprobs_seeds_and_order():
         tokens
     )
     assert {c.finish_reason for c in out} == {"stop"}
+    assert {c.prompt_tokens for c in out} == {7}  # usage.tokens.input_tokens (the billed units say 5)
     sent = [r.body for r in server.requests]
     assert {r.path for r in server.requests} == {"/v2/chat"}
     assert sorted(b["seed"] for b in sent) == list(range(7, 27))

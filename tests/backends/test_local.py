@@ -199,6 +199,8 @@ def test_completions_are_well_formed(backend):
         [_req(Q1, 1), _req(Q2, 2), _req(Q1, 3)], PARAMS, on_result=seen.__setitem__
     )
     assert seen == dict(enumerate(out))
+    prompts = [len(backend.prompt_ids(_req(q, 0).messages)) for q in (Q1, Q2, Q1)]
+    assert [c.prompt_tokens for c in out] == prompts and prompts[0] != prompts[1]
     for c in out:
         assert c.text.strip()
         assert len(c.token_logprobs) == c.n_tokens

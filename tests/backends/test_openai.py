@@ -43,6 +43,7 @@ def test_generates_in_order_with_logprobs_and_seeds(endpoint):
     first = reply_tokens("question 0", 100)
     assert out[0].token_logprobs == tuple(token_logprob(t) for t in first)
     assert out[0].n_tokens == len(first) and out[0].finish_reason == "stop"
+    assert {c.prompt_tokens for c in out} == {5}  # the reply's usage.prompt_tokens
     bodies = [r.body for r in server.requests]
     assert sorted(body["seed"] for body in bodies) == [r.seed for r in reqs]
     path = "/v1/chat/completions" if endpoint == "chat" else "/v1/completions"

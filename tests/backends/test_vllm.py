@@ -48,6 +48,8 @@ def test_completions_are_well_formed(backend):
     assert len(out) == len(requests)
     assert sorted(i for i, _ in seen) == list(range(8))
     assert all(out[i] is c for i, c in seen)
+    assert all(c.prompt_tokens and c.prompt_tokens > 10 for c in out)  # the chat-templated prompt's tokens
+    assert len({c.prompt_tokens for c in out}) > 1  # four questions of different lengths
     for c in out:
         assert c.finish_reason in ("stop", "length")
         assert 1 <= c.n_tokens <= PARAMS.max_tokens

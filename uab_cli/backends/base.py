@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Protocol, runtime_checkable
 
 from ..errors import UabError, require  # noqa: F401  (backends import require from here)
@@ -41,7 +41,9 @@ class Completion:
     ``token_logprobs`` are natural-log probabilities of the sampled tokens, one per
     generated token (EOS included when the engine reports it), or ``None`` when the
     service does not return them. ``finish_reason`` is ``"stop"`` (EOS or stop string)
-    or ``"length"`` (hit ``max_tokens``), as the service reports it. ``reasoning`` is the
+    or ``"length"`` (hit ``max_tokens``), as the service reports it. ``n_tokens`` counts
+    the generated tokens, ``prompt_tokens`` the prompt's (``None`` where the service does
+    not report it). ``reasoning`` is the
     reasoning a server returned apart from ``text`` (vLLM's reasoning parsers:
     ``reasoning_content``), kept but never graded; ``tokens`` the text of each generated token,
     one per logprob, where the backend knows it (to find the answer part's logprobs).
@@ -51,8 +53,10 @@ class Completion:
     token_logprobs: tuple[float, ...] | None
     n_tokens: int
     finish_reason: str
+    _: KW_ONLY  # the optional fields by name: several backends fill different ones
     reasoning: str | None = None
     tokens: tuple[str, ...] | None = None
+    prompt_tokens: int | None = None
 
 
 OnResult = Callable[[int, Completion], None]

@@ -90,8 +90,9 @@ class CohereBackend(RemoteBackend):
         return make_completion(
             text,
             self._logprobs(reply),
-            _output_tokens(reply),
+            _usage(reply, "output_tokens"),
             getattr(reply, "finish_reason", None),
+            prompt_tokens=_usage(reply, "input_tokens"),
         )
 
     def _logprobs(self, reply) -> list[float] | None:
@@ -119,10 +120,12 @@ class CohereBackend(RemoteBackend):
         return None
 
 
-def _output_tokens(reply) -> int | None:
+def _usage(reply, name: str) -> int | None:
+    """A token count of the reply's usage (``output_tokens``, ``input_tokens``): the tokens
+    the model saw, else the billed units."""
     usage = getattr(reply, "usage", None)
     for part in (getattr(usage, "tokens", None), getattr(usage, "billed_units", None)):
-        tokens = getattr(part, "output_tokens", None)
+        tokens = getattr(part, name, None)
         if isinstance(tokens, (int, float)):
             return int(tokens)
     return None

@@ -172,6 +172,7 @@ class LocalBackend(BaseBackend):
         results: list[Completion | None] = [None] * len(requests)
 
         def done(i: int, completion: Completion) -> None:
+            completion = replace(completion, prompt_tokens=len(prompts[i]))
             if opened[i]:
                 completion = replace(completion, text=opened[i] + completion.text)
             results[i] = completion

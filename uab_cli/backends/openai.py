@@ -212,8 +212,8 @@ class OpenAIBackend(RemoteBackend):
         # vLLM's reasoning parsers: reasoning_content, named reasoning since vLLM 0.10
         reasoning = getattr(message, "reasoning_content", None) or getattr(message, "reasoning", None)
         return make_completion(
-            text, logprobs, _completion_tokens(reply), getattr(choice, "finish_reason", None),
-            reasoning, tokens,
+            text, logprobs, _usage(reply, "completion_tokens"), getattr(choice, "finish_reason", None),
+            reasoning, tokens, _usage(reply, "prompt_tokens"),
         )
 
     def _parse_completion(self, reply) -> Completion:
@@ -227,8 +227,8 @@ class OpenAIBackend(RemoteBackend):
             logprobs, tokens = [x for x, _ in kept], [t for _, t in kept]
         text = getattr(choice, "text", None)
         return make_completion(
-            text, logprobs, _completion_tokens(reply), getattr(choice, "finish_reason", None),
-            None, tokens,
+            text, logprobs, _usage(reply, "completion_tokens"), getattr(choice, "finish_reason", None),
+            None, tokens, _usage(reply, "prompt_tokens"),
         )
 
     def _classify(self, exc: Exception) -> Failure | None:
@@ -251,6 +251,7 @@ def _first_choice(reply):
     return choices[0]
 
 
-def _completion_tokens(reply) -> int | None:
-    tokens = getattr(getattr(reply, "usage", None), "completion_tokens", None)
+def _usage(reply, name: str) -> int | None:
+    """A token count of the reply's ``usage`` (``completion_tokens``, ``prompt_tokens``)."""
+    tokens = getattr(getattr(reply, "usage", None), name, None)
     return tokens if isinstance(tokens, int) else None

@@ -111,6 +111,7 @@ def make_completion(
     finish_reason: object,
     reasoning: object = None,
     tokens: Sequence[object] | None = None,
+    prompt_tokens: int | None = None,
 ) -> Completion:
     """Build a ``Completion`` from parsed reply fields, or raise a retryable ``Failure``.
 
@@ -144,6 +145,7 @@ def make_completion(
     return Completion(
         text=text, token_logprobs=logprobs, n_tokens=int(n_tokens), finish_reason=reason,
         reasoning=reasoning, tokens=texts,
+        prompt_tokens=int(prompt_tokens) if isinstance(prompt_tokens, (int, float)) else None,
     )
 
 

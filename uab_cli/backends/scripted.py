@@ -61,9 +61,10 @@ class ScriptedBackend(BaseBackend):
     def complete(self, req: SampleRequest, params: SamplingParams) -> Completion:
         """One completion, a pure function of the request and parameters."""
         question = req.messages[-1]["content"]
+        prompt_tokens = sum(len(str(m.get("content", "")).split()) + 2 for m in req.messages)  # words, 2 per turn
         if "easy or hard" in question:
             label = "easy" if _unit("judge", question) < 0.5 else "hard"
-            return Completion(label, (-0.1,), 1, "stop")
+            return Completion(label, (-0.1,), 1, "stop", prompt_tokens=prompt_tokens)
         p_right = 0.15 + 0.8 * _unit("difficulty", question)
         u = _unit("sample", question, req.seed)
         right = u < p_right
@@ -80,4 +81,4 @@ class ScriptedBackend(BaseBackend):
         finish = "length" if n == params.max_tokens else "stop"
         confidence = max(1, min(10, round(10 * (1 - level))))
         text = f"Working it out.\nAnswer: {answer}\nConfidence: {confidence}"
-        return Completion(text, logprobs, n, finish)
+        return Completion(text, logprobs, n, finish, prompt_tokens=prompt_tokens)

@@ -59,6 +59,7 @@ def to_completion(output) -> Completion:
     """Convert a finished ``vllm.RequestOutput`` (one sample) into a ``Completion``; a reply
     whose prompt left the reasoning open (``<think>\n``) starts with that marker."""
     sample = output.outputs[0]
+    prompt = getattr(output, "prompt_token_ids", None)
     finish = sample.finish_reason
     if finish not in ("stop", "length"):
         raise BackendError(f"vLLM request {output.request_id} ended with {finish!r}")
@@ -69,6 +70,7 @@ def to_completion(output) -> Completion:
         n_tokens=len(sample.token_ids),
         finish_reason=finish,
         tokens=_token_texts(sample) if answer_start(text) else None,
+        prompt_tokens=None if prompt is None else len(prompt),
     )
 
 

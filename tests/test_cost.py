@@ -1,0 +1,420 @@
+"""What a run costs (issue 21): token counts per sample, stage and run (``summary.json``),
+tokens in ``simulate``'s rows, the cost at fixed accuracy (PCHIP inversion), allocation by
+signal decile, tokens per response, and the report's figures."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import orjson
+import pytest
+from conftest import arithmetic, cli, read_jsonl, write_jsonl
+from scipy.interpolate import PchipInterpolator
+
+from uab_cli import analyses, cost, evaluation, pipeline, runs
+from uab_cli.backends.base import Completion
+from uab_cli.backends.scripted import ScriptedBackend
+from uab_cli.backends.vllm import to_completion
+
+# --- a pool nobody has seen: random answers, lengths and signals ----------------------------
+
+
+def random_pool(m: int = 60, k: int = 8, seed: int = 0, prompt: bool = True) -> list[dict]:
+    """m questions with k samples each: correct with a per-question probability, ANLL lower when
+    correct, completion tokens that vary per sample (longer when wrong), a level per question."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for i in range(m):
+        p = rng.uniform(0.05, 0.95)
+        ss = []
+        for j in range(k):
+            right = rng.random() < p
+            answer = str(i + 1) if right else str(100 + int(rng.integers(0, 3)))
+            s = {"index": j, "phase": 1, "text": f"Answer: {answer}", "answer": answer,
+                 "anll": float(rng.uniform(0.0, 0.4) if right else rng.uniform(0.2, 1.5)),
+                 "n_tokens": int(rng.integers(5, 40) + (0 if right else rng.integers(0, 60)))}
+            if prompt:
+                s["prompt_tokens"] = 30 + i % 7
+            ss.append(s)
+        out.append({"id": f"q{i}", "question": f"What is {i} + 1?" + " pad" * (i % 5), "answer": str(i + 1),
+                    "level": i, "samples": ss})
+    return out
+
+
+def pool_tokens(records: list[dict]) -> int:
+    return sum(s["n_tokens"] for r in records for s in r["samples"])
+
+
+# --- token accounting ----------------------------------------------------------------------
+
+
+def test_a_sample_records_its_prompt_tokens_where_the_backend_reports_them():
+    rec = {"id": "q", "question": "What is 1 + 1?"}
+    with_prompt = pipeline.make_sample(Completion("Answer: 2", None, 3, "stop", prompt_tokens=17), rec, 0, 1, 5)
+    without = pipeline.make_sample(Completion("Answer: 2", None, 3, "stop"), rec, 0, 1, 5)
+    assert (with_prompt["n_tokens"], with_prompt["prompt_tokens"]) == (3, 17)
+    assert without["n_tokens"] == 3 and "prompt_tokens" not in without
+
+
+def test_vllm_completion_counts_the_prompt_token_ids():
+    class Sample:
+        token_ids = [5, 6, 7]
+        logprobs = [{t: type("L", (), {"logprob": -0.5})()} for t in (5, 6, 7)]
+        finish_reason = "stop"
+        text = "Answer: 2"
+
+    class Output:
+        request_id = "r"
+        prompt_token_ids = list(range(42))
+        outputs = [Sample()]
+
+    c = to_completion(Output())
+    assert (c.n_tokens, c.prompt_tokens) == (3, 42)
+
+
+def test_tokens_sum_and_say_unknown_once_a_count_is_missing():
+    t = cost.Tokens().add([{"n_tokens": 3, "prompt_tokens": 10}, {"n_tokens": 4, "prompt_tokens": 11}])
+    assert t.to_json() == {"samples": 2, "completion_tokens": 7, "prompt_tokens": 21}
+    t.add([{"n_tokens": 5}])
+    assert (t.samples, t.completion_tokens, t.prompt_tokens) == (3, 12, None)
+    assert (t - cost.Tokens().add([{"n_tokens": 3, "prompt_tokens": 10}])).completion_tokens == 9
+
+
+def test_judge_calls_count_their_tokens_apart(fake_backend):
+    records = arithmetic(8)
+    info = pipeline.judge(records, fake_backend(), pipeline.Generation(backend="scripted"))
+    assert info["calls"] == 8 and info["completion_tokens"] == 8  # one label token each (scripted)
+    assert info["prompt_tokens"] > 8 * 10
+
+
+def test_vote_prints_the_tokens_of_the_samples_it_counted(tmp_path):
+    rows = random_pool(12, 3)
+    path = write_jsonl(tmp_path / "p.jsonl", rows)
+    result = cli(["vote", path, "-o", str(tmp_path / "v.jsonl")])
+    assert result.exit_code == 0, result.stderr
+    line = next(ln for ln in result.stderr.splitlines() if ln.strip().startswith("│"))
+    assert line.split("│")[-2].strip() == str(pool_tokens(rows))
+
+
+def test_price_must_be_two_non_negative_numbers(tmp_path):
+    q = write_jsonl(tmp_path / "q.jsonl", arithmetic(3))
+    for bad in ("1", "a,b", "-1,2", "1,2,3"):
+        result = cli(["run", q, "--budget", "2", "--backend", "scripted", "-o", str(tmp_path / f"r{len(bad)}"),
+                      "--price", bad])
+        assert result.exit_code == 2 and "--price takes IN,OUT" in result.stderr, result.stderr
+    assert not (tmp_path / "r1").exists()
+
+
+# --- uab run: summary.json --------------------------------------------------------------------
+
+
+def stage_tokens(path, phase: int | None = None) -> tuple[int, int, int]:
+    """(samples, completion tokens, prompt tokens) over a stage file's samples of ``phase``."""
+    ss = [s for r in read_jsonl(path) for s in r.get("samples", []) if phase is None or s["phase"] == phase]
+    return len(ss), sum(s["n_tokens"] for s in ss), sum(s["prompt_tokens"] for s in ss)
+
+
+def totals(stage: dict) -> tuple[int, int, int]:
+    return stage["samples"], stage["completion_tokens"], stage["prompt_tokens"]
+
+
+def test_run_summary_token_totals_equal_the_sums_over_its_stage_files(tmp_path):
+    q = write_jsonl(tmp_path / "q.jsonl", arithmetic(15))
+    out = tmp_path / "run"
+    result = cli(["run", q, "--budget", "4", "--backend", "scripted", "-o", str(out), "--price", "0.5,2"])
+    assert result.exit_code == 0, result.stderr
+    summary = orjson.loads((out / "summary.json").read_bytes())
+    assert totals(summary["stages"]["phase1"]) == stage_tokens(out / "phase1.jsonl")
+    assert totals(summary["stages"]["phase2"]) == stage_tokens(out / "phase2.jsonl", 2)
+    assert totals(summary["total"]) == stage_tokens(out / "votes.jsonl") == stage_tokens(out / "phase2.jsonl")
+    assert summary["total"]["samples"] == 60 and summary["total"]["drawn"] == {
+        "samples": 60, "completion_tokens": summary["total"]["completion_tokens"],
+        "prompt_tokens": summary["total"]["prompt_tokens"]}
+    assert summary["stages"]["phase1"]["probes"] == 1  # the logprob check drew the first Phase-1 sample alone
+    votes = read_jsonl(out / "votes.jsonl")
+    assert summary["accuracy"] == pytest.approx(np.mean([r["correct"] for r in votes]))
+    assert summary["coverage"] == pytest.approx(np.mean([r["covered"] for r in votes]))
+    assert all(summary["stages"][s]["seconds"] >= 0 for s in ("phase1", "allocate", "phase2", "vote"))
+    assert summary["total"]["seconds"] >= sum(summary["stages"][s]["seconds"] for s in ("phase1", "phase2"))
+    _, out_tokens, in_tokens = stage_tokens(out / "votes.jsonl")
+    assert summary["cost"]["samples"] == pytest.approx((0.5 * in_tokens + 2 * out_tokens) / 1e6)
+    assert summary["uab"]["allocate"]["allocator"] == "uab" and summary["uab"]["generation"]["backend"] == "scripted"
+    assert "completion" in result.stderr and f"{summary['total']['completion_tokens']:,} completion" in result.stderr
+
+
+def test_a_rerun_says_what_it_drew_and_what_the_stored_samples_cost(tmp_path):
+    q = write_jsonl(tmp_path / "q.jsonl", arithmetic(12))
+    out = tmp_path / "run"
+    cli(["run", q, "--budget", "2", "--backend", "scripted", "--allocator", "uniform", "-o", str(out), "-q"])
+    first = orjson.loads((out / "summary.json").read_bytes())
+    result = cli(["run", q, "--budget", "3", "--backend", "scripted", "--allocator", "uniform", "-o", str(out)])
+    assert result.exit_code == 0, result.stderr
+    summary = orjson.loads((out / "summary.json").read_bytes())
+    assert summary["total"]["samples"] == 36 and summary["total"]["drawn"]["samples"] == 12
+    assert summary["total"]["reused"]["samples"] == 24
+    assert summary["total"]["reused"]["completion_tokens"] == first["total"]["completion_tokens"]
+    assert totals(summary["total"]) == stage_tokens(out / "votes.jsonl")
+    new = [s for r in read_jsonl(out / "votes.jsonl") for s in r["samples"] if s["index"] == 2]
+    assert summary["total"]["drawn"]["completion_tokens"] == sum(s["n_tokens"] for s in new)
+    assert "(12 reused)" in result.stderr  # phase 1: every sample from the first run
+
+
+def test_judge_tokens_are_apart_from_the_samples(tmp_path):
+    q = write_jsonl(tmp_path / "q.jsonl", arithmetic(10))
+    out = tmp_path / "run"
+    cli(["run", q, "--budget", "3", "--backend", "scripted", "--allocator", "judge", "-o", str(out), "-q"])
+    summary = orjson.loads((out / "summary.json").read_bytes())
+    judge = summary["stages"]["judge"]
+    assert judge["calls"] == 10 and judge["completion_tokens"] == 10 and not judge["reused"]
+    assert totals(summary["total"]) == stage_tokens(out / "votes.jsonl")  # the judge's tokens are not in it
+    cli(["run", q, "--budget", "4", "--backend", "scripted", "--allocator", "judge", "-o", str(out), "-q"])
+    again = orjson.loads((out / "summary.json").read_bytes())["stages"]["judge"]
+    assert again["reused"] and again["completion_tokens"] == 10
+
+
+# --- simulate: tokens ---------------------------------------------------------------------------
+
+ALL = ["uab", "uab-coverage", "uab-exit-hard", "uab-exit-hard-skip", "uab-exit-easy-skip", "majority", "uniform",
+       "random", "length", "oracle"]
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_uniform_at_n_equal_k_reports_the_pools_total_tokens_for_every_seed(seed):
+    records = random_pool(40, 6, seed)
+    rows = list(evaluation.simulate(records, [6], ["uniform"], ["anll"], 5, vote_rules=["majority"]))
+    assert [r["tokens"] for r in rows] == [pool_tokens(records)] * 5
+    assert {r["prompt_tokens"] for r in rows} == {sum(s["prompt_tokens"] for r in records for s in r["samples"])}
+
+
+def test_every_allocator_reports_the_tokens_of_the_samples_it_used():
+    """Each question's samples share one token count here, and each question is its own level, so
+    ``by_level`` gives each question's samples: the tokens must be their sum."""
+    records = random_pool(30, 8, 5)
+    per_question = {}
+    for rec in records:
+        t = 3 + int(rec["id"][1:]) * 2
+        for s in rec["samples"]:
+            s["n_tokens"] = t
+        per_question[str(rec["level"])] = t
+    rows = list(evaluation.simulate(records, [2, 4], ALL, ["anll"], 3, vote_rules=["majority"]))
+    assert {r["allocator"] for r in rows} == set(ALL)
+    for r in rows:
+        assert r["tokens"] == pytest.approx(sum(n * per_question[lv] for lv, n in r["by_level"].items()))
+
+
+def test_tokens_are_the_sum_over_the_first_draws_of_each_question():
+    """Independently of the allocator: rebuild the seed's draw order and sum the tokens of each
+    question's first n draws, n read from by_level (one question per level)."""
+    records = random_pool(25, 6, 9)
+    rows = list(evaluation.simulate(records, [3], ["uab", "random", "uab-exit-easy-skip"], ["anll"], 2,
+                                    vote_rules=["majority"]))
+    pool = evaluation.Pool(records)
+    for r in rows:
+        perm = pool.permutations(r["seed"])
+        expected, used = 0, []
+        for i, rec in enumerate(records):
+            n = round(r["by_level"][str(rec["level"])])
+            drawn = [rec["samples"][j]["n_tokens"] for j in perm[i, :n]]
+            expected += sum(drawn)
+            used += drawn
+        assert r["tokens"] == expected and r["tokens_median"] == pytest.approx(np.median(used))
+
+
+@pytest.mark.parametrize("name", ["uab-exit-hard-skip", "uab-exit-easy-skip"])
+def test_skip_mode_exits_report_fewer_tokens_than_uniform_at_the_same_n(name):
+    records = random_pool(60, 8, 3)
+    rows = list(evaluation.simulate(records, [4, 8], [name, "uniform"], ["anll"], 4, temperature=0.5,
+                                    vote_rules=["majority"]))
+    for n in (4, 8):
+        for seed in range(4):
+            skip, uni = (next(r for r in rows if r["allocator"] == a and r["N"] == n and r["seed"] == seed)
+                         for a in (name, "uniform"))
+            assert skip["saved"] > 0 and skip["tokens"] < uni["tokens"]
+
+
+def test_a_pool_without_token_counts_says_so_instead_of_guessing():
+    records = random_pool(10, 3, prompt=False)
+    del records[4]["samples"][1]["n_tokens"]
+    rows = list(evaluation.simulate(records, [2], ["uniform"], ["anll"], 2, vote_rules=["majority"]))
+    assert all(r["tokens"] is None and "prompt_tokens" not in r for r in rows)
+    summary = evaluation.summarize(rows)
+    assert summary[0]["tokens_per_question"] is None and "| — |" in evaluation.markdown_table(summary)
+
+
+def test_the_table_shows_tokens_per_question_beside_accuracy():
+    records = random_pool(20, 4)
+    rows = list(evaluation.simulate(records, [2], ["uniform"], ["anll"], 3, vote_rules=["majority"]))
+    expected = np.mean([r["tokens"] for r in rows]) / 20
+    table = evaluation.markdown_table(evaluation.summarize(rows))
+    assert "| tokens/question |" in table.splitlines()[0] and f"| {expected:.1f} |" in table
+
+
+# --- cost at fixed accuracy ----------------------------------------------------------------------
+
+
+def independent_min_n(ns, acc, target, step=1e-4) -> float | None:
+    """The least N on a fine grid where scipy's PCHIP of the table reaches the target."""
+    grid = np.arange(ns[0], ns[-1] + step / 2, step)
+    reached = PchipInterpolator(ns, acc)(grid) >= target
+    return float(grid[np.argmax(reached)]) if reached.any() else None
+
+
+def test_min_n_agrees_with_an_independent_pchip_inversion_of_the_table():
+    records = random_pool(80, 16, 11)
+    rows = list(evaluation.simulate(records, [1, 2, 4, 6, 8, 12, 16], ["uab", "uniform", "random", "length"],
+                                    ["anll"], 6, vote_rules=["majority", "weighted"], analyses=True))
+    summary = evaluation.summarize(rows)
+    costs = analyses.cost_rows(rows)
+    assert len({c["target"] for c in costs}) == analyses.DEFAULT_TARGETS
+    checked = 0
+    for c in costs:
+        es = sorted((e for e in summary if (e["allocator"], e["signal"], e["T"], e["vote_rule"]) ==
+                     (c["allocator"], c["signal"], c["T"], c["vote_rule"])), key=lambda e: e["N"])
+        mine = independent_min_n([e["N"] for e in es], [e["accuracy"] for e in es], c["target"])
+        if mine is None:
+            assert c["min_N"] is None
+        else:
+            assert c["min_N"] == pytest.approx(mine, abs=0.05)
+            checked += 1
+    assert checked >= 20
+    uniform = [c for c in costs if (c["allocator"], c["vote_rule"]) == ("uniform", "majority")]
+    assert all(c["min_N"] == c["uniform_min_N"] and c["saving"] == pytest.approx(0) for c in uniform)
+
+
+def test_min_budget_edges():
+    ns, acc = [1, 2, 4, 8], [0.2, 0.3, 0.35, 0.33]
+    assert analyses.min_budget(ns, acc, 0.1) == 1  # reached at the least budget already
+    assert analyses.min_budget(ns, acc, 0.4) is None  # never reached
+    assert analyses.min_budget(ns, acc, 0.3) == pytest.approx(2)
+    assert analyses.min_budget(ns, acc, 0.34) == pytest.approx(independent_min_n(ns, acc, 0.34), abs=1e-3)
+    assert 2 < analyses.min_budget(ns, acc, 0.34) < 4  # the first crossing, before the peak
+
+
+def test_saving_is_against_uniform_in_samples_and_tokens():
+    summary = []
+    for n, (u, a) in {2: (0.30, 0.34), 4: (0.36, 0.40), 8: (0.40, 0.42)}.items():
+        for name, acc, tokens in (("uniform", u, 10.0 * n), ("uab-exit-easy-skip", a, 6.0 * n)):
+            summary.append({"allocator": name, "signal": None, "T": None, "N": n, "vote_rule": "majority",
+                            "accuracy": acc, "samples_per_question": n * (0.5 if "skip" in name else 1),
+                            "tokens_per_question": tokens})
+    (row,) = [c for c in analyses.at_accuracy(summary, [0.36]) if c["allocator"] != "uniform"]
+    assert row["uniform_min_N"] == pytest.approx(4) and 2 < row["min_N"] < 4
+    assert row["saving"] == pytest.approx(1 - row["samples"] / 4)
+    assert row["samples"] == pytest.approx(row["min_N"] / 2)  # skip mode: half of N drawn
+    assert row["token_saving"] == pytest.approx(1 - 6.0 * row["min_N"] / 40)
+
+
+def test_targets_option_sets_the_targets_and_is_checked(tmp_path):
+    pool = write_jsonl(tmp_path / "pool.jsonl", random_pool(30, 4))
+    res = tmp_path / "res.jsonl"
+    result = cli(["simulate", pool, "--budgets", "1,2,4", "--seeds", "2", "--allocators", "uab,uniform",
+                  "--vote-rules", "majority", "--targets", "30,45.5", "-o", str(res)])
+    assert result.exit_code == 0, result.stderr
+    assert {c["target"] for c in analyses.cost_rows(read_jsonl(res))} == {0.3, 0.455}
+    assert "## Cost at fixed accuracy" in result.stderr and "| 30.0 % | 45.5 % |" in result.stderr
+    for bad in ("abc", "0", "120", ""):
+        result = cli(["simulate", pool, "--budgets", "1,2", "--targets", bad, "-o", str(tmp_path / "bad.jsonl")])
+        assert result.exit_code == 2 and "--targets" in result.stderr, (bad, result.stderr)
+    assert not (tmp_path / "bad.jsonl").exists()
+
+
+def test_settings_still_find_the_recommendation_after_the_analysis_rows(tmp_path):
+    pool = write_jsonl(tmp_path / "pool.jsonl", random_pool(60, 4))
+    res = tmp_path / "res.jsonl"
+    cli(["simulate", pool, "--budgets", "2,4", "--seeds", "2", "--allocators", "uab,uniform", "-o", str(res), "-q"])
+    rows = read_jsonl(res)
+    assert "recommendation" in rows[-1] and any("cost_at_accuracy" in r for r in rows)
+    q = write_jsonl(tmp_path / "q.jsonl", arithmetic(4))
+    result = cli(["run", q, "--budget", "4", "--backend", "scripted", "--settings", str(res), "-o",
+                  str(tmp_path / "run"), "-q"])
+    assert result.exit_code == 0, result.stderr
+
+
+# --- allocation per signal decile -------------------------------------------------------------
+
+
+def test_deciles_split_questions_into_ten_equal_groups_by_uncertainty():
+    u = np.array([5.0, np.nan, 1.0, 3.0, 2.0, 4.0, 0.5, 9.0, 8.0, 7.0, 6.0])
+    bins = analyses.deciles_of(u)
+    assert bins[1] == -1
+    order = np.argsort(u[~np.isnan(u)])
+    assert list(bins[~np.isnan(u)][order]) == list(range(10))
+
+
+def test_decile_rows_give_samples_and_accuracy_per_decile():
+    records = random_pool(100, 8, 4)
+    rows = list(evaluation.simulate(records, [4], ["uniform", "uab"], ["anll"], 3, vote_rules=["majority"],
+                                    analyses=True))
+    deciles = {d["allocator"]: d for d in analyses.decile_rows(rows)}
+    assert set(deciles) == {"uniform", "uab"} and deciles["uab"]["statistic"] == "anll"
+    assert deciles["uniform"]["samples"] == [4.0] * 10
+    for name, d in deciles.items():  # 100 questions: equal deciles, so their mean is the accuracy
+        acc = np.mean([r["accuracy"] for r in rows if r.get("allocator") == name])
+        assert np.mean(d["accuracy"]["majority"]) == pytest.approx(acc, abs=1e-3)
+        assert np.mean(d["samples"]) == pytest.approx(4)
+    # the first draws' ANLL tracks correctness here: the least uncertain decile is the most accurate
+    assert deciles["uniform"]["accuracy"]["majority"][0] > deciles["uniform"]["accuracy"]["majority"][-1]
+
+
+# --- report ---------------------------------------------------------------------------------
+
+
+def test_report_draws_cost_and_decile_figures_and_token_tables(tmp_path):
+    records = random_pool(60, 8, 2)
+    rows = list(evaluation.simulate(records, [1, 2, 4, 8], ["uab", "uniform", "uab-exit-easy-skip", "oracle"],
+                                    ["anll"], 3, vote_rules=["majority", "weighted"], analyses=True,
+                                    recommendations=True))
+    paths = evaluation.report(rows, records, str(tmp_path / "rep"))
+    names = {p.rsplit("/", 1)[1] for p in paths}
+    assert {"cost_at_accuracy.png", "signal_deciles.png", "summary.md"} <= names
+    text = (tmp_path / "rep" / "summary.md").read_text()
+    assert "## Cost at fixed accuracy" in text and "## Tokens per response" in text
+    uniform4 = next(e for e in evaluation.summarize(rows) if (e["allocator"], e["N"], e["vote_rule"]) ==
+                    ("uniform", 4, "majority"))
+    assert (f"| 4 | uniform | — | — | 4.00 | {uniform4['tokens_per_question']:.1f} | "
+            f"{uniform4['tokens_per_question'] / 4:.1f} | {uniform4['tokens_median']:.1f} |") in text
+    fig = analyses.plot_cost(evaluation.summarize(rows), [0.3])
+    assert [ax.get_xlabel() for ax in fig.get_axes()] == ["target accuracy (%)"] * 2
+    assert sorted(t.get_text() for t in fig.legends[0].get_texts()) == ["uab (anll)", "uab-exit-easy-skip (anll)",
+                                                                      "uniform"]
+
+
+def test_series_that_differ_only_in_t_get_different_colours_and_markers():
+    rows = list(evaluation.simulate(random_pool(30, 4), [2, 4], ["uab", "uniform"], ["anll"], 2,
+                                    temperature=[0.1, 0.5, 2.0], vote_rules=["majority"]))
+    series = evaluation._series(evaluation.summarize(rows))
+    styles = {label: style for label, (style, _) in series.items() if label.startswith("uab")}
+    assert len(styles) == 3
+    assert len({s["color"] for s in styles.values()}) == 3 and len({s["marker"] for s in styles.values()}) == 3
+
+
+def test_anll_histogram_spreads_the_samples_over_log_bins():
+    records = random_pool(80, 8, 1)
+    for rec in records:  # heavy-tailed ANLL, as real models give: most samples near 0
+        for s in rec["samples"]:
+            s["anll"] = s["anll"] ** 4
+    fig = evaluation.plot_anll(records)
+    ax = fig.get_axes()[0]
+    heights = [p.get_height() for p in ax.patches]
+    assert ax.get_xscale() == "log" and max(heights) < 40  # no bin holds most of a group's samples
+    assert sum(heights) == pytest.approx(200)  # each group's bars sum to 100 %
+
+
+def test_deciles_figure_needs_only_the_results_rows(tmp_path):
+    records = random_pool(40, 6, 6)
+    rows = list(evaluation.simulate(records, [1, 2, 4, 6], ["uab", "uniform"], ["anll"], 2,
+                                    vote_rules=["majority"], analyses=True))
+    paths = evaluation.report(rows, None, str(tmp_path))  # no pool given
+    assert any(p.endswith("signal_deciles.png") for p in paths)
+    fig = analyses.plot_deciles(analyses.decile_rows(rows))
+    assert [ax.get_ylabel().split(":")[0] for ax in fig.get_axes()[::2]] == ["N = 2", "N = 4"]
+    assert not math.isnan(analyses.decile_rows(rows)[0]["samples"][0])
+
+
+def test_scripted_pool_has_prompt_tokens(tmp_path):
+    out = tmp_path / "pool"
+    records = arithmetic(5)
+    runs.pool(records, ScriptedBackend, pipeline.Generation(backend="scripted"), str(out), 2)
+    rows = read_jsonl(out / "pool.jsonl")
+    assert all(s["prompt_tokens"] > 0 and s["n_tokens"] > 0 for r in rows for s in r["samples"])

@@ -1,0 +1,145 @@
+"""What samples cost: their tokens (completion and prompt), per stage and per run (a run
+directory's ``summary.json``), and money at the prices a user gives."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from . import __version__
+from .errors import UabError
+
+
+def _plus(a: int | None, b: int | None) -> int | None:
+    return None if a is None or b is None else a + b
+
+
+def _minus(a: int | None, b: int | None) -> int | None:
+    return None if a is None or b is None else a - b
+
+
+@dataclass
+class Tokens:
+    """Samples and their tokens: ``completion_tokens`` from each sample's ``n_tokens``,
+    ``prompt_tokens`` from its ``prompt_tokens``; a sum is ``None`` once a sample lacks its
+    count (a backend that does not report it, a sample drawn before uab counted it)."""
+
+    samples: int = 0
+    completion_tokens: int | None = 0
+    prompt_tokens: int | None = 0
+
+    def add(self, samples: Iterable[dict]) -> Tokens:
+        """Count ``samples`` in (returns self)."""
+        n, out, into = 0, self.completion_tokens, self.prompt_tokens
+        for s in samples:
+            n += 1
+            c, p = s.get("n_tokens"), s.get("prompt_tokens")
+            out = None if out is None or c is None else out + c
+            into = None if into is None or p is None else into + p
+        self.samples, self.completion_tokens, self.prompt_tokens = self.samples + n, out, into
+        return self
+
+    def __add__(self, other: Tokens) -> Tokens:
+        return Tokens(self.samples + other.samples, _plus(self.completion_tokens, other.completion_tokens),
+                      _plus(self.prompt_tokens, other.prompt_tokens))
+
+    def __sub__(self, other: Tokens) -> Tokens:
+        return Tokens(self.samples - other.samples, _minus(self.completion_tokens, other.completion_tokens),
+                      _minus(self.prompt_tokens, other.prompt_tokens))
+
+    def to_json(self) -> dict:
+        return {"samples": self.samples, "prompt_tokens": self.prompt_tokens,
+                "completion_tokens": self.completion_tokens}
+
+
+@dataclass(frozen=True)
+class Price:
+    """Prices per million tokens: ``input`` (prompt) and ``output`` (completion)."""
+
+    input: float
+    output: float
+
+    @classmethod
+    def parse(cls, text: str) -> Price:
+        """``IN,OUT`` per million tokens, e.g. ``0.15,0.6``."""
+        parts = [t.strip() for t in text.split(",")]
+        try:
+            values = [float(t) for t in parts]
+        except ValueError:
+            values = []
+        if len(values) != 2 or min(values) < 0:
+            raise UabError(f"--price takes IN,OUT: two non-negative prices per million tokens, got {text!r}")
+        return cls(*values)
+
+    def of(self, prompt_tokens: int | None, completion_tokens: int | None) -> float | None:
+        """The money ``prompt_tokens`` and ``completion_tokens`` cost (None if one is unknown)."""
+        if prompt_tokens is None or completion_tokens is None:
+            return None
+        return (prompt_tokens * self.input + completion_tokens * self.output) / 1e6
+
+
+SAMPLING = ("phase1", "phase2")  # the stages that draw samples: the budget
+
+
+def run_summary(held: dict[str, Tokens], drawn: dict[str, Tokens], seconds: dict[str, float], total_seconds: float,
+                judge: dict | None, votes, about: dict, price: Price | None = None, probes: int = 0) -> dict:
+    """A run directory's ``summary.json``: per stage the samples it holds with their prompt and
+    completion tokens, what this invocation ``drawn`` of them (the rest were ``reused`` from the
+    directory) and its wall-clock ``seconds``; the totals over the sampling stages; the judge's
+    calls apart (they are not samples); accuracy and coverage from ``votes`` (a
+    ``pipeline.VoteSummary``); ``about``: what produced the run (settings, provenance)."""
+    stages: dict[str, dict] = {}
+    if judge is not None:
+        calls = {k: judge.get(k) for k in ("calls", "prompt_tokens", "completion_tokens")}
+        stages["judge"] = {**calls, "reused": bool(judge.get("reused")), "seconds": seconds.get("judge", 0.0)}
+    for name in ("phase1", "allocate", "phase2", "vote"):
+        stages[name] = {"seconds": seconds.get(name, 0.0)}
+        if name in SAMPLING:
+            stages[name] = {**held[name].to_json(), "drawn": drawn[name].to_json(),
+                            "reused": (held[name] - drawn[name]).to_json(), **stages[name]}
+    stages["phase1"]["probes"] = probes
+    total_held, total_drawn = held["phase1"] + held["phase2"], drawn["phase1"] + drawn["phase2"]
+    total = {**total_held.to_json(), "drawn": total_drawn.to_json(), "reused": (total_held - total_drawn).to_json(),
+             "seconds": total_seconds}
+    out = {"questions": votes.questions, "stages": stages, "total": total,
+           "accuracy": votes.accuracy, "coverage": votes.any_correct / votes.graded if votes.graded else None,
+           "graded": votes.graded, "correct": votes.correct, "no_answer": votes.no_answer,
+           "cut": votes.cut}
+    if price is not None:
+        out["price"] = {"input": price.input, "output": price.output, "per": "1M tokens"}
+        out["cost"] = {"samples": price.of(total_held.prompt_tokens, total_held.completion_tokens),
+                       "drawn": price.of(total_drawn.prompt_tokens, total_drawn.completion_tokens)}
+        if judge is not None:
+            out["cost"]["judge"] = price.of(judge.get("prompt_tokens"), judge.get("completion_tokens"))
+    out["uab"] = {**about, "version": __version__}
+    return out
+
+
+def _count(n: int | None) -> str:
+    return "?" if n is None else f"{n:,}"
+
+
+def describe(summary: dict) -> list[str]:
+    """The gist of a run summary, a few lines for the terminal."""
+    lines = []
+    for name, stage in summary["stages"].items():
+        if name in SAMPLING:
+            reused = stage["reused"]["samples"]
+            lines.append(f"phase {name[-1]}: {stage['samples']} samples, {_count(stage['completion_tokens'])} completion + "
+                         f"{_count(stage['prompt_tokens'])} prompt tokens"
+                         + (f" ({reused} reused)" if reused else "") + f", {stage['seconds']:.1f} s")
+        elif name == "judge":
+            lines.append(f"judge: {stage['calls']} calls (not in the budget), {_count(stage['completion_tokens'])} "
+                         f"completion + {_count(stage['prompt_tokens'])} prompt tokens"
+                         + (" (labels reused)" if stage["reused"] else f", {stage['seconds']:.1f} s"))
+    t = summary["total"]
+    lines.append(f"total: {t['samples']} samples, {_count(t['completion_tokens'])} completion + "
+                 f"{_count(t['prompt_tokens'])} prompt tokens; drawn now {t['drawn']['samples']} "
+                 f"({_count(t['drawn']['completion_tokens'])} completion tokens) in {t['seconds']:.1f} s")
+    cost = summary.get("cost")
+    if cost:
+        names = {"samples": "the run's samples", "drawn": "drawn now", "judge": "judge calls"}
+        money = ", ".join(f"{names[k]} {'?' if v is None else f'{v:.6f}'}" for k, v in cost.items())
+        lines.append(f"cost at {summary['price']['input']:g} in / {summary['price']['output']:g} out per 1M tokens: "
+                     f"{money}")
+    return lines
