@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from uab_cli import evaluation
-from uab_cli.records import load_records
+from uab_cli.jsonl import load_records
 from uab_cli.settings import Vote
 
 

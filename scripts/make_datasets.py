@@ -28,7 +28,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from uab_cli.convert import convert_records  # noqa: E402
-from uab_cli.records import write_records  # noqa: E402
+from uab_cli.jsonl import write_records  # noqa: E402
 
 SAMPLE = 300
 

@@ -116,7 +116,7 @@ def test_a_duplicate_before_an_error_in_the_same_block_comes_first(tmp_path, poo
 
 def test_a_line_longer_than_the_limit_is_reported_not_read(tmp_path, pool, monkeypatch):
     monkeypatch.setattr(blocks, "MAX_LINE_BYTES", 1000)
-    monkeypatch.setattr("uab_cli.records.MAX_LINE_BYTES", 1000)
+    monkeypatch.setattr("uab_cli.jsonl.MAX_LINE_BYTES", 1000)
     path = padded(tmp_path, b'{"id": "x", "question": "' + b"y" * 5000 + b'"}', 30)
     check_error(cli(["vote", path, "-o", str(tmp_path / OUT)]), path, 30, "line longer than")
 

@@ -386,7 +386,7 @@ def test_simulate_command_prints_headroom_and_recommendation_after_its_table(tmp
     from typer.testing import CliRunner
 
     from uab_cli.cli import app
-    from uab_cli.records import write_records
+    from uab_cli.jsonl import write_records
 
     write_records(str(tmp_path / "pool.jsonl"), noisy_pool(m=20))
     result = CliRunner().invoke(app, ["simulate", str(tmp_path), "--budgets", "2,4", "--seeds", "3",

@@ -9,9 +9,9 @@ import orjson
 import pytest
 from conftest import cli, sampled, write_jsonl
 
-from uab_cli import gcpolicy, records
+from uab_cli import gcpolicy, jsonl
 from uab_cli.errors import UabError
-from uab_cli.records import (
+from uab_cli.jsonl import (
     load_records,
     read_jsonl,
     read_records,
@@ -24,7 +24,7 @@ from uab_cli.signals import MissingSignal, success_probabilities
 
 @pytest.mark.parametrize("chunk", [7, 64, 1 << 20])
 def test_chunked_reading_returns_every_line(tmp_path, monkeypatch, chunk):
-    monkeypatch.setattr(records, "_CHUNK", chunk)
+    monkeypatch.setattr(jsonl, "_CHUNK", chunk)
     rows = [sampled(i) for i in range(50)]
     body = b"".join(orjson.dumps(r) + (b"\r\n" if i % 5 == 0 else b"\n") for i, r in enumerate(rows))
     path = tmp_path / "in.jsonl"
@@ -38,7 +38,7 @@ def test_chunked_reading_returns_every_line(tmp_path, monkeypatch, chunk):
 @pytest.mark.parametrize("chunk", [16, 1 << 20])
 def test_errors_come_in_file_order(tmp_path, monkeypatch, chunk):
     """A bad record on line 3 is reported before a JSON error on line 5 of the same chunk."""
-    monkeypatch.setattr(records, "_CHUNK", chunk)
+    monkeypatch.setattr(jsonl, "_CHUNK", chunk)
     lines = [orjson.dumps(sampled(i)) for i in range(6)]
     lines[2] = orjson.dumps({**sampled(2), "question": ""})
     lines[4] = b'{"id": "q4", "question": '
@@ -55,7 +55,7 @@ def test_errors_come_in_file_order(tmp_path, monkeypatch, chunk):
 
 
 def test_runaway_line_is_refused_before_it_is_buffered(tmp_path, monkeypatch):
-    monkeypatch.setattr(records, "MAX_LINE_BYTES", 1000)
+    monkeypatch.setattr(jsonl, "MAX_LINE_BYTES", 1000)
     path = tmp_path / "in.jsonl"
     path.write_bytes(orjson.dumps(sampled(0)) + b"\n" + b'{"id": "' + b"x" * 5000)  # no newline ever comes
     with pytest.raises(UabError, match="line longer than") as exc:
@@ -138,16 +138,16 @@ def test_load_records_pauses_the_cyclic_gc_and_restores_it(tmp_path, monkeypatch
     path = tmp_path / "q.jsonl"
     path.write_bytes(b'{"id": "a", "question": "q"}\n')
     seen = []
-    real = records._batches
+    real = jsonl._batches
 
     def spy(p):
         for batch in real(p):
             seen.append(gc.isenabled())
             yield batch
 
-    monkeypatch.setattr(records, "_batches", spy)
+    monkeypatch.setattr(jsonl, "_batches", spy)
     assert gc.isenabled()
-    records.load_records(str(path))
+    jsonl.load_records(str(path))
     assert seen == [False] and gc.isenabled()
     gc.disable()
     try:

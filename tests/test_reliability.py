@@ -39,7 +39,7 @@ from uab_cli import pipeline, runs
 from uab_cli.backends.scripted import ScriptedBackend
 from uab_cli.cli import app
 from uab_cli.errors import BackendError
-from uab_cli.records import MAX_LINE_BYTES
+from uab_cli.jsonl import MAX_LINE_BYTES
 
 M, N = 30, 4  # the subprocess runs: 30 arithmetic questions, 120 samples in all
 _SCRIPT = Path(sys.executable).with_name("uab")

@@ -7,7 +7,7 @@ yielded, in input order. A large input file is split into byte ranges that worke
 read, parse, validate and work on themselves, each writing its output to a temporary file
 that the parent appends to ``out``: the parent moves no records. Stdin, a small file or a
 process allowed one CPU runs the same code in-process. Either way errors are those of
-``records.read_batches``, in file order, and duplicate ids are caught across blocks.
+``jsonl.read_batches``, in file order, and duplicate ids are caught across blocks.
 """
 
 from __future__ import annotations
@@ -25,14 +25,14 @@ from typing import IO, Any
 
 from . import gcpolicy
 from .errors import UabError
-from .records import (
+from .jsonl import (
     MAX_LINE_BYTES,
     display_name,
     parse_block,
     read_batches,
-    validate_batch,
     without_trailing_blank_lines,
 )
+from .records import validate_batch
 
 Work = Callable[[list[dict], int], "tuple[bytes, Any]"]  # (records, index of the first) -> (JSONL, result)
 

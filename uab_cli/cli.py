@@ -24,9 +24,9 @@ from .backends import backend_factory
 from .backends import options as backend_options
 from .convert import PRESETS
 from .errors import BackendError, UabError
+from .jsonl import display_name, load_records, write_records
 from .options import PANELS, Option, from_params
 from .progress import StageProgress
-from .records import display_name, load_records, write_records
 from .settings import Allocation, Generation, Vote, load_file
 from .signals import DEFAULT_T, SAMPLE_SIGNALS, SIGNALS
 
@@ -481,7 +481,7 @@ def report(
     """Plots (accuracy vs N, allocation by level, ANLL of right vs wrong, cost at fixed accuracy,
     allocation by signal decile) and Markdown tables."""
     from . import evaluation
-    from .records import read_jsonl
+    from .jsonl import read_jsonl
 
     accuracies = _targets(targets)
     rows = [row for _, row in read_jsonl(results)]

@@ -24,19 +24,10 @@ from .backends.base import Backend, Completion, PromptLength, SampleRequest, Sam
 from .blocks import map_records
 from .cost import Tokens
 from .errors import UabError
+from .jsonl import atomic_output, display_name, dumps, read_batches, rereadable
 from .prompts import judge_messages, parse_judge
 from .reasoning import answer_logprobs, final_text
-from .records import (
-    atomic_output,
-    display_name,
-    dumps,
-    provenance,
-    question_type,
-    read_batches,
-    rereadable,
-    samples,
-    with_provenance,
-)
+from .records import provenance, question_type, samples, with_provenance
 from .settings import Allocation, Generation, Vote, needs_logprobs, without_logprobs
 from .signals import REGISTRY as SIGNAL_REGISTRY
 from .signals import (

@@ -18,7 +18,8 @@ import orjson
 from . import allocators, cost, pipeline, settings
 from .backends.base import Backend
 from .errors import UabError
-from .records import atomic_output, dumps, is_int, samples, write_records
+from .jsonl import atomic_output, dumps, write_records
+from .records import is_int, samples
 
 CONFIG = "config.json"
 CHECKPOINT = "samples.ckpt.jsonl"

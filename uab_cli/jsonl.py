@@ -1,0 +1,281 @@
+"""JSONL files: streaming read in blocks of whole lines (errors as ``FILE:LINE: message``),
+validated through ``records``, and atomic write."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shlex
+import shutil
+import sys
+import tempfile
+from collections.abc import Iterable, Iterator
+from typing import IO
+
+import orjson
+
+from . import gcpolicy
+from .errors import UabError
+from .records import validate_batch
+
+MAX_LINE_BYTES = 8 * 1024 * 1024  # a longer line is almost surely not a question record
+
+# --- reading -----------------------------------------------------------------------
+
+# Bytes per read: lines are split and parsed in bulk, not one readline call each. Small
+# enough that a chunk's parsed objects stay in the CPU cache (1 MiB chunks parse 2x slower).
+_CHUNK = 1 << 16
+_BOM = b"\xef\xbb\xbf"
+_DICT = {dict}
+_TOO_LONG = f"line longer than {MAX_LINE_BYTES // 2**20} MiB"
+
+
+def read_jsonl(path: str) -> Iterator[tuple[int, dict]]:
+    """Yield ``(line number, object)`` for each line of a JSONL file (``-`` = stdin)."""
+    lineno = 0
+    for batch in _batches(path):
+        for obj in batch:
+            lineno += 1
+            yield lineno, obj
+
+
+def _batches(path: str, name: str | None = None) -> Iterator[list[dict]]:
+    """The input's objects, one list per 64 KiB read; line ``k`` of the input is object ``k``.
+    Errors come in file order, after the objects before them (see ``parse_block``)."""
+    name = name or display_name(path)
+    for data, first, last in _blocks(path, name):
+        yield from parse_block(data, first, last, path, name)
+
+
+def _blocks(path: str, name: str) -> Iterator[tuple[bytes, int, bool]]:
+    """The input in blocks of whole lines: ``(data, line number of its first line, last)``,
+    about 64 KiB each; ``last`` marks a final line without a newline (its own block).
+    Raises ``UabError`` for an empty input or a runaway line."""
+    lineno = 0
+    with _open_input(path) as fh:
+        rest = b""
+        while True:
+            chunk = fh.read1(_CHUNK)
+            if not chunk:
+                break
+            cut = chunk.rfind(b"\n") + 1
+            if not cut:  # no line ends here: keep reading this line
+                rest += chunk
+                if len(rest) > MAX_LINE_BYTES:  # do not buffer a runaway line any further
+                    raise UabError(_TOO_LONG, name, lineno + 1)
+                continue
+            data, rest = rest + chunk[:cut], chunk[cut:]
+            kept = without_trailing_blank_lines(data)
+            if len(kept) < len(data):  # blank lines at the end are held back: an error only if more follows
+                data, rest = kept, data[len(kept):] + rest
+            if data:
+                yield data, lineno + 1, False
+                lineno += data.count(b"\n")
+            if len(rest) > MAX_LINE_BYTES:
+                raise UabError(_TOO_LONG, name, lineno + 1)
+        if rest.strip():
+            yield rest, lineno + 1, True
+            lineno += 1
+    if lineno == 0:
+        raise UabError("empty input: no records", name)
+
+
+def without_trailing_blank_lines(data: bytes) -> bytes:
+    """``data`` without the blank (whitespace-only) lines at its end; files often end with one."""
+    end = len(data.rstrip())
+    if not end:
+        return b""
+    newline = data.find(b"\n", end)
+    return data if newline < 0 else data[: newline + 1]
+
+
+def parse_block(data: bytes, first: int, last: bool, path: str, name: str) -> Iterator[list[dict]]:
+    """A block's objects in lists of about 64 KiB of input (small enough to stay in the CPU
+    cache while a stage works on them). A piece is parsed in one comprehension; when
+    something in it is wrong it is parsed again line by line, and the objects before the
+    first bad line are yielded before the error (``FILE:LINE: message``) is raised. A UTF-8
+    byte-order mark at the start of the file is skipped."""
+    loads, decode_error = orjson.loads, orjson.JSONDecodeError
+    lineno, pos, end = first, 3 if first == 1 and data[:3] == _BOM else 0, len(data)
+    while pos < end:
+        cut = data.find(b"\n", pos + _CHUNK) + 1 or end
+        lines = data[pos:cut].split(b"\n")
+        if not last:
+            lines.pop()  # the empty piece after the final newline
+        pos = cut
+        try:
+            batch = [loads(raw) for raw in lines]
+            ok = max(map(len, lines), default=0) <= MAX_LINE_BYTES and set(map(type, batch)) <= _DICT
+        except decode_error:
+            ok = False
+        if not ok:
+            batch = []
+            for raw in lines:
+                try:
+                    batch.append(_parse_line(raw, lineno + len(batch), last, path))
+                except UabError as exc:
+                    if batch:
+                        yield batch
+                    raise UabError(exc.message, name, lineno + len(batch)) from None
+        lineno += len(batch)
+        yield batch
+
+
+def _parse_line(raw: bytes, lineno: int, last: bool, path: str) -> dict:
+    """One line as a JSON object, or ``UabError`` (without a location) saying what is wrong."""
+    if len(raw) > MAX_LINE_BYTES:
+        raise UabError(_TOO_LONG)
+    try:
+        obj = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise UabError(_unparsable(raw, str(exc), lineno, last, path)) from None
+    if type(obj) is not dict:
+        message = f"expected a JSON object, got {type(obj).__name__}"
+        if lineno == 1 and raw.lstrip()[:1] == b"[":
+            message += f": {_array_hint(path)}"
+        raise UabError(message)
+    return obj
+
+
+def display_name(path: str) -> str:
+    """How errors name an input: the path, or ``<stdin>`` for ``-``."""
+    return "<stdin>" if path == "-" else path
+
+
+def _unparsable(raw: bytes, error: str, lineno: int, last: bool, path: str) -> str:
+    """Why a line is not a JSON object, in the user's terms."""
+    if not raw.strip():
+        return "blank line (JSONL needs one JSON object per line)"
+    if lineno == 1 and raw.lstrip()[:1] == b"[":
+        return _array_hint(path)
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as exc:  # orjson names column 1 whatever the byte
+        column = len(raw[: exc.start].decode("utf-8")) + 1
+        return f"not valid UTF-8 at column {column} (byte {exc.start + 1}: 0x{raw[exc.start]:02x})"
+    what = "invalid JSON"
+    if last and what == "invalid JSON":
+        what = "invalid JSON (truncated last line?)"
+    return f"{what}: {error}"
+
+
+def _array_hint(path: str) -> str:
+    how = "save it to a file and run `uab convert FILE`" if path == "-" else f"`uab convert {shlex.quote(path)}` reads it"
+    return f"this looks like a JSON array, not JSON Lines (one object per line); {how}"
+
+
+@contextlib.contextmanager
+def rereadable(path: str) -> Iterator[str]:
+    """A path to read the input from more than once: the file itself, or for ``-`` a
+    temporary copy of stdin (removed on leaving)."""
+    if path != "-":
+        yield path
+        return
+    fd, tmp = tempfile.mkstemp(prefix="uab-stdin.", suffix=".jsonl")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            shutil.copyfileobj(sys.stdin.buffer, fh, _WRITE_BUFFER)
+        yield tmp
+    finally:
+        os.unlink(tmp)
+
+
+@contextlib.contextmanager
+def _open_input(path: str):
+    if path == "-":
+        yield sys.stdin.buffer
+        return
+    try:
+        fh = open(path, "rb")
+    except OSError as exc:
+        raise UabError(f"cannot read: {exc.strerror}", path) from None
+    with fh:
+        yield fh
+
+
+def read_records(path: str, stage: str = "question") -> Iterator[tuple[int, dict]]:
+    """Stream validated records for a stage (``question``, ``sampled``, ``allocated``)."""
+    lineno = 0
+    for batch in read_batches(path, stage):
+        for rec in batch:
+            lineno += 1
+            yield lineno, rec
+
+
+def read_batches(path: str, stage: str | None = "question", name: str | None = None) -> Iterator[list[dict]]:
+    """``read_records`` a block of records at a time (``stage=None``: parsed, not validated)."""
+    seen: set[str] = set()
+    lineno = 0
+    name = name or display_name(path)
+    for batch in _batches(path, name):
+        if stage is not None:
+            validate_batch(batch, stage, name, lineno + 1, seen)
+        lineno += len(batch)
+        yield batch
+
+
+def load_records(path: str, stage: str = "question") -> tuple[list[dict], list[int]]:
+    """All validated records for a stage, and the line each came from."""
+    records: list[dict] = []
+    seen: set[str] = set()
+    with gcpolicy.paused():
+        for batch in _batches(path):
+            validate_batch(batch, stage, display_name(path), len(records) + 1, seen)
+            records += batch
+    return records, list(range(1, len(records) + 1))
+
+
+# --- writing -----------------------------------------------------------------------
+
+
+_DUMP_OPTIONS = orjson.OPT_APPEND_NEWLINE | orjson.OPT_SERIALIZE_NUMPY
+
+
+def dumps(rec: dict) -> bytes:
+    """One JSONL line."""
+    return orjson.dumps(rec, None, _DUMP_OPTIONS)
+
+
+_WRITE_BUFFER = 1 << 20
+
+
+@contextlib.contextmanager
+def atomic_output(path: str) -> Iterator[IO[bytes]]:
+    """A binary handle that becomes ``path`` only if the block succeeds (``-`` = stdout)."""
+    if path == "-":
+        yield sys.stdout.buffer
+        sys.stdout.buffer.flush()
+        return
+    directory = os.path.dirname(os.path.abspath(path))
+    os.makedirs(directory, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "wb", buffering=_WRITE_BUFFER) as fh:
+            yield fh
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600 files; outputs are ordinary files
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def write_records(path: str, records: Iterable[dict]) -> int:
+    """Write records as JSONL atomically; consumes ``records`` lazily. Returns the count."""
+    n = 0
+    with atomic_output(path) as fh, gcpolicy.paused():
+        # One write per line into a large buffer: holding many small orjson outputs at once
+        # (to join them) makes the allocator grow and shrink the heap for every one.
+        write = fh.write
+        for rec in records:
+            write(dumps(rec))
+            n += 1
+    return n
