@@ -160,7 +160,7 @@ def test_failure_messages_fit_the_command(tmp_path, monkeypatch, fake_backend):
     def interrupted(*_a, **_k):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr("uab_cli.pipeline.vote", interrupted)
+    monkeypatch.setattr("uab_cli.streams.vote", interrupted)
     result = CliRunner().invoke(app, ["vote", str(tmp_path / "r" / "phase2.jsonl"), "-o", str(tmp_path / "v.jsonl")])
     assert result.exit_code == 130 and "interrupted" in result.stderr and "resume" not in result.stderr
 

@@ -19,7 +19,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from . import __version__, allocators, cost, gcpolicy, pipeline, runs, settings, voting
+from . import __version__, allocators, cost, gcpolicy, pipeline, runs, settings, streams, voting
 from .backends import backend_factory
 from .backends import options as backend_options
 from .convert import PRESETS
@@ -308,7 +308,7 @@ def phase1(ctx: typer.Context, input: In, output: Out = "-", samples: K = 1,
 @command
 def allocate(ctx: typer.Context, input: In, output: Out = "-", quiet: Quiet = False) -> None:
     """Spend the remaining budget: set p and extra (Phase-2 samples) on every question."""
-    _stream(input, output, quiet, pipeline.allocate_file, from_params(Allocation, ctx.params), _print_allocation)
+    _stream(input, output, quiet, streams.allocate_file, from_params(Allocation, ctx.params), _print_allocation)
 
 
 @command
@@ -326,7 +326,7 @@ def phase2(ctx: typer.Context, input: In, output: Out = "-", quiet: Quiet = Fals
 @command
 def vote(ctx: typer.Context, input: In, output: Out = "-", quiet: Quiet = False) -> None:
     """Vote over all samples (majority, or a confidence rule) and grade against gold when present (streams)."""
-    _stream(input, output, quiet, pipeline.vote_file, from_params(Vote, ctx.params), _print_votes)
+    _stream(input, output, quiet, streams.vote_file, from_params(Vote, ctx.params), _print_votes)
 
 
 def _stream(input: str, output: str, quiet: bool, stage, settings, show) -> None:

@@ -1,16 +1,14 @@
 """The four stages of Algorithm 1 on records: phase1, allocate, phase2, vote.
 
-Sampling stages take a ``Backend`` instance; ``allocate`` and ``vote`` are pure. Each stage
-adds its settings to the record's provenance so a shell pipe keeps what produced it.
+Records in, records out: sampling stages take a ``Backend`` instance; ``allocate`` and ``vote``
+are pure (``streams`` runs them over files). Each stage adds its settings to the record's
+provenance so a shell pipe keeps what produced it.
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import io
 import math
-import os
 from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -21,10 +19,8 @@ import numpy as np
 from . import allocators, gcpolicy, voting
 from .answers import extract_answer, gold_answer, group, vote_and_grade
 from .backends.base import Backend, Completion, PromptLength, SampleRequest, SamplingParams
-from .blocks import map_records
 from .cost import Tokens
 from .errors import UabError
-from .jsonl import atomic_output, display_name, dumps, read_batches, rereadable
 from .prompts import judge_messages, parse_judge
 from .reasoning import answer_logprobs, final_text
 from .records import provenance, question_type, samples, with_provenance
@@ -267,35 +263,6 @@ def allocate(records: list[dict], settings: Allocation, lines: Sequence[int] | N
     return plan.summary
 
 
-def allocate_file(path: str, settings: Allocation, output: str) -> AllocationSummary:
-    """``allocate`` from a JSONL file (``-``: stdin) to ``output`` without holding the records:
-    one pass collects what allocation reads, a second pass writes each record with its
-    ``p`` and ``extra`` (both passes on every CPU, see ``blocks``). Memory stays a few
-    numbers per question."""
-    name = display_name(path)
-    with rereadable(path) as source, gcpolicy.paused():
-        before = _fingerprint(source)
-        signal = settings.signal or default_signal(next(read_batches(source, None, name))[0])
-        inputs, layout = AllocationInputs(settings, signal), []
-        for part in map_records(source, "sampled", inputs.collect, name, layout=layout):
-            inputs.extend(part)
-        plan = inputs.solve(range(1, inputs.m + 1), name)
-        with atomic_output(output) as fh:
-            written = sum(map_records(source, None, plan.write_block, name, fh, layout))
-            if written != inputs.m or _fingerprint(source) != before:
-                raise _changed(name)
-    return plan.summary
-
-
-def _changed(name: str | None) -> UabError:
-    return UabError("input changed while it was being read; run again", name)
-
-
-def _fingerprint(path: str) -> tuple[int, int]:
-    st = os.stat(path)
-    return st.st_size, st.st_mtime_ns
-
-
 class AllocationInputs:
     """What allocation reads of each question, collected one record at a time: Phase-1
     sample count, ``signal``'s score, question length and judge label."""
@@ -310,14 +277,8 @@ class AllocationInputs:
     def m(self) -> int:
         return len(self.drawn)
 
-    def collect(self, batch: list[dict], start: int) -> tuple[bytes, AllocationInputs]:
-        """A block's inputs (a ``blocks.map_records`` work): ``extend`` joins them in order."""
-        part = AllocationInputs(self.settings, self.signal)
-        for rec in batch:
-            part.add(rec)
-        return b"", part
-
     def extend(self, part: AllocationInputs) -> None:
+        """Append the inputs of the records after these (``streams`` collects them a block at a time)."""
         if self.unlabelled is None and part.unlabelled is not None:
             self.unlabelled = self.m + part.unlabelled
         self.drawn += part.drawn
@@ -371,7 +332,7 @@ class AllocationInputs:
         summary = AllocationSummary(budget, int(drawn.sum()), int(extra.sum()), saved, fallbacks,
                                     dict(zip(totals.tolist(), counts.tolist())))
         return AllocationPlan([None if math.isnan(x) else x for x in p.tolist()], extra.tolist(),
-                              settings.info(signal, budget, saved), summary, path)
+                              settings.info(signal, budget, saved), summary)
 
 
 @dataclass
@@ -382,23 +343,12 @@ class AllocationPlan:
     extra: list[int]
     info: dict
     summary: AllocationSummary
-    name: str | None = None  # the input, for errors
 
     def annotate(self, rec: dict, i: int) -> dict:
         """Record question ``i``'s allocation on ``rec`` (returns it)."""
         rec["p"] = self.p[i]
         rec["extra"] = self.extra[i]
         return with_provenance(rec, "allocate", self.info)
-
-    def write_block(self, batch: list[dict], start: int) -> tuple[bytes, int]:
-        """A block of records annotated, as JSONL, and how many (a ``blocks.map_records`` work)."""
-        if start < 0 or start + len(batch) > len(self.p):  # not the blocks the first pass read
-            raise _changed(self.name)
-        out = io.BytesIO()
-        write, annotate = out.write, self.annotate
-        for i, rec in enumerate(batch, start):
-            write(dumps(annotate(rec, i)))
-        return out.getvalue(), len(batch)
 
 
 def _answer_counts(phase1: list[dict], kind: str) -> list[int]:
@@ -488,42 +438,6 @@ def resolve_vote_signal(settings: Vote, allocation_signal: str | None, vcs: bool
         return settings
     fallback = "vcs" if vcs else "anll"
     return replace(settings, signal=allocation_signal if allocation_signal in SAMPLE_SIGNALS else fallback)
-
-
-def vote_file(path: str, settings: Vote, output: str) -> VoteSummary:
-    """``vote`` every record of a JSONL file (``-``: stdin) into ``output``, streaming, on every
-    CPU (see ``blocks``); a confidence rule's signal is resolved from the first record."""
-    name = display_name(path)
-    if settings.uses_confidence and settings.signal is None:
-        with rereadable(path) as source:
-            with contextlib.closing(read_batches(source, None, name)) as batches:
-                settings = vote_settings(settings, next(batches, [None])[0])
-            return _vote_file(source, settings, output, name)
-    return _vote_file(path, settings, output, name)
-
-
-def _vote_file(path: str, settings: Vote, output: str, name: str) -> VoteSummary:
-    summary = VoteSummary(rule=settings)
-    with atomic_output(output) as fh, gcpolicy.paused():
-        for part in map_records(path, "sampled", VoteBlock(settings), name, out=fh):
-            summary.merge(part)
-    return summary
-
-
-@dataclass(frozen=True)
-class VoteBlock:
-    """Vote a block of records into JSONL and its summary (a ``blocks.map_records`` work)."""
-
-    settings: Vote
-
-    def __call__(self, batch: list[dict], start: int) -> tuple[bytes, VoteSummary]:
-        summary, out = VoteSummary(), io.BytesIO()
-        write, add, settings = out.write, summary.add, self.settings
-        for rec in batch:
-            vote(rec, settings)
-            add(rec)
-            write(dumps(rec))
-        return out.getvalue(), summary
 
 
 @dataclass

@@ -1,0 +1,122 @@
+"""The streaming stages: ``allocate`` and ``vote`` from one JSONL file to another without
+holding the records, a block at a time on every CPU (``blocks``)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+from dataclasses import dataclass
+
+from . import gcpolicy
+from .blocks import map_records
+from .errors import UabError
+from .jsonl import atomic_output, display_name, dumps, read_batches, rereadable
+from .pipeline import (
+    AllocationInputs,
+    AllocationPlan,
+    AllocationSummary,
+    VoteSummary,
+    default_signal,
+    vote,
+    vote_settings,
+)
+from .settings import Allocation, Vote
+
+
+def allocate_file(path: str, settings: Allocation, output: str) -> AllocationSummary:
+    """``allocate`` from a JSONL file (``-``: stdin) to ``output`` without holding the records:
+    one pass collects what allocation reads, a second pass writes each record with its
+    ``p`` and ``extra`` (both passes on every CPU, see ``blocks``). Memory stays a few
+    numbers per question."""
+    name = display_name(path)
+    with rereadable(path) as source, gcpolicy.paused():
+        before = _fingerprint(source)
+        signal = settings.signal or default_signal(next(read_batches(source, None, name))[0])
+        inputs, layout = AllocationInputs(settings, signal), []
+        for part in map_records(source, "sampled", CollectBlock(settings, signal), name, layout=layout):
+            inputs.extend(part)
+        plan = inputs.solve(range(1, inputs.m + 1), name)
+        with atomic_output(output) as fh:
+            written = sum(map_records(source, None, AnnotateBlock(plan, name), name, fh, layout))
+            if written != inputs.m or _fingerprint(source) != before:
+                raise _changed(name)
+    return plan.summary
+
+
+def _changed(name: str | None) -> UabError:
+    return UabError("input changed while it was being read; run again", name)
+
+
+def _fingerprint(path: str) -> tuple[int, int]:
+    st = os.stat(path)
+    return st.st_size, st.st_mtime_ns
+
+
+@dataclass(frozen=True)
+class CollectBlock:
+    """What allocation reads of a block of records (a ``blocks.map_records`` work):
+    ``AllocationInputs.extend`` joins the blocks in order."""
+
+    settings: Allocation
+    signal: str
+
+    def __call__(self, batch: list[dict], start: int) -> tuple[bytes, AllocationInputs]:
+        part = AllocationInputs(self.settings, self.signal)
+        for rec in batch:
+            part.add(rec)
+        return b"", part
+
+
+@dataclass(frozen=True)
+class AnnotateBlock:
+    """A block of records with their allocation, as JSONL, and how many (a
+    ``blocks.map_records`` work over the blocks the first pass read)."""
+
+    plan: AllocationPlan
+    name: str | None = None  # the input, for errors
+
+    def __call__(self, batch: list[dict], start: int) -> tuple[bytes, int]:
+        if start < 0 or start + len(batch) > len(self.plan.p):  # not the blocks the first pass read
+            raise _changed(self.name)
+        out = io.BytesIO()
+        write, annotate = out.write, self.plan.annotate
+        for i, rec in enumerate(batch, start):
+            write(dumps(annotate(rec, i)))
+        return out.getvalue(), len(batch)
+
+
+def vote_file(path: str, settings: Vote, output: str) -> VoteSummary:
+    """``vote`` every record of a JSONL file (``-``: stdin) into ``output``, streaming, on every
+    CPU (see ``blocks``); a confidence rule's signal is resolved from the first record."""
+    name = display_name(path)
+    if settings.uses_confidence and settings.signal is None:
+        with rereadable(path) as source:
+            with contextlib.closing(read_batches(source, None, name)) as batches:
+                settings = vote_settings(settings, next(batches, [None])[0])
+            return _vote_file(source, settings, output, name)
+    return _vote_file(path, settings, output, name)
+
+
+def _vote_file(path: str, settings: Vote, output: str, name: str) -> VoteSummary:
+    summary = VoteSummary(rule=settings)
+    with atomic_output(output) as fh, gcpolicy.paused():
+        for part in map_records(path, "sampled", VoteBlock(settings), name, out=fh):
+            summary.merge(part)
+    return summary
+
+
+@dataclass(frozen=True)
+class VoteBlock:
+    """Vote a block of records into JSONL and its summary (a ``blocks.map_records`` work)."""
+
+    settings: Vote
+
+    def __call__(self, batch: list[dict], start: int) -> tuple[bytes, VoteSummary]:
+        summary, out = VoteSummary(), io.BytesIO()
+        write, add, settings = out.write, summary.add, self.settings
+        for rec in batch:
+            vote(rec, settings)
+            add(rec)
+            write(dumps(rec))
+        return out.getvalue(), summary
