@@ -12,7 +12,7 @@ import pytest
 from conftest import arithmetic, cli, read_jsonl, write_jsonl
 from scipy.interpolate import PchipInterpolator
 
-from uab_cli import analyses, cost, evaluation, pipeline, runs
+from uab_cli import analyses, cost, evaluation, pipeline, plots, report, runs
 from uab_cli.backends.base import Completion
 from uab_cli.backends.scripted import ScriptedBackend
 from uab_cli.backends.vllm import to_completion
@@ -239,14 +239,14 @@ def test_a_pool_without_token_counts_says_so_instead_of_guessing():
     rows = list(evaluation.simulate(records, [2], ["uniform"], ["anll"], 2, vote_rules=["majority"]))
     assert all(r["tokens"] is None and "prompt_tokens" not in r for r in rows)
     summary = evaluation.summarize(rows)
-    assert summary[0]["tokens_per_question"] is None and "| — |" in evaluation.markdown_table(summary)
+    assert summary[0]["tokens_per_question"] is None and "| — |" in report.markdown_table(summary)
 
 
 def test_the_table_shows_tokens_per_question_beside_accuracy():
     records = random_pool(20, 4)
     rows = list(evaluation.simulate(records, [2], ["uniform"], ["anll"], 3, vote_rules=["majority"]))
     expected = np.mean([r["tokens"] for r in rows]) / 20
-    table = evaluation.markdown_table(evaluation.summarize(rows))
+    table = report.markdown_table(evaluation.summarize(rows))
     assert "| tokens/question |" in table.splitlines()[0] and f"| {expected:.1f} |" in table
 
 
@@ -365,7 +365,7 @@ def test_report_draws_cost_and_decile_figures_and_token_tables(tmp_path):
     rows = list(evaluation.simulate(records, [1, 2, 4, 8], ["uab", "uniform", "uab-exit-easy-skip", "oracle"],
                                     ["anll"], 3, vote_rules=["majority", "weighted"], analyses=True,
                                     recommendations=True))
-    paths = evaluation.report(rows, records, str(tmp_path / "rep"))
+    paths = report.report(rows, records, str(tmp_path / "rep"))
     names = {p.rsplit("/", 1)[1] for p in paths}
     assert {"cost_at_accuracy.png", "signal_deciles.png", "summary.md"} <= names
     text = (tmp_path / "rep" / "summary.md").read_text()
@@ -374,7 +374,7 @@ def test_report_draws_cost_and_decile_figures_and_token_tables(tmp_path):
                     ("uniform", 4, "majority"))
     assert (f"| 4 | uniform | — | — | 4.00 | {uniform4['tokens_per_question']:.1f} | "
             f"{uniform4['tokens_per_question'] / 4:.1f} | {uniform4['tokens_median']:.1f} |") in text
-    fig = analyses.plot_cost(evaluation.summarize(rows), [0.3])
+    fig = plots.plot_cost(evaluation.summarize(rows), [0.3])
     assert [ax.get_xlabel() for ax in fig.get_axes()] == ["target accuracy (%)"] * 2
     assert sorted(t.get_text() for t in fig.legends[0].get_texts()) == ["uab (anll)", "uab-exit-easy-skip (anll)",
                                                                       "uniform"]
@@ -383,7 +383,7 @@ def test_report_draws_cost_and_decile_figures_and_token_tables(tmp_path):
 def test_series_that_differ_only_in_t_get_different_colours_and_markers():
     rows = list(evaluation.simulate(random_pool(30, 4), [2, 4], ["uab", "uniform"], ["anll"], 2,
                                     temperature=[0.1, 0.5, 2.0], vote_rules=["majority"]))
-    series = evaluation._series(evaluation.summarize(rows))
+    series = plots._series(evaluation.summarize(rows))
     styles = {label: style for label, (style, _) in series.items() if label.startswith("uab")}
     assert len(styles) == 3
     assert len({s["color"] for s in styles.values()}) == 3 and len({s["marker"] for s in styles.values()}) == 3
@@ -394,7 +394,7 @@ def test_anll_histogram_spreads_the_samples_over_log_bins():
     for rec in records:  # heavy-tailed ANLL, as real models give: most samples near 0
         for s in rec["samples"]:
             s["anll"] = s["anll"] ** 4
-    fig = evaluation.plot_anll(records)
+    fig = plots.plot_anll(records)
     ax = fig.get_axes()[0]
     heights = [p.get_height() for p in ax.patches]
     assert ax.get_xscale() == "log" and max(heights) < 40  # no bin holds most of a group's samples
@@ -405,9 +405,9 @@ def test_deciles_figure_needs_only_the_results_rows(tmp_path):
     records = random_pool(40, 6, 6)
     rows = list(evaluation.simulate(records, [1, 2, 4, 6], ["uab", "uniform"], ["anll"], 2,
                                     vote_rules=["majority"], analyses=True))
-    paths = evaluation.report(rows, None, str(tmp_path))  # no pool given
+    paths = report.report(rows, None, str(tmp_path))  # no pool given
     assert any(p.endswith("signal_deciles.png") for p in paths)
-    fig = analyses.plot_deciles(analyses.decile_rows(rows))
+    fig = plots.plot_deciles(analyses.decile_rows(rows))
     assert [ax.get_ylabel().split(":")[0] for ax in fig.get_axes()[::2]] == ["N = 2", "N = 4"]
     assert not math.isnan(analyses.decile_rows(rows)[0]["samples"][0])
 

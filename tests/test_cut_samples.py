@@ -6,7 +6,7 @@ from __future__ import annotations
 import orjson
 from conftest import arithmetic, cli, read_jsonl, write_jsonl
 
-from uab_cli import evaluation, pipeline
+from uab_cli import evaluation, pipeline, report
 from uab_cli.settings import Vote
 
 
@@ -53,7 +53,7 @@ def test_simulate_honours_cut_samples(tmp_path):
         assert all(r["cut"] == 8 and r["cut_samples"] == cut for r in rows[cut])
     assert [r["accuracy"] for r in rows["count"]] == [0.0, 0.0]
     assert [r["accuracy"] for r in rows["drop"]] == [1.0, 1.0]
-    table = evaluation.markdown_table(evaluation.summarize(rows["drop"]))
+    table = report.markdown_table(evaluation.summarize(rows["drop"]))
     assert "66.7 % of the samples the replays used were cut at --max-tokens; they did not vote" in table
     path = write_jsonl(tmp_path / "pool.jsonl", pool)
     result = cli(["simulate", path, "--budgets", "3", "--allocators", "uniform", "--seeds", "2", "--cut-samples",

@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import pytest
 
-from uab_cli import allocation, allocators, evaluation, recommend
+from uab_cli import allocation, allocators, evaluation, plots, recommend, report
 from uab_cli.answers import majority_vote
 from uab_cli.errors import UabError
 from uab_cli.signals import DEFAULT_T
@@ -174,7 +174,7 @@ def test_summarize_pairs_by_seed():
     assert uab["diff_se"] == pytest.approx(0.0166667, abs=1e-6)  # std(.05,.1,.05)/sqrt(3)
     assert uab["coverage"] == pytest.approx(2 / 3 + 0.1)
     assert summary[0]["allocator"] == "uniform" and summary[0]["diff_uniform"] == 0
-    table = evaluation.markdown_table(summary, -0.3)
+    table = report.markdown_table(summary, -0.3)
     assert "| 4 | uab | anll | 0.2 | majority | 3 | 66.67 ± 10.41 |" in table and "+6.67 ± 1.67" in table
 
 
@@ -186,10 +186,10 @@ def test_anll_correlation_is_negative_when_correct_samples_are_confident():
 def test_report_writes_plots_and_summary(tmp_path):
     records = noisy_pool()
     rows = list(evaluation.simulate(records, [2, 4, 8], ["uab", "uniform", "judge"], ["anll"], 4))
-    fig = evaluation.plot_accuracy(evaluation.summarize(rows))
+    fig = plots.plot_accuracy(evaluation.summarize(rows))
     assert sorted(t.get_text() for t in fig.legends[0].get_texts()) == [
         "judge", "uab (anll)", "uniform"]  # one vote rule: not in the labels
-    paths = evaluation.report(rows, records, str(tmp_path / "rep"))
+    paths = report.report(rows, records, str(tmp_path / "rep"))
     names = sorted(p.rsplit("/", 1)[1] for p in paths)
     assert names == ["accuracy_vs_budget.png", "allocation_by_level.png", "anll_correct_vs_incorrect.png",
                      "cost_at_accuracy.png", "summary.md"]
@@ -200,14 +200,14 @@ def test_report_writes_plots_and_summary(tmp_path):
     with open(paths[-1], encoding="utf-8") as fh:
         text = fh.read()
     assert "| 8 | uab | anll |" in text and "Pearson r" in text
-    assert evaluation.report(rows, None, str(tmp_path / "bare"))[-1].endswith("summary.md")
+    assert report.report(rows, None, str(tmp_path / "bare"))[-1].endswith("summary.md")
 
 
 def test_report_without_matplotlib_names_the_extra(monkeypatch, tmp_path):
     rows = list(evaluation.simulate(known_pool(10, 4), [2], ["uniform"], ["anll"], 1))
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     with pytest.raises(UabError, match=r"uab-cli\[plots\]"):
-        evaluation.report(rows, None, str(tmp_path))
+        report.report(rows, None, str(tmp_path))
 
 
 # --- oracle, headroom and recommendation ------------------------------------------------
@@ -373,11 +373,11 @@ def test_oracle_is_rejected_by_allocate_and_run(tmp_path):
 def test_report_draws_the_oracle_dashed(tmp_path):
     records = noisy_pool()
     rows = list(evaluation.simulate(records, [2, 4], ["uab", "uniform", "oracle"], ["anll"], 3))
-    ax = evaluation.plot_accuracy(evaluation.summarize(rows)).get_axes()[0]
+    ax = plots.plot_accuracy(evaluation.summarize(rows)).get_axes()[0]
     line = next(ln for ln in ax.get_lines() if ln.get_label() == "oracle (upper bound)")
     assert line.get_linestyle() == "--" and line.get_color() == "black"
     assert ax.collections  # the ± std band
-    with open(evaluation.report(rows, None, str(tmp_path))[-1], encoding="utf-8") as fh:
+    with open(report.report(rows, None, str(tmp_path))[-1], encoding="utf-8") as fh:
         text = fh.read()
     assert "## Headroom and recommendation" in text
 

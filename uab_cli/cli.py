@@ -451,7 +451,7 @@ def simulate(
 ) -> None:
     """Replay allocators × vote rules offline from a pool: mean ± std accuracy per N over seeds, the
     headroom to the oracle, the cost at fixed accuracy and what to run, chosen on held-out questions."""
-    from . import analyses, evaluation
+    from . import analyses, evaluation, report
 
     accuracies = _targets(targets)
     records, _ = _load(runs.pool_file(pool), "sampled")
@@ -463,9 +463,9 @@ def simulate(
                                     vote=rule, recommendations=True, analyses=True, targets=accuracies))
     write_records(output, rows)
     if not quiet:
-        typer.echo(evaluation.markdown_table(evaluation.summarize(rows), evaluation.anll_correlation(records),
-                                             evaluation.recommendations(rows)), err=True)
-        typer.echo(analyses.markdown_cost(analyses.cost_rows(rows)), err=True)
+        typer.echo(report.markdown_table(evaluation.summarize(rows), evaluation.anll_correlation(records),
+                                         evaluation.recommendations(rows)), err=True)
+        typer.echo(report.markdown_cost(analyses.cost_rows(rows)), err=True)
 
 
 @command
@@ -480,13 +480,13 @@ def report(
 ) -> None:
     """Plots (accuracy vs N, allocation by level, ANLL of right vs wrong, cost at fixed accuracy,
     allocation by signal decile) and Markdown tables."""
-    from . import evaluation
+    from . import report as reports
     from .jsonl import read_jsonl
 
     accuracies = _targets(targets)
     rows = [row for _, row in read_jsonl(results)]
     records = _load(runs.pool_file(pool), "sampled")[0] if pool else None
-    for path in evaluation.report(rows, records, output, accuracies, _plot_skipped):
+    for path in reports.report(rows, records, output, accuracies, _plot_skipped):
         typer.echo(path)
 
 

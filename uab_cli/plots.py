@@ -1,0 +1,224 @@
+"""The figures of ``uab report`` (matplotlib): accuracy against N, allocation by level, ANLL of
+right and wrong samples, cost at fixed accuracy (paper Figure 3), allocation by signal decile
+(Figure 4)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from . import recommend, voting
+from .analyses import BINS, COST_KEY, curves
+from .errors import UabError
+from .evaluation import UPPER_BOUNDS, anll_by_correctness, anll_correlation
+
+
+def pyplot():
+    """matplotlib's pyplot, drawing to files; ``UabError`` naming the extra when it is missing."""
+    try:
+        import matplotlib
+    except ImportError:
+        raise UabError("uab report needs matplotlib: pip install 'uab-cli[plots]'") from None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+_RULE_STYLE = {"majority": "-", "confident-ties": "--", "weighted": "-.", "filtered": ":", "most-confident": (0, (1, 1))}
+
+
+def _series(summary: Sequence[dict]) -> dict[str, tuple[dict, list[dict]]]:
+    """Plot series by label: a colour per allocator with its signal, shaded light (lowest T) to
+    dark (highest T) when T varies, a marker per signal and T, and a line style per vote rule;
+    upper bounds are black and dashed."""
+    import matplotlib
+
+    done = [e for e in summary if "skipped" not in e]
+    temps = sorted({e["T"] for e in done if e["T"] is not None})
+    many_t = len(temps) > 1
+    many_rules = len({e["vote_rule"] for e in done}) > 1
+    kinds = sorted({(str(e["signal"]), e["T"] or 0) for e in done})
+    names = sorted({recommend.label(e, False, False) for e in done if not e.get("upper_bound")})
+    colors = matplotlib.colormaps["tab10" if len(names) <= 10 else "tab20"].colors
+    out: dict[str, tuple[dict, list[dict]]] = {}
+    for e in done:
+        if e.get("upper_bound"):  # not an allocator one can run: a black dashed line
+            style = {"color": "black", "marker": None, "linestyle": (0, (6, 3))}
+        else:
+            color = np.array(colors[names.index(recommend.label(e, False, False)) % len(colors)][:3])
+            if many_t and e["T"] is not None:  # mixed with white: 55 % for the lowest T, none for the highest
+                color = color + (1 - color) * 0.55 * (1 - temps.index(e["T"]) / (len(temps) - 1))
+            style = {"color": tuple(color.tolist()), "marker": "osD^vPX*hp<>"[kinds.index((str(e["signal"]),
+                                                                                       e["T"] or 0)) % 12],
+                     "linestyle": _RULE_STYLE.get(e["vote_rule"], "-")}
+        out.setdefault(recommend.label(e, many_t, many_rules), (style, []))[1].append(e)
+    return dict(sorted(out.items()))
+
+
+def spread(values: Sequence, k: int) -> list:
+    """At most ``k`` of ``values``, evenly spread, the first and last included."""
+    return [values[i] for i in sorted({round(j) for j in np.linspace(0, len(values) - 1, min(k, len(values)))})]
+
+
+def side_legend(fig, handles: Sequence, labels: Sequence[str]) -> None:
+    """A legend right of the axes, in as many columns as its entries need; the figure grows to
+    hold it, so no entry is cut off."""
+    ncol = max(1, math.ceil(len(labels) / 34))
+    width = ncol * (0.6 + 0.052 * max(map(len, labels), default=0))  # inches
+    height = 0.2 * math.ceil(len(labels) / ncol) + 0.8
+    fig.set_size_inches(fig.get_figwidth() + width, max(fig.get_figheight(), height))
+    fig.legend(list(handles), list(labels), loc="center right", fontsize=8, ncol=ncol)
+    fig.tight_layout(rect=(0, 0, 1 - width / fig.get_figwidth(), 1))
+
+
+def plot_accuracy(summary: Sequence[dict]):
+    """Figure: accuracy vs budget N per allocator, error bars = std over seeds; upper bounds
+    are a dashed line with a band of ± std."""
+    plt = pyplot()
+    series = _series(summary)
+    fig, ax = plt.subplots(figsize=(9.5, 5))
+    for k, (label, (style, es)) in enumerate(series.items()):
+        es = sorted(es, key=lambda e: e["N"])
+        if es[0].get("upper_bound"):
+            acc, std = (np.array([100 * e[f] for e in es]) for f in ("accuracy", "accuracy_std"))
+            ax.fill_between([e["N"] for e in es], acc - std, acc + std, color="black", alpha=0.08, lw=0)
+            ax.plot([e["N"] for e in es], acc, label=label, lw=1.5, **style)
+            continue
+        shift = 1 + 0.1 * (k / max(len(series) - 1, 1) - 0.5)  # keep error bars apart, within ±5 %
+        ax.errorbar([e["N"] * shift for e in es], [100 * e["accuracy"] for e in es],
+                    yerr=[100 * e["accuracy_std"] for e in es], label=label, capsize=3, **style)
+    budgets = sorted({e["N"] for _, es in series.values() for e in es})
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(budgets, [str(n) for n in budgets])
+    ax.set_xlabel("budget N (samples per question)")
+    ax.set_ylabel("accuracy (%), mean ± std over seeds")
+    ax.set_title("Accuracy vs budget")
+    ax.grid(alpha=0.3)
+    side_legend(fig, *ax.get_legend_handles_labels())
+    return fig
+
+
+def plot_levels(summary: Sequence[dict]):
+    """Figure: mean allocated samples vs difficulty level, one panel per budget N (at most four,
+    spread over the budgets), under majority vote: the allocation does not depend on the rule."""
+    plt = pyplot()
+    series = _series([e for e in summary if e.get("vote_rule", voting.DEFAULT_RULE) == voting.DEFAULT_RULE])
+    levelled = [e for _, es in series.values() for e in es if e.get("by_level")]
+    # A panel where every question got exactly N samples shows nothing.
+    budgets = spread(sorted({e["N"] for e in levelled if any(v != e["N"] for v in e["by_level"].values())})
+                     or sorted({e["N"] for e in levelled}), 4)
+    fig, axes = plt.subplots(1, len(budgets), figsize=(3.8 * len(budgets) + 2.2, 4.2), squeeze=False)
+    for ax, n in zip(axes[0], budgets):
+        for label, (style, es) in series.items():
+            e = next((e for e in es if e["N"] == n and e.get("by_level")), None)
+            if e:
+                ax.plot(list(e["by_level"]), list(e["by_level"].values()), label=label, **style)
+        ax.set_title(f"N = {n}")
+        ax.set_xlabel("difficulty level")
+        ax.grid(alpha=0.3)
+    axes[0][0].set_ylabel("mean samples per question")
+    handles = {lb: h for ax in axes[0] for h, lb in zip(*ax.get_legend_handles_labels())}
+    side_legend(fig, handles.values(), list(handles))
+    return fig
+
+
+def plot_anll(records: Sequence[dict]):
+    """Figure: ANLL histograms of correct vs incorrect pool samples, each as shares of its own
+    samples, in log-spaced bins (ANLL is heavy-tailed: linear bins put nearly all samples in
+    the first two)."""
+    plt = pyplot()
+    anll = anll_by_correctness(records)
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    both = np.concatenate([anll[True], anll[False]])
+    positive = both[both > 0]
+    lo, hi = (positive.min(), both.max()) if positive.size else (0.0, 0.0)
+    log = hi > lo > 0
+    bins = np.geomspace(lo, hi, 31) if log else (np.histogram_bin_edges(both, bins=30) if both.size else 10)
+    for ok, color in ((True, "tab:green"), (False, "tab:red")):
+        if anll[ok].size:
+            values = np.clip(anll[ok], lo, None) if log else anll[ok]  # an ANLL of 0 joins the first bin
+            ax.hist(values, bins=bins, alpha=0.55, weights=np.full(values.size, 100 / values.size), color=color,
+                    label=f"{'correct' if ok else 'incorrect'} (n={anll[ok].size})")
+    if log:
+        ax.set_xscale("log")
+    r = anll_correlation(records)
+    ax.set_title("ANLL of pool samples" + ("" if r is None else f" (Pearson r with correctness = {r:.3f})"))
+    ax.set_xlabel("ANLL (mean token NLL)" + (", log scale" if log else ""))
+    ax.set_ylabel("share of the correct / incorrect samples (%)")
+    ax.legend()
+    fig.tight_layout()
+    return fig
+
+
+def plot_cost(summary: Sequence[dict], targets: Sequence[float] = ()):
+    """Figure 3: the least N (left) and the completion tokens per question (right) that reach each
+    target accuracy, per allocation under majority vote (the other vote rules are in the table);
+    the table's targets dotted."""
+    plt = pyplot()
+    summary = [e for e in summary if e.get("vote_rule") == voting.DEFAULT_RULE]
+    found = curves(summary)
+    lo = min(c.accuracy[0] for c in found.values())
+    hi = max(c.accuracy.max() for c in found.values())
+    grid = np.linspace(lo, hi, 120)
+    tokens = any(c.tokens is not None for c in found.values())
+    fig, axes = plt.subplots(1, 1 + tokens, figsize=(6.5 + 6 * tokens, 5), squeeze=False)
+    left, right = axes[0][0], axes[0][-1]
+    for label, (style, es) in _series(summary).items():
+        c = found.get(tuple(es[0][k] for k in COST_KEY))
+        if c is None:
+            continue
+        ns = [c.min_n(t) for t in grid]
+        x = 100 * grid
+        style = {**style, "markevery": 15, "markersize": 4}
+        left.plot(x, [np.nan if n is None else n for n in ns], label=label, **style)
+        if c.tokens is not None and tokens:
+            right.plot(x, [np.nan if n is None else c.at(n, c.tokens) for n in ns], label=label, **style)
+    labelled = [(left, "least budget N that reaches it")] + [(right, "completion tokens per question there")] * tokens
+    for ax, ylabel in labelled:
+        for t in targets:
+            ax.axvline(100 * t, color="grey", lw=0.8, ls=":")
+        ax.set_xlabel("target accuracy (%)")
+        ax.set_ylabel(ylabel)
+        ax.grid(alpha=0.3)
+    left.set_title("Cost at fixed accuracy, majority vote: samples (lower is better)")
+    if tokens:
+        right.set_title("Cost at fixed accuracy, majority vote: tokens")
+    side_legend(fig, *left.get_legend_handles_labels())
+    return fig
+
+
+def plot_deciles(deciles: Sequence[dict], max_panels: int = 3):
+    """Figure 4: mean samples allocated (left) and majority-vote accuracy (right) per decile of the
+    Phase-1 statistic, one row per budget N (at most ``max_panels``, spread over the budgets
+    between the least and the largest)."""
+    plt = pyplot()
+    entries = [{**d, "vote_rule": voting.DEFAULT_RULE, "upper_bound": d["allocator"] in UPPER_BOUNDS} for d in deciles]
+    budgets = sorted({e["N"] for e in entries})
+    if len(budgets) > 2:  # N = 1 allocates nothing, and at the pool's K most allocators draw it all
+        budgets = budgets[1:-1]
+    budgets = spread(budgets, max_panels)
+    statistic = deciles[0]["statistic"]
+    fig, axes = plt.subplots(len(budgets), 2, figsize=(13, 3.6 * len(budgets) + 0.6), squeeze=False)
+    x = np.arange(1, BINS + 1)
+    for row, n in zip(axes, budgets):
+        for label, (style, es) in _series(entries).items():
+            e = next((e for e in es if e["N"] == n), None)
+            if e is None:
+                continue
+            right = e["accuracy"].get(voting.DEFAULT_RULE, [None] * BINS)
+            row[0].plot(x, [np.nan if v is None else v for v in e["samples"]], label=label, **style)
+            row[1].plot(x, [np.nan if v is None else 100 * v for v in right], label=label, **style)
+        row[0].set_ylabel(f"N = {n}: mean samples per question")
+        row[1].set_ylabel("majority-vote accuracy (%)")
+        for ax in row:
+            ax.set_xticks(x)
+            ax.grid(alpha=0.3)
+    for ax in axes[-1]:
+        ax.set_xlabel(f"decile of the Phase-1 {statistic} (1 = most confident)")
+    axes[0][0].set_title("Samples allocated per signal decile")
+    axes[0][1].set_title("Accuracy per signal decile")
+    side_legend(fig, *axes[0][0].get_legend_handles_labels())
+    return fig

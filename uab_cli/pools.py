@@ -1,0 +1,165 @@
+"""A pool of pre-drawn samples prepared once for replay: answer classes, vote tie-break ranks,
+cached grading and token counts, as (questions × samples) tables."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+from collections import Counter
+from collections.abc import Sequence
+
+import numpy as np
+
+from . import majority, voting
+from .answers import gold_answer, group, is_correct
+from .errors import UabError
+from .pipeline import is_cut
+from .records import question_type, samples
+from .settings import Vote
+from .signals import log_p, sample_statistic, success_probabilities
+
+_BIG = 1 << 30  # the rank of no answer: after every answer
+
+
+class Pool:
+    """A pool prepared once: answer classes, vote tie-break ranks and cached grading.
+
+    ``cut_samples`` (``--cut-samples``): with ``drop`` a sample cut at ``--max-tokens`` has no
+    answer class, so it never votes nor covers; ``cut`` marks those samples either way."""
+
+    def __init__(self, records: Sequence[dict], cut_samples: str = Vote.cut):
+        if not records:
+            raise UabError("empty pool: no records")
+        self.records = list(records)
+        self.samples = [samples(rec) for rec in self.records]
+        self.k = np.array([len(ss) for ss in self.samples], dtype=np.int64)
+        if self.k.min() < 1:
+            bad = self.records[int(np.argmin(self.k))]["id"]
+            raise UabError(f"record {bad!r} has no samples: build the pool with `uab pool` first")
+        m, kmax = len(self.records), int(self.k.max())
+        self.cls = np.full((m, kmax), -1, dtype=np.int64)  # answer class; -1 = no answer
+        self.rank = np.full((m, kmax), _BIG, dtype=np.int64)  # lexicographic rank of the answer
+        self.correct = np.zeros((m, kmax), dtype=bool)  # per-sample correctness
+        self.graded = np.array([gold_answer(r) is not None for r in self.records])
+        if not self.graded.any():
+            raise UabError("no record in the pool has a gold 'answer': nothing to evaluate")
+        self.cut_samples = cut_samples
+        self.cut = np.zeros((m, kmax), dtype=bool)
+        for i, ss in enumerate(self.samples):
+            self.cut[i, :len(ss)] = [is_cut(s) for s in ss]
+        for i, (rec, ss) in enumerate(zip(self.records, self.samples)):
+            answers = [None if cut_samples == "drop" and is_cut(s) else s.get("answer") for s in ss]
+            classes, ranked, right = _classes(rec, answers)
+            for j, a in enumerate(answers):
+                if a is not None:
+                    self.cls[i, j], self.rank[i, j], self.correct[i, j] = classes[a], ranked[a], right[ranked[a]]
+        self.n_classes = max(int(self.cls.max()) + 1, 1)
+        self.class_correct = np.zeros((m, self.n_classes + 1), dtype=bool)  # last column: no winner
+        rows, cols = np.nonzero(self.cls >= 0)
+        self.class_correct[rows, self.cls[rows, cols]] |= self.correct[rows, cols]
+        self.lengths = np.array([len(r["question"]) for r in self.records], dtype=np.float64)
+        self.hard = np.array([r.get("judge") == "hard" for r in self.records])
+        self.judged = all(r.get("judge") in ("easy", "hard") for r in self.records)
+        self.levels = [r.get("level") for r in self.records]
+        # (M, K) completion and prompt tokens per sample; None where some sample lacks its count
+        self.tokens, self.prompt_tokens = (_counts(self.samples, key, kmax) for key in ("n_tokens", "prompt_tokens"))
+
+    def permutations(self, seed: int) -> np.ndarray:
+        """Per question, a seeded draw order over its pool (padded beyond K_i)."""
+        kmax = self.cls.shape[1]
+        out = np.tile(np.arange(kmax), (len(self.records), 1))
+        for i, rec in enumerate(self.records):
+            digest = hashlib.blake2b(str(rec["id"]).encode(), digest_size=8).digest()
+            rng = np.random.default_rng([seed, int.from_bytes(digest, "big")])
+            out[i, :self.k[i]] = rng.permutation(int(self.k[i]))
+        return out
+
+    def log_w(self, signal: str, temperature: float) -> np.ndarray:
+        """Per-sample log confidence for the vote rules (``signals.log_p`` of each sample's own
+        statistic), NaN where a sample lacks it; (M, K) like ``cls``."""
+        return log_p(self.statistics(signal), signal, temperature)
+
+    def statistics(self, signal: str) -> np.ndarray:
+        """Each sample's own statistic behind ``signal`` (``sample_statistic``), NaN where it lacks it."""
+        stat = np.full(self.cls.shape, np.nan)
+        for i, ss in enumerate(self.samples):
+            stat[i, :len(ss)] = [np.nan if (v := sample_statistic(s, signal)) is None else v for s in ss]
+        return stat
+
+    def spent(self, perm: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None, np.ndarray | None]:
+        """The completion tokens of each question's draws in draw order (M, K), and the completion
+        and prompt tokens of its first t draws (M, K+1); None where the pool lacks the counts."""
+        drawn = None if self.tokens is None else np.take_along_axis(self.tokens, perm, 1)
+        cum = [None if t is None else np.hstack([np.zeros((len(t), 1), dtype=np.int64),
+                                                 np.cumsum(np.take_along_axis(t, perm, 1), axis=1)])
+               for t in (self.tokens, self.prompt_tokens)]
+        return drawn, cum[0], cum[1]
+
+    def outcomes(self, perm: np.ndarray, rules: Sequence[str] = ("majority",), log_w: np.ndarray | None = None,
+                 keep: float = voting.DEFAULT_KEEP) -> tuple[dict[str, tuple[np.ndarray, np.ndarray]], np.ndarray]:
+        """Per vote rule, whether the vote is right and whether it fell back to majority after
+        the first t draws, and coverage: (M, K+1) tables (``voting.elect`` on every prefix)."""
+        cp = np.take_along_axis(self.cls, perm, 1)
+        rp = np.take_along_axis(self.rank, perm, 1)
+        wp = np.take_along_axis(np.full(self.cls.shape, np.nan) if log_w is None else log_w, perm, 1)
+        m, kmax = cp.shape
+        idx = np.arange(m)[:, None]
+        out = {rule: (np.zeros((m, kmax + 1), dtype=bool), np.zeros((m, kmax + 1), dtype=bool)) for rule in rules}
+        for t in range(1, kmax + 1):
+            for rule in rules:
+                win, fell = voting.elect(cp[:, :t], wp[:, :t], rp[:, :t], rule, keep)
+                out[rule][0][:, t] = self.class_correct[idx[:, 0], win]  # win -1: the no-winner column
+                out[rule][1][:, t] = fell
+        cover = np.logical_or.accumulate(np.take_along_axis(self.correct, perm, 1), axis=1)
+        return out, np.hstack([np.zeros((m, 1), dtype=bool), cover])
+
+    @functools.cached_property
+    def majority_values(self) -> np.ndarray:
+        """A[i, n]: question i's exact expected majority-vote accuracy with n samples drawn
+        from its pool without replacement (ties as ``outcomes``: exact for answer classes of
+        one spelling, by the class's first spelling otherwise); -inf beyond K_i."""
+        out = np.full((len(self.records), self.cls.shape[1] + 1), -np.inf)
+        for i in range(len(self.records)):
+            k, row = int(self.k[i]), self.cls[i, : self.k[i]]
+            counts = np.bincount(row[row >= 0], minlength=self.n_classes)
+            order = np.full(self.n_classes, _BIG)
+            np.minimum.at(order, row[row >= 0], self.rank[i, : k][row >= 0])
+            out[i, : k + 1] = majority.empirical_values(counts.tolist(), self.class_correct[i, :-1].tolist(),
+                                                        order.tolist(), int((row < 0).sum()))
+        return out
+
+    def probabilities(self, perm: np.ndarray, k1: int, signal: str, temperature: float) -> np.ndarray:
+        """p_i from the drawn Phase-1 samples only, through ``signals.success_probabilities``."""
+        phase1 = [[ss[j] for j in perm[i, :k1]] for i, ss in enumerate(self.samples)]
+
+        def answer_counts(i: int, _ss: list[dict]) -> list[int]:
+            ids = self.cls[i, perm[i, :k1]]
+            return list(Counter(int(c) for c in ids if c >= 0).values()) + [int((ids < 0).sum())]
+
+        return success_probabilities(phase1, signal, temperature, answer_counts)[0]
+
+
+def _counts(pool: list[list[dict]], key: str, kmax: int) -> np.ndarray | None:
+    """Each sample's integer ``key`` (``n_tokens``, ``prompt_tokens``) as an (M, K) table, 0 beyond
+    K_i; None when some sample lacks it."""
+    out = np.zeros((len(pool), kmax), dtype=np.int64)
+    for i, ss in enumerate(pool):
+        values = [s.get(key) for s in ss]
+        if None in values:
+            return None
+        out[i, :len(ss)] = values
+    return out
+
+
+def _classes(rec: dict, answers: list) -> tuple[dict, dict, list[bool]]:
+    """Class id and lexicographic rank per distinct answer (classes from ``answers.group``),
+    and whether each answer, by rank, is correct (graded once per distinct answer)."""
+    kind = question_type(rec)
+    distinct = sorted({a for a in answers if a is not None})
+    ids = {r: c for c, r in enumerate(group(distinct, kind))}
+    reps, classes = list(ids), {}
+    for a in distinct:
+        # A non-representative joins the representative it groups with (count 2).
+        joined = [a] if a in ids else [r for r, n in group([*reps, a], kind).items() if n == 2]
+        classes[a] = ids[joined[0]] if joined else ids.setdefault(a, len(ids))
+    return classes, {a: r for r, a in enumerate(distinct)}, [bool(is_correct(rec, a)) for a in distinct]

@@ -1,0 +1,178 @@
+"""``uab report``: the Markdown tables of a replay (accuracy per allocator and N, cost at fixed
+accuracy, tokens per response) and the files a report writes (``summary.md`` and the plots)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+
+from . import analyses, plots, recommend, voting
+from .analyses import BASELINE, COST_KEY, at_accuracy
+from .errors import UabError
+from .evaluation import anll_correlation, recommendations, summarize
+from .records import samples
+
+
+def markdown_table(summary: Sequence[dict], correlation: float | None = None,
+                   recommended: Sequence[dict] = ()) -> str:
+    """The summary as a Markdown table (accuracy in %), then the headroom and recommendation."""
+    lines = [("| N | allocator | signal | T | vote rule | seeds | accuracy % | coverage % | tokens/question "
+              "| Δ vs uniform + majority (pp) | share of headroom | saved | capped |"),
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    notes = []
+    headroom = {r["N"]: r["headroom"] for r in recommend.by_budget(summary)}
+    for e in summary:
+        if "skipped" in e:
+            notes.append(f"- skipped {e['allocator']} ({e['signal'] or '—'}) at N={e['N']}: {e['skipped']}")
+            continue
+        diff = "—" if e["diff_uniform"] is None else f"{100 * e['diff_uniform']:+.2f}" + (
+            f" ± {100 * e['diff_se']:.2f}" if e["diff_se"] is not None else "")
+        part = None if e.get("upper_bound") else recommend.share(e, headroom.get(e["N"]))
+        lines.append(f"| {e['N']} | {recommend.label(e) if e.get('upper_bound') else e['allocator']} | "
+                     f"{e['signal'] or '—'} | {'—' if e['T'] is None else format(e['T'], 'g')} | {e['vote_rule']} | "
+                     f"{e['seeds']} | {100 * e['accuracy']:.2f} ± {100 * e['accuracy_std']:.2f} | "
+                     f"{100 * e['coverage']:.2f} | {_tokens(e)} | {diff} | "
+                     f"{'—' if part is None else f'{100 * part:.0f} %'} | "
+                     f"{e['saved']:.1f} | {e['capped']:.1f} |")
+    text = "\n".join(lines) + "\n"
+    if correlation is not None:
+        text += f"\nANLL–correctness Pearson r over the pool's samples: {correlation:.3f} (paper: ≈ −0.3)\n"
+    fell = max((e.get("vote_fallbacks", 0) for e in summary), default=0)
+    if fell:
+        notes.append(f"- up to {fell:.1f} questions per replay had a voted sample without the vote's confidence "
+                     "statistic: the confidence rules voted them by majority")
+    cut = [e for e in summary if e.get("cut") is not None]
+    if cut:
+        share = sum(e["cut"] for e in cut) / sum(e["samples_used"] for e in cut)
+        did = "their answers voted" if cut[0]["cut_samples"] == "count" else "they did not vote"
+        notes.append(f"- {100 * share:.1f} % of the samples the replays used were cut at --max-tokens; {did} "
+                     f"(--cut-samples {cut[0]['cut_samples']})")
+    if notes:
+        text += "\n" + "\n".join(notes) + "\n"
+    advice = recommend.markdown(summary, recommended)
+    return text + ("\n" + advice if advice else "")
+
+
+def _tokens(entry: dict) -> str:
+    value = entry.get("tokens_per_question")
+    return "—" if value is None else f"{value:.1f}"
+
+
+def _pct(x: float | None) -> str:
+    if x is None:
+        return "—"
+    return f"{round(100 * x):+d} %" if round(100 * x) else "±0 %"
+
+
+def markdown_cost(costs: Sequence[dict]) -> str:
+    """Cost at fixed accuracy as a Markdown table: per combination, per target, the least N and
+    the change in samples and tokens against Uniform + majority (empty without rows)."""
+    if not costs:
+        return ""
+    targets = sorted({c["target"] for c in costs})
+    by_key: dict[tuple, dict] = {}
+    for c in costs:
+        by_key.setdefault(tuple(c[k] for k in COST_KEY), {})[c["target"]] = c
+    lines = ["## Cost at fixed accuracy", "",
+             "| allocator | signal | T | vote rule | " + " | ".join(f"{100 * t:.1f} %" for t in targets) + " |",
+             "|---|---|---|---|" + "---|" * len(targets)]
+    for (name, sig, t, rule), at in by_key.items():
+        cells = []
+        for target in targets:
+            c = at.get(target)
+            if c is None or c["min_N"] is None:
+                cells.append("not reached")
+                continue
+            cell = f"{c['min_N']:.2f}"
+            if (name, sig, t, rule) != BASELINE and c["uniform_min_N"] is not None:
+                cell += f" ({_pct(-c['saving'] if c['saving'] is not None else None)} samples, "
+                cell += f"{_pct(-c['token_saving'] if c['token_saving'] is not None else None)} tokens)"
+            elif (name, sig, t, rule) != BASELINE:
+                cell += " (uniform: not reached)"
+            cells.append(cell)
+        lines.append(f"| {name} | {sig or '—'} | {'—' if t is None else format(t, 'g')} | {rule} | "
+                     + " | ".join(cells) + " |")
+    lines += ["", "The least budget N at which the accuracy reaches each target (PCHIP interpolation of the mean "
+                  "accuracy over seeds against N, inverted at its first crossing; paper §4.2), and in brackets the "
+                  "samples and completion tokens spent there against what Uniform + majority spends to reach the "
+                  "same target (negative: cheaper). Skip-mode exits spend fewer samples than N·M: their samples "
+                  "are counted as spent."]
+    return "\n".join(lines) + "\n"
+
+
+def markdown_tokens(summary: Sequence[dict]) -> str:
+    """Tokens per response and per question, per allocator and N, under majority vote (the
+    tokens do not depend on the vote rule); empty without token counts."""
+    done = [e for e in summary if "skipped" not in e and e.get("tokens_per_question") is not None
+            and e["vote_rule"] == voting.DEFAULT_RULE]
+    if not done:
+        return ""
+    prompt = all("prompt_tokens_per_question" in e for e in done)
+    lines = ["## Tokens per response", "",
+             "| N | allocator | signal | T | samples/question | tokens/question | mean tokens/response "
+             "| median tokens/response |" + (" prompt tokens/response |" if prompt else ""),
+             "|---|---|---|---|---|---|---|---|" + ("---|" if prompt else "")]
+    for e in done:
+        per = e["samples_per_question"]
+        line = (f"| {e['N']} | {recommend.label(e, False, False) if e.get('upper_bound') else e['allocator']} | "
+                f"{e['signal'] or '—'} | {'—' if e['T'] is None else format(e['T'], 'g')} | {per:.2f} | "
+                f"{e['tokens_per_question']:.1f} | {e['tokens_per_question'] / per:.1f} | {e['tokens_median']:.1f} |")
+        if prompt:
+            line += f" {e['prompt_tokens_per_question'] / per:.1f} |"
+        lines.append(line)
+    lines += ["", "Completion tokens of the samples each allocation used (Phase 1 included), means over seeds; the "
+                  "median is over the responses of one replay, averaged over seeds."]
+    return "\n".join(lines) + "\n"
+
+
+# --- the files ---------------------------------------------------------------------------
+
+
+def report(rows: Sequence[dict], records: Sequence[dict] | None, out_dir: str,
+           targets: Sequence[float] | None = None, on_skipped: Callable[[str, str], None] | None = None) -> list[str]:
+    """Write the plots and ``summary.md`` into ``out_dir``; returns the paths written. The cost
+    at fixed accuracy is the results file's (``simulate -o``) unless ``targets`` are given or it
+    has none; the signal deciles need its ``deciles`` rows. A plot the inputs cannot draw is
+    named, with why, in ``summary.md`` and to ``on_skipped(name, why)``."""
+    plt = plots.pyplot()
+    summary = summarize(rows)
+    if not any("skipped" not in e for e in summary):
+        raise UabError("no result rows to report")
+    os.makedirs(out_dir, exist_ok=True)
+    figures = {"accuracy_vs_budget.png": plots.plot_accuracy(summary)}
+    skipped = {}
+    if any(e.get("by_level") for e in summary):
+        figures["allocation_by_level.png"] = plots.plot_levels(summary)
+    else:
+        skipped["allocation_by_level.png"] = "the questions have no 'level' field"
+    costs = (targets is None and analyses.cost_rows(rows)) or at_accuracy(summary, targets)
+    if analyses.curves(summary):
+        figures["cost_at_accuracy.png"] = plots.plot_cost(summary, sorted({c["target"] for c in costs}))
+    if analyses.decile_rows(rows):
+        figures["signal_deciles.png"] = plots.plot_deciles(analyses.decile_rows(rows))
+    else:
+        skipped["signal_deciles.png"] = "the results have no 'deciles' rows (`uab simulate -o` writes them)"
+    correlation = None
+    if records is None:
+        skipped["anll_correct_vs_incorrect.png"] = "no --pool given"
+    elif any(s.get("anll") is not None for r in records for s in samples(r)):
+        figures["anll_correct_vs_incorrect.png"] = plots.plot_anll(records)
+        correlation = anll_correlation(records)
+    else:
+        skipped["anll_correct_vs_incorrect.png"] = "the pool's samples have no ANLL (no token logprobs)"
+    for name, why in skipped.items():
+        if on_skipped:
+            on_skipped(name, why)
+    paths = []
+    for name, fig in figures.items():
+        paths.append(os.path.join(out_dir, name))
+        fig.savefig(paths[-1], dpi=120)
+        plt.close(fig)
+    paths.append(os.path.join(out_dir, "summary.md"))
+    with open(paths[-1], "w", encoding="utf-8") as fh:
+        fh.write("# UAB simulation summary\n\n" + markdown_table(summary, correlation, recommendations(rows)))
+        for part in (markdown_cost(costs), markdown_tokens(summary)):
+            fh.write("\n" + part if part else "")
+        if skipped:
+            fh.write("\nPlots not drawn:\n\n" + "".join(f"- {name}: {why}\n" for name, why in skipped.items()))
+    return paths
