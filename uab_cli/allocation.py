@@ -116,12 +116,8 @@ def _water_fill(base: np.ndarray, room: np.ndarray, k: int) -> np.ndarray:
     return add
 
 
-def uab_allocate(
-    p: Sequence[float] | np.ndarray,
-    budget: int,
-    gain: str = "algorithm1",
-    max_extra: int | np.ndarray | None = None,
-) -> np.ndarray:
+def uab_allocate(p: Sequence[float] | np.ndarray, budget: int, gain: str = "algorithm1",
+                 max_extra: int | np.ndarray | None = None) -> np.ndarray:
     """Algorithm 1 (lines 7-10): give each of ``budget`` units to the largest marginal gain.
 
     Exact and vectorised: the greedy takes the ``budget`` best units in the order
@@ -215,12 +211,8 @@ def _log_space_threshold(logs, p, offset, budget, hi) -> float:
     return float(np.exp((lo_t + hi_t) / 2))
 
 
-def greedy_allocate(
-    p: Sequence[float] | np.ndarray,
-    budget: int,
-    gain: str = "algorithm1",
-    max_extra: int | np.ndarray | None = None,
-) -> np.ndarray:
+def greedy_allocate(p: Sequence[float] | np.ndarray, budget: int, gain: str = "algorithm1",
+                    max_extra: int | np.ndarray | None = None) -> np.ndarray:
     """Algorithm 1 as written, one unit at a time with a heap: the reference for tests.
 
     Ties go to the question with fewer Phase-2 samples, then to the lower index.

@@ -99,8 +99,13 @@ def options() -> list[Option]:
 
 
 def _shown_default(cls: type, name: str) -> str | None:
-    default = inspect.signature(cls).parameters[name].default
-    return None if default in (None, inspect.Parameter.empty) else str(default)
+    """The default of constructor parameter ``name``, from the first class in ``cls``'s MRO that
+    names it (a remote backend passes ``concurrency`` and ``timeout`` on to ``RemoteBackend``)."""
+    for klass in cls.__mro__:
+        param = inspect.signature(klass).parameters.get(name) if "__init__" in vars(klass) else None
+        if param is not None:
+            return None if param.default in (None, inspect.Parameter.empty) else str(param.default)
+    return None
 
 
 __all__ = ["BACKENDS", "DEFAULT_BACKEND", "Backend", "BaseBackend", "Completion", "SampleRequest",

@@ -27,11 +27,18 @@ class SampleRequest:
 
 @dataclass(frozen=True)
 class SamplingParams:
-    """Sampling settings shared by every request in one ``generate`` call."""
+    """Sampling settings shared by every request in one ``generate`` call; ``UabError`` when
+    ``max_tokens`` or ``top_p`` is out of range."""
 
     temperature: float = 0.9
     max_tokens: int = 1024
     top_p: float = 1.0
+
+    def __post_init__(self) -> None:
+        if self.max_tokens < 1:
+            raise UabError(f"max_tokens must be at least 1, got {self.max_tokens}")
+        if not 0 < self.top_p <= 1:
+            raise UabError(f"top_p must be in (0, 1], got {self.top_p}")
 
 
 @dataclass(frozen=True)
@@ -136,6 +143,18 @@ class BaseBackend:
         """Each chat prompt's length in tokens, exact up to ``limit`` (beyond it a lower bound
         may do); ``None`` where the backend cannot count. The default counts nothing."""
         return [None] * len(prompts)
+
+    def generate(self, requests: Sequence[SampleRequest], params: SamplingParams,
+                 on_result: OnResult | None = None) -> list[Completion]:
+        """One completion per request, in request order (the ``Backend`` protocol); no requests
+        is no work, the others go to ``_generate``."""
+        requests = list(requests)
+        return self._generate(requests, params, on_result) if requests else []
+
+    def _generate(self, requests: list[SampleRequest], params: SamplingParams,
+                  on_result: OnResult | None) -> list[Completion]:
+        """Sample ``requests`` (at least one); ``on_result(index, completion)`` as each is ready."""
+        raise NotImplementedError
 
     def close(self) -> None:
         """Release engines, clients and threads; the default holds nothing."""

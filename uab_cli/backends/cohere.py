@@ -8,15 +8,8 @@ from __future__ import annotations
 import os
 
 from ..errors import UabError
-from .base import Completion, Retry, SampleRequest, SamplingParams, require
-from .remote import (
-    Failure,
-    RemoteBackend,
-    http_failure,
-    make_completion,
-    malformed,
-    transport_failure,
-)
+from .base import Completion, SampleRequest, SamplingParams, require
+from .remote import Failure, RemoteBackend, http_failure, make_completion, malformed, transport_failure
 
 KEY_VARS = ("CO_API_KEY", "COHERE_API_KEY")
 
@@ -34,23 +27,15 @@ class CohereBackend(RemoteBackend):
     name = "cohere"
     supports_seed = True
 
-    def __init__(
-        self,
-        model: str = "command-a-03-2025",
-        base_url: str | None = None,
-        api_key: str | None = None,
-        concurrency: int = 8,
-        rpm: float | None = None,
-        timeout: float = 120.0,
-        retry: Retry | None = None,
-        logprobs: bool = True,
-    ):
+    def __init__(self, model: str = "command-a-03-2025", base_url: str | None = None, api_key: str | None = None, *,
+                 logprobs: bool = True, **limits):
+        """``limits``: ``RemoteBackend``'s ``concurrency``, ``rpm``, ``timeout`` and ``retry``."""
         key = api_key or next((os.environ[v] for v in KEY_VARS if os.environ.get(v)), None)
         if not key:
             raise UabError(
                 "the cohere backend needs an API key: set CO_API_KEY (or COHERE_API_KEY)"
             )
-        super().__init__(model, base_url, key, concurrency, rpm, timeout, retry)
+        super().__init__(model, base_url, key, **limits)
         self._sdk = require("cohere", "cohere")
         self._httpx = require("httpx", "cohere")
         self._api_error = require("cohere.core.api_error", "cohere").ApiError
@@ -59,7 +44,7 @@ class CohereBackend(RemoteBackend):
         self._client = self._sdk.ClientV2(
             api_key=key,
             base_url=base_url,
-            timeout=timeout,
+            timeout=self.timeout,
             max_retries=0,
             log_warning_experimental_features=False,
         )

@@ -146,19 +146,9 @@ class LocalBackend(BaseBackend):
         """Each prompt's tokens, counted in bounded memory (``tokens.ChatTokens.length``)."""
         return [self._chat.length(messages, limit) for messages in prompts]
 
-    def generate(
-        self,
-        requests: Sequence[SampleRequest],
-        params: SamplingParams,
-        on_result: OnResult | None = None,
-    ) -> list[Completion]:
+    def _generate(self, requests: list[SampleRequest], params: SamplingParams,
+                  on_result: OnResult | None) -> list[Completion]:
         """Sample one completion per request; ``on_result`` fires as each one finishes."""
-        if params.max_tokens < 1:
-            raise UabError(f"max tokens must be at least 1, got {params.max_tokens}")
-        if not 0 < params.top_p <= 1:
-            raise UabError(f"top_p must be in (0, 1], got {params.top_p}")
-        if not requests:
-            return []
         texts = [self.prompt_text(request.messages) for request in requests]
         prompts = [tuple(self.tokenizer(t, add_special_tokens=False)["input_ids"]) for t in texts]
         # A template that opens the reasoning in the prompt (DeepSeek-R1 distills: "<think>\n"):

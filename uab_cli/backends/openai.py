@@ -16,20 +16,12 @@ from .base import (
     Completion,
     Message,
     PromptLength,
-    Retry,
     SampleRequest,
     SamplingParams,
     backend_option,
     require,
 )
-from .remote import (
-    Failure,
-    RemoteBackend,
-    http_failure,
-    make_completion,
-    malformed,
-    transport_failure,
-)
+from .remote import Failure, RemoteBackend, http_failure, make_completion, malformed, transport_failure
 
 ENDPOINTS = ("chat", "completions")
 
@@ -89,20 +81,10 @@ class OpenAIBackend(RemoteBackend):
                               "directory's chat template.", show_default="plain 'Role: text' blocks"),
                MAX_MODEL_LEN)
 
-    def __init__(
-        self,
-        model: str = "",
-        base_url: str | None = None,
-        api_key: str | None = None,
-        concurrency: int = 8,
-        rpm: float | None = None,
-        timeout: float = 120.0,
-        retry: Retry | None = None,
-        endpoint: str = "chat",
-        logprobs: bool = True,
-        tokenizer: str | None = None,
-        max_model_len: int | None = None,
-    ):
+    def __init__(self, model: str = "", base_url: str | None = None, api_key: str | None = None, *,
+                 endpoint: str = "chat", logprobs: bool = True, tokenizer: str | None = None,
+                 max_model_len: int | None = None, **limits):
+        """``limits``: ``RemoteBackend``'s ``concurrency``, ``rpm``, ``timeout`` and ``retry``."""
         if endpoint not in ENDPOINTS:
             raise UabError(f"--endpoint must be one of {', '.join(ENDPOINTS)}, got {endpoint!r}")
         if tokenizer and endpoint != "completions":
@@ -117,13 +99,13 @@ class OpenAIBackend(RemoteBackend):
                 "`vllm serve`, or https://api.openai.com/v1"
             )
         key = api_key or os.environ.get("OPENAI_API_KEY") or None
-        super().__init__(model, base_url, key, concurrency, rpm, timeout, retry)
+        super().__init__(model, base_url, key, **limits)
         self._sdk = require("openai", "openai")
         self.endpoint = endpoint
         self.render = chat_template(tokenizer) if tokenizer else render_prompt
         self.returns_logprobs = logprobs
         self._client = self._sdk.OpenAI(
-            base_url=base_url, api_key=key or "EMPTY", timeout=timeout, max_retries=0
+            base_url=base_url, api_key=key or "EMPTY", timeout=self.timeout, max_retries=0
         )
         self._max_model_len = max_model_len
 

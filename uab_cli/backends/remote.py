@@ -227,16 +227,8 @@ class RemoteBackend(BaseBackend):
                        show_default=str(Retry.attempts)),
     )
 
-    def __init__(
-        self,
-        model: str,
-        base_url: str | None,
-        api_key: str | None,
-        concurrency: int,
-        rpm: float | None,
-        timeout: float,
-        retry: Retry | None,
-    ):
+    def __init__(self, model: str, base_url: str | None = None, api_key: str | None = None, concurrency: int = 8,
+                 rpm: float | None = None, timeout: float = 120.0, retry: Retry | None = None):
         if concurrency < 1:
             raise UabError(f"--concurrency must be at least 1, got {concurrency}")
         if rpm is not None and rpm <= 0:
@@ -272,21 +264,14 @@ class RemoteBackend(BaseBackend):
 
     # -- the shared policy -----------------------------------------------------------
 
-    def generate(
-        self,
-        requests: Sequence[SampleRequest],
-        params: SamplingParams,
-        on_result: OnResult | None = None,
-    ) -> list[Completion]:
+    def _generate(self, requests: list[SampleRequest], params: SamplingParams,
+                  on_result: OnResult | None) -> list[Completion]:
         """Run ``requests`` ``concurrency`` at a time; ``on_result`` runs in this thread only.
 
         When a request fails for good, no new ones start, the in-flight ones finish (and
         successes still reach ``on_result``), then the first ``BackendError`` is raised.
         """
-        requests = list(requests)
         results: list[Completion | None] = [None] * len(requests)
-        if not requests:
-            return []
         stop = threading.Event()
         error: BackendError | None = None
         pool = ThreadPoolExecutor(

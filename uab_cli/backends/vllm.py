@@ -204,17 +204,9 @@ class VLLMBackend(BaseBackend):
             logprobs=0,
         )
 
-    def generate(
-        self,
-        requests: Sequence[SampleRequest],
-        params: SamplingParams,
-        on_result: OnResult | None = None,
-    ) -> list[Completion]:
+    def _generate(self, requests: list[SampleRequest], params: SamplingParams,
+                  on_result: OnResult | None) -> list[Completion]:
         """Run every request in one engine call; ``on_result`` fires as each one finishes."""
-        if not requests:
-            return []
-        if params.max_tokens < 1:
-            raise UabError(f"max_tokens must be at least 1, got {params.max_tokens}")
         llm = self.llm
         engine = llm.llm_engine
         try:
