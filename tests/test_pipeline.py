@@ -161,8 +161,8 @@ def test_busy_or_changed_run_directory_fails_before_the_backend_loads(tmp_path, 
 def test_allocation_is_reported_before_phase2_starts(tmp_path, fake_backend):
     events = []
     runs.run(arithmetic(6), fake_backend, GEN, str(tmp_path / "run"), Allocation(3),
-             on_sample=lambda rec, s: events.append(s["phase"]),
-             on_allocated=lambda summary: events.append(f"allocated {summary.phase2}"))
+             callbacks=runs.Callbacks(on_sample=lambda rec, s: events.append(s["phase"]),
+                                      on_allocated=lambda summary: events.append(f"allocated {summary.phase2}")))
     assert events.index("allocated 12") == 6 and events[7:] == [2] * 12
 
 

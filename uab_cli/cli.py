@@ -348,8 +348,9 @@ def run(ctx: typer.Context, input: In, output: OutDir, force: Force = False, sam
     recorded = runs.recorded(output)  # a rerun takes the generation options it does not give
     gen = Generation.from_params(params, recorded.generation)
     with _Bar(quiet) as bar:
+        shown = runs.Callbacks(bar.stage, bar.sample, None if quiet else _print_allocation, _skipped)
         result = runs.run(records, _backend(ctx, gen), gen, output, alloc, votes, samples or recorded.k or 1, force,
-                          input, bar.stage, bar.sample, None if quiet else _print_allocation, _skipped, prices)
+                          input, shown, prices)
     if not quiet:
         if result.skipped:
             err.print(f"left out by --too-long skip: {len(result.skipped)} question(s) (named above); the budget "
@@ -394,8 +395,8 @@ def pool(ctx: typer.Context, input: In,
     records, _ = _load(input, "question")
     gen = Generation.from_params(ctx.params, runs.recorded(output).generation)
     with _Bar(quiet) as bar:
-        drawn = runs.pool(records, _backend(ctx, gen), gen, output, samples, force, input, bar.sample, _skipped,
-                          bar.stage)
+        drawn = runs.pool(records, _backend(ctx, gen), gen, output, samples, force, input,
+                          runs.Callbacks(bar.stage, bar.sample, on_skip=_skipped))
     if not quiet:
         err.print(f"pool: {len(records)} questions × {samples} samples in {output}/pool.jsonl ({drawn} drawn now)")
 

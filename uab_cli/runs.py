@@ -36,6 +36,19 @@ FIXED = ("m", "fingerprint", "k", "generation")
 MakeBackend = Callable[[], Backend]
 
 
+@dataclass(frozen=True)
+class Callbacks:
+    """What ``run`` and ``pool`` report as they go, each optional: ``on_stage(stage, samples to
+    draw)`` as a sampling stage starts, ``on_sample(record, sample)`` as a sample arrives,
+    ``on_allocated(summary)`` after allocation, ``on_skip(record, too_long)`` for each question
+    ``--too-long skip`` leaves out."""
+
+    on_stage: Callable[[str, int], None] | None = None
+    on_sample: pipeline.OnSample | None = None
+    on_allocated: Callable[[pipeline.AllocationSummary], None] | None = None
+    on_skip: pipeline.OnSkip | None = None
+
+
 def _refuse_foreign(path: str) -> None:
     """``UabError`` if ``path`` holds files but no uab config: uab would write among a user's files."""
     if os.path.exists(os.path.join(path, CONFIG)):
@@ -229,10 +242,7 @@ def run(
     k: int = 1,
     force: bool = False,
     input_name: str = "",
-    on_stage: Callable[[str, int], None] | None = None,
-    on_sample: pipeline.OnSample | None = None,
-    on_allocated: Callable[[pipeline.AllocationSummary], None] | None = None,
-    on_skip: pipeline.OnSkip | None = None,
+    callbacks: Callbacks = Callbacks(),
     price: cost.Price | None = None,
 ) -> RunResult:
     """Phase 1 → allocate → Phase 2 → vote, writing every intermediate into ``out``.
@@ -253,10 +263,9 @@ def run(
         rundir.check(config, force)  # before the model loads
         with backend() as be:
             gen = dataclasses.replace(gen, model=gen.model or be.model)
-            skipped = _fit(records, be, gen, on_skip)
+            skipped = _fit(records, be, gen, callbacks.on_skip)
             rundir.open({**config, "generation": gen.info()}, force)
-            result = _stages(rundir, records, be, gen, alloc, vote, k, signal, on_stage, on_sample, on_allocated,
-                             skipped)
+            result = _stages(rundir, records, be, gen, alloc, vote, k, signal, callbacks, skipped)
             about = {"input": input_name, "generation": gen.info(), "k": k, "vote": vote.info(),
                      "allocate": alloc.info(signal, result.planned, result.allocation.saved),
                      "votes_file": result.votes_file, "skipped": [t.id for t in result.skipped]}
@@ -290,8 +299,7 @@ def _summary(records, result: RunResult, alloc, seconds: float, about: dict, pri
                             result.probes)
 
 
-def _stages(rundir, records, be, gen, alloc, vote, k, signal, on_stage, on_sample, on_allocated,
-            skipped) -> RunResult:
+def _stages(rundir, records, be, gen, alloc, vote, k, signal, callbacks: Callbacks, skipped) -> RunResult:
     clock, seconds = time.perf_counter, {}
     tokens = {"phase1": cost.Tokens(), "phase2": cost.Tokens()}  # of the samples drawn now
     judge_info: dict = {}
@@ -303,14 +311,14 @@ def _stages(rundir, records, be, gen, alloc, vote, k, signal, on_stage, on_sampl
     def keep(rec: dict, sample: dict) -> None:
         rundir.checkpoint(rec, sample)
         tokens[f"phase{sample['phase']}"].add((sample,))
-        if on_sample:
-            on_sample(rec, sample)
+        if callbacks.on_sample:
+            callbacks.on_sample(rec, sample)
 
     start = clock()
     restored = rundir.take(records, 0, k)
     wanted = sum(len(pipeline.missing(r, 0, k)) for r in records)
-    if on_stage:
-        on_stage("phase1", wanted)
+    if callbacks.on_stage:
+        callbacks.on_stage("phase1", wanted)
     sig = signal if alloc.uses_signal else None
     drawn = pipeline.phase1(records, be, gen, k, keep, sig)
     rundir.write("phase1.jsonl", records)
@@ -318,11 +326,11 @@ def _stages(rundir, records, be, gen, alloc, vote, k, signal, on_stage, on_sampl
     summary = pipeline.allocate(records, alloc)
     rundir.write("allocation.jsonl", records)
     seconds["allocate"], start = clock() - start, clock()
-    if on_allocated:
-        on_allocated(summary)
+    if callbacks.on_allocated:
+        callbacks.on_allocated(summary)
     restored += rundir.take(records, k, [k + r["extra"] for r in records])
-    if on_stage:
-        on_stage("phase2", sum(len(pipeline.missing(r, k, k + r["extra"])) for r in records))
+    if callbacks.on_stage:
+        callbacks.on_stage("phase2", sum(len(pipeline.missing(r, k, k + r["extra"])) for r in records))
     drawn += pipeline.phase2(records, be, gen, keep)
     rundir.write("phase2.jsonl", records)
     seconds["phase2"], start = clock() - start, clock()
@@ -345,9 +353,7 @@ def pool(
     k: int,
     force: bool = False,
     input_name: str = "",
-    on_sample: pipeline.OnSample | None = None,
-    on_skip: pipeline.OnSkip | None = None,
-    on_stage: Callable[[str, int], None] | None = None,
+    callbacks: Callbacks = Callbacks(),
 ) -> int:
     """Draw ``k`` samples per question once, resumably, into ``out/pool.jsonl``.
 
@@ -363,16 +369,16 @@ def pool(
         rundir.check(config, force)  # before the model loads
         with backend() as be:
             gen = dataclasses.replace(gen, model=gen.model or be.model)
-            _fit(records, be, gen, on_skip)
+            _fit(records, be, gen, callbacks.on_skip)
             rundir.open({**config, "generation": gen.info()}, force)
             rundir.take(records, 0, k)
-            if on_stage:
-                on_stage("pool", sum(len(pipeline.missing(r, 0, k)) for r in records))
+            if callbacks.on_stage:
+                callbacks.on_stage("pool", sum(len(pipeline.missing(r, 0, k)) for r in records))
 
             def keep(rec: dict, sample: dict) -> None:
                 rundir.checkpoint(rec, sample)
-                if on_sample:
-                    on_sample(rec, sample)
+                if callbacks.on_sample:
+                    callbacks.on_sample(rec, sample)
 
             drawn = pipeline.phase1(records, be, gen, k, keep)
             rundir.write(POOL, records)
