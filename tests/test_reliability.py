@@ -592,3 +592,17 @@ def test_a_pool_resumes_on_edited_gold(tmp_path):
     pooled = read_jsonl(tmp_path / "pool" / runs.POOL)
     assert [r["answer"] for r in pooled] == ["99"] * 6 and all(len(r["samples"]) == 3 for r in pooled)
     assert lines(tmp_path / "pool" / runs.CHECKPOINT) == 18
+
+
+def test_a_smaller_pool_k_writes_the_first_k_and_keeps_the_rest(tmp_path):
+    """README: a smaller -K rewrites pool.jsonl with each question's first K samples; the others
+    stay in the checkpoint, so the larger K again draws nothing."""
+    q = write_jsonl(tmp_path / "q.jsonl", arithmetic(5))
+    args = ["-o", str(tmp_path / "pool"), "--backend", "scripted", "-q"]
+    assert cli(["pool", q, "-K", "6", *args]).exit_code == 0
+    full = read_jsonl(tmp_path / "pool" / runs.POOL)
+    assert cli(["pool", q, "-K", "2", *args]).exit_code == 0
+    assert [r["samples"] for r in read_jsonl(tmp_path / "pool" / runs.POOL)] == [r["samples"][:2] for r in full]
+    assert lines(tmp_path / "pool" / runs.CHECKPOINT) == 30
+    result = cli(["pool", q, "-K", "6", *args[:-1]])
+    assert "(0 drawn now)" in " ".join(result.stderr.split()) and read_jsonl(tmp_path / "pool" / runs.POOL) == full

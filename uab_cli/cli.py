@@ -394,7 +394,8 @@ def pool(ctx: typer.Context, input: In,
          samples: Annotated[int, typer.Option("-K", "--samples", min=1, help="Samples per question.",
                                               show_default=False)],
          output: Annotated[str, typer.Option("-o", "--output", "--out", help="Directory for pool.jsonl: resumable; "
-                                             "a larger -K adds samples.", show_default=False)],
+                                             "a larger -K adds samples, a smaller one writes each question's first K "
+                                             "(the rest stay in the checkpoint).", show_default=False)],
          force: Force = False, quiet: Quiet = False) -> None:
     """Draw K samples per question once, for `uab simulate` (resumable like `uab run`)."""
     check_output(output, "pool directory")
