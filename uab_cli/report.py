@@ -48,6 +48,11 @@ def markdown_table(summary: Sequence[dict], correlation: float | None = None,
         did = "their answers voted" if cut[0]["cut_samples"] == "count" else "they did not vote"
         notes.append(f"- {100 * share:.1f} % of the samples the replays used were cut at --max-tokens; {did} "
                      f"(--cut-samples {cut[0]['cut_samples']})")
+    whole = sorted({e["N"] for e in summary if e.get("whole_pool")})
+    if whole:
+        notes.append(f"- N = {', '.join(map(str, whole))}: the budget is every sample of the pool, so every "
+                     "allocator draws the whole pool and they differ only by vote rule (equal gains: the "
+                     "recommendation takes Uniform, then a signal-free allocator)")
     if notes:
         text += "\n" + "\n".join(notes) + "\n"
     advice = recommend.markdown(summary, recommended)
