@@ -418,3 +418,16 @@ def test_scripted_pool_has_prompt_tokens(tmp_path):
     runs.pool(records, ScriptedBackend, pipeline.Generation(backend="scripted"), str(out), 2)
     rows = read_jsonl(out / "pool.jsonl")
     assert all(s["prompt_tokens"] > 0 and s["n_tokens"] > 0 for r in rows for s in r["samples"])
+
+
+def test_default_targets_fall_back_to_the_majority_curves_the_plot_draws():
+    """Uniform + majority flat: the targets spread over the majority-vote curves, not over the
+    other vote rules' (whose wider range left most targets out of the plot's reach)."""
+    summary = []
+    for n in (2, 4, 8):
+        for name, rule, acc in (("uniform", "majority", 0.50), ("uab", "majority", 0.46 + 0.01 * n),
+                                ("uniform", "weighted", 0.40 + 0.025 * n)):
+            summary.append({"allocator": name, "signal": None, "T": None, "N": n, "vote_rule": rule,
+                            "accuracy": acc, "samples_per_question": n})
+    targets = analyses.default_targets(analyses.curves(summary))
+    assert targets == [0.49, 0.5, 0.51, 0.52, 0.53]  # inside 48–54 % (majority), not 45–60 % (every rule)
