@@ -459,3 +459,11 @@ def test_accuracy_figure_has_one_panel_per_vote_rule_on_a_shared_axis():
     assert labels[1] == labels[2] == ["uab (anll)", "uniform"]
     assert sorted(t.get_text() for t in fig.legends[0].get_texts()) == ["oracle (upper bound)", "uab (anll)",
                                                                       "uniform"]
+
+
+def test_default_targets_use_every_curve_only_when_no_majority_curve_rises():
+    summary = [{"allocator": name, "signal": None, "T": None, "N": n, "vote_rule": rule, "accuracy": acc(n),
+                "samples_per_question": n}
+               for n in (2, 4) for name, rule, acc in (("uniform", "majority", lambda n: 0.5),
+                                                       ("uniform", "weighted", lambda n: 0.4 + 0.05 * n))]
+    assert analyses.default_targets(analyses.curves(summary)) == [0.517, 0.533, 0.55, 0.567, 0.583]
