@@ -118,3 +118,21 @@ def test_a_disk_full_inside_the_block_is_a_user_error_and_other_errors_pass(tmp_
         with jsonl.atomic_output(out):
             open(tmp_path / "missing")
     assert os.listdir(tmp_path) == []
+
+
+def test_a_fifo_or_device_output_is_written_in_place_not_replaced(tmp_path):
+    """`-o /dev/null` (here a FIFO, safe to test as root) is written to, never renamed over:
+    an atomic rename would replace the device or FIFO with a regular file."""
+    import stat
+    import threading
+
+    fifo = tmp_path / "out.fifo"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(open(fifo, "rb").read()), daemon=True)
+    reader.start()
+    result = cli(["vote", write_jsonl(tmp_path / "s.jsonl", sampled_rows(5)), "-o", str(fifo), "-q"])
+    reader.join(timeout=30)
+    assert result.exit_code == 0, result.stderr
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+    assert got and got[0].count(b"\n") == 5

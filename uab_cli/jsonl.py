@@ -8,6 +8,7 @@ import errno
 import os
 import shlex
 import shutil
+import stat
 import sys
 import tempfile
 from collections.abc import Iterable, Iterator
@@ -248,6 +249,10 @@ def check_output(path: str, directory: str | None = None) -> None:
     uab can create files in."""
     if path == "-" and directory is None:
         return
+    if directory is None and _special(path):  # /dev/null, a FIFO: written in place
+        if not os.access(path, os.W_OK):
+            raise UabError("cannot write the output here: permission denied", path)
+        return
     what = f"cannot use as a {directory}" if directory else "cannot write the output here"
     if not path:
         raise UabError(f"{what}: the path is empty")
@@ -278,6 +283,14 @@ def atomic_output(path: str) -> Iterator[IO[bytes]]:
         yield sys.stdout.buffer
         sys.stdout.buffer.flush()
         return
+    if _special(path):  # renaming over /dev/null or a FIFO would replace it with a regular file
+        try:
+            fh = open(path, "wb", buffering=_WRITE_BUFFER)
+        except OSError as exc:
+            raise _unwritable(exc, path) from None
+        with fh:
+            yield fh
+        return
     directory = os.path.dirname(os.path.abspath(path))
     made: list[str] = []  # the folders made for it, removed again if the block fails
     try:
@@ -303,6 +316,15 @@ def atomic_output(path: str) -> Iterator[IO[bytes]]:
         if isinstance(exc, OSError) and (not inside or exc.errno in _WRITE_ERRNOS):
             raise _unwritable(exc, path) from None
         raise
+
+
+def _special(path: str) -> bool:
+    """Whether ``path`` exists and is neither a regular file nor a directory (a device, a FIFO)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
 
 
 def _make_folders(directory: str, made: list[str]) -> None:
