@@ -308,3 +308,10 @@ def test_vote_help_says_what_the_weight_and_the_kept_fraction_are():
     assert "exp(log w)" not in shown
     assert "weighted: each sample votes with weight w = exp(-s/T) of its --vote-signal statistic s" in shown
     assert "filtered: the fraction of a question's answered samples kept (rounded up)." in shown
+
+
+@pytest.mark.parametrize("command", ["run", "pool", "phase1"])
+def test_the_64_bit_cap_on_samples_stays_out_of_the_help(command):
+    shown = " ".join(cli([command, "-h"]).stdout.split())
+    assert str(2**63 - 1) not in shown and "x>=1" in shown
+    assert command != "run" or "[default: 1, or the run directory's; x>=1]" in shown

@@ -88,7 +88,8 @@ class _Command(typer.core.TyperCommand):
     unset before the command runs."""
 
     _PLAIN = ((re.compile(r"\{([A-Z_]+)\}"), r"\1"),
-              (re.compile(r"\[default:(\s+)\(([^\[\]]*?)\)\]"), r"[default:\1\2]"),
+              (re.compile(r"\[default:(\s+)\(([^\[\]]*?)\)([;\]])"), r"[default:\1\2\3"),
+              (re.compile(r"(\d+)<=x<=" + str(INT64[1])), r"x>=\1"),  # the 64-bit cap goes without saying
               (re.compile(r"(?m)^(  [A-Z]+) <str>"), r"\1"))
     _METAVARS = {"<str>": "TEXT", "<int>": "INTEGER", "<float>": "FLOAT", "<int range>": "INTEGER",
                  "<float range>": "FLOAT"}
