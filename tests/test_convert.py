@@ -609,3 +609,44 @@ def test_a_missing_column_lists_the_row_and_the_option_that_fits(tmp_path):
 def test_convert_accepts_a_byte_order_mark(tmp_path):
     result = _convert("-", stdin=b'\xef\xbb\xbf{"question": "a", "answer": "1"}\n')
     assert result.returncode == 0 and json.loads(result.stdout)["question"] == "a"
+
+
+@pytest.mark.parametrize("preset,row", [
+    (None, {"question": "q?", "answer": ["a", "b"]}),
+    (None, {"question": "q?", "answer": {"text": "a"}}),
+    (None, {"question": "q?", "choices": ["x", "y"], "answer": ["A"]}),
+    ("mmlu", {"question": "q?", "choices": ["x", "y"], "answer": [0, 1]}),
+])
+def test_a_gold_of_several_answers_is_an_error_naming_the_row(preset, row):
+    """It became the gold "['a', 'b']" (a Python repr) without a word."""
+    rows = [{"question": "fine?", "answer": "1", "choices": ["x", "y"]} if "choices" in row else
+            {"question": "fine?", "answer": "1"}, row]
+    with pytest.raises(UabError) as info:
+        list(convert_records(rows, preset, path="in.jsonl"))
+    assert str(info.value).startswith("in.jsonl:2: field 'answer' should be one answer (text or a number), got ")
+    assert "ambiguous as a gold" in str(info.value)
+
+
+@pytest.mark.parametrize("preset,row,field", [
+    (None, {"question": None, "answer": "1"}, "question"),
+    ("math500", {"problem": None, "answer": "1", "unique_id": "a"}, "problem"),
+    (None, {"prompt": "q?", "target": None}, "target"),
+])
+def test_a_null_field_is_named_as_null_not_missing(preset, row, field):
+    options = {"question_field": "prompt", "answer_field": "target"} if "prompt" in row else {}
+    with pytest.raises(UabError) as info:
+        list(convert_records([row], preset, path="in.jsonl", **options))
+    assert f"field {field!r} is null" in str(info.value) and "missing" not in str(info.value)
+
+
+def test_convert_and_the_record_schema_agree_on_the_fewest_choices(tmp_path):
+    from uab_cli.records import MIN_CHOICES, check_record
+
+    one = {"id": "a", "question": "q?", "choices": ["x"], "answer": "A"}
+    with pytest.raises(UabError, match=f"at least {MIN_CHOICES}"):
+        check_record(one)
+    with pytest.raises(UabError, match=f"at least {MIN_CHOICES} choices"):
+        list(convert_records([one], None))
+    two = {**one, "choices": ["x", "y"]}
+    check_record(two)
+    check_record(next(convert_records([two], None)))

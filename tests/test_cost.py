@@ -418,3 +418,52 @@ def test_scripted_pool_has_prompt_tokens(tmp_path):
     runs.pool(records, ScriptedBackend, pipeline.Generation(backend="scripted"), str(out), 2)
     rows = read_jsonl(out / "pool.jsonl")
     assert all(s["prompt_tokens"] > 0 and s["n_tokens"] > 0 for r in rows for s in r["samples"])
+
+
+def test_default_targets_fall_back_to_the_majority_curves_the_plot_draws():
+    """Uniform + majority flat: the targets spread over the majority-vote curves, not over the
+    other vote rules' (whose wider range left most targets out of the plot's reach)."""
+    summary = []
+    for n in (2, 4, 8):
+        for name, rule, acc in (("uniform", "majority", 0.50), ("uab", "majority", 0.46 + 0.01 * n),
+                                ("uniform", "weighted", 0.40 + 0.025 * n)):
+            summary.append({"allocator": name, "signal": None, "T": None, "N": n, "vote_rule": rule,
+                            "accuracy": acc, "samples_per_question": n})
+    targets = analyses.default_targets(analyses.curves(summary))
+    assert targets == [0.49, 0.5, 0.51, 0.52, 0.53]  # inside 48–54 % (majority), not 45–60 % (every rule)
+
+
+def test_the_deciles_figure_draws_uab_on_top_and_labels_every_panel_with_n():
+    records = random_pool(40, 6, 6)
+    rows = list(evaluation.simulate(records, [1, 2, 4, 6], ["uniform", "uab", "length", "oracle"], ["anll"], 2,
+                                    vote_rules=["majority"], analyses=True))
+    fig = plots.plot_deciles(analyses.decile_rows(rows))
+    assert [ax.get_ylabel().split(":")[0] for ax in fig.get_axes()] == ["N = 2", "N = 2", "N = 4", "N = 4"]
+    for ax in fig.get_axes():
+        lines = {ln.get_label(): ln for ln in ax.get_lines()}
+        uab = lines.pop("uab (anll)")
+        assert all(uab.get_zorder() > ln.get_zorder() and uab.get_linewidth() > ln.get_linewidth()
+                   for ln in lines.values()), ax.get_ylabel()
+
+
+def test_accuracy_figure_has_one_panel_per_vote_rule_on_a_shared_axis():
+    rows = list(evaluation.simulate(random_pool(40, 6, 3), [2, 4], ["uab", "uniform", "oracle"], ["anll"], 2,
+                                    vote_rules=["majority", "weighted", "most-confident"]))
+    fig = plots.plot_accuracy(evaluation.summarize(rows))
+    panels = [ax for ax in fig.get_axes() if ax.get_visible() and ax.axison]
+    assert [ax.get_title() for ax in panels] == ["vote rule: majority", "vote rule: weighted",
+                                                 "vote rule: most-confident"]
+    assert len({ax.get_ylim() for ax in panels}) == 1  # one y axis
+    labels = [ax.get_legend_handles_labels()[1] for ax in panels]
+    assert labels[0] == ["oracle (upper bound)", "uab (anll)", "uniform"]  # the oracle bounds majority only
+    assert labels[1] == labels[2] == ["uab (anll)", "uniform"]
+    assert sorted(t.get_text() for t in fig.legends[0].get_texts()) == ["oracle (upper bound)", "uab (anll)",
+                                                                      "uniform"]
+
+
+def test_default_targets_use_every_curve_only_when_no_majority_curve_rises():
+    summary = [{"allocator": name, "signal": None, "T": None, "N": n, "vote_rule": rule, "accuracy": acc(n),
+                "samples_per_question": n}
+               for n in (2, 4) for name, rule, acc in (("uniform", "majority", lambda n: 0.5),
+                                                       ("uniform", "weighted", lambda n: 0.4 + 0.05 * n))]
+    assert analyses.default_targets(analyses.curves(summary)) == [0.517, 0.533, 0.55, 0.567, 0.583]

@@ -401,3 +401,34 @@ def test_simulate_command_prints_headroom_and_recommendation_after_its_table(tmp
     tail = [json.loads(r) for r in rows[-2:]]
     assert [t["recommendation"]["N"] for t in tail] == [2, 4]
     assert set(tail[0]["recommendation"]) >= {"N", "allocator", "signal", "T", "vote_rule", "gain", "se", "flags"}
+
+
+def test_equal_gains_recommend_uniform_and_then_a_signal_free_allocator():
+    """At N = the pool's K every allocator draws the whole pool: equal outcomes. The first of
+    equal gains used to win in insertion order (uab before uniform)."""
+    from uab_cli.settings import Vote
+
+    rng = np.random.default_rng(0)
+    base = (rng.random((6, 200)) < 0.5).astype(float)
+    good = np.clip(base + (rng.random((6, 200)) < 0.1), 0, 1)
+    context = {"gain": "algorithm1", "vote": Vote(), "generation": {}, "k1": {}}
+    outcomes = {("uniform", None, None, 8, "majority"): base, ("uab", "anll", 0.2, 8, "most-confident"): good,
+                ("length", None, None, 8, "most-confident"): good, ("uniform", None, None, 8, "most-confident"): good}
+    [rec] = recommend.held_out(outcomes, set(), context)
+    assert (rec["allocator"], rec["vote_rule"]) == ("uniform", "most-confident")
+    del outcomes["uniform", None, None, 8, "most-confident"]
+    [rec] = recommend.held_out(outcomes, set(), context)
+    assert (rec["allocator"], rec["signal"]) == ("length", None)
+    summary = [{"allocator": k[0], "signal": k[1], "T": k[2], "N": 8, "vote_rule": k[4], "accuracy": v.mean(),
+                "diff_uniform": float((v - base).mean()), "diff_se": 0.01} for k, v in outcomes.items()]
+    [row] = recommend.by_budget(summary)
+    assert row["best"]["allocator"] == "length"
+
+
+def test_simulate_says_when_n_draws_the_whole_pool(tmp_path):
+    records = noisy_pool(m=60, k=4)
+    rows = list(evaluation.simulate(records, [2, 4], ["uab", "uniform"], ["anll"], 3, vote_rules=["majority"]))
+    assert {r["N"] for r in rows if r.get("whole_pool")} == {4}
+    text = report.markdown_table(evaluation.summarize(rows))
+    assert "- N = 4: the budget is every sample of the pool, so every allocator draws the whole pool" in text
+    assert "N = 2:" not in text

@@ -184,3 +184,28 @@ def test_pool_grows_to_more_samples(tmp_path, fake_backend):
     grown = (tmp_path / "pool" / "pool.jsonl").read_bytes()
     runs.pool(arithmetic(5), fake_backend, GEN, str(tmp_path / "fresh"), 5)
     assert grown == (tmp_path / "fresh" / "pool.jsonl").read_bytes()
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_exclude_phase1_counts_only_the_samples_it_voted(tmp_path, monkeypatch, workers):
+    """``vote --exclude-phase1``: the summary's samples, tokens and cut samples are Phase 2's."""
+    from conftest import write_jsonl
+
+    from uab_cli import streams
+    from uab_cli.settings import Vote
+
+    def sample(index, phase, tokens, cut):
+        return {"index": index, "phase": phase, "text": "Answer: 1", "answer": "1", "n_tokens": tokens,
+                "finish_reason": "length" if cut else "stop"}
+
+    rows = [{"id": f"q{i}", "question": "What is 0 + 1?", "answer": "1",
+             "samples": [sample(0, 1, 100, True), sample(1, 2, 7, False), sample(2, 2, 5, True)]} for i in range(3)]
+    path = write_jsonl(tmp_path / "p2.jsonl", rows)
+    monkeypatch.setenv("UAB_WORKERS", workers)
+    monkeypatch.setattr("uab_cli.blocks._PARALLEL_FROM", 0)  # workers even for this small file
+    monkeypatch.setattr("uab_cli.blocks._BLOCK", 200)
+    both = streams.vote_file(path, Vote(), str(tmp_path / "a.jsonl"))
+    assert (both.samples, both.tokens.completion_tokens, both.cut) == (9, 3 * 112, 6)
+    phase2 = streams.vote_file(path, Vote(include_phase1=False), str(tmp_path / "b.jsonl"))
+    assert (phase2.samples, phase2.tokens.completion_tokens, phase2.cut) == (6, 3 * 12, 3)
+    assert phase2.accuracy == 1.0

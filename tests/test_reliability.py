@@ -533,3 +533,76 @@ def test_changed_questions_are_named_once(questions, reference, tmp_path):
     result = cli(run_args(other, out)[len(UAB):])
     assert result.exit_code == 2
     assert result.stderr.count("input questions") == 1, result.stderr
+
+
+def _rerun(questions, out: Path, *more: str):
+    return cli(["run", str(questions), "--budget", str(N), "--out", str(out), "--backend", "scripted", "-q", *more])
+
+
+def test_edited_gold_and_reordered_lines_resume_without_drawing(questions, reference, tmp_path):
+    """The directory's fingerprint covers what the samples depend on (id, question, choices,
+    type), not the gold, other fields or the line order: a fixed gold label regrades."""
+    out = tmp_path / "run"
+    shutil.copytree(reference, out)
+    rows = read_jsonl(questions)
+    wrong = {r["id"] for r in read_jsonl(reference / "votes.jsonl") if not r["correct"]}
+    fixed = [dict(r, answer="12345", note="relabelled") if i == 0 else r for i, r in enumerate(rows)][::-1]
+    edited = write_jsonl(tmp_path / "edited.jsonl", fixed)
+    result = _rerun(edited, out)
+    assert result.exit_code == 0, result.stderr
+    assert lines(out / runs.CHECKPOINT) == N * M  # nothing drawn
+    votes = {r["id"]: r for r in read_jsonl(out / "votes.jsonl")}
+    assert [r["id"] for r in read_jsonl(out / "votes.jsonl")] == [r["id"] for r in fixed]
+    assert votes[rows[0]["id"]]["answer"] == "12345" and votes[rows[0]["id"]]["correct"] is False
+    assert {i for i, r in votes.items() if not r["correct"]} == wrong | {rows[0]["id"]}
+    for changed in ([dict(rows[0], question=rows[0]["question"] + " ")] + rows[1:],  # what the prompt shows
+                    [dict(rows[0], choices=["1", "2"])] + rows[1:],
+                    [dict(rows[0], type="text")] + rows[1:],
+                    [dict(rows[0], id="renamed")] + rows[1:]):  # the samples' seeds
+        result = _rerun(write_jsonl(tmp_path / "changed.jsonl", changed), out)
+        assert result.exit_code == 2 and "input questions" in result.stderr, result.stderr
+
+
+def test_a_config_from_before_the_questions_fingerprint_still_resumes(questions, reference, tmp_path):
+    out = tmp_path / "run"
+    shutil.copytree(reference, out)
+    config = orjson.loads((out / runs.CONFIG).read_bytes())
+    assert config["questions"] == runs.questions_fingerprint(read_jsonl(questions))
+    del config["questions"]  # as uab wrote it before
+    (out / runs.CONFIG).write_bytes(orjson.dumps(config))
+    result = _rerun(questions, out)
+    assert result.exit_code == 0, result.stderr
+    assert_complete(out, reference)
+    assert "questions" in orjson.loads((out / runs.CONFIG).read_bytes())  # the config is brought up to date
+
+    (out / runs.CONFIG).write_bytes(orjson.dumps(config))  # the old config again
+    edited = write_jsonl(tmp_path / "edited.jsonl", [dict(r, answer="0") for r in read_jsonl(questions)])
+    result = _rerun(edited, out)  # an old config cannot tell a gold edit from another question
+    assert result.exit_code == 2 and "input questions" in result.stderr
+
+
+def test_a_pool_resumes_on_edited_gold(tmp_path):
+    rows = arithmetic(6)
+    first = write_jsonl(tmp_path / "q.jsonl", rows)
+    args = ["-K", "3", "-o", str(tmp_path / "pool"), "--backend", "scripted", "-q"]
+    assert cli(["pool", first, *args]).exit_code == 0
+    edited = write_jsonl(tmp_path / "edited.jsonl", [dict(r, answer="99") for r in rows[::-1]])
+    result = cli(["pool", edited, *args])
+    assert result.exit_code == 0, result.stderr
+    pooled = read_jsonl(tmp_path / "pool" / runs.POOL)
+    assert [r["answer"] for r in pooled] == ["99"] * 6 and all(len(r["samples"]) == 3 for r in pooled)
+    assert lines(tmp_path / "pool" / runs.CHECKPOINT) == 18
+
+
+def test_a_smaller_pool_k_writes_the_first_k_and_keeps_the_rest(tmp_path):
+    """README: a smaller -K rewrites pool.jsonl with each question's first K samples; the others
+    stay in the checkpoint, so the larger K again draws nothing."""
+    q = write_jsonl(tmp_path / "q.jsonl", arithmetic(5))
+    args = ["-o", str(tmp_path / "pool"), "--backend", "scripted", "-q"]
+    assert cli(["pool", q, "-K", "6", *args]).exit_code == 0
+    full = read_jsonl(tmp_path / "pool" / runs.POOL)
+    assert cli(["pool", q, "-K", "2", *args]).exit_code == 0
+    assert [r["samples"] for r in read_jsonl(tmp_path / "pool" / runs.POOL)] == [r["samples"][:2] for r in full]
+    assert lines(tmp_path / "pool" / runs.CHECKPOINT) == 30
+    result = cli(["pool", q, "-K", "6", *args[:-1]])
+    assert "(0 drawn now)" in " ".join(result.stderr.split()) and read_jsonl(tmp_path / "pool" / runs.POOL) == full

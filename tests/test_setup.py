@@ -80,3 +80,19 @@ def test_readme_starts_with_the_two_commands_ci_runs():
     assert commands[0].startswith("make quickstart")
     ci = (ROOT / ".ci" / "run").read_text()
     assert re.search(rf"^{re.escape(commands[1])}\s*(#.*)?$", ci, re.MULTILINE), commands[1]
+
+
+def test_every_optional_import_is_declared_in_the_extra_its_message_names():
+    """``require("httpx", "openai")`` tells the user to install ``uab-cli[openai]``: that extra
+    must bring httpx (the openai SDK ≥ 2 no longer does)."""
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    names = lambda specs: {re.split(r"[<>=!~;\[ ]", spec, maxsplit=1)[0].lower() for spec in specs}  # noqa: E731
+    core = names(project["dependencies"])  # always there, whatever the extra
+    declared = {extra: names(specs) | core for extra, specs in project["optional-dependencies"].items()}
+    found = re.findall(r"""require\(\s*["']([\w.]+)["']\s*,\s*["']([\w-]+)["']\s*\)""",
+                       "".join(p.read_text() for p in (ROOT / "uab_cli").rglob("*.py")))
+    assert ("httpx", "openai") in found and ("httpx", "cohere") in found
+    for module, extra in found:
+        assert module.split(".")[0] in declared[extra], f"require({module!r}, {extra!r}): not in [{extra}]"

@@ -75,8 +75,10 @@ def curves(summary: Sequence[dict]) -> dict[tuple, Curve]:
 def default_targets(found: dict[tuple, Curve], count: int = DEFAULT_TARGETS) -> list[float]:
     """``count`` accuracies evenly spaced strictly inside Uniform + majority's range (its accuracy
     at the least N to its best), so that every saving is defined; where Uniform is missing or does
-    not improve with N, inside the range of every curve. Rounded to 0.1 pp."""
-    for ref in ([found[BASELINE]] if BASELINE in found else [], list(found.values())):
+    not improve with N, inside the range of the majority-vote curves (those the cost plot draws);
+    where none of those rises either, inside the range of every curve. Rounded to 0.1 pp."""
+    majority = [c for key, c in found.items() if key[COST_KEY.index("vote_rule")] == BASELINE[3]]
+    for ref in ([found[BASELINE]] if BASELINE in found else [], majority, list(found.values())):
         if ref:
             lo, hi = min(c.accuracy[0] for c in ref), max(c.accuracy.max() for c in ref)
             if hi - lo > 1e-9:

@@ -26,7 +26,8 @@ _MARKER = re.compile(r"(?:final\s+answer|the\s+answer)[\s*]*(?:is\b|:|=)|^[\s*#>
                      re.IGNORECASE | re.MULTILINE)
 _LAST_SPAN = re.compile(r"(?<!\\)\$((?:\\\$|[^$])+)(?<!\\)\$|\\\((.+?)\\\)")
 _ENUMERATOR = re.compile(r"^[\s*#]*\d+\.(?!\d)", re.MULTILINE)  # "**5. FORMAT:**" is no answer
-_NUMBER = re.compile(r"-?\d{1,3}(?:,\d{3})+(?:\.\d+)?|-?\d+(?:\.\d+)?(?:/\d+)?|-?\.\d+")
+# Thousands separated by "," or LaTeX's "{,}" and "\," (70{,}000): one number, not 70 and 000.
+_NUMBER = re.compile(r"-?\d{1,3}(?:(?:,|\{,\}|\\,)\d{3})+(?:\.\d+)?|-?\d+(?:\.\d+)?(?:/\d+)?|-?\.\d+")
 _DELIMS = (("$$", "$$"), ("\\[", "\\]"), ("\\(", "\\)"), ("$", "$"))
 # Words that start prose after an answer ("4 because ...", "51 which is ..."): the cut points.
 _CONNECTIVE = re.compile(

@@ -24,7 +24,7 @@ from .backends import backend_factory
 from .backends import options as backend_options
 from .convert import PRESETS
 from .errors import BackendError, UabError
-from .jsonl import display_name, load_records, write_records
+from .jsonl import check_output, display_name, load_records, write_records
 from .options import INT64, PANELS, Option, from_params, overlay
 from .progress import StageProgress
 from .settings import Allocation, Generation, Vote, load_file
@@ -319,6 +319,7 @@ def phase1(ctx: typer.Context, input: In, output: Out = "-", samples: K = 1,
            judge: Annotated[bool, typer.Option("--judge", help="Also label questions easy/hard for --allocator "
                                                "judge.")] = False, quiet: Quiet = False) -> None:
     """Phase 1: draw K samples per question and record their uncertainty statistics."""
+    check_output(output)
     records, _ = _load(input, "question")
     gen = Generation.from_params(ctx.params)
     with _backend(ctx, gen)() as be, _Bar(quiet) as bar:
@@ -342,6 +343,7 @@ def allocate(ctx: typer.Context, input: In, output: Out = "-", quiet: Quiet = Fa
 @command
 def phase2(ctx: typer.Context, input: In, output: Out = "-", quiet: Quiet = False) -> None:
     """Phase 2: draw each question's extra samples (generation settings default to Phase 1's)."""
+    check_output(output)
     records, _ = _load(input, "allocated")
     gen = Generation.from_params(ctx.params, pipeline.generation_of(records[0]))
     with _backend(ctx, gen)() as be, _Bar(quiet) as bar:
@@ -360,6 +362,7 @@ def vote(ctx: typer.Context, input: In, output: Out = "-", quiet: Quiet = False)
 
 def _stream(input: str, output: str, quiet: bool, stage, settings, show) -> None:
     """A streaming stage: ``stage(input, settings, output)``, then its summary unless quiet."""
+    check_output(output)
     _stdin_hint(input)
     summary = stage(input, settings, output)
     if not quiet:
@@ -373,6 +376,7 @@ def run(ctx: typer.Context, input: In, output: OutDir, force: Force = False, sam
     params = ctx.params
     alloc, votes = from_params(Allocation, params), from_params(Vote, params)
     prices = cost.Price.parse(price) if price else None
+    check_output(output, "run directory")
     records, _ = _load(input, "question")
     recorded = runs.recorded(output)  # a rerun takes the generation options it does not give
     gen = Generation.from_params(params, recorded.generation)
@@ -407,6 +411,7 @@ def convert(
     """Convert a benchmark export into uab question records."""
     from .convert import convert_records, read_table
 
+    check_output(output)
     _stdin_hint(input)
     records = list(convert_records(read_table(input), preset, question_field, answer_field, choices_field, id_field,
                                    path=display_name(input)))  # every row converts before any output
@@ -418,9 +423,11 @@ def pool(ctx: typer.Context, input: In,
          samples: Annotated[int, typer.Option("-K", "--samples", min=1, max=INT64[1],
                                               help="Samples per question.", show_default=False)],
          output: Annotated[str, typer.Option("-o", "--output", "--out", help="Directory for pool.jsonl: resumable; "
-                                             "a larger -K adds samples.", show_default=False)],
+                                             "a larger -K adds samples, a smaller one writes each question's first K "
+                                             "(the rest stay in the checkpoint).", show_default=False)],
          force: Force = False, quiet: Quiet = False) -> None:
     """Draw K samples per question once, for `uab simulate` (resumable like `uab run`)."""
+    check_output(output, "pool directory")
     records, _ = _load(input, "question")
     gen = Generation.from_params(ctx.params, runs.recorded(output).generation)
     with _Bar(quiet) as bar:
@@ -493,6 +500,7 @@ def simulate(
     from . import analyses, evaluation, report
 
     accuracies = _targets(targets)
+    check_output(output)
     records, _ = _load(runs.pool_file(pool), "sampled")
     temps = [from_params(Allocation, {"signal_temperature": t}).temperature  # checked like run's -T
              for t in _floats(signal_temperature, "-T/--signal-temperature")]
@@ -524,6 +532,7 @@ def report(
     from .jsonl import read_jsonl
 
     accuracies = _targets(targets)
+    check_output(output, "report directory")
     rows = [row for _, row in read_jsonl(results)]
     records = _load(runs.pool_file(pool), "sampled")[0] if pool else None
     for path in reports.report(rows, records, output, accuracies, _plot_skipped):

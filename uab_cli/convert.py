@@ -17,6 +17,7 @@ from typing import Any
 import orjson
 
 from uab_cli.errors import UabError
+from uab_cli.records import MAX_CHOICES, MIN_CHOICES
 
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 _BOM = b"\xef\xbb\xbf"
@@ -47,7 +48,8 @@ class _Row:
         value = self.data.get(name, _MISSING)
         if value is _MISSING or value is None:
             if required:
-                raise self.error(self.missing(name))
+                raise self.error(self.missing(name) if value is _MISSING else
+                                 f"field {name!r} is null (needed by {self.label})")
             return None
         return value
 
@@ -69,6 +71,16 @@ class _Row:
         if name is None:
             return None
         return self.raw(name, required=role in self.required)
+
+    def gold(self) -> Any:
+        """The answer column's value: one answer (text or a number), or None. A list or an
+        object is an error: which of several golds counts is not ours to guess."""
+        value = self.role("answer")
+        if isinstance(value, (Mapping, list, tuple)):
+            kind = "an object" if isinstance(value, Mapping) else "a list"
+            raise self.error(f"field {self.fields['answer']!r} should be one answer (text or a number), got {kind} "
+                             "(ambiguous as a gold: give one answer per row)")
+        return value
 
     def text(self, name: str, required: bool = True) -> str | None:
         """Column ``name`` as stripped text; an empty required value is an error."""
@@ -111,10 +123,10 @@ def _choice_list(row: _Row, value: Any) -> list[str]:
     """Normalise a choices column (list, or ARC-style {"text": [...]}) into a list of strings."""
     if isinstance(value, Mapping) and isinstance(value.get("text"), (list, tuple)):
         value = value["text"]
-    if not isinstance(value, (list, tuple)) or len(value) < 2:
-        raise row.error(f"field {row.fields['choices']!r} should be a list of at least 2 choices")
-    if len(value) > len(LETTERS):
-        raise row.error(f"too many choices ({len(value)}); at most {len(LETTERS)}")
+    if not isinstance(value, (list, tuple)) or len(value) < MIN_CHOICES:
+        raise row.error(f"field {row.fields['choices']!r} should be a list of at least {MIN_CHOICES} choices")
+    if len(value) > MAX_CHOICES:
+        raise row.error(f"too many choices ({len(value)}); at most {MAX_CHOICES}")
     return [str(c).strip() for c in value]
 
 
@@ -156,7 +168,7 @@ def _build_generic(row: _Row) -> dict:
     question = row.text(row.fields["question"])
     record: dict[str, Any] = {"question": question}
     choices_raw = row.role("choices")
-    answer = row.role("answer")
+    answer = row.gold()
     if choices_raw is not None:
         choices = _choice_list(row, choices_raw)
         record["choices"] = choices
@@ -221,7 +233,7 @@ def _build_mmlu(row: _Row) -> dict:
     record = {
         "question": row.text(row.fields["question"]),
         "choices": choices,
-        "answer": _gold_letter(row, row.role("answer"), choices),
+        "answer": _gold_letter(row, row.gold(), choices),
         "type": "mc",
     }
     subject = row.raw("subject", required=False)

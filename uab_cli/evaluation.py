@@ -151,6 +151,8 @@ def _replay(pool, combos, skipped, seeds, gain, thresholds, on_progress, rules, 
                       **_token_fields(drawn, cum, cum_prompt, per_question)}
             if pool.cut.any():
                 common.update(cut=int(cut[idx, per_question].sum()), cut_samples=pool.cut_samples)
+            if n * m >= pool.k.sum():  # N reaches the pool's samples per question: every allocator draws it all
+                common["whole_pool"] = True
             if levels:
                 common["by_level"] = {str(lv): float(per_question[level_of == lv].mean()) for lv in levels}
             replayed = [voting.DEFAULT_RULE] if name in UPPER_BOUNDS else rules
@@ -248,6 +250,8 @@ def summarize(rows: Sequence[dict]) -> list[dict]:
             entry["vote_fallbacks"] = float(np.mean([r.get("vote_fallbacks", 0) for r in rs]))
         if any("cut" in r for r in rs):
             entry.update(cut=float(np.mean([r.get("cut", 0) for r in rs])), cut_samples=rs[0].get("cut_samples"))
+        if rs[0].get("whole_pool"):
+            entry["whole_pool"] = True
         paired = [r["accuracy"] - uniform[r["N"], r["seed"]] for r in rs if (r["N"], r["seed"]) in uniform]
         if paired:
             d = np.array(paired)

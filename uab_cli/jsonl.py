@@ -4,6 +4,7 @@ validated through ``records``, and atomic write."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import shlex
 import shutil
@@ -239,27 +240,95 @@ def dumps(rec: dict) -> bytes:
 _WRITE_BUFFER = 1 << 20
 
 
+def check_output(path: str, directory: str | None = None) -> None:
+    """``UabError`` naming ``path`` when an output cannot be written there, so that a bad ``-o``
+    fails before anything is read or drawn; creates nothing. A file (``-``: stdout) unless
+    ``directory`` says what directory it is (``"run directory"``). Missing folders are made
+    when the output is written: here their nearest existing ancestor must be a directory
+    uab can create files in."""
+    if path == "-" and directory is None:
+        return
+    what = f"cannot use as a {directory}" if directory else "cannot write the output here"
+    if not path:
+        raise UabError(f"{what}: the path is empty")
+    if os.path.exists(path) and os.path.isdir(path) != bool(directory):
+        raise UabError(f"{what}: " + ("not a directory" if directory else "it is a directory (-o takes a file)"), path)
+    where = os.path.abspath(path) if directory else os.path.dirname(os.path.abspath(path))
+    while not os.path.exists(where):
+        where = os.path.dirname(where)
+    if not os.path.isdir(where):
+        raise UabError(f"{what}: {where} is a file, not a directory", path)
+    try:  # the one sure test: os.access says yes to root even where nothing can be created (/proc)
+        fd, probe = tempfile.mkstemp(prefix=".uab-check.", suffix=".tmp", dir=where)
+    except OSError as exc:
+        raise UabError(f"{what}: cannot create files in {where} ({exc.strerror or exc})", path) from None
+    os.close(fd)
+    os.unlink(probe)
+
+
+# Errors of writing itself, whoever writes: mapped to ``UabError`` even inside the block.
+_WRITE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
+
+
 @contextlib.contextmanager
 def atomic_output(path: str) -> Iterator[IO[bytes]]:
-    """A binary handle that becomes ``path`` only if the block succeeds (``-`` = stdout)."""
+    """A binary handle that becomes ``path`` only if the block succeeds (``-`` = stdout).
+    Missing folders on the way are made; a failure to write is a ``UabError`` naming ``path``."""
     if path == "-":
         yield sys.stdout.buffer
         sys.stdout.buffer.flush()
         return
     directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=directory)
+    made: list[str] = []  # the folders made for it, removed again if the block fails
+    try:
+        _make_folders(directory, made)
+        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=directory)
+    except OSError as exc:
+        _remove_folders(made)
+        raise _unwritable(exc, path) from None
+    inside = False
     try:
         with os.fdopen(fd, "wb", buffering=_WRITE_BUFFER) as fh:
+            inside = True
             yield fh
+            inside = False
             fh.flush()
             os.fsync(fh.fileno())
         os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600 files; outputs are ordinary files
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+        _remove_folders(made)
+        if isinstance(exc, OSError) and (not inside or exc.errno in _WRITE_ERRNOS):
+            raise _unwritable(exc, path) from None
         raise
+
+
+def _make_folders(directory: str, made: list[str]) -> None:
+    """``os.makedirs``, listing in ``made`` the folders it made (outermost first)."""
+    missing = []
+    while not os.path.isdir(directory) and directory != os.path.dirname(directory):
+        missing.append(directory)
+        directory = os.path.dirname(directory)
+    for folder in reversed(missing):
+        try:
+            os.mkdir(folder)
+        except FileExistsError:
+            if not os.path.isdir(folder):
+                raise
+            continue  # made meanwhile by someone else: not ours to remove
+        made.append(folder)
+
+
+def _remove_folders(made: list[str]) -> None:
+    for folder in reversed(made):
+        with contextlib.suppress(OSError):  # not empty: someone else writes there now
+            os.rmdir(folder)
+
+
+def _unwritable(exc: OSError, path: str) -> UabError:
+    return UabError(f"cannot write: {exc.strerror or exc}", path)
 
 
 def _umask() -> int:

@@ -395,9 +395,7 @@ def vote(rec: dict, settings: Vote = Vote()) -> dict:
     answer is right: coverage, the paper's surrogate), and ``vote_fallback`` where a
     confidence rule met a sample without its statistic and voted by majority. With
     ``--cut-samples drop`` a sample cut at ``--max-tokens`` votes as one without an answer."""
-    pool = rec.get("samples") or ()
-    if not settings.include_phase1:
-        pool = [s for s in pool if s.get("phase") == 2]
+    pool = voted_samples(rec, settings)
     seed = None if settings.tie_seed is None else sample_seed(settings.tie_seed, rec["id"], -2)
     kind = question_type(rec)
     pick, fell = None, []
@@ -420,6 +418,14 @@ def vote(rec: dict, settings: Vote = Vote()) -> dict:
     else:
         rec.pop("vote_fallback", None)
     return with_provenance(rec, "vote", settings.info())
+
+
+def voted_samples(rec: dict, settings: Vote | None = None) -> Sequence[dict]:
+    """The samples ``settings`` vote over: all, or Phase 2's alone with ``--exclude-phase1``."""
+    pool = rec.get("samples") or ()
+    if settings is not None and not settings.include_phase1:
+        pool = [s for s in pool if s.get("phase") == 2]
+    return pool
 
 
 def vote_settings(settings: Vote, first: dict | None) -> Vote:
@@ -448,19 +454,20 @@ class VoteSummary:
     graded: int = 0
     correct: int = 0
     no_answer: int = 0
-    samples: int = 0
+    samples: int = 0  # the samples the vote counted (without Phase 1's under --exclude-phase1)
     any_correct: int = 0
     fallbacks: int = 0  # questions a confidence rule voted by majority (a sample without its statistic)
-    cut: int = 0  # samples cut at --max-tokens (finish_reason "length"), whether or not they voted
+    cut: int = 0  # of those samples, the ones cut at --max-tokens, whether or not --cut-samples let them vote
     by_level: dict = field(default_factory=dict)
     rule: Vote | None = None  # the vote settings, signal resolved
     tokens: Tokens = field(default_factory=Tokens)  # of the samples counted
 
     def add(self, rec: dict) -> None:
+        pool = voted_samples(rec, self.rule)
         self.questions += 1
-        self.samples += len(rec.get("samples") or ())
-        self.cut += sum(map(is_cut, rec.get("samples") or ()))
-        self.tokens.add(rec.get("samples") or ())
+        self.samples += len(pool)
+        self.cut += sum(map(is_cut, pool))
+        self.tokens.add(pool)
         correct = rec["correct"]
         if rec["prediction"] is None:
             self.no_answer += 1

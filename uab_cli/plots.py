@@ -27,22 +27,25 @@ def pyplot():
     return plt
 
 
+FEATURED = "uab"  # the allocator the decile figure (the paper's Figure 4) is about
 _RULE_STYLE = {"majority": "-", "confident-ties": "--", "weighted": "-.", "filtered": ":", "most-confident": (0, (1, 1))}
 
 
-def _series(summary: Sequence[dict]) -> dict[str, tuple[dict, list[dict]]]:
+def _series(summary: Sequence[dict], within: Sequence[dict] | None = None) -> dict[str, tuple[dict, list[dict]]]:
     """Plot series by label: a colour per allocator with its signal, shaded light (lowest T) to
-    dark (highest T) when T varies, a marker per signal and T, and a line style per vote rule;
-    upper bounds are black and dashed."""
+    dark (highest T) when T varies, a marker per signal and T, and a line style per vote rule
+    (when the series hold several); upper bounds are black and dashed. ``within``: the series of these entries only, styled as
+    in the whole ``summary`` (so one allocator keeps its colour from panel to panel)."""
     import matplotlib
 
     done = [e for e in summary if "skipped" not in e]
     temps = sorted({e["T"] for e in done if e["T"] is not None})
     many_t = len(temps) > 1
-    many_rules = len({e["vote_rule"] for e in done}) > 1
     kinds = sorted({(str(e["signal"]), e["T"] or 0) for e in done})
     names = sorted({recommend.label(e, False, False) for e in done if not e.get("upper_bound")})
     colors = matplotlib.colormaps["tab10" if len(names) <= 10 else "tab20"].colors
+    done = done if within is None else [e for e in within if "skipped" not in e]
+    many_rules = len({e["vote_rule"] for e in done}) > 1
     out: dict[str, tuple[dict, list[dict]]] = {}
     for e in done:
         if e.get("upper_bound"):  # not an allocator one can run: a black dashed line
@@ -53,7 +56,7 @@ def _series(summary: Sequence[dict]) -> dict[str, tuple[dict, list[dict]]]:
                 color = color + (1 - color) * 0.55 * (1 - temps.index(e["T"]) / (len(temps) - 1))
             style = {"color": tuple(color.tolist()), "marker": "osD^vPX*hp<>"[kinds.index((str(e["signal"]),
                                                                                        e["T"] or 0)) % 12],
-                     "linestyle": _RULE_STYLE.get(e["vote_rule"], "-")}
+                     "linestyle": _RULE_STYLE.get(e["vote_rule"], "-") if many_rules else "-"}
         out.setdefault(recommend.label(e, many_t, many_rules), (style, []))[1].append(e)
     return dict(sorted(out.items()))
 
@@ -76,10 +79,32 @@ def side_legend(fig, handles: Sequence, labels: Sequence[str]) -> None:
 
 def plot_accuracy(summary: Sequence[dict]):
     """Figure: accuracy vs budget N per allocator, error bars = std over seeds; upper bounds
-    are a dashed line with a band of ± std."""
+    are a dashed line with a band of ± std. With several vote rules, one panel per rule (the
+    same y axis), each holding the allocator × signal × T series under that rule."""
     plt = pyplot()
-    series = _series(summary)
-    fig, ax = plt.subplots(figsize=(9.5, 5))
+    done = [e for e in summary if "skipped" not in e]
+    rules = [r for r in voting.RULES if any(e["vote_rule"] == r for e in done)]
+    rules += sorted({e["vote_rule"] for e in done} - set(rules))
+    cols = min(len(rules), 3)
+    rows = math.ceil(len(rules) / cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(9.5 if cols == 1 else 5.2 * cols, 5 if rows == 1 else 4.2 * rows),
+                             sharey=True, squeeze=False)
+    budgets = sorted({e["N"] for e in done})
+    for ax, rule in zip(axes.flat, rules):
+        _accuracy_panel(ax, _series(summary, [e for e in done if e["vote_rule"] == rule]), budgets)
+        ax.set_title("Accuracy vs budget" if len(rules) == 1 else f"vote rule: {rule}")
+    for ax in axes.flat[len(rules):]:
+        ax.axis("off")
+    for ax in axes[:, 0]:
+        ax.set_ylabel("accuracy (%), mean ± std over seeds")
+    for ax in axes.flat[len(rules) - cols:len(rules)]:  # the lowest panel of each column
+        ax.set_xlabel("budget N (samples per question)")
+    handles = {lb: h for ax in axes.flat for h, lb in zip(*ax.get_legend_handles_labels())}
+    side_legend(fig, handles.values(), list(handles))
+    return fig
+
+
+def _accuracy_panel(ax, series: dict, budgets: list[int]) -> None:
     for k, (label, (style, es)) in enumerate(series.items()):
         es = sorted(es, key=lambda e: e["N"])
         if es[0].get("upper_bound"):
@@ -90,15 +115,10 @@ def plot_accuracy(summary: Sequence[dict]):
         shift = 1 + 0.1 * (k / max(len(series) - 1, 1) - 0.5)  # keep error bars apart, within ±5 %
         ax.errorbar([e["N"] * shift for e in es], [100 * e["accuracy"] for e in es],
                     yerr=[100 * e["accuracy_std"] for e in es], label=label, capsize=3, **style)
-    budgets = sorted({e["N"] for _, es in series.values() for e in es})
     ax.set_xscale("log", base=2)
     ax.set_xticks(budgets, [str(n) for n in budgets])
-    ax.set_xlabel("budget N (samples per question)")
-    ax.set_ylabel("accuracy (%), mean ± std over seeds")
-    ax.set_title("Accuracy vs budget")
+    ax.minorticks_off()
     ax.grid(alpha=0.3)
-    side_legend(fig, *ax.get_legend_handles_labels())
-    return fig
 
 
 def plot_levels(summary: Sequence[dict]):
@@ -208,11 +228,15 @@ def plot_deciles(deciles: Sequence[dict], max_panels: int = 3):
             e = next((e for e in es if e["N"] == n), None)
             if e is None:
                 continue
+            if e["allocator"] == FEATURED:  # what the figure is about: on top, wider, outlined markers
+                style = {**style, "lw": 3, "markersize": 7, "markeredgecolor": "black", "zorder": 5}
+            else:
+                style = {**style, "lw": 1.2, "markersize": 4, "zorder": 2}
             right = e["accuracy"].get(voting.DEFAULT_RULE, [None] * BINS)
             row[0].plot(x, [np.nan if v is None else v for v in e["samples"]], label=label, **style)
             row[1].plot(x, [np.nan if v is None else 100 * v for v in right], label=label, **style)
         row[0].set_ylabel(f"N = {n}: mean samples per question")
-        row[1].set_ylabel("majority-vote accuracy (%)")
+        row[1].set_ylabel(f"N = {n}: majority-vote accuracy (%)")
         for ax in row:
             ax.set_xticks(x)
             ax.grid(alpha=0.3)

@@ -44,7 +44,8 @@ def held_out(outcomes: dict[tuple, np.ndarray], upper_bounds, context: dict) -> 
         base_key = (*BASELINE[:3], n, BASELINE[3])
         if base_key not in outcomes:
             continue
-        keys = [k for k in outcomes if k[3] == n and k[0] not in upper_bounds and k != base_key]
+        keys = preferred([k for k in outcomes if k[3] == n and k[0] not in upper_bounds and k != base_key],
+                         lambda k: k[:2])
         base = outcomes[base_key].astype(np.float64)
         diffs = np.stack([outcomes[k] - base for k in keys]) if keys else np.zeros((0, *base.shape))
         gain, se, rounds = _held_out_gain(diffs)
@@ -62,9 +63,20 @@ def held_out(outcomes: dict[tuple, np.ndarray], upper_bounds, context: dict) -> 
     return out
 
 
+def preferred(items: list, allocator_signal) -> list:
+    """``items`` in the order that breaks ties between equal gains (the first of equals wins):
+    Uniform, then the other signal-free allocators, then the rest, each in the given order. At
+    N = the pool's samples per question every allocator draws the whole pool: the simplest wins."""
+    def rank(item) -> tuple[bool, bool]:
+        allocator, signal = allocator_signal(item)
+        return allocator != "uniform", signal is not None
+
+    return sorted(items, key=rank)
+
+
 def _select(diffs: np.ndarray, questions: np.ndarray) -> int | None:
     """The selection rule on ``questions``: the index of the combination with the highest
-    mean paired gain, or None when that gain is not above ``SIGNIFICANCE`` standard errors
+    mean paired gain (the first of equal gains, see ``preferred``), or None when that gain is not above ``SIGNIFICANCE`` standard errors
     over seeds — Uniform + majority."""
     if not diffs.shape[0] or questions.size < 2:
         return None
@@ -168,7 +180,8 @@ def by_budget(summary: Sequence[dict]) -> list[dict]:
         if uniform is None:
             continue
         bounds = [e for e in at if e.get("upper_bound")]
-        runnable = [e for e in at if not e.get("upper_bound") and not _is_baseline(e)]
+        runnable = preferred([e for e in at if not e.get("upper_bound") and not _is_baseline(e)],
+                             lambda e: (e["allocator"], e["signal"]))
         out.append({"N": n, "uniform": uniform, "best": max(runnable, key=lambda e: e["diff_uniform"], default=None),
                     "headroom": max(bounds, key=lambda e: e["diff_uniform"], default=None)})
     return out

@@ -10,6 +10,7 @@ from __future__ import annotations
 from .errors import UabError
 
 TYPES = ("math", "mc", "text")
+MIN_CHOICES, MAX_CHOICES = 2, 26  # a multiple-choice question offers a choice; letters A-Z
 PROVENANCE = "uab"  # per-record field holding what produced the record, stage by stage
 
 
@@ -76,10 +77,12 @@ def _check_question(rec: dict) -> None:
         raise UabError(f"'answer' must be a string or number, got {type(gold).__name__}")
     choices = rec.get("choices")
     if choices is not None:
-        if not isinstance(choices, list) or not choices or not all(isinstance(c, str) for c in choices):
-            raise UabError("'choices' must be a non-empty list of strings")
-        if len(choices) > 26:
-            raise UabError("at most 26 choices (letters A-Z)")
+        if not isinstance(choices, list) or not all(isinstance(c, str) for c in choices):
+            raise UabError(f"'choices' must be a list of at least {MIN_CHOICES} strings")
+        if len(choices) < MIN_CHOICES:
+            raise UabError(f"'choices' must be a list of at least {MIN_CHOICES} strings, got {len(choices)}")
+        if len(choices) > MAX_CHOICES:
+            raise UabError(f"at most {MAX_CHOICES} choices (letters A-Z)")
         if gold is not None and gold_letter(rec) is None:
             raise UabError(
                 f"gold answer {gold!r} is neither a choice letter "

@@ -10,6 +10,7 @@ from . import analyses, plots, recommend, voting
 from .analyses import BASELINE, COST_KEY, at_accuracy
 from .errors import UabError
 from .evaluation import anll_correlation, recommendations, summarize
+from .jsonl import atomic_output
 from .records import samples
 
 
@@ -47,6 +48,11 @@ def markdown_table(summary: Sequence[dict], correlation: float | None = None,
         did = "their answers voted" if cut[0]["cut_samples"] == "count" else "they did not vote"
         notes.append(f"- {100 * share:.1f} % of the samples the replays used were cut at --max-tokens; {did} "
                      f"(--cut-samples {cut[0]['cut_samples']})")
+    whole = sorted({e["N"] for e in summary if e.get("whole_pool")})
+    if whole:
+        notes.append(f"- N = {', '.join(map(str, whole))}: the budget is every sample of the pool, so every "
+                     "allocator draws the whole pool and they differ only by vote rule (equal gains: the "
+                     "recommendation takes Uniform, then a signal-free allocator)")
     if notes:
         text += "\n" + "\n".join(notes) + "\n"
     advice = recommend.markdown(summary, recommended)
@@ -138,7 +144,6 @@ def report(rows: Sequence[dict], records: Sequence[dict] | None, out_dir: str,
     summary = summarize(rows)
     if not any("skipped" not in e for e in summary):
         raise UabError("no result rows to report")
-    os.makedirs(out_dir, exist_ok=True)
     figures = {"accuracy_vs_budget.png": plots.plot_accuracy(summary)}
     skipped = {}
     if any(e.get("by_level") for e in summary):
@@ -166,13 +171,15 @@ def report(rows: Sequence[dict], records: Sequence[dict] | None, out_dir: str,
     paths = []
     for name, fig in figures.items():
         paths.append(os.path.join(out_dir, name))
-        fig.savefig(paths[-1], dpi=120)
+        with atomic_output(paths[-1]) as fh:
+            fig.savefig(fh, format="png", dpi=120)
         plt.close(fig)
+    text = "# UAB simulation summary\n\n" + markdown_table(summary, correlation, recommendations(rows))
+    for part in (markdown_cost(costs), markdown_tokens(summary)):
+        text += "\n" + part if part else ""
+    if skipped:
+        text += "\nPlots not drawn:\n\n" + "".join(f"- {name}: {why}\n" for name, why in skipped.items())
     paths.append(os.path.join(out_dir, "summary.md"))
-    with open(paths[-1], "w", encoding="utf-8") as fh:
-        fh.write("# UAB simulation summary\n\n" + markdown_table(summary, correlation, recommendations(rows)))
-        for part in (markdown_cost(costs), markdown_tokens(summary)):
-            fh.write("\n" + part if part else "")
-        if skipped:
-            fh.write("\nPlots not drawn:\n\n" + "".join(f"- {name}: {why}\n" for name, why in skipped.items()))
+    with atomic_output(paths[-1]) as fh:
+        fh.write(text.encode("utf-8"))
     return paths

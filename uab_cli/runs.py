@@ -19,7 +19,7 @@ from . import allocators, cost, pipeline, settings
 from .backends.base import Backend
 from .errors import UabError
 from .jsonl import atomic_output, dumps, write_records
-from .records import is_int, samples
+from .records import is_int, question_type, samples
 
 CONFIG = "config.json"
 CHECKPOINT = "samples.ckpt.jsonl"
@@ -31,7 +31,10 @@ VOTES_OF = "votes-{}.jsonl"  # the votes of one allocation and vote setting; vot
 # Config entries that fix the samples: a run directory holding samples drawn with other
 # values is refused (or, with --force, emptied). Every other entry (budget, allocation,
 # vote) may change from one run to the next: the samples already drawn are reused.
-FIXED = ("m", "fingerprint", "k", "generation")
+# "questions" is what the samples depend on (``questions_fingerprint``); "fingerprint" (every
+# field of every record, in file order) is still written for older uab, and compared only
+# against a config written before "questions" existed.
+FIXED = ("m", "questions", "fingerprint", "k", "generation")
 
 MakeBackend = Callable[[], Backend]
 
@@ -202,8 +205,8 @@ class RunResult:
 def _config(records: list[dict], gen: pipeline.Generation, input_name: str, **more) -> dict:
     """A run directory's config; ``model_option`` is ``--model`` as given (``""``: the default),
     which a rerun without ``--model`` takes."""
-    return {"input": input_name, "m": len(records), "fingerprint": fingerprint(records),
-            "generation": gen.info(), "model_option": gen.model, **more}
+    return {"input": input_name, "m": len(records), "questions": questions_fingerprint(records),
+            "fingerprint": fingerprint(records), "generation": gen.info(), "model_option": gen.model, **more}
 
 
 @dataclass(frozen=True)
@@ -390,8 +393,20 @@ def pool(
         rundir.close()
 
 
+def questions_fingerprint(records: list[dict]) -> str:
+    """A digest of what the samples depend on: each question's id (its samples' seeds) and what
+    its prompt and answer extraction read (question text, choices, type), in id order. A run
+    resumes on the same questions wherever the file is, in any line order, with other gold
+    answers or other extra fields (the votes grade against the new gold)."""
+    h = hashlib.sha256()
+    for rec in sorted(records, key=lambda r: r["id"]):
+        asked = [rec["id"], rec["question"], rec.get("choices") or [], question_type(rec)]
+        h.update(orjson.dumps(asked, option=orjson.OPT_APPEND_NEWLINE))
+    return h.hexdigest()[:16]
+
+
 def fingerprint(records: list[dict]) -> str:
-    """A digest of the input records: a run resumes only on the same questions, wherever the file is."""
+    """The digest configs held before ``questions_fingerprint``: every field of every record, in order."""
     h = hashlib.sha256()
     for rec in records:
         h.update(orjson.dumps(rec, option=orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE))
@@ -401,7 +416,10 @@ def fingerprint(records: list[dict]) -> str:
 def _changed(old: dict, new: dict) -> list[str]:
     """``--option (old → new)`` for each fixed entry that differs between two configs."""
     out: dict[str, str] = {}  # flag -> its change, the first one where two entries share a flag
+    older = "questions" not in old  # a config from before "questions": the whole records compare
     for key in FIXED:
+        if key == ("questions" if older else "fingerprint"):
+            continue
         a, b = old.get(key), new.get(key)
         if a == b:
             continue

@@ -286,7 +286,8 @@ def without_logprobs(signal: str) -> str:
 
 
 # Spelling of config entries outside the settings objects.
-_FLAGS = {"k": "-K/--samples", "fingerprint": "input questions", "m": "input questions",
+_FLAGS = {"k": "-K/--samples", "questions": "input questions", "fingerprint": "input questions",
+          "m": "input questions",
           "generation.version": "uab version", "generation.prompt_template_sha256": "--prompt-template (its content)"}
 
 

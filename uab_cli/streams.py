@@ -113,7 +113,7 @@ class VoteBlock:
     settings: Vote
 
     def __call__(self, batch: list[dict], start: int) -> tuple[bytes, VoteSummary]:
-        summary, out = VoteSummary(), io.BytesIO()
+        summary, out = VoteSummary(rule=self.settings), io.BytesIO()
         write, add, settings = out.write, summary.add, self.settings
         for rec in batch:
             vote(rec, settings)

@@ -1,0 +1,120 @@
+"""Where outputs go: a bad ``-o`` fails at once (one ``error:`` line, exit 2, nothing read,
+drawn or created), and a write that fails anyway is a user error, never a traceback."""
+
+from __future__ import annotations
+
+import errno
+import os
+
+import pytest
+from conftest import BAD, check_error, cli, sampled_rows, write_jsonl
+
+from uab_cli import jsonl
+from uab_cli.errors import UabError
+
+# Each command with an input it would fail on if it read it (a file of bad JSON) and the
+# options it needs; {o} is the output. The output is checked first, so its error is the one.
+BROKEN = str(BAD / "invalid_json.jsonl")
+COMMANDS = {
+    "phase1": ["phase1", BROKEN, "--backend", "scripted", "-o", "{o}"],
+    "allocate": ["allocate", BROKEN, "--budget", "4", "-o", "{o}"],
+    "phase2": ["phase2", BROKEN, "--backend", "scripted", "-o", "{o}"],
+    "vote": ["vote", BROKEN, "-o", "{o}"],
+    "convert": ["convert", BROKEN, "-o", "{o}"],
+    "simulate": ["simulate", BROKEN, "--budgets", "2", "-o", "{o}"],
+}
+DIRECTORIES = {
+    "run": (["run", BROKEN, "--budget", "4", "--backend", "scripted", "-o", "{o}"], "run directory"),
+    "pool": (["pool", BROKEN, "-K", "2", "--backend", "scripted", "-o", "{o}"], "pool directory"),
+    "report": (["report", BROKEN, "-o", "{o}"], "report directory"),
+}
+
+
+def _args(template: list[str], out) -> list[str]:
+    return [a.replace("{o}", str(out)) for a in template]
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_an_output_that_is_a_directory_fails_first(tmp_path, command):
+    result = cli(_args(COMMANDS[command], tmp_path))
+    check_error(result, str(tmp_path), None, "it is a directory (-o takes a file)")
+    assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_an_output_under_a_file_fails_first(tmp_path, command):
+    (tmp_path / "plain").write_text("a file\n")
+    out = tmp_path / "plain" / "sub" / "out.jsonl"
+    result = cli(_args(COMMANDS[command], out))
+    check_error(result, str(out), None, f"{tmp_path / 'plain'} is a file, not a directory")
+    assert sorted(os.listdir(tmp_path)) == ["plain"]
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux's /proc")
+@pytest.mark.parametrize("command", [*COMMANDS, *DIRECTORIES])
+def test_an_output_where_nothing_can_be_created_fails_first(command):
+    """/proc takes no new files, even from root (for whom os.access says yes)."""
+    template = COMMANDS.get(command) or DIRECTORIES[command][0]
+    result = cli(_args(template, "/proc/nope/x.jsonl"))
+    check_error(result, "/proc/nope/x.jsonl", None, "cannot create files in /proc")
+
+
+@pytest.mark.parametrize("command", DIRECTORIES)
+def test_an_output_directory_that_is_a_file_fails_first(tmp_path, command):
+    template, what = DIRECTORIES[command]
+    (tmp_path / "plain").write_text("a file\n")
+    result = cli(_args(template, tmp_path / "plain"))
+    check_error(result, str(tmp_path / "plain"), None, f"cannot use as a {what}: not a directory")
+    result = cli(_args(template, tmp_path / "plain" / "sub"))
+    check_error(result, str(tmp_path / "plain" / "sub"), None, "is a file, not a directory")
+    assert sorted(os.listdir(tmp_path)) == ["plain"]
+
+
+def test_missing_folders_are_made_only_when_the_output_is_written(tmp_path):
+    out = tmp_path / "new" / "deeper" / "votes.jsonl"
+    result = cli(["vote", BROKEN, "-o", str(out)])  # fails on its input: creates nothing
+    assert result.exit_code == 2 and "has no 'samples'" in result.stderr
+    assert os.listdir(tmp_path) == []
+    good = write_jsonl(tmp_path / "sampled.jsonl", sampled_rows(3))
+    assert cli(["vote", good, "-o", str(out), "-q"]).exit_code == 0
+    assert out.exists() and sorted(os.listdir(out.parent)) == ["votes.jsonl"]
+
+
+def test_check_output_takes_stdout_and_writable_places(tmp_path):
+    jsonl.check_output("-")
+    jsonl.check_output(str(tmp_path / "a" / "b.jsonl"))
+    jsonl.check_output(str(tmp_path), "run directory")
+    jsonl.check_output(str(tmp_path / "new"), "run directory")
+    assert os.listdir(tmp_path) == []  # the probe leaves nothing
+    with pytest.raises(UabError, match="the path is empty"):
+        jsonl.check_output("")
+
+
+def test_a_failing_write_is_a_user_error(tmp_path, monkeypatch):
+    """The safety net: whatever the check missed, a failed write is one ``UabError`` naming the
+    path, and no temporary file stays."""
+    out = tmp_path / "out.jsonl"
+
+    def full(src, dst):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(jsonl.os, "replace", full)
+    with pytest.raises(UabError) as caught:
+        jsonl.write_records(str(out), [{"id": "a"}])
+    assert str(caught.value) == f"{out}: cannot write: No space left on device"
+    assert os.listdir(tmp_path) == []
+
+    (tmp_path / "plain").write_text("")
+    with pytest.raises(UabError, match="cannot write: File exists"):
+        jsonl.write_records(str(tmp_path / "plain" / "out.jsonl"), [{"id": "a"}])
+
+
+def test_a_disk_full_inside_the_block_is_a_user_error_and_other_errors_pass(tmp_path):
+    out = str(tmp_path / "out.jsonl")
+    with pytest.raises(UabError, match="No space left on device"):
+        with jsonl.atomic_output(out):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+    with pytest.raises(FileNotFoundError):  # the caller's own error (reading an input) is not a write error
+        with jsonl.atomic_output(out):
+            open(tmp_path / "missing")
+    assert os.listdir(tmp_path) == []
