@@ -39,3 +39,10 @@ def test_report_names_the_plots_it_did_not_draw(tmp_path):
     summary = (tmp_path / "rep" / "summary.md").read_text()
     assert "Plots not drawn:" in summary and "allocation_by_level.png: the questions have no 'level'" in summary
     assert not (tmp_path / "rep" / "allocation_by_level.png").exists()
+
+
+def test_the_readme_names_every_help_panel():
+    from uab_cli.options import PANELS
+
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    assert f"panels ({', '.join(PANELS)})" in readme

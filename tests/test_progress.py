@@ -105,3 +105,14 @@ def test_a_stage_with_nothing_to_draw_prints_no_line():
         bar.stage("phase2", 1)
         bar.sample({}, {"n_tokens": 3})
     assert out.getvalue().splitlines() == ["phase2: 1/1 samples done in 0:00, 3 tok, - tok/s"]
+
+
+def test_the_ticker_prints_no_line_for_a_stage_with_nothing_to_draw():
+    """A rerun's phase 2 with every sample reused: the background ticker, looking in while the
+    stage was current, printed 'phase2: 0/0 samples done in 0:00, 0 tok, 0.0 tok/s'."""
+    bar, out, clock = progress(interval=10.0)
+    with bar:
+        bar.stage("phase2", 0)
+        clock.now = 1.0
+        bar._maybe_print()  # what the ticker thread does when it wakes
+    assert out.getvalue() == ""

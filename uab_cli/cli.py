@@ -25,7 +25,7 @@ from .backends import options as backend_options
 from .convert import PRESETS
 from .errors import BackendError, UabError
 from .jsonl import check_output, display_name, load_records, write_records
-from .options import PANELS, Option, from_params
+from .options import INT64, PANELS, Option, from_params, overlay
 from .progress import StageProgress
 from .settings import Allocation, Generation, Vote, load_file
 from .signals import DEFAULT_T, SAMPLE_SIGNALS, SIGNALS
@@ -37,6 +37,9 @@ err = Console(stderr=True)
 # click's UsageError, whichever click typer uses (its own copy since typer 0.2x)
 _UsageError = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")
 RESUMABLE = ("run", "pool")  # commands that keep finished samples in a directory
+# What a command takes for a required option left unset (after --settings): a rerun's budget is
+# the one its run directory records.
+REMEMBERED = {"run": lambda params: {"budget": runs.recorded(params["output"]).n}}
 
 
 class _Group(typer.core.TyperGroup):
@@ -85,7 +88,8 @@ class _Command(typer.core.TyperCommand):
     unset before the command runs."""
 
     _PLAIN = ((re.compile(r"\{([A-Z_]+)\}"), r"\1"),
-              (re.compile(r"\[default:(\s+)\(([^\[\]]*?)\)\]"), r"[default:\1\2]"),
+              (re.compile(r"\[default:(\s+)\(([^\[\]]*?)\)([;\]])"), r"[default:\1\2\3"),
+              (re.compile(r"(\d+)<=x<=" + str(INT64[1])), r"x>=\1"),  # the 64-bit cap goes without saying
               (re.compile(r"(?m)^(  [A-Z]+) <str>"), r"\1"))
     _METAVARS = {"<str>": "TEXT", "<int>": "INTEGER", "<float>": "FLOAT", "<int range>": "INTEGER",
                  "<float range>": "FLOAT"}
@@ -96,8 +100,15 @@ class _Command(typer.core.TyperCommand):
             _hide_aliases(param)
 
     def invoke(self, ctx):
+        remembered = REMEMBERED[ctx.info_name](ctx.params) if ctx.info_name in REMEMBERED else {}
         if ctx.params.get("settings"):
-            _apply_settings(ctx, ctx.params["settings"])
+            _apply_settings(ctx, ctx.params["settings"], remembered)
+        for option in _declared(ctx.info_name):  # required: asked once --settings and a run's record are in
+            if option.required and ctx.params.get(option.name) is None:
+                if remembered.get(option.name) is None:
+                    param = next(p for p in self.params if p.name == option.name)
+                    raise _UsageError(f"Missing option {param.get_error_hint()}.", ctx=ctx)
+                ctx.params[option.name] = remembered[option.name]
         return super().invoke(ctx)
 
     def format_help(self, ctx, formatter):
@@ -151,22 +162,32 @@ def _hide_aliases(param) -> None:
     param.get_help_record = without_aliases
 
 
-SETTINGS_FILE = Option("--settings", "JSON/TOML file of option values, or a `uab simulate -o` results file (its "
-                       "recommendation for --budget); options given on the command line win.", panel="Input/output")
+SETTINGS_FILE = Option("--settings", "JSON/TOML file of option values; options given on the command line win.",
+                       panel="Input/output")
+RECOMMENDED = ("run",)  # the commands a `uab simulate -o` recommendation is for (recommend.run_settings)
 
 
 def _declared(command: str) -> list[Option]:
     """The declared options ``command`` takes (settings fields and backends), then ``--settings``."""
     found = [o.for_command(command) for o in (*settings.options(), *backend_options()) if command in o.commands]
-    return [*found, SETTINGS_FILE] if found else []
+    if command in REMEMBERED:
+        found = [dataclasses.replace(o, show_default="the run directory's") if o.required else o for o in found]
+    settings_file = SETTINGS_FILE if command not in RECOMMENDED else dataclasses.replace(
+        SETTINGS_FILE, help="JSON/TOML file of option values, or a `uab simulate -o` results file (its "
+        "recommendation for --budget); options given on the command line win.")
+    return [*found, settings_file] if found else []
 
 
 def _parameter(option: Option) -> inspect.Parameter:
     """A declared option as a typer parameter: unset is ``None``, so the settings objects (and
-    backends) fill their own defaults and a value is given exactly when it is not ``None``."""
+    backends) fill their own defaults and a value is given exactly when it is not ``None``. A
+    required option is optional to the parser: ``_Command.invoke`` asks for it once a
+    ``--settings`` file and a run directory's record had their say."""
     names = option.names()
     kind = Literal[names] if names else option.type
     help = option.help
+    if option.required:  # checked by _Command.invoke, not the parser: click would not show it
+        help += f"  [required{', or ' + option.show_default if option.show_default else ''}]"
     if option.summaries():  # one line per name: \b keeps click from rewrapping them
         help += "\n\n\b\n" + "\n".join(f"{k}: {v}" for k, v in option.summaries().items())
     shown = option.show_default if option.show_default is not None else option.default
@@ -176,9 +197,8 @@ def _parameter(option: Option) -> inspect.Parameter:
     info = typer.Option(*[d for d in (option.short, option.flag) if d], help=help, rich_help_panel=option.panel,
                         metavar="NAME" if option.summaries() else None,
                         show_default=str(shown) if shown not in (None, "") and not option.required else False)
-    annotation = Annotated[kind if option.required else kind | None, info]
-    return inspect.Parameter(option.name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation,
-                             default=inspect.Parameter.empty if option.required else None)
+    return inspect.Parameter(option.name, inspect.Parameter.KEYWORD_ONLY, annotation=Annotated[kind | None, info],
+                             default=None)
 
 
 def command(func):
@@ -229,24 +249,32 @@ OutDir = Annotated[str, typer.Option("-o", "--output", "--out", help="Run direct
                                      "allocation settings reuse its samples.", show_default=False)]
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress or summary on stderr.")]
 Force = Annotated[bool, typer.Option("--force", help="Discard samples in --output drawn with other generation settings.")]
-K = Annotated[int, typer.Option("-K", "--samples", "--k", min=1, help="Phase-1 samples per question (2 for vote entropy).")]
-KRun = Annotated[int | None, typer.Option("-K", "--samples", "--k", min=1, show_default="1, or the run directory's",
+K = Annotated[int, typer.Option("-K", "--samples", "--k", min=1, max=INT64[1],
+                                help="Phase-1 samples per question (2 for vote entropy).")]
+KRun = Annotated[int | None, typer.Option("-K", "--samples", "--k", min=1, max=INT64[1],
+                                          show_default="1, or the run directory's",
                                           help="Phase-1 samples per question (2 for vote entropy).")]
 Price = Annotated[str | None, typer.Option(metavar="IN,OUT", show_default=False,
                                            help="Prices per million prompt (IN) and completion (OUT) tokens: "
                                            "summary.json then says what the run cost.")]
 
 
-def _apply_settings(ctx: typer.Context, path: str) -> None:
+def _apply_settings(ctx: typer.Context, path: str, remembered: dict) -> None:
     """Fill the options left unset with a ``--settings`` file's values (the command line
-    wins); an unknown name is an error."""
-    loaded = load_file(path, ctx.params.get("budget"))
+    wins, also over the option a given one excludes); an unknown name is an error. A results
+    file's recommendation is the one for ``--budget``, else for the run directory's."""
+    budget = ctx.params.get("budget") or remembered.get("budget")
+    loaded = load_file(path, budget, recommendation=ctx.info_name in RECOMMENDED)
     unknown = sorted(set(loaded) - set(ctx.params) - {"settings"})
     if unknown:
         raise UabError(f"unknown option{'s' * (len(unknown) > 1)} for `uab {ctx.info_name}`: "
                        f"{', '.join(unknown)}", path)
-    ctx.params.update({n: v for n, v in loaded.items()
-                       if ctx.get_parameter_source(n).name in ("DEFAULT", "DEFAULT_MAP")})
+    given = {n: v for n, v in ctx.params.items() if ctx.get_parameter_source(n).name not in ("DEFAULT", "DEFAULT_MAP")}
+    declared = {o.name for o in _declared(ctx.info_name)}  # checked by Option.check; the command's own by click
+    params = {p.name: p for p in ctx.command.params}
+    for name, value in overlay(loaded, given, (*settings.options(), *backend_options())).items():
+        if name not in given:
+            ctx.params[name] = value if name in declared else params[name].process_value(ctx, value)
 
 
 def _backend(ctx: typer.Context, gen: Generation):
@@ -319,6 +347,7 @@ def phase2(ctx: typer.Context, input: In, output: Out = "-", quiet: Quiet = Fals
     records, _ = _load(input, "allocated")
     gen = Generation.from_params(ctx.params, pipeline.generation_of(records[0]))
     with _backend(ctx, gen)() as be, _Bar(quiet) as bar:
+        gen = dataclasses.replace(gen, model=gen.model or be.model)  # another --backend: its default model
         pipeline.fit([r for r in records if r["extra"]], be, gen)
         bar.stage("phase2", sum(r["extra"] for r in records))
         pipeline.phase2(records, be, gen, bar.sample)
@@ -391,8 +420,8 @@ def convert(
 
 @command
 def pool(ctx: typer.Context, input: In,
-         samples: Annotated[int, typer.Option("-K", "--samples", min=1, help="Samples per question.",
-                                              show_default=False)],
+         samples: Annotated[int, typer.Option("-K", "--samples", min=1, max=INT64[1],
+                                              help="Samples per question.", show_default=False)],
          output: Annotated[str, typer.Option("-o", "--output", "--out", help="Directory for pool.jsonl: resumable; "
                                              "a larger -K adds samples, a smaller one writes each question's first K "
                                              "(the rest stay in the checkpoint).", show_default=False)],
@@ -419,6 +448,13 @@ def _ints(text: str, option: str) -> list[int]:
         raise UabError(f"{option} takes comma-separated integers, got {text!r}") from None
 
 
+def _floats(text: str, option: str) -> list[float]:
+    try:
+        return [float(t) for t in _csv(text)]
+    except ValueError:
+        raise UabError(f"{option} takes comma-separated numbers, got {text!r}") from None
+
+
 def _targets(text: str | None) -> list[float] | None:
     """``--targets`` in percent as fractions (None: the default grid)."""
     if text is None:
@@ -427,8 +463,10 @@ def _targets(text: str | None) -> list[float] | None:
         values = [float(t) for t in _csv(text)]
     except ValueError:
         values = []
-    if not values or not all(0 < v <= 100 for v in values):
-        raise UabError(f"--targets takes comma-separated accuracies in percent (0 < t <= 100), got {text!r}")
+    if values and all(0 < v <= 100 for v in values) and min(values) < 1:  # a fraction where a percentage belongs
+        raise UabError(f"--targets takes percentages, e.g. 27.5 (not 0.275), got {text!r}")
+    if not values or not all(1 <= v <= 100 for v in values):  # nan and inf fail too
+        raise UabError(f"--targets takes comma-separated accuracies in percent (1 <= t <= 100), got {text!r}")
     return [v / 100 for v in values]
 
 
@@ -464,7 +502,8 @@ def simulate(
     accuracies = _targets(targets)
     check_output(output)
     records, _ = _load(runs.pool_file(pool), "sampled")
-    temps = [float(t) for t in _csv(signal_temperature)]
+    temps = [from_params(Allocation, {"signal_temperature": t}).temperature  # checked like run's -T
+             for t in _floats(signal_temperature, "-T/--signal-temperature")]
     rule = from_params(Vote, {**ctx.params, "vote_signal": vote_signal})
     gain = from_params(Allocation, {"gain": ctx.params["gain"]}).gain
     rows = list(evaluation.simulate(records, _ints(budgets, "--budgets"), _csv(allocators), _csv(signals),

@@ -3,6 +3,7 @@ directory's ``summary.json``), and money at the prices a user gives."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -67,8 +68,8 @@ class Price:
             values = [float(t) for t in parts]
         except ValueError:
             values = []
-        if len(values) != 2 or min(values) < 0:
-            raise UabError(f"--price takes IN,OUT: two non-negative prices per million tokens, got {text!r}")
+        if len(values) != 2 or not all(0 <= v < math.inf for v in values):  # nan fails too
+            raise UabError(f"--price takes IN,OUT: two finite non-negative prices per million tokens, got {text!r}")
         return cls(*values)
 
     def of(self, prompt_tokens: int | None, completion_tokens: int | None) -> float | None:

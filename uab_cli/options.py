@@ -10,7 +10,8 @@ flags name options through them.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import math
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
@@ -19,6 +20,8 @@ from .errors import UabError
 # Help panels, in the order ``-h`` shows them.
 PANELS = ("Input/output", "Options", "Generation", "Backend", "Allocation", "Vote")
 GENERATING = ("phase1", "phase2", "run", "pool")  # the commands that draw samples
+INT64 = (-(2**63), 2**63 - 1)  # what an integer option may hold: records and configs are JSON read by orjson
+_KINDS = {bool: "true or false", int: "an integer", float: "a number", str: "a string"}
 
 
 def param_name(flag: str) -> str:
@@ -35,6 +38,8 @@ class Option:
     ``maximum`` bound numbers (``open_min``: strictly above). ``show_default`` is the
     default's description where the default depends on something else. ``commands``: the
     commands that take it. ``noun`` names a value in messages ("unknown allocator ...").
+    ``excludes``: the name of an option this one replaces: not both may be given, and giving
+    this one drops the other's value from a lower layer (a settings file, a rerun's record).
     """
 
     flag: str
@@ -52,6 +57,7 @@ class Option:
     commands: tuple[str, ...] = ()
     required: bool = False
     noun: str | None = None
+    excludes: str | None = None
 
     @property
     def name(self) -> str:
@@ -69,17 +75,26 @@ class Option:
         return (self.described() if callable(self.described) else self.described) or {}
 
     def check(self, value) -> None:
-        """Raise ``UabError`` unless ``value`` (not ``None``) is one of the choices and in bounds."""
+        """Raise ``UabError`` unless ``value`` (not ``None``) has the option's type, is one of the
+        choices and is in bounds: an integer within 64 bits, a number finite. Every value an
+        option gets, from the command line or a ``--settings`` file, passes here."""
         if value is None:
             return
+        flag = self.flag.split("/")[0]
+        if not _is(value, self.type):
+            raise UabError(f"{flag} takes {_KINDS.get(self.type, self.type.__name__)}, got {value!r}")
         allowed = self.names()
         if allowed and value not in allowed:
             noun = self.noun or self.name.replace("_", " ")
             raise UabError(f"unknown {noun} {value!r}; choose from {', '.join(allowed)}")
+        if self.type is float and not math.isfinite(value):
+            raise UabError(f"{flag} must be a finite number, got {value}")
+        if self.type is int and not INT64[0] <= value <= INT64[1]:
+            raise UabError(f"{flag} must fit in 64 bits ({INT64[0]} to {INT64[1]}), got {value}")
         low = self.minimum is not None and (value <= self.minimum if self.open_min else value < self.minimum)
         high = self.maximum is not None and value > self.maximum
         if low or high:
-            raise UabError(f"{self.flag.split('/')[0]} must be {self.bounds()}, got {value}")
+            raise UabError(f"{flag} must be {self.bounds()}, got {value}")
 
     def bounds(self) -> str:
         lo, hi = self.minimum, self.maximum
@@ -97,9 +112,39 @@ class Option:
         return self
 
 
+def _is(value, kind: type) -> bool:
+    """Whether ``value`` is of an option's ``kind``: a number option takes an integer too, and
+    no number option takes a bool."""
+    if kind is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if kind is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, kind)
+
+
 def declared(cls) -> list[Option]:
     """The options a settings dataclass declares in its fields' metadata."""
     return [f.metadata["option"] for f in fields(cls) if "option" in f.metadata]
+
+
+def exclusive(options: Iterable[Option]) -> list[tuple[str, str]]:
+    """``(name, excluded)`` for each option that replaces another."""
+    return [(o.name, o.excludes) for o in options if o.excludes]
+
+
+def overlay(lower: Mapping[str, Any], upper: Mapping[str, Any], options: Iterable[Option]) -> dict[str, Any]:
+    """``upper``'s values over ``lower``'s, by option name (``None``: not given): an option
+    ``upper`` gives drops the one it excludes (or is excluded by) from ``lower``; ``UabError``
+    if ``upper`` gives both."""
+    upper = {k: v for k, v in upper.items() if v is not None}
+    lower = {k: v for k, v in lower.items() if v is not None}
+    for one, other in exclusive(options):
+        if one in upper and other in upper:
+            raise UabError(f"--{other.replace('_', '-')} and --{one.replace('_', '-')} exclude each other: give one")
+        for given, dropped in ((one, other), (other, one)):
+            if given in upper:
+                lower.pop(dropped, None)
+    return {**lower, **upper}
 
 
 def check_fields(obj) -> None:

@@ -307,7 +307,7 @@ class AllocationInputs:
         settings, m, signal = self.settings, self.m, self.signal
         drawn = np.frombuffer(self.drawn, dtype=np.int64) if m else np.zeros(0, dtype=np.int64)
         k1 = int(drawn.min()) if m else 1
-        settings.check(k1, signal)
+        settings.check(k1, signal, m)
         budget = settings.n * m
         rest = budget - int(drawn.sum())
         if rest < 0:

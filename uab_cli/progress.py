@@ -133,7 +133,8 @@ class StageProgress:
         with self._lock:
             now = self.clock()
             finished = bool(self.name) and self.done >= self.total
-            if not self.name or (now - self.last < self.interval and not finished):
+            # nothing to draw (every sample reused): no line, also when the ticker looks in
+            if not self.name or not self.total or (now - self.last < self.interval and not finished):
                 return
             self.last, self.shown = now, self.done
             text = self.line(now)

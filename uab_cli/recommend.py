@@ -25,6 +25,7 @@ from dataclasses import replace
 import numpy as np
 
 from . import allocators, voting
+from .options import exclusive
 from .settings import Generation, Vote, options, param_name
 
 SIGNIFICANCE = 2.0  # a gain counts when it exceeds this many standard errors
@@ -116,6 +117,9 @@ def run_settings(entry: dict, context: dict) -> dict:
         if name in Generation.__dataclass_fields__ and name not in ("seed", *Generation.SAMPLE_FREE) \
                 and value is not None:
             out[name] = value
+    for one, other in exclusive(options()):  # a pool drawn with a template: the template, not the prompt
+        if one in out:
+            out.pop(other, None)
     for flag, value in allocators.RUN_FLAGS[entry["allocator"]].items():
         out[param_name(flag)] = context.get("gain") or "algorithm1" if value is None else value
     if entry["signal"] is not None:

@@ -212,10 +212,12 @@ def _config(records: list[dict], gen: pipeline.Generation, input_name: str, **mo
 @dataclass(frozen=True)
 class Recorded:
     """What a run directory's config says of how its samples were drawn: a rerun takes these
-    for the options it does not give (``generation``: Generation's fields; ``k``)."""
+    for the options it does not give (``generation``: Generation's fields; ``k``; ``n``, the
+    budget, for a rerun without ``--budget``)."""
 
     generation: dict | None = None
     k: int | None = None
+    n: int | None = None
 
 
 def recorded(out: str) -> Recorded:
@@ -224,8 +226,9 @@ def recorded(out: str) -> Recorded:
     gen = config.get("generation")
     if not isinstance(gen, dict):
         return Recorded()
-    k = config.get("k")
-    return Recorded({**gen, "model": config.get("model_option") or ""}, k if is_int(k) and k > 0 else None)
+    k, n = config.get("k"), config.get("n")
+    return Recorded({**gen, "model": config.get("model_option") or ""}, k if is_int(k) and k > 0 else None,
+                    n if is_int(n) and n > 0 else None)
 
 
 def _setting_name(alloc: pipeline.Allocation, signal: str, vote: pipeline.Vote) -> str:
@@ -258,7 +261,7 @@ def run(
     """
     started = time.perf_counter()
     signal = alloc.signal or ("vcs" if gen.vcs else "anll")
-    alloc.check(k, signal)  # fail before any sampling
+    alloc.check(k, signal, len(records))  # fail before any sampling
     vote = pipeline.resolve_vote_signal(vote, signal, gen.vcs)
     rundir = RunDir(out, force)
     try:

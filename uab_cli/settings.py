@@ -16,7 +16,7 @@ from .backends import BACKENDS
 from .backends.base import SamplingParams
 from .errors import UabError
 from .majority import MODELS as VOTE_MODELS
-from .options import GENERATING, Option, check_fields, declared, from_params, param_name
+from .options import GENERATING, INT64, Option, check_fields, declared, from_params, overlay, param_name
 from .prompts import PRESETS, Prompt, load_template
 from .signals import DEFAULT_T, REGISTRY, SAMPLE_SIGNALS, SCALAR_SIGNALS
 from .signals import SUMMARIES as SIGNAL_SUMMARIES
@@ -71,7 +71,7 @@ class Generation:
                                      "('': none).", show_default="the prompt's")
     prompt_template: str | None = _gen("--prompt-template", None, "JSON list of chat messages; {question} (or "
                                        "{stem}, {choices}) is replaced, literal braces doubled. Instead of --prompt.",
-                                       show_default="none")
+                                       show_default="none", excludes="prompt")
     signal_span: str = _gen("--signal-span", "reply", "Tokens the logprob signals cover: the whole reply (the "
                             "paper) or the answer after a reasoning model's reasoning.", choices=SPANS)
     too_long: str = _gen("--too-long", "error", "A question whose prompt plus --max-tokens exceeds the model's "
@@ -98,11 +98,16 @@ class Generation:
     @classmethod
     def build(cls, recorded: dict | None = None, **given) -> Generation:
         """Options given (not ``None``) win over ``recorded`` ones (an earlier stage's
-        provenance), which win over the defaults; ``vcs`` defaults to on for cohere."""
-        recorded = recorded or {}
-        names = {f.name for f in fields(cls)}
-        values = {k: v for k, v in recorded.items() if k in names and v is not None}
-        values.update({k: v for k, v in given.items() if v is not None})
+        provenance), which win over the defaults; ``vcs`` defaults to on for cohere.
+
+        ``--prompt-template`` excludes ``--prompt`` (``options.overlay``): giving one drops the
+        other's recorded value. Another ``--backend`` than the recorded one drops the recorded
+        model (a model name belongs to its backend)."""
+        names = {f.name for f in fields(cls)}  # each named as its option
+        recorded = {k: v for k, v in (recorded or {}).items() if k in names}
+        if given.get("backend") not in (None, recorded.get("backend")):
+            recorded.pop("model", None)
+        values = overlay(recorded, given, declared(cls))
         values.setdefault("vcs", values.get("backend", cls.backend) == "cohere")
         return cls(**values)
 
@@ -132,13 +137,13 @@ class Allocation:
                                 show_default="vcs after a --vcs Phase 1, else anll")
     temperature: float = _alloc("--signal-temperature", DEFAULT_T, "T in p = exp(-s/T).", short="-T", minimum=0,
                                 open_min=True)
-    seed: int = _alloc("--allocation-seed", 0, "Seed of the random allocator.")
+    seed: int = _alloc("--allocation-seed", 0, "Seed of the random allocator.", minimum=0)
     gain: str = _alloc("--gain", "algorithm1", "algorithm1: p(1-p)^e (paper); coverage: p(1-p)^(1+e).",
                        choices=tuple(allocation.GAINS), commands=(*ALLOCATING, "simulate"))
     exit: str | None = _alloc("--exit", None, "Threshold exit on top of uab.", choices=tuple(allocators.EXITS),
                               show_default="none")
-    exit_threshold: float | None = _alloc("--exit-threshold", None, "Exit threshold θ.", type=float,
-                                          show_default="hard 0.5, easy 0.7")
+    exit_threshold: float | None = _alloc("--exit-threshold", None, "Exit threshold θ (a probability).", type=float,
+                                          minimum=0, maximum=1, show_default="hard 0.5, easy 0.7")
     exit_mode: str = _alloc("--exit-mode", "redistribute", "What an exit does with the budget it frees.",
                             choices=allocators.EXIT_MODES, noun="exit mode")
     max_per_question: int | None = _alloc("--max-per-question", None, "At most this many samples per question in "
@@ -153,11 +158,24 @@ class Allocation:
         check_fields(self)
         if self.exit is not None and self.allocator not in allocators.TAKES_EXIT:
             raise UabError(f"--exit applies to the uab allocators, not {self.allocator!r}")
+        takes = allocators.RUN_FLAGS[self.allocator]  # the options this allocator reads (the registry's)
+        for name in ("gain", "vote_model"):
+            option = flag(f"allocate.{name}")
+            if getattr(self, name) != default(f"allocate.{name}") and option not in takes:
+                users = [a for a in allocators.runnable() if option in allocators.RUN_FLAGS[a]]
+                kinds = sorted({allocators.RUN_FLAGS[a]["--allocator"] for a in users})
+                raise UabError(f"{option} applies to the {' and '.join(kinds)} allocator{'s' * (len(users) > 1)}, "
+                               f"not {self.allocator!r}")
+        for name in ("exit_mode", "exit_threshold"):
+            if self.exit is None and getattr(self, name) != default(f"allocate.{name}"):
+                raise UabError(f"{flag(f'allocate.{name}')} applies with --exit only")
 
-    def check(self, k: int, signal: str) -> None:
-        """Reject settings that do not fit ``k`` Phase-1 samples per question."""
+    def check(self, k: int, signal: str, m: int = 1) -> None:
+        """Reject settings that do not fit ``k`` Phase-1 samples per question of ``m``."""
         if k < 1:
             raise UabError(f"--samples must be >= 1, got {k}")
+        if self.n * m > INT64[1]:
+            raise UabError(f"budget N·M = {self.n}·{m} does not fit in 64 bits: give a smaller --budget")
         if self.n < k:
             raise UabError(f"budget N={self.n} is smaller than the {k} Phase-1 samples per question")
         if k < REGISTRY[signal].phase1:
@@ -205,8 +223,8 @@ class Vote:
                                choices=SAMPLE_SIGNALS, show_default="the allocation's signal, else anll or vcs")
     temperature: float = _vote("--vote-temperature", DEFAULT_T, "Temperature of the confidence: w = exp(-s/T).",
                                minimum=0, open_min=True, commands=(*VOTING, "simulate"))
-    keep: float = _vote("--vote-keep", voting.DEFAULT_KEEP, "filtered: the fraction of a question's samples kept.",
-                        minimum=0, open_min=True, maximum=1, commands=(*VOTING, "simulate"))
+    keep: float = _vote("--vote-keep", voting.DEFAULT_KEEP, "filtered: the fraction of a question's answered samples "
+                        "kept (rounded up).", minimum=0, open_min=True, maximum=1, commands=(*VOTING, "simulate"))
     cut: str = _vote("--cut-samples", "count", "A sample cut at --max-tokens (finish_reason length):",
                      described=lambda: CUT_SAMPLES, commands=(*VOTING, "simulate"))
 
@@ -293,10 +311,13 @@ def flag(path: str) -> str:
     return path
 
 
-def load_file(path: str, budget: int | None = None) -> dict:
+def load_file(path: str, budget: int | None = None, recommendation: bool = True) -> dict:
     """Option values by parameter name from ``--settings FILE``: a JSON or TOML object of
     option names (``max_tokens`` or ``max-tokens``), one ``{"recommendation": ...}`` object,
-    or a ``uab simulate -o`` results file, whose recommendation for ``budget`` it takes."""
+    or a ``uab simulate -o`` results file, whose recommendation for ``budget`` it takes.
+    ``recommendation``: whether the command takes one (``uab run``)."""
+    import json
+
     import orjson
 
     try:
@@ -314,9 +335,9 @@ def load_file(path: str, budget: int | None = None) -> dict:
         except (ValueError, UnicodeDecodeError) as exc:
             raise UabError(f"not a TOML file: {exc}", path) from None
     else:
-        try:
-            objects = [orjson.loads(data)]  # one JSON object
-        except orjson.JSONDecodeError:  # else JSONL (a results file)
+        try:  # one JSON object, read by json: orjson reads an integer beyond 64 bits as a float
+            objects = [json.loads(data)]
+        except (ValueError, RecursionError):  # else JSONL (a results file)
             objects = []
             for lineno, line in enumerate(data.splitlines(), 1):
                 if not line.strip():
@@ -327,9 +348,13 @@ def load_file(path: str, budget: int | None = None) -> dict:
                     raise UabError(f"not JSON: {exc}", path, lineno) from None
     recs = [o["recommendation"] for o in objects if isinstance(o, dict) and isinstance(o.get("recommendation"), dict)]
     if recs:
-        at = [r for r in recs if budget is None or r.get("N") == budget]
+        if not recommendation:
+            raise UabError("a `uab simulate -o` results file's recommendation is for `uab run --budget N`", path)
+        have = ", ".join(str(r.get("N")) for r in recs)
+        if budget is None:
+            raise UabError(f"give --budget N to choose its recommendation (it has N = {have})", path)
+        at = [r for r in recs if r.get("N") == budget]
         if not at:
-            have = ", ".join(str(r.get("N")) for r in recs)
             raise UabError(f"no recommendation for --budget {budget} (it has N = {have})", path)
         found = at[0].get("settings")
     else:

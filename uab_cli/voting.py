@@ -40,7 +40,8 @@ RULES: dict[str, VoteRule] = {r.name: r for r in (
     VoteRule("majority", "most votes; ties to the answer that sorts first", "self-consistency", confidence=False),
     VoteRule("confident-ties", "most votes; a tie goes to the answer whose best sample is most confident",
              "uab"),
-    VoteRule("weighted", "each sample votes with weight w = exp(log w); most weight wins", "CISC, DeepConf"),
+    VoteRule("weighted", "each sample votes with weight w = exp(-s/T) of its --vote-signal statistic s "
+             "(vcs: score/10); most weight wins", "CISC, DeepConf"),
     VoteRule("filtered", "keep the most confident --vote-keep fraction of the answered samples, then majority",
              "DeepConf (top-η% filter)", keep=True),
     VoteRule("most-confident", "the single most confident sample's answer", "DeepConf (η → 0)"),

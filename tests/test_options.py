@@ -1,0 +1,317 @@
+"""Option values: one check for every option, from the command line and a --settings file alike
+(types, 64-bit integers, finite numbers, bounds), options that exclude each other or do not
+apply, required options filled by a settings file or a run directory's record."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import arithmetic, cli, read_jsonl, write_jsonl
+
+from uab_cli import recommend
+from uab_cli.errors import UabError
+from uab_cli.options import Option
+from uab_cli.settings import Allocation, Generation
+
+BIG = "99999999999999999999"  # beyond 64 bits
+
+
+@pytest.fixture()
+def questions(tmp_path) -> str:
+    return write_jsonl(tmp_path / "q.jsonl", arithmetic(3))
+
+
+def refused(result, says: str) -> None:
+    """Exit 2 with one line ``error: …`` that contains ``says``."""
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert result.exit_code == 2, result.stderr
+    assert len(lines) == 1 and lines[0].startswith("error: ") and says in lines[0], result.stderr
+
+
+def run(questions: str, out, *args: str):
+    return cli(["run", questions, "--backend", "scripted", "-o", str(out), "-q", *map(str, args)])
+
+
+def settings_file(tmp_path, text: str) -> str:
+    path = tmp_path / "settings.json"
+    path.write_text(text)
+    return str(path)
+
+
+# --- 64-bit integers -------------------------------------------------------------------------
+
+BIG_INTS = [["--seed", BIG], ["-N", BIG], ["--max-per-question", BIG], ["--tie-seed", BIG],
+            ["--allocation-seed", BIG], ["--max-tokens", BIG], ["--seed", "-" + BIG]]
+
+
+@pytest.mark.parametrize("args", BIG_INTS, ids=[" ".join(a) for a in BIG_INTS])
+def test_an_integer_beyond_64_bits_is_a_range_error_and_leaves_nothing(tmp_path, questions, args):
+    result = run(questions, tmp_path / "r", *(["-N", "2"] if args[0] != "-N" else []), *args)
+    refused(result, "must fit in 64 bits (-9223372036854775808 to 9223372036854775807)")
+    assert not (tmp_path / "r").exists()  # no directory, no .lock
+
+
+@pytest.mark.parametrize("key", ["budget", "seed"])
+def test_an_integer_beyond_64_bits_in_a_settings_file_is_a_range_error(tmp_path, questions, key):
+    budget = [] if key == "budget" else ["-N", "2"]
+    result = run(questions, tmp_path / "r", *budget, "--settings", settings_file(tmp_path, f'{{"{key}": {BIG}}}'))
+    refused(result, f"must fit in 64 bits (-9223372036854775808 to 9223372036854775807), got {BIG}")
+    assert not (tmp_path / "r").exists()
+
+
+def test_seeds_and_budgets_the_code_cannot_use_are_refused(tmp_path, questions):
+    refused(run(questions, tmp_path / "r", "-N", "2", "--allocation-seed", "-1", "--allocator", "random"),
+            "--allocation-seed must be >= 0, got -1")
+    refused(run(questions, tmp_path / "r", "-N", str(2**63 - 1)), "budget N·M = 9223372036854775807·3 does not fit")
+    refused(cli(["pool", questions, "-K", BIG, "--backend", "scripted", "-o", str(tmp_path / "p")]), "'-K'")
+    assert not (tmp_path / "r").exists() and not (tmp_path / "p").exists()
+
+
+# --- finite numbers ---------------------------------------------------------------------------
+
+NOT_FINITE = [(["--temperature", "nan"], "--temperature must be a finite number, got nan"),
+              (["--temperature", "1e309"], "--temperature must be a finite number, got inf"),
+              (["-T", "nan"], "--signal-temperature must be a finite number"),
+              (["--top-p", "nan"], "--top-p must be a finite number"),
+              (["--vote-temperature", "nan"], "--vote-temperature must be a finite number"),
+              (["--vote-keep", "nan"], "--vote-keep must be a finite number"),
+              (["--exit", "hard", "--exit-threshold", "nan"], "--exit-threshold must be a finite number"),
+              (["--price", "nan,1"], "--price takes IN,OUT: two finite non-negative prices"),
+              (["--price", "1,inf"], "--price takes IN,OUT: two finite non-negative prices")]
+
+
+@pytest.mark.parametrize("args,says", NOT_FINITE, ids=[" ".join(a) for a, _ in NOT_FINITE])
+def test_nan_and_infinity_are_refused(tmp_path, questions, args, says):
+    refused(run(questions, tmp_path / "r", "-N", "2", *args), says)
+    assert not (tmp_path / "r").exists()
+
+
+def test_nan_in_a_settings_file_and_in_simulate_is_refused(tmp_path, questions):
+    refused(run(questions, tmp_path / "r", "-N", "2", "--settings", settings_file(tmp_path, '{"temperature": NaN}')),
+            "--temperature must be a finite number, got nan")
+    assert run(questions, tmp_path / "r", "-N", "2").exit_code == 0
+    pool = str(tmp_path / "r" / "votes.jsonl")
+    for args, says in ((["-T", "0.2,inf"], "--signal-temperature must be a finite number, got inf"),
+                       (["-T", "abc"], "-T/--signal-temperature takes comma-separated numbers"),
+                       (["--vote-temperature", "nan"], "--vote-temperature must be a finite number"),
+                       (["--targets", "nan"], "--targets takes comma-separated accuracies in percent")):
+        refused(cli(["simulate", pool, "--budgets", "1", "--seeds", "1", *args]), says)
+
+
+# --- types from a settings file -----------------------------------------------------------------
+
+WRONG_TYPES = [('{"seed": 1.5}', "--seed takes an integer, got 1.5"),
+               ('{"budget": "3"}', "--budget takes an integer, got '3'"),
+               ('{"budget": true}', "--budget takes an integer, got True"),
+               ('{"temperature": "hot"}', "--temperature takes a number, got 'hot'"),
+               ('{"vcs": 1}', "--vcs takes true or false, got 1"),
+               ('{"samples": "x"}', "Invalid value for '-K'")]
+
+
+@pytest.mark.parametrize("text,says", WRONG_TYPES, ids=[t for t, _ in WRONG_TYPES])
+def test_a_settings_value_of_the_wrong_type_is_refused(tmp_path, questions, text, says):
+    budget = [] if "budget" in text else ["-N", "2"]
+    refused(run(questions, tmp_path / "r", *budget, "--settings", settings_file(tmp_path, text)), says)
+    assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize("option,value,says", [
+    (Option("--n", "", type=int, minimum=1), 2**63, "--n must fit in 64 bits"),
+    (Option("--n", "", type=int, minimum=1), -(2**63) - 1, "--n must fit in 64 bits"),
+    (Option("--x", "", type=float, minimum=0), float("nan"), "--x must be a finite number, got nan"),
+    (Option("--x", "", type=float, maximum=1), float("-inf"), "--x must be a finite number, got -inf"),
+    (Option("--x", "", type=float), True, "--x takes a number, got True"),
+    (Option("--s", "", choices=("a", "b")), 1, "--s takes a string, got 1"),
+])
+def test_option_check_types_ranges_and_finite_numbers(option, value, says):
+    with pytest.raises(UabError) as caught:
+        option.check(value)
+    assert says in str(caught.value)
+    option.check(2**63 - 1 if option.type is int else "a" if option.type is str else 0.5)
+
+
+# --- --prompt and --prompt-template ------------------------------------------------------------
+
+
+@pytest.fixture()
+def template(tmp_path) -> str:
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps([{"role": "user", "content": "{question}"}]))
+    return str(path)
+
+
+def test_prompt_and_template_exclude_each_other(tmp_path, questions, template):
+    says = "--prompt and --prompt-template exclude each other: give one"
+    refused(run(questions, tmp_path / "r", "-N", "2", "--prompt", "boxed", "--prompt-template", template), says)
+    both = settings_file(tmp_path, json.dumps({"prompt": "boxed", "prompt_template": template}))
+    refused(run(questions, tmp_path / "r", "-N", "2", "--settings", both), says)
+    assert not (tmp_path / "r").exists()
+    with pytest.raises(UabError, match="exclude each other"):
+        Generation.build(prompt="boxed", prompt_template=template)
+
+
+def test_a_given_template_wins_over_a_settings_files_prompt(tmp_path, questions, template, fake_backend):
+    fake_backend.in_cli()
+    boxed = settings_file(tmp_path, json.dumps({"prompt": "boxed"}))
+    assert run(questions, tmp_path / "r", "-N", "2", "--settings", boxed, "--prompt-template", template).exit_code == 0
+    config = json.loads((tmp_path / "r" / "config.json").read_text())["generation"]
+    assert config["prompt_template"] == template and config["prompt"] == "fewshot"
+    assert fake_backend.calls[0][0].messages == ({"role": "user", "content": arithmetic(3)[0]["question"]},)
+
+
+def test_a_rerun_with_the_other_prompt_option_drops_the_recorded_one(tmp_path, questions, template):
+    out = tmp_path / "r"
+    assert run(questions, out, "-N", "2", "--prompt-template", template).exit_code == 0
+    refused(run(questions, out, "--prompt", "boxed"), "--prompt (fewshot → boxed); --prompt-template (")
+    assert run(questions, out, "--prompt", "boxed", "--force").exit_code == 0
+    config = json.loads((out / "config.json").read_text())["generation"]
+    assert config["prompt"] == "boxed" and config["prompt_template"] is None
+    refused(run(questions, out, "--prompt-template", template), "--prompt (boxed → fewshot)")
+    assert run(questions, out, "--prompt-template", template, "--force").exit_code == 0
+    config = json.loads((out / "config.json").read_text())["generation"]
+    assert config["prompt"] == "fewshot" and config["prompt_template"] == template
+
+
+def test_a_recommendation_from_a_template_pool_carries_the_template_only(template):
+    entry = {"allocator": "uniform", "signal": None, "T": None, "N": 2, "vote_rule": "majority"}
+    settings = recommend.run_settings(entry, {"generation": Generation(prompt_template=template).info()})
+    assert settings["prompt_template"] == template and "prompt" not in settings
+
+
+# --- another backend than the recorded one ------------------------------------------------------
+
+
+def test_another_backend_does_not_inherit_the_recorded_model():
+    recorded = {"backend": "scripted", "model": "scripted", "max_tokens": 16}
+    gen = Generation.from_params({"backend": "local"}, recorded)
+    assert gen.backend == "local" and gen.model == "" and gen.max_tokens == 16
+    assert Generation.from_params({"backend": "scripted"}, recorded).model == "scripted"
+    assert Generation.from_params({}, recorded).model == "scripted"
+
+
+def test_phase2_with_another_backend_draws_with_that_backends_model(tmp_path, questions):
+    phase1, allocated = tmp_path / "p1.jsonl", tmp_path / "a.jsonl"
+    assert cli(["phase1", questions, "--backend", "scripted", "--model", "m-of-local", "-o", str(phase1)]).exit_code == 0
+    rows = read_jsonl(phase1)
+    for row in rows:  # as if Phase 1 had run on the local backend
+        row["uab"]["phase1"]["backend"] = "local"
+    write_jsonl(phase1, rows)
+    assert cli(["allocate", str(phase1), "-N", "2", "-o", str(allocated), "-q"]).exit_code == 0
+    result = cli(["phase2", str(allocated), "--backend", "scripted", "-o", str(tmp_path / "p2.jsonl"), "-q"])
+    assert result.exit_code == 0, result.stderr
+    assert {r["uab"]["phase2"]["model"] for r in read_jsonl(tmp_path / "p2.jsonl")} == {"scripted"}
+
+
+# --- required options, --settings files and a run directory's record ---------------------------
+
+
+def test_the_budget_may_come_from_a_settings_file_or_the_run_directory(tmp_path, questions):
+    out = tmp_path / "r"
+    assert run(questions, out, "--settings", settings_file(tmp_path, '{"budget": 3}')).exit_code == 0
+    assert json.loads((out / "config.json").read_text())["n"] == 3
+    result = run(questions, out, "--vote-rule", "weighted")  # a rerun: N from config.json
+    assert result.exit_code == 0, result.stderr
+    assert sum(len(r["samples"]) for r in read_jsonl(out / "votes.jsonl")) == 9
+    assert json.loads((out / "config.json").read_text())["n"] == 3
+    assert run(questions, out, "--settings", settings_file(tmp_path, '{"budget": 2}')).exit_code == 0
+    assert json.loads((out / "config.json").read_text())["n"] == 2  # the file wins over the record
+
+
+def test_a_missing_budget_is_still_one_line(tmp_path, questions):
+    refused(run(questions, tmp_path / "r"), "Missing option '-N' / '--budget'. (see `uab run -h`)")
+    refused(cli(["allocate", questions, "--settings", settings_file(tmp_path, '{"allocator": "uniform"}')]),
+            "Missing option '-N' / '--budget'. (see `uab allocate -h`)")
+    assert not (tmp_path / "r").exists()
+    assert "[required, or the run directory's]" in " ".join(cli(["run", "-h"]).stdout.split())
+    assert "[required]" in cli(["allocate", "-h"]).stdout
+
+
+@pytest.fixture()
+def results(tmp_path) -> str:
+    rows = [{"recommendation": {"N": n, "settings": {"allocator": "uniform", "max_tokens": 16}}} for n in (2, 4)]
+    return write_jsonl(tmp_path / "results.jsonl", [{"allocator": "uab", "N": 2, "seed": 0}, *rows])
+
+
+def test_a_results_file_without_a_budget_names_its_budgets(tmp_path, questions, results):
+    refused(run(questions, tmp_path / "r", "--settings", results),
+            "give --budget N to choose its recommendation (it has N = 2, 4)")
+    assert not (tmp_path / "r").exists()
+    assert run(questions, tmp_path / "r", "-N", "4", "--settings", results).exit_code == 0
+    assert run(questions, tmp_path / "r", "--settings", results).exit_code == 0  # N = 4 from the directory
+    assert json.loads((tmp_path / "r" / "config.json").read_text())["allocate"]["allocator"] == "uniform"
+
+
+@pytest.mark.parametrize("command", ["phase1", "phase2", "allocate", "vote", "pool"])
+def test_only_run_takes_a_results_file(tmp_path, questions, results, command):
+    args = {"allocate": ["-N", "2"], "pool": ["-K", "1"]}.get(command, [])
+    result = cli([command, questions, *args, "--settings", results, "-o", str(tmp_path / "out")])
+    refused(result, "a `uab simulate -o` results file's recommendation is for `uab run --budget N`")
+    assert not (tmp_path / "out").exists()
+    shown = " ".join(cli([command, "-h"]).stdout.split())
+    assert "--settings TEXT JSON/TOML file of option values; options given on the command line win." in shown
+    assert "recommendation" not in shown
+    assert "results file (its recommendation for --budget)" in " ".join(cli(["run", "-h"]).stdout.split())
+
+
+def test_simulate_help_says_nothing_of_a_recommendation_for_budget():
+    assert "its recommendation for --budget" not in " ".join(cli(["simulate", "-h"]).stdout.split())
+
+
+# --- allocation options that do not apply -------------------------------------------------------
+
+NOT_APPLYING = [(["--gain", "coverage", "--allocator", "majority"],
+                 "--gain applies to the uab allocators, not 'majority'"),
+                (["--gain", "coverage", "--allocator", "uniform"], "--gain applies to the uab allocators"),
+                (["--vote-model", "scatter"], "--vote-model applies to the majority allocator, not 'uab'"),
+                (["--exit-mode", "skip"], "--exit-mode applies with --exit only"),
+                (["--exit-threshold", "0.3"], "--exit-threshold applies with --exit only"),
+                (["--exit", "hard", "--exit-threshold", "2"], "--exit-threshold must be in [0, 1], got 2.0")]
+
+
+@pytest.mark.parametrize("args,says", NOT_APPLYING, ids=[" ".join(a) for a, _ in NOT_APPLYING])
+def test_allocation_options_that_do_not_apply_are_refused(tmp_path, questions, args, says):
+    refused(run(questions, tmp_path / "r", "-N", "2", *args), says)
+    refused(cli(["allocate", questions, "-N", "2", *args]), says)
+    assert not (tmp_path / "r").exists()
+
+
+def test_options_that_apply_still_work():
+    assert Allocation(4, "majority", vote_model="scatter").vote_model == "scatter"
+    assert Allocation(4, "uab", gain="coverage", exit="hard", exit_mode="skip", exit_threshold=0.4).theta() == 0.4
+
+
+def test_simulate_takes_gain_for_every_allocator(tmp_path, questions):
+    assert run(questions, tmp_path / "r", "-N", "2", "-K", "2").exit_code == 0
+    result = cli(["simulate", str(tmp_path / "r" / "phase1.jsonl"), "--budgets", "2", "--seeds", "1", "--gain",
+                  "coverage", "--allocators", "majority,uniform,uab", "--vote-rules", "majority"])
+    assert result.exit_code == 0, result.stderr
+
+
+# --- --targets ----------------------------------------------------------------------------------
+
+
+def test_targets_below_one_percent_are_taken_for_fractions(tmp_path, questions):
+    assert run(questions, tmp_path / "r", "-N", "2", "-K", "2").exit_code == 0
+    pool = str(tmp_path / "r" / "phase1.jsonl")
+    refused(cli(["simulate", pool, "--budgets", "2", "--seeds", "1", "--targets", "0.27"]),
+            "--targets takes percentages, e.g. 27.5 (not 0.275), got '0.27'")
+    refused(cli(["report", str(tmp_path / "x.jsonl"), "-o", str(tmp_path / "rep"), "--targets", "30,0.5"]),
+            "--targets takes percentages")
+
+
+# --- help ---------------------------------------------------------------------------------------
+
+
+def test_vote_help_says_what_the_weight_and_the_kept_fraction_are():
+    shown = " ".join(cli(["vote", "-h"]).stdout.split())
+    assert "exp(log w)" not in shown
+    assert "weighted: each sample votes with weight w = exp(-s/T) of its --vote-signal statistic s" in shown
+    assert "filtered: the fraction of a question's answered samples kept (rounded up)." in shown
+
+
+@pytest.mark.parametrize("command", ["run", "pool", "phase1"])
+def test_the_64_bit_cap_on_samples_stays_out_of_the_help(command):
+    shown = " ".join(cli([command, "-h"]).stdout.split())
+    assert str(2**63 - 1) not in shown and "x>=1" in shown
+    assert command != "run" or "[default: 1, or the run directory's; x>=1]" in shown
