@@ -341,6 +341,8 @@ def test_run_flags_come_from_the_registry_and_uab_run_accepts_them(tmp_path):
         context = {"gain": "coverage", "vote": Vote(), "generation": {"backend": "scripted"},
                    "k1": {(name, entry["signal"], 0.5, 3): 1 if name in evaluation.SIGNAL_FREE else 2}}
         flags = recommend.flags(recommend.run_settings(entry, context))
+        if name == "uab":  # the replay's gain: a `simulate --gain coverage` replayed uab with it
+            assert "--allocator uab --gain coverage" in flags
         if name == "uab-exit-easy-skip":
             assert flags == ("--backend scripted --allocator uab --gain coverage --exit easy --exit-mode skip "
                              "--signal vote-entropy --signal-temperature 0.5 --samples 2 --vote-rule filtered "

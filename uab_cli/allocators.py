@@ -95,7 +95,7 @@ def _uab(j: Job, gain: str | None = None, exit: str | None = None, mode: str | N
 
 
 register("uab", _uab, "Algorithm 1 (paper): marginal greedy on p(1-p)^e", exits=True,
-         flags={"--allocator": "uab", "--gain": "algorithm1"})
+         flags={"--allocator": "uab", "--gain": None})  # the replay's --gain (algorithm1 unless simulate says)
 register("uab-coverage", partial(_uab, gain="coverage"), "uab with the coverage gain p(1-p)^(1+e)", exits=True,
          flags={"--allocator": "uab", "--gain": "coverage"})
 for _kind in EXITS:
