@@ -5,6 +5,7 @@ apply, required options filled by a settings file or a run directory's record.""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from conftest import arithmetic, cli, read_jsonl, write_jsonl
@@ -315,3 +316,9 @@ def test_the_64_bit_cap_on_samples_stays_out_of_the_help(command):
     shown = " ".join(cli([command, "-h"]).stdout.split())
     assert str(2**63 - 1) not in shown and "x>=1" in shown
     assert command != "run" or "[default: 1, or the run directory's; x>=1]" in shown
+
+
+def test_simulate_seeds_are_a_bounded_count():
+    pool = str(Path(__file__).resolve().parent.parent / "results" / "smollm2-mc")
+    refused(cli(["simulate", pool, "--seeds", BIG, "-q"]), "'--seeds'")  # an OverflowError traceback before
+    refused(cli(["simulate", pool, "--seeds", "0", "-q"]), "'--seeds'")

@@ -485,7 +485,7 @@ def simulate(
     allocators: Annotated[str, typer.Option(help=f"Comma-separated allocators: {', '.join(allocators.ALLOCATORS)}.")]
     = "uab,uniform,random,length,oracle",
     signals: Annotated[str, typer.Option(help=f"Comma-separated signals: {', '.join(SIGNALS)}.")] = "anll",
-    seeds: Annotated[int, typer.Option(help="Number of replay seeds (0..seeds-1).")] = 20,
+    seeds: Annotated[int, typer.Option(min=1, max=100_000, help="Number of replay seeds (0..seeds-1).")] = 20,
     signal_temperature: Annotated[str, typer.Option("--signal-temperature", "-T", help="T, or comma-separated Ts.")]
     = str(DEFAULT_T),
     vote_rules: Annotated[str, typer.Option(help=f"Comma-separated vote rules: {', '.join(voting.RULES)} "
