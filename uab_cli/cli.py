@@ -459,10 +459,7 @@ def _targets(text: str | None) -> list[float] | None:
     """``--targets`` in percent as fractions (None: the default grid)."""
     if text is None:
         return None
-    try:
-        values = [float(t) for t in _csv(text)]
-    except ValueError:
-        values = []
+    values = _floats(text, "--targets")
     if values and all(0 < v <= 100 for v in values) and min(values) < 1:  # a fraction where a percentage belongs
         raise UabError(f"--targets takes percentages, e.g. 27.5 (not 0.275), got {text!r}")
     if not values or not all(1 <= v <= 100 for v in values):  # nan and inf fail too

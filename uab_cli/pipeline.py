@@ -389,6 +389,11 @@ def is_cut(sample: dict) -> bool:
     return sample.get("finish_reason") == "length"
 
 
+def voted_answer(sample: dict, cut_samples: str) -> str | None:
+    """The answer a sample votes with: none when it was cut and ``--cut-samples drop``."""
+    return None if cut_samples == "drop" and is_cut(sample) else sample.get("answer")
+
+
 def vote(rec: dict, settings: Vote = Vote()) -> dict:
     """Vote over a record's samples by ``settings.rule`` (majority by default); sets
     ``prediction``, ``votes`` (counts per answer), ``correct`` and ``covered`` (some voted
@@ -410,7 +415,7 @@ def vote(rec: dict, settings: Vote = Vote()) -> dict:
             fell.append(fallback)
             return winner
 
-    answers = [None if settings.cut == "drop" and is_cut(s) else s.get("answer") for s in pool]
+    answers = [voted_answer(s, settings.cut) for s in pool]
     result, correct, covered = vote_and_grade(answers, gold_answer(rec, kind), kind, seed, pick)
     rec["prediction"], rec["votes"], rec["correct"], rec["covered"] = result.prediction, result.votes, correct, covered
     if any(fell):

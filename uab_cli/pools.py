@@ -13,7 +13,7 @@ import numpy as np
 from . import majority, voting
 from .answers import gold_answer, group, is_correct
 from .errors import UabError
-from .pipeline import is_cut
+from .pipeline import is_cut, voted_answer
 from .records import question_type, samples
 from .settings import Vote
 from .signals import log_p, sample_statistic, success_probabilities
@@ -48,7 +48,7 @@ class Pool:
         for i, ss in enumerate(self.samples):
             self.cut[i, :len(ss)] = [is_cut(s) for s in ss]
         for i, (rec, ss) in enumerate(zip(self.records, self.samples)):
-            answers = [None if cut_samples == "drop" and is_cut(s) else s.get("answer") for s in ss]
+            answers = [voted_answer(s, cut_samples) for s in ss]
             classes, ranked, right = _classes(rec, answers)
             for j, a in enumerate(answers):
                 if a is not None:

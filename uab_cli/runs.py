@@ -9,6 +9,7 @@ import dataclasses
 import glob
 import hashlib
 import os
+import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -173,6 +174,11 @@ class RunDir:
 
     def write(self, name: str, records: list[dict]) -> None:
         write_records(self.file(name), records)
+
+    def copy(self, name: str, to: str) -> None:
+        """File ``name`` again as ``to`` (atomically): the same bytes, not serialised twice."""
+        with open(self.file(name), "rb") as src, atomic_output(self.file(to)) as fh:
+            shutil.copyfileobj(src, fh, 1 << 20)
 
     def write_json(self, name: str, obj: dict) -> None:
         with atomic_output(self.file(name)) as fh:
@@ -345,7 +351,7 @@ def _stages(rundir, records, be, gen, alloc, vote, k, signal, callbacks: Callbac
         votes.add(pipeline.vote(rec, vote))
     votes_file = VOTES_OF.format(_setting_name(alloc, signal, vote))
     rundir.write(votes_file, records)
-    rundir.write("votes.jsonl", records)
+    rundir.copy(votes_file, "votes.jsonl")
     seconds["vote"] = clock() - start
     return RunResult(alloc.n * len(records), drawn, restored, summary, votes, judge_info, votes_file, skipped,
                      drawn_tokens=tokens, seconds=seconds, probes=pipeline.probes(sig, wanted))

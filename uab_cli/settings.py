@@ -291,24 +291,26 @@ _FLAGS = {"k": "-K/--samples", "questions": "input questions", "fingerprint": "i
           "generation.version": "uab version", "generation.prompt_template_sha256": "--prompt-template (its content)"}
 
 
+def _field(path: str):
+    """The settings field behind config entry ``path`` (``generation.seed``), or ``None``."""
+    section, _, name = path.partition(".")
+    cls = {"generation": Generation, "allocate": Allocation, "vote": Vote}.get(section)
+    return next((f for f in fields(cls) if f.name == name), None) if cls else None
+
+
 def default(path: str):
     """The default of config entry ``path`` (``generation.signal_span`` -> ``"reply"``): what a
     config written before the option existed means by leaving it out (``None`` if unknown)."""
-    section, _, name = path.partition(".")
-    cls = {"generation": Generation, "allocate": Allocation, "vote": Vote}.get(section)
-    return next((f.default for f in fields(cls) if f.name == name), None) if cls else None
+    found = _field(path)
+    return None if found is None else found.default
 
 
 def flag(path: str) -> str:
     """The option that sets config entry ``path`` (e.g. ``generation.seed`` -> ``--seed``)."""
     if path in _FLAGS:
         return _FLAGS[path]
-    section, _, name = path.partition(".")
-    cls = {"generation": Generation, "allocate": Allocation, "vote": Vote}.get(section)
-    for f in fields(cls) if cls else ():
-        if f.name == name:
-            return f.metadata["option"].flag
-    return path
+    found = _field(path)
+    return path if found is None else found.metadata["option"].flag
 
 
 def load_file(path: str, budget: int | None = None, recommendation: bool = True) -> dict:
