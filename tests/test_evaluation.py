@@ -324,6 +324,48 @@ def test_recommendation_is_chosen_and_scored_on_held_out_questions():
     assert (rec["allocator"], rec["vote_rule"], rec["gain"]) == ("uniform", "majority", 0.0)
 
 
+def test_held_out_gain_is_cross_validated_with_the_standard_error_of_the_pools_size():
+    """A combination every fold chooses: its held-out gain is its gain, and the standard error
+    is the spread of the per-question gains / √m (not √2 smaller, as the halvings had it)."""
+    from uab_cli.settings import Vote
+
+    rng = np.random.default_rng(2)
+    s_, m = 6, 300
+    base = (rng.random((s_, m)) < 0.5).astype(float)
+    good = np.maximum(base, rng.random((s_, m)) < 0.3)
+    outcomes = {("uniform", None, None, 2, "majority"): base, ("uniform", None, None, 2, "confident-ties"): good}
+    [rec] = recommend.held_out(outcomes, set(), {"vote": Vote(), "generation": {}, "k1": {}})
+    per_question = (good - base).mean(axis=0)
+    assert rec["gain"] == pytest.approx(per_question.mean())
+    assert rec["se"] == pytest.approx(per_question.std(ddof=1) / math.sqrt(m))
+    assert rec["held_out"]["selections"] == recommend.FOLDS * recommend.REPEATS
+
+
+def test_recommendation_takes_the_simplest_combination_within_one_standard_error():
+    """The one-standard-error rule: a noisy elaborate combination whose gain is within one
+    question-level standard error of a simpler one's loses to it; a clearly better one wins."""
+    from uab_cli.settings import Vote
+
+    rng = np.random.default_rng(1)
+    s_, m = 6, 400
+    base = np.tile(rng.random(m) < 0.5, (s_, 1)).astype(float)
+    simple = np.maximum(base, rng.random(m) < 0.1)  # the same ~+5 points on every seed
+    jitter = rng.random(m) < 0.3  # the elaborate one flips 30 % of the questions at random ...
+    noisy = np.where(jitter, rng.random(m) < 0.62, simple)  # ... with a slight edge: a higher mean, by noise
+    gap = (noisy - simple)[0]
+    assert 0 < gap.mean() < gap.std(ddof=1) / np.sqrt(m)  # within one standard error
+    context = {"gain": "algorithm1", "vote": Vote(), "generation": {}, "k1": {}}
+    outcomes = {("uniform", None, None, 4, "majority"): base, ("uniform", None, None, 4, "confident-ties"): simple,
+                ("length", None, None, 4, "most-confident"): noisy}
+    [rec] = recommend.held_out(outcomes, set(), context)
+    assert (rec["allocator"], rec["vote_rule"]) == ("uniform", "confident-ties")
+    assert rec["in_sample_gain"] == pytest.approx((simple - base).mean())
+    clearly = np.maximum(simple, rng.random(m) < 0.15)  # +7 points more on top, on every seed
+    outcomes["length", None, None, 4, "most-confident"] = clearly
+    [rec] = recommend.held_out(outcomes, set(), context)
+    assert (rec["allocator"], rec["vote_rule"]) == ("length", "most-confident")
+
+
 def test_run_flags_come_from_the_registry_and_uab_run_accepts_them(tmp_path):
     from typer.testing import CliRunner
 

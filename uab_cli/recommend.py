@@ -7,13 +7,22 @@ marks allocators that only ``uab simulate`` can compute (the oracle).
 
 The recommendation (``held_out``) is chosen on per-question outcomes, not on the summary:
 choosing the best of dozens of allocator × signal × T × vote-rule combinations on the same
-draws that measure it overfits. So the selection rule (the combination with the highest
-paired gain over Uniform + majority, when that gain exceeds ``SIGNIFICANCE`` standard
-errors over questions, else Uniform + majority) is run on one half of the questions and
-scored on the other half, over ``SPLITS`` random halvings both ways; a combination is
-recommended only when that held-out gain itself exceeds ``SIGNIFICANCE`` standard errors
-(over halvings: the spread new questions bring) and the pool has ``MIN_QUESTIONS`` graded
-questions; the gain reported is the held-out one.
+draws that measure it overfits. So the selection rule is cross-validated: run on four fifths of
+the questions and scored on the other fifth, every fifth in turn (``FOLDS``), over ``REPEATS``
+random partitions; a combination is recommended only when that held-out gain exceeds
+``SIGNIFICANCE`` standard errors (over questions: the spread new questions bring) and the pool
+has ``MIN_QUESTIONS`` graded questions; the gain reported is the held-out one.
+
+The selection rule: take the combination with the highest paired gain over Uniform + majority;
+if that gain is not above ``SIGNIFICANCE`` standard errors over seeds, Uniform + majority.
+Otherwise apply the one-standard-error rule (Breiman et al., CART; Hastie et al., ESL §7.10):
+of the combinations whose gain is within one question-level standard error of the best one's
+(the spread over questions of their paired difference to it), take the simplest, in the order
+of ``preferred``: Uniform before the other signal-free allocators before the signal ones, and
+a vote rule that departs less from majority before one that departs more (``voting.RULES``
+order). Among dozens of candidates, the best on one half is often a noisy variant of a simpler
+one (a ``length`` or ``random`` allocation beside Uniform's, ``most-confident`` beside
+``confident-ties``); the simpler one holds better on the other half.
 """
 
 from __future__ import annotations
@@ -29,8 +38,9 @@ from .options import exclusive
 from .settings import Generation, Vote, options, param_name
 
 SIGNIFICANCE = 2.0  # a gain counts when it exceeds this many standard errors
-SPLITS = 25  # random halvings of the questions; each is used both ways
-MIN_QUESTIONS = 50  # fewer graded questions: Uniform + majority (a half of 25 decides nothing)
+FOLDS = 5  # cross-validation: the selection rule chooses on 4/5 of the questions, scored on the other 1/5
+REPEATS = 5  # random partitions into folds
+MIN_QUESTIONS = 50  # fewer graded questions: Uniform + majority (too few to tell a gain from noise)
 BASELINE = ("uniform", None, None, voting.DEFAULT_RULE)  # allocator, signal, T, vote rule
 
 
@@ -45,16 +55,16 @@ def held_out(outcomes: dict[tuple, np.ndarray], upper_bounds, context: dict) -> 
         if base_key not in outcomes:
             continue
         keys = preferred([k for k in outcomes if k[3] == n and k[0] not in upper_bounds and k != base_key],
-                         lambda k: k[:2])
+                         lambda k: (k[0], k[1], k[4]))
         base = outcomes[base_key].astype(np.float64)
         diffs = np.stack([outcomes[k] - base for k in keys]) if keys else np.zeros((0, *base.shape))
-        gain, se, rounds = _held_out_gain(diffs)
+        gain, se, rounds = _cross_validated_gain(diffs)
         pick = _select(diffs, np.arange(base.shape[1]))
         enough = base.shape[1] >= MIN_QUESTIONS
         chosen = keys[pick] if pick is not None and enough and gain > SIGNIFICANCE * se else base_key
         entry = {"N": n, "allocator": chosen[0], "signal": chosen[1], "T": chosen[2], "vote_rule": chosen[4],
                  "gain": gain if chosen != base_key else 0.0, "se": se if chosen != base_key else 0.0,
-                 "held_out": {"gain": gain, "se": se, "splits": rounds},
+                 "held_out": {"gain": gain, "se": se, "selections": rounds},
                  "in_sample_gain": float(diffs[keys.index(chosen)].mean()) if chosen != base_key else 0.0}
         settings = run_settings(entry, context)
         entry["flags"] = flags(settings)
@@ -63,48 +73,65 @@ def held_out(outcomes: dict[tuple, np.ndarray], upper_bounds, context: dict) -> 
     return out
 
 
-def preferred(items: list, allocator_signal) -> list:
-    """``items`` in the order that breaks ties between equal gains (the first of equals wins):
-    Uniform, then the other signal-free allocators, then the rest, each in the given order. At
-    N = the pool's samples per question every allocator draws the whole pool: the simplest wins."""
-    def rank(item) -> tuple[bool, bool]:
-        allocator, signal = allocator_signal(item)
-        return allocator != "uniform", signal is not None
+def preferred(items: list, describe) -> list:
+    """``items`` from the simplest to the most elaborate, the order that breaks ties between equal
+    gains (the first of equals wins) and that the one-standard-error rule reads: Uniform, then the
+    other signal-free allocators, then the rest; within each, the vote rules in ``voting.RULES``
+    order (majority, then the rules that depart more and more from it); otherwise the given
+    order. ``describe(item)``: its (allocator, signal, vote rule). At N = the pool's samples per
+    question every allocator draws the whole pool: the simplest wins."""
+    order = list(voting.RULES)
+
+    def rank(item) -> tuple[bool, bool, int]:
+        allocator, signal, rule = describe(item)
+        return allocator != "uniform", signal is not None, order.index(rule or voting.DEFAULT_RULE)
 
     return sorted(items, key=rank)
 
 
 def _select(diffs: np.ndarray, questions: np.ndarray) -> int | None:
-    """The selection rule on ``questions``: the index of the combination with the highest
-    mean paired gain (the first of equal gains, see ``preferred``), or None when that gain is not above ``SIGNIFICANCE`` standard errors
-    over seeds — Uniform + majority."""
+    """The selection rule on ``questions`` (combinations in ``preferred`` order): None —
+    Uniform + majority — when the highest mean paired gain is not above ``SIGNIFICANCE``
+    standard errors over seeds; else the index of the first combination whose gain is within
+    one question-level standard error of the highest (the one-standard-error rule)."""
     if not diffs.shape[0] or questions.size < 2:
         return None
-    per_seed = diffs[:, :, questions].mean(axis=2)  # combinations × seeds
+    on = diffs[:, :, questions]
+    per_seed = on.mean(axis=2)  # combinations × seeds
     mean = per_seed.mean(axis=1)
     best = int(np.argmax(mean))
     seeds = per_seed.shape[1]
     se = per_seed[best].std(ddof=1) / np.sqrt(seeds) if seeds > 1 else np.inf
-    return best if mean[best] > SIGNIFICANCE * se else None
+    if not mean[best] > SIGNIFICANCE * se:
+        return None
+    per_question = on.mean(axis=1)  # combinations × questions
+    gap_se = (per_question[best] - per_question).std(axis=1, ddof=1) / np.sqrt(questions.size)
+    return int(np.flatnonzero(mean >= mean[best] - gap_se - 1e-12)[0])
 
 
-def _held_out_gain(diffs: np.ndarray) -> tuple[float, float, int]:
-    """Mean gain, over halvings and both directions, of the selection rule chosen on one half
-    and scored on the other; its standard error (the spread of one half's score over the
-    halvings, / √2 for the whole pool's size); and the number of selections."""
+def _cross_validated_gain(diffs: np.ndarray) -> tuple[float, float, int]:
+    """The selection rule's gain on questions it did not choose on: per question, its gain under
+    the combination chosen on the other folds (0 where that is Uniform + majority), averaged over
+    the repeats; the mean over questions, its standard error (their spread / √m: what a new set
+    of the pool's size brings) and the number of selections made.
+
+    Cross-validation (Hastie et al., ESL §7.10) rather than halving: each selection sees four
+    fifths of the questions, so it is close to the one made on the whole pool, and every
+    question is scored in every repeat."""
     m = diffs.shape[2]
-    if m < 4:
+    if m < FOLDS:
         return 0.0, 0.0, 0
     rng = np.random.default_rng(0)
-    scored = []
-    for _ in range(SPLITS):
+    held = np.zeros((REPEATS, m))
+    for r in range(REPEATS):
         order = rng.permutation(m)
-        halves = (order[: m // 2], order[m // 2:])
-        for train, test in (halves, halves[::-1]):
-            pick = _select(diffs, train)
-            scored.append(0.0 if pick is None else float(diffs[pick][:, test].mean()))
-    scored = np.array(scored)
-    return float(scored.mean()), float(scored.std(ddof=1) / np.sqrt(2)), scored.size
+        for f in range(FOLDS):
+            test = order[f::FOLDS]
+            pick = _select(diffs, np.sort(np.setdiff1d(order, test)))
+            if pick is not None:
+                held[r, test] = diffs[pick][:, test].mean(axis=0)
+    per_question = held.mean(axis=0)
+    return float(per_question.mean()), float(per_question.std(ddof=1) / np.sqrt(m)), REPEATS * FOLDS
 
 
 def run_settings(entry: dict, context: dict) -> dict:
@@ -181,7 +208,7 @@ def by_budget(summary: Sequence[dict]) -> list[dict]:
             continue
         bounds = [e for e in at if e.get("upper_bound")]
         runnable = preferred([e for e in at if not e.get("upper_bound") and not _is_baseline(e)],
-                             lambda e: (e["allocator"], e["signal"]))
+                             lambda e: (e["allocator"], e["signal"], e.get("vote_rule")))
         out.append({"N": n, "uniform": uniform, "best": max(runnable, key=lambda e: e["diff_uniform"], default=None),
                     "headroom": max(bounds, key=lambda e: e["diff_uniform"], default=None)})
     return out
@@ -214,8 +241,9 @@ def markdown(summary: Sequence[dict], recommendations: Sequence[dict] = ()) -> s
                    "oracle knows each question's answer distribution in the pool, so it bounds every allocation under "
                    "majority vote on this pool (not other vote rules). Best in-sample: chosen and measured on the same "
                    "draws (optimistic). Recommended: the best combination when it wins by more than "
-                   f"{SIGNIFICANCE:g} standard errors, chosen on half of the questions and scored on the other half "
-                   f"({SPLITS} random halvings, both ways); its held-out gain must itself exceed {SIGNIFICANCE:g} "
+                   f"{SIGNIFICANCE:g} standard errors (or the simplest within one standard error of it), chosen on "
+                   f"{FOLDS - 1}/{FOLDS} of the questions and scored on the other 1/{FOLDS} ({FOLDS}-fold "
+                   f"cross-validation, {REPEATS} times); its held-out gain must itself exceed {SIGNIFICANCE:g} "
                    f"standard errors and the pool hold {MIN_QUESTIONS} graded questions, else Uniform + majority. Run it on new questions (the pool's sampling settings "
                    "included):"), ""]
     lines += [f"- N = {r['N']}: `uab run QUESTIONS --budget {r['N']} --out RUN {rec['flags']}`"
