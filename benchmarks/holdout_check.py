@@ -1,9 +1,14 @@
 """Does `uab simulate`'s recommendation hold on new questions? Split a pool's questions in
-two halves, take the recommendation row that `simulate` writes on one half, replay exactly
-that combination on the other half against Uniform + majority (20 seeds, paired), and the
-other way round. Prints, per pool and N, the held-out gain ± standard error.
+two halves, take the recommendation row that `simulate` writes on one half (A), replay exactly
+that combination on the other half (B) against Uniform + majority (20 seeds, paired). Prints,
+per pool, split and N, the gain on B ± its standard error over seeds, then per pool and N how
+often the gain reached +2 points and how often it was worse by more than 2 standard errors.
+
+With `--on OTHER`, the recommendation is chosen on the whole of each POOL and replayed on
+OTHER instead: a pool drawn on other questions (the calibrate-then-run use).
 
     python benchmarks/holdout_check.py results/smollm2-math/pool.jsonl [--budgets 2,3,4] [--splits 3]
+    python benchmarks/holdout_check.py results/smollm2-math/pool.jsonl --on results/smollm2-math-s1/pool.jsonl
 """
 
 from __future__ import annotations
@@ -30,6 +35,12 @@ def replay(records, rec: dict, n: int, seeds: int) -> tuple[float, float]:
     return float(d.mean()), float(d.std(ddof=1) / math.sqrt(d.size))
 
 
+def recommend_on(records, budgets, allocators, temps) -> list[dict]:
+    rows = evaluation.simulate(records, budgets, allocators, ["anll"], 20, temps if len(temps) > 1 else temps[0],
+                               vote_rules=list(evaluation.voting.RULES), recommendations=True)
+    return evaluation.recommendations(list(rows))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("pools", nargs="+")
@@ -37,25 +48,38 @@ def main() -> None:
     ap.add_argument("--splits", type=int, default=2)
     ap.add_argument("--allocators", default="uab,uniform,random,length,oracle")
     ap.add_argument("-T", default="0.2")
+    ap.add_argument("--on", metavar="OTHER", help="replay on this pool, chosen on the whole of each POOL")
     args = ap.parse_args()
     budgets = [int(b) for b in args.budgets.split(",")]
     temps = [float(t) for t in args.T.split(",")]
-    print("| pool | split | N | recommended on half A | held-out gain on half B (pp) |")
+    allocators = args.allocators.split(",")
+    other = load_records(args.on, "sampled")[0] if args.on else None
+    print(f"| pool | split | N | recommended on {'the pool' if other else 'half A'} | "
+          f"gain on {args.on or 'half B'} (pp) |")
     print("|---|---|---|---|---|")
+    tally: dict[tuple[str, int], list[tuple[float, float]]] = {}
     for path in args.pools:
         records, _ = load_records(path, "sampled")
-        for split in range(args.splits):
-            order = np.random.default_rng(100 + split).permutation(len(records))
-            a = [records[i] for i in sorted(order[: len(records) // 2])]
-            b = [records[i] for i in sorted(order[len(records) // 2:])]
-            rows = list(evaluation.simulate(a, budgets, args.allocators.split(","), ["anll"], 20,
-                                            temps if len(temps) > 1 else temps[0],
-                                            vote_rules=list(evaluation.voting.RULES), recommendations=True))
-            for rec in evaluation.recommendations(rows):
-                gain, se = replay(b, rec, rec["N"], 20)
+        for split in range(1 if other else args.splits):
+            if other:
+                a, b = records, other
+            else:
+                order = np.random.default_rng(100 + split).permutation(len(records))
+                a = [records[i] for i in sorted(order[: len(records) // 2])]
+                b = [records[i] for i in sorted(order[len(records) // 2:])]
+            for rec in recommend_on(a, budgets, allocators, temps):
+                baseline = (rec["allocator"], rec["vote_rule"]) == ("uniform", "majority")
+                gain, se = (0.0, 0.0) if baseline else replay(b, rec, rec["N"], 20)
+                tally.setdefault((path, rec["N"]), []).append((gain, se))
                 name = f"{rec['allocator']}" + (f" ({rec['signal']}, T={rec['T']:g})" if rec["signal"] else "")
-                print(f"| {path} | {split} | {rec['N']} | {name} + {rec['vote_rule']} | "
+                print(f"| {path} | {'—' if other else split} | {rec['N']} | {name} + {rec['vote_rule']} | "
                       f"{100 * gain:+.2f} ± {100 * se:.2f} |", flush=True)
+    print("\n| pool | N | mean gain (pp) | least | ≥ +2 | worse by > 2 SE |\n|---|---|---|---|---|---|")
+    for (path, n), got in tally.items():
+        gains = np.array([g for g, _ in got])
+        worse = sum(g < -2 * se for g, se in got)
+        print(f"| {path} | {n} | {100 * gains.mean():+.2f} | {100 * gains.min():+.2f} | "
+              f"{int((gains >= 0.02 - 1e-12).sum())}/{len(got)} | {worse}/{len(got)} |")
 
 
 if __name__ == "__main__":

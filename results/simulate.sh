@@ -3,14 +3,22 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ALL=uab,uab-coverage,uab-exit-hard,uab-exit-easy-skip,majority,uniform,random,length,oracle
-for pool in smollm2-math smollm2-mc; do
-  signals=anll; [ "$pool" = smollm2-math ] && signals=anll,total-nll,max-nll,nll-var
-  uab simulate results/$pool --budgets 2,4,8 --seeds 20 --allocators $ALL --signals $signals \
+for pool in smollm2-math smollm2-mc smollm2-math-s1; do
+  signals=anll; [ "$pool" != smollm2-mc ] && signals=anll,total-nll,max-nll,nll-var
+  budgets=2,4,8; cost=1,2,4,6,8,12,16  # the paper's budgets, up to the pool's 16 samples per question
+  [ "$pool" = smollm2-math-s1 ] && budgets=2,3,4,8 && cost=1,2,3,4,6,8
+  uab simulate results/$pool --budgets $budgets --seeds 20 --allocators $ALL --signals $signals \
       -o results/$pool/simulate.jsonl -q
-  uab simulate results/$pool --budgets 2,4,8 --seeds 20 --allocators uab,uab-coverage,majority,uniform,oracle \
+  uab simulate results/$pool --budgets $budgets --seeds 20 --allocators uab,uab-coverage,majority,uniform,oracle \
       -T 0.1,0.5,1,2 -o results/$pool/simulate-T.jsonl -q
-  # The cost at fixed accuracy over the paper's budgets (1 to the pool's 16), ANLL, both skip-mode exits.
-  uab simulate results/$pool --budgets 1,2,4,6,8,12,16 --seeds 20 --allocators $ALL,uab-exit-hard-skip \
+  # The cost at fixed accuracy over the budgets, ANLL, both skip-mode exits.
+  uab simulate results/$pool --budgets $cost --seeds 20 --allocators $ALL,uab-exit-hard-skip \
       -o results/$pool/simulate-cost.jsonl -q
   uab report results/$pool/simulate-cost.jsonl -o results/$pool/report --pool results/$pool
 done
+# Does a recommendation hold on new questions? Chosen on halves of each pool and replayed on the other half,
+# and chosen on the whole smollm2-math pool and replayed on the new questions of smollm2-math-s1.
+python benchmarks/holdout_check.py results/smollm2-math/pool.jsonl results/smollm2-math-s1/pool.jsonl --splits 6 \
+    > results/holdout.md
+python benchmarks/holdout_check.py results/smollm2-math/pool.jsonl --on results/smollm2-math-s1/pool.jsonl \
+    >> results/holdout.md

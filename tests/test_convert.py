@@ -350,12 +350,16 @@ def test_read_table_parquet_without_pyarrow(tmp_path, monkeypatch):
 # --- sample data ---------------------------------------------------------------------------------
 
 
-def test_math_set_regenerates_byte_for_byte(tmp_path):
+MATH_SETS = {0: "math_graded.jsonl", 1: "math_graded_s1.jsonl"}  # seed: committed file
+
+
+@pytest.mark.parametrize("seed", MATH_SETS)
+def test_math_set_regenerates_byte_for_byte(tmp_path, seed):
     out = tmp_path / "math.jsonl"
     subprocess.run(
-        [sys.executable, str(ROOT / "scripts" / "make_math_set.py"), "--seed", "0", "-o", str(out)], check=True
+        [sys.executable, str(ROOT / "scripts" / "make_math_set.py"), "--seed", str(seed), "-o", str(out)], check=True
     )
-    assert out.read_bytes() == (SAMPLES / "math_graded.jsonl").read_bytes()
+    assert out.read_bytes() == (SAMPLES / MATH_SETS[seed]).read_bytes()
 
 
 def check_records(records: list[dict]) -> None:
@@ -376,8 +380,9 @@ def check_records(records: list[dict]) -> None:
             assert r["type"] != "mc"
 
 
-def test_sample_math_graded():
-    records = load_jsonl(SAMPLES / "math_graded.jsonl")
+@pytest.mark.parametrize("name", MATH_SETS.values())
+def test_sample_math_graded(name):
+    records = load_jsonl(SAMPLES / name)
     check_records(records)
     assert len(records) >= 240
     assert {r["level"] for r in records} == {1, 2, 3, 4, 5, 6}
@@ -387,8 +392,9 @@ def test_sample_math_graded():
     assert len({r["question"] for r in records}) == len(records)
 
 
-def test_sample_math_graded_answers_are_right():
-    for r in load_jsonl(SAMPLES / "math_graded.jsonl"):
+@pytest.mark.parametrize("name", MATH_SETS.values())
+def test_sample_math_graded_answers_are_right(name):
+    for r in load_jsonl(SAMPLES / name):
         q = r["question"]
         if q.startswith("What is "):
             expr = q[len("What is ") : -1].replace("×", "*")
