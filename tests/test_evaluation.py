@@ -360,6 +360,15 @@ def test_recommendation_takes_the_simplest_combination_within_one_standard_error
     [rec] = recommend.held_out(outcomes, set(), context)
     assert (rec["allocator"], rec["vote_rule"]) == ("uniform", "confident-ties")
     assert rec["in_sample_gain"] == pytest.approx((simple - base).mean())
+    # A simpler combination within one standard error that does not itself beat Uniform + majority
+    # is no candidate: the rule takes the best (diffs in preference order, simplest first).
+    half = np.tile(np.arange(m) < m // 2, (s_, 1)).astype(float)  # right on the first 200 questions
+    worse, modest = half.copy(), half.copy()
+    worse[:, 100:104] = 0  # loses 4 questions
+    modest[:, 200:260], modest[:, :54] = 1, 0  # wins 60, loses 54: +1.5 points, noisily
+    gap = (modest - worse)[0]
+    assert (worse - half).mean() < 0 < (modest - half).mean() and gap.mean() < gap.std(ddof=1) / np.sqrt(m)
+    assert recommend._select(np.stack([worse - half, modest - half]), np.arange(m)) == 1
     clearly = np.maximum(simple, rng.random(m) < 0.15)  # +7 points more on top, on every seed
     outcomes["length", None, None, 4, "most-confident"] = clearly
     [rec] = recommend.held_out(outcomes, set(), context)

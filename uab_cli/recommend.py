@@ -93,7 +93,8 @@ def _select(diffs: np.ndarray, questions: np.ndarray) -> int | None:
     """The selection rule on ``questions`` (combinations in ``preferred`` order): None —
     Uniform + majority — when the highest mean paired gain is not above ``SIGNIFICANCE``
     standard errors over seeds; else the index of the first combination whose gain is within
-    one question-level standard error of the highest (the one-standard-error rule)."""
+    one question-level standard error of the highest (the one-standard-error rule) and itself
+    above ``SIGNIFICANCE`` standard errors over seeds."""
     if not diffs.shape[0] or questions.size < 2:
         return None
     on = diffs[:, :, questions]
@@ -101,12 +102,13 @@ def _select(diffs: np.ndarray, questions: np.ndarray) -> int | None:
     mean = per_seed.mean(axis=1)
     best = int(np.argmax(mean))
     seeds = per_seed.shape[1]
-    se = per_seed[best].std(ddof=1) / np.sqrt(seeds) if seeds > 1 else np.inf
-    if not mean[best] > SIGNIFICANCE * se:
+    se = per_seed.std(axis=1, ddof=1) / np.sqrt(seeds) if seeds > 1 else np.full(mean.shape, np.inf)
+    significant = mean > SIGNIFICANCE * se
+    if not significant[best]:
         return None
     per_question = on.mean(axis=1)  # combinations × questions
     gap_se = (per_question[best] - per_question).std(axis=1, ddof=1) / np.sqrt(questions.size)
-    return int(np.flatnonzero(mean >= mean[best] - gap_se - 1e-12)[0])
+    return int(np.flatnonzero(significant & (mean >= mean[best] - gap_se - 1e-12))[0])
 
 
 def _cross_validated_gain(diffs: np.ndarray) -> tuple[float, float, int]:
