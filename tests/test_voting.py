@@ -199,5 +199,12 @@ def test_a_pool_of_too_few_questions_recommends_uniform_majority():
     context = {"vote": Vote(), "generation": {}, "k1": {}}
     [few] = recommend.held_out(outcomes, set(), context)
     assert few["vote_rule"] == "majority" and few["held_out"]["gain"] > 0.05  # gated by MIN_QUESTIONS = 50
+    assert few["kept_over"] == {"allocator": "uniform", "signal": None, "T": None, "vote_rule": "weighted",
+                                "in_sample_gain": pytest.approx((better - base).mean()),
+                                "why": "fewer than 50 graded questions"}
+    assert "uniform + majority (kept over uniform + weighted: fewer than 50 graded questions)" in recommend.markdown(
+        [{"allocator": "uniform", "signal": None, "T": None, "N": 2, "vote_rule": "majority", "accuracy": 0.5,
+          "diff_uniform": 0.0, "diff_se": 0.0}], [few])
     many = {k: np.tile(v, 2) for k, v in outcomes.items()}
-    assert recommend.held_out(many, set(), context)[0]["vote_rule"] == "weighted"
+    [chosen] = recommend.held_out(many, set(), context)
+    assert chosen["vote_rule"] == "weighted" and "kept_over" not in chosen

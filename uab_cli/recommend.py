@@ -66,6 +66,11 @@ def held_out(outcomes: dict[tuple, np.ndarray], upper_bounds, context: dict) -> 
                  "gain": gain if chosen != base_key else 0.0, "se": se if chosen != base_key else 0.0,
                  "held_out": {"gain": gain, "se": se, "selections": rounds},
                  "in_sample_gain": float(diffs[keys.index(chosen)].mean()) if chosen != base_key else 0.0}
+        if chosen == base_key and pick is not None:  # what won on the pool, and why it is not recommended
+            entry["kept_over"] = {"allocator": keys[pick][0], "signal": keys[pick][1], "T": keys[pick][2],
+                                  "vote_rule": keys[pick][4], "in_sample_gain": float(diffs[pick].mean()),
+                                  "why": f"held-out gain not above {SIGNIFICANCE:g} standard errors" if enough
+                                  else f"fewer than {MIN_QUESTIONS} graded questions"}
         settings = run_settings(entry, context)
         entry["flags"] = flags(settings)
         entry["settings"] = settings
@@ -216,6 +221,12 @@ def by_budget(summary: Sequence[dict]) -> list[dict]:
     return out
 
 
+def _recommended(rec: dict) -> str:
+    """The recommendation's label; for Uniform + majority kept over an in-sample winner, which."""
+    over = rec.get("kept_over")
+    return label(rec) + (f" (kept over {label(over)}: {over['why']})" if over else "")
+
+
 def _pp(gain: float, se: float | None) -> str:
     return f"{100 * gain:+.2f}" + ("" if se is None else f" ± {100 * se:.2f}")
 
@@ -237,7 +248,7 @@ def markdown(summary: Sequence[dict], recommendations: Sequence[dict] = ()) -> s
             f"| {r['N']} | {100 * r['uniform']['accuracy']:.2f} | "
             f"{'—' if head is None else _pp(head['diff_uniform'], head['diff_se'])} | "
             f"{'—' if best is None else label(best)} | {'—' if best is None else _pp(best['diff_uniform'], best['diff_se'])} | "
-            f"{'—' if part is None else f'{100 * part:.0f} %'} | {'—' if rec is None else label(rec)} | "
+            f"{'—' if part is None else f'{100 * part:.0f} %'} | {'—' if rec is None else _recommended(rec)} | "
             f"{'—' if rec is None else _pp(rec['held_out']['gain'], rec['held_out']['se'])} |")
     lines += ["", ("Headroom: the oracle's accuracy minus Uniform + majority's, paired by seed (± standard error); the "
                    "oracle knows each question's answer distribution in the pool, so it bounds every allocation under "
