@@ -68,8 +68,7 @@ def main() -> None:
                 a = [records[i] for i in sorted(order[: len(records) // 2])]
                 b = [records[i] for i in sorted(order[len(records) // 2:])]
             for rec in recommend_on(a, budgets, allocators, temps):
-                baseline = (rec["allocator"], rec["vote_rule"]) == ("uniform", "majority")
-                gain, se = (0.0, 0.0) if baseline else replay(b, rec, rec["N"], 20)
+                gain, se = replay(b, rec, rec["N"], 20)
                 tally.setdefault((path, rec["N"]), []).append((gain, se))
                 name = f"{rec['allocator']}" + (f" ({rec['signal']}, T={rec['T']:g})" if rec["signal"] else "")
                 print(f"| {path} | {'—' if other else split} | {rec['N']} | {name} + {rec['vote_rule']} | "

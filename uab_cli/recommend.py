@@ -62,13 +62,12 @@ def held_out(outcomes: dict[tuple, np.ndarray], upper_bounds, context: dict) -> 
         pick = _select(diffs, np.arange(base.shape[1]))
         enough = base.shape[1] >= MIN_QUESTIONS
         chosen = keys[pick] if pick is not None and enough and gain > SIGNIFICANCE * se else base_key
-        entry = {"N": n, "allocator": chosen[0], "signal": chosen[1], "T": chosen[2], "vote_rule": chosen[4],
+        entry = {"N": n, **_combination(chosen),
                  "gain": gain if chosen != base_key else 0.0, "se": se if chosen != base_key else 0.0,
                  "held_out": {"gain": gain, "se": se, "selections": rounds},
                  "in_sample_gain": float(diffs[keys.index(chosen)].mean()) if chosen != base_key else 0.0}
         if chosen == base_key and pick is not None:  # what won on the pool, and why it is not recommended
-            entry["kept_over"] = {"allocator": keys[pick][0], "signal": keys[pick][1], "T": keys[pick][2],
-                                  "vote_rule": keys[pick][4], "in_sample_gain": float(diffs[pick].mean()),
+            entry["kept_over"] = {**_combination(keys[pick]), "in_sample_gain": float(diffs[pick].mean()),
                                   "why": f"held-out gain not above {SIGNIFICANCE:g} standard errors" if enough
                                   else f"fewer than {MIN_QUESTIONS} graded questions"}
         settings = run_settings(entry, context)
@@ -76,6 +75,11 @@ def held_out(outcomes: dict[tuple, np.ndarray], upper_bounds, context: dict) -> 
         entry["settings"] = settings
         out.append(entry)
     return out
+
+
+def _combination(key: tuple) -> dict:
+    """An ``outcomes`` key (allocator, signal, T, N, vote rule) as recommendation fields."""
+    return {"allocator": key[0], "signal": key[1], "T": key[2], "vote_rule": key[4]}
 
 
 def preferred(items: list, describe) -> list:
@@ -134,7 +138,7 @@ def _cross_validated_gain(diffs: np.ndarray) -> tuple[float, float, int]:
         order = rng.permutation(m)
         for f in range(FOLDS):
             test = order[f::FOLDS]
-            pick = _select(diffs, np.sort(np.setdiff1d(order, test)))
+            pick = _select(diffs, np.setdiff1d(order, test))  # sorted
             if pick is not None:
                 held[r, test] = diffs[pick][:, test].mean(axis=0)
     per_question = held.mean(axis=0)
