@@ -27,16 +27,16 @@ def replay(records, rec: dict, n: int, seeds: int) -> tuple[float, float]:
     """The recommended combination's accuracy minus Uniform + majority's on ``records``."""
     rule = rec["vote_rule"]
     names = ["uniform"] if rec["allocator"] == "uniform" else [rec["allocator"], "uniform"]
-    signals = [rec["signal"]] if rec["signal"] else ["anll"]
-    rows = list(evaluation.simulate(records, [n], names, signals, seeds, rec["T"] or 0.2,
-                                    vote_rules=[rule], vote=Vote(signal="anll")))
+    signals = [rec["signal"]] if rec["signal"] else None  # None: the pool's own, as simulate chose with
+    rows = list(evaluation.simulate(records, [n], names, signals, seeds, rec["T"] or 0.2, vote_rules=[rule],
+                                    vote=Vote(signal=rec["settings"].get("vote_signal"))))
     acc = {(r["allocator"], r["vote_rule"], r["seed"]): r["accuracy"] for r in rows if "skipped" not in r}
     d = np.array([acc[rec["allocator"], rule, s] - acc["uniform", "majority", s] for s in range(seeds)])
     return float(d.mean()), float(d.std(ddof=1) / math.sqrt(d.size))
 
 
 def recommend_on(records, budgets, allocators, temps) -> list[dict]:
-    rows = evaluation.simulate(records, budgets, allocators, ["anll"], 20, temps if len(temps) > 1 else temps[0],
+    rows = evaluation.simulate(records, budgets, allocators, None, 20, temps if len(temps) > 1 else temps[0],
                                vote_rules=list(evaluation.voting.RULES), recommendations=True)
     return evaluation.recommendations(list(rows))
 

@@ -131,6 +131,30 @@ def test_simulate_crosses_vote_rules_and_labels_every_row():
     assert [r["N"] for r in recs] == [2, 4] and recs[0]["vote_rule"] == "most-confident"
 
 
+def test_simulate_reads_a_vcs_pools_own_confidence_by_default():
+    """A pool drawn with --vcs (Cohere: no logprobs) carries verbalised scores only: without
+    --signals or --vote-signal, simulate allocates and votes by them (it read ANLL, which such
+    a pool lacks: UAB was skipped and every confidence rule fell back to majority)."""
+    rng = np.random.default_rng(3)
+    records = []
+    for i in range(80):
+        p = rng.uniform(0.3, 0.7)
+        ss = [{"index": j, "phase": 1, "text": "", "answer": a, "confidence": c}
+              for j, (a, c) in enumerate(("7", 9) if rng.random() < p else (str(rng.integers(10, 13)), 4)
+                                         for _ in range(6))]
+        records.append({"id": f"q{i}", "question": "q", "answer": "7", "type": "math", "samples": ss,
+                        "uab": {"phase1": {"backend": "cohere", "model": "command-r", "vcs": True}}})
+    rows = list(evaluation.simulate(records, [2], ["uab", "uniform"], seeds=4, vote_rules=["confident-ties"],
+                                    recommendations=True))
+    assert not [r for r in rows if "skipped" in r] and {r["signal"] for r in rows if r.get("allocator") == "uab"} \
+        == {"vcs"}
+    assert not any(r.get("vote_fallbacks") for r in rows)
+    summary = {(e["allocator"], e["vote_rule"]): e for e in evaluation.summarize(rows)}
+    assert summary["uniform", "confident-ties"]["diff_uniform"] > 0.05  # the scores break the ties
+    [rec] = [r["recommendation"] for r in rows if "recommendation" in r]
+    assert "--vote-signal vcs" in rec["flags"]
+
+
 def questions(tmp_path, m: int = 24):
     path = tmp_path / "q.jsonl"
     path.write_text("".join(json.dumps({"id": f"q{i}", "question": f"What is {i % 9 + 2} + {i % 7 + 3}?",

@@ -467,6 +467,7 @@ def _targets(text: str | None) -> list[float] | None:
     return [v / 100 for v in values]
 
 
+OWN_SIGNAL = "the pool's own: vcs for a pool drawn with --vcs, else anll"
 Targets = Annotated[str | None, typer.Option(metavar="PCT,...", show_default="5 inside Uniform + majority's range",
                                              help="Target accuracies in percent for the cost at fixed accuracy: the "
                                              "least N that reaches each, and the saving against Uniform + majority.")]
@@ -481,14 +482,16 @@ def simulate(
     budgets: Annotated[str, typer.Option(help="Comma-separated N values.")] = "2,4,8",
     allocators: Annotated[str, typer.Option(help=f"Comma-separated allocators: {', '.join(allocators.ALLOCATORS)}.")]
     = "uab,uniform,random,length,oracle",
-    signals: Annotated[str, typer.Option(help=f"Comma-separated signals: {', '.join(SIGNALS)}.")] = "anll",
+    signals: Annotated[str | None, typer.Option(help=f"Comma-separated signals: {', '.join(SIGNALS)}.",
+                                                show_default=OWN_SIGNAL)] = None,
     seeds: Annotated[int, typer.Option(min=1, max=100_000, help="Number of replay seeds (0..seeds-1).")] = 20,
     signal_temperature: Annotated[str, typer.Option("--signal-temperature", "-T", help="T, or comma-separated Ts.")]
     = str(DEFAULT_T),
     vote_rules: Annotated[str, typer.Option(help=f"Comma-separated vote rules: {', '.join(voting.RULES)} "
                                             "(majority is always replayed: Uniform + majority is the reference).")]
     = ",".join(voting.RULES),
-    vote_signal: Annotated[VoteSignalName, typer.Option(help="Per-sample signal the confidence rules read.")] = "anll",
+    vote_signal: Annotated[VoteSignalName | None, typer.Option(help="Per-sample signal the confidence rules read.",
+                                                               show_default=OWN_SIGNAL)] = None,
     targets: Targets = None,
     quiet: Quiet = False,
 ) -> None:
@@ -503,7 +506,7 @@ def simulate(
              for t in _floats(signal_temperature, "-T/--signal-temperature")]
     rule = from_params(Vote, {**ctx.params, "vote_signal": vote_signal})
     gain = from_params(Allocation, {"gain": ctx.params["gain"]}).gain
-    rows = list(evaluation.simulate(records, _ints(budgets, "--budgets"), _csv(allocators), _csv(signals),
+    rows = list(evaluation.simulate(records, _ints(budgets, "--budgets"), _csv(allocators), _csv(signals or ""),
                                     seeds, temps if len(temps) > 1 else temps[0], gain, vote_rules=_csv(vote_rules),
                                     vote=rule, recommendations=True, analyses=True, targets=accuracies))
     write_records(output, rows)

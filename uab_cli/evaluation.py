@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
 
 import numpy as np
 
@@ -13,7 +14,7 @@ from .allocators import ALLOCATORS, NEEDS_JUDGE, SIGNAL_FREE, SIMULATE_ONLY, Job
 from .analyses import Deciles, at_accuracy, deciles_of
 from .answers import gold_answer, is_correct
 from .errors import UabError
-from .pipeline import generation_of
+from .pipeline import default_signal, generation_of
 from .pools import Pool
 from .records import samples
 from .settings import Vote
@@ -51,7 +52,7 @@ def simulate(
     records: Sequence[dict] | Pool,
     budgets: Sequence[int],
     allocators: Sequence[str],
-    signals: Sequence[str] = ("anll",),
+    signals: Sequence[str] | None = None,
     seeds: int | Sequence[int] = 20,
     temperature: float | Sequence[float] = DEFAULT_T,
     gain: str = "algorithm1",
@@ -81,10 +82,15 @@ def simulate(
     (``majority`` always among them: Uniform + majority is the reference), with the
     confidence settings of ``vote``; upper bounds by ``majority`` only (what they bound).
     Unrunnable combinations yield one row with ``skipped``. Options are checked before the
-    first row (``UabError``).
+    first row (``UabError``). Without ``signals``, and without ``vote.signal``, both are the
+    pool's own (``pipeline.default_signal``, as ``allocate`` and ``vote`` take it): ``vcs``
+    for a pool drawn with ``--vcs``, else ``anll``.
     """
     vote = vote or Vote()
     pool = records if isinstance(records, Pool) else Pool(records, vote.cut)
+    own = default_signal(pool.records[0])
+    signals = list(signals) if signals else [own]
+    vote = vote if vote.signal is not None else replace(vote, signal=own)
     if pool.cut_samples != vote.cut:
         raise UabError(f"the pool was prepared with --cut-samples {pool.cut_samples}, not {vote.cut}")
     seeds = list(range(seeds)) if isinstance(seeds, int) else [int(s) for s in seeds]
