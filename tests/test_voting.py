@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from uab_cli import evaluation, pipeline, voting
+from uab_cli import evaluation, pipeline, report, voting
 from uab_cli.cli import app
 from uab_cli.errors import UabError
 from uab_cli.settings import Vote
@@ -153,6 +153,11 @@ def test_simulate_reads_a_vcs_pools_own_confidence_by_default():
     assert summary["uniform", "confident-ties"]["diff_uniform"] > 0.05  # the scores break the ties
     [rec] = [r["recommendation"] for r in rows if "recommendation" in r]
     assert "--vote-signal vcs" in rec["flags"]
+    # Told to read ANLL, which this pool lacks, every confidence vote falls back, and the table says so.
+    anll = list(evaluation.simulate(records, [2], ["uniform"], seeds=2, vote_rules=["confident-ties"],
+                                    vote=Vote(signal="anll")))
+    note = report.markdown_table(evaluation.summarize(anll), None, [])
+    assert "up to 80 questions per replay had a voted sample without the vote's confidence statistic" in note
 
 
 def questions(tmp_path, m: int = 24):

@@ -40,8 +40,9 @@ def markdown_table(summary: Sequence[dict], correlation: float | None = None,
         text += f"\nANLL–correctness Pearson r over the pool's samples: {correlation:.3f} (paper: ≈ −0.3)\n"
     fell = max((e.get("vote_fallbacks", 0) for e in summary), default=0)
     if fell:
-        notes.append(f"- up to {fell:.1f} questions per replay had a voted sample without the vote's confidence "
-                     "statistic: the confidence rules voted them by majority")
+        shown = f"{fell:.1f}".removesuffix(".0")
+        notes.append(f"- up to {shown} questions per replay had a voted sample without the vote's confidence "
+                     "statistic: the confidence rules voted them by majority (--vote-signal reads another)")
     cut = [e for e in summary if e.get("cut") is not None]
     if cut:
         share = sum(e["cut"] for e in cut) / sum(e["samples_used"] for e in cut)
