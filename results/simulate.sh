@@ -22,3 +22,6 @@ python benchmarks/holdout_check.py results/smollm2-math/pool.jsonl results/smoll
     > results/holdout.md
 python benchmarks/holdout_check.py results/smollm2-math/pool.jsonl --on results/smollm2-math-s1/pool.jsonl \
     >> results/holdout.md
+# The same check on a synthetic pool of a well-calibrated small model (scripts/make_synthetic_pool.py, its docstring).
+python benchmarks/holdout_check.py results/synthetic/calibrated-small/pool.jsonl --splits 12 \
+    > results/synthetic/calibrated-small/holdout.md

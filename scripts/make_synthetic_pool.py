@@ -1,12 +1,20 @@
 """Write a synthetic pool with known per-question success probabilities (for `uab simulate`).
 
 Each question has a true p; each of its K samples is right with probability p. Wrong samples
-either name one shared competitor (``--wrong one``) or scatter over many values
-(``--wrong scatter``). A sample's ANLL is drawn around 0.05 when right and 0.3 when wrong
-(noise ``--noise``), so the signal ranks questions like a real model's, imperfectly.
+either name one shared competitor (``--wrong one``), split over three competitors with
+question-specific shares (``--wrong few``: a plurality can be won below 50 %), or scatter
+over many values (``--wrong scatter``). A sample's ANLL is drawn around 0.05 when right and
+0.3 when wrong (``--anll RIGHT,WRONG``; noise ``--noise``), so the signal ranks questions like a
+real model's, imperfectly.
 Mixes: easy (p ~ U[0.6, 1]), hopeless (p ~ U[0, 0.15]), moderate (p ~ U[0.2, 0.8]),
-weak (p ~ Beta(1, 4)), and mixed (a third each of easy, hopeless, moderate).
+weak (p ~ Beta(1, 4)), mixed (a third each of easy, hopeless, moderate), and small (a small
+model on hard questions: 60 % p ~ U[0.05, 0.4], 40 % p ~ U[0.3, 0.9]).
 Usage: python scripts/make_synthetic_pool.py MIX -o results/synthetic-MIX/pool.jsonl [--m 300 --k 16 --seed 0]
+
+The calibrated small model of README "Headroom and recommendation" (each sample's ANLL says a
+little about whether it is right, as a well-calibrated small model's would):
+python scripts/make_synthetic_pool.py small --k 8 --wrong few --anll 0.10,0.11 --noise 0.05 \
+    -o results/synthetic/calibrated-small/pool.jsonl
 """
 
 from __future__ import annotations
@@ -24,10 +32,12 @@ MIXES = {
     "weak": lambda rng, m: rng.beta(1, 4, m),
     "mixed": lambda rng, m: np.concatenate([rng.uniform(0.6, 1.0, m - 2 * (m // 3)), rng.uniform(0.0, 0.15, m // 3),
                                             rng.uniform(0.2, 0.8, m // 3)]),
+    "small": lambda rng, m: np.where(rng.random(m) < 0.6, rng.uniform(0.05, 0.4, m), rng.uniform(0.3, 0.9, m)),
 }
 
 
-def make(mix: str, m: int, k: int, seed: int, wrong: str, noise: float) -> list[dict]:
+def make(mix: str, m: int, k: int, seed: int, wrong: str, noise: float,
+         anll_means: tuple[float, float] = (0.05, 0.3)) -> list[dict]:
     rng = np.random.default_rng(seed)
     p = MIXES[mix](rng, m)
     records = []
@@ -36,6 +46,9 @@ def make(mix: str, m: int, k: int, seed: int, wrong: str, noise: float) -> list[
         # The competitor sorts before or after the gold at random, so lexicographic vote
         # ties favour neither.
         competitor = str(200 + i) if rng.random() < 0.5 else str(10 + i)
+        if wrong == "few":  # drawn only here: the other modes' pools stay as they were
+            few = [str(200 + 10 * i + d) if rng.random() < 0.5 else str(10 + 10 * i + d) for d in range(3)]
+            shares = rng.dirichlet(np.full(3, 0.7))
         samples = []
         for j in range(k):
             right = rng.random() < pi
@@ -43,9 +56,11 @@ def make(mix: str, m: int, k: int, seed: int, wrong: str, noise: float) -> list[
                 answer = gold
             elif wrong == "one":
                 answer = competitor
+            elif wrong == "few":
+                answer = few[rng.choice(3, p=shares)]
             else:
                 answer = str(1000 + int(rng.integers(0, 10**6)))
-            anll = max(0.001, rng.normal(0.05 if right else 0.3, noise))
+            anll = max(0.001, rng.normal(anll_means[0] if right else anll_means[1], noise))
             samples.append({"index": j, "phase": 1, "seed": int(rng.integers(2**31)), "text": f"Answer: {answer}",
                             "answer": answer, "n_tokens": 10, "finish_reason": "stop", "anll": anll,
                             "total_nll": 10 * anll, "max_nll": 3 * anll, "nll_var": anll / 10, "confidence": None})
@@ -61,10 +76,12 @@ def main() -> None:
     ap.add_argument("--m", type=int, default=300)
     ap.add_argument("--k", type=int, default=16)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--wrong", choices=("one", "scatter"), default="one")
+    ap.add_argument("--wrong", choices=("one", "few", "scatter"), default="one")
     ap.add_argument("--noise", type=float, default=0.1)
+    ap.add_argument("--anll", default="0.05,0.3", help="mean ANLL of a right and of a wrong sample")
     args = ap.parse_args()
-    records = make(args.mix, args.m, args.k, args.seed, args.wrong, args.noise)
+    means = tuple(float(v) for v in args.anll.split(","))
+    records = make(args.mix, args.m, args.k, args.seed, args.wrong, args.noise, means)
     os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
     with open(args.output, "wb") as fh:
         fh.writelines(orjson.dumps(r) + b"\n" for r in records)
