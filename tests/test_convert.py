@@ -656,3 +656,23 @@ def test_convert_and_the_record_schema_agree_on_the_fewest_choices(tmp_path):
     two = {**one, "choices": ["x", "y"]}
     check_record(two)
     check_record(next(convert_records([two], None)))
+
+
+SYNTHETIC = {"mixed": [], "calibrated-small": ["small", "--k", "8", "--wrong", "few", "--anll", "0.10,0.11",
+                                               "--noise", "0.05"]}  # committed pool: its generator's arguments
+
+
+@pytest.mark.parametrize("name", SYNTHETIC)
+def test_synthetic_pool_regenerates_byte_for_byte(tmp_path, name):
+    """The committed synthetic pools are what scripts/make_synthetic_pool.py writes (its docstring
+    and results/synthetic/README.md give the commands); ``--wrong few`` splits a question's wrong
+    samples over at most three competitors."""
+    out = tmp_path / "pool.jsonl"
+    args = SYNTHETIC[name] or [name]
+    subprocess.run([sys.executable, str(ROOT / "scripts" / "make_synthetic_pool.py"), *args, "-o", str(out)],
+                   check=True)
+    committed = ROOT / "results" / "synthetic" / name / "pool.jsonl"
+    assert out.read_bytes() == committed.read_bytes()
+    if name == "calibrated-small":
+        wrong = [{s["answer"] for s in r["samples"] if s["answer"] != r["answer"]} for r in load_jsonl(out)]
+        assert max(map(len, wrong)) == 3
