@@ -117,7 +117,7 @@ def test_simulate_crosses_vote_rules_and_labels_every_row():
         p = rng.uniform(0.2, 0.8)
         pairs = [("7", 0.05) if rng.random() < p else (str(rng.integers(10, 13)), 0.4) for _ in range(6)]
         records.append({**record(pairs), "id": f"q{i}"})
-    rows = list(evaluation.simulate(records, [2, 4], ["uab", "uniform", "oracle"], ["anll"], 4,
+    rows = list(evaluation.simulate(records, [2, 4], ["uab", "uniform", "oracle"], ["anll"], 5,
                                     vote_rules=["most-confident"], recommendations=True))
     results = [r for r in rows if "recommendation" not in r]
     assert {(r["allocator"], r["vote_rule"]) for r in results} == {
@@ -144,7 +144,7 @@ def test_simulate_reads_a_vcs_pools_own_confidence_by_default():
                                          for _ in range(6))]
         records.append({"id": f"q{i}", "question": "q", "answer": "7", "type": "math", "samples": ss,
                         "uab": {"phase1": {"backend": "cohere", "model": "command-r", "vcs": True}}})
-    rows = list(evaluation.simulate(records, [2], ["uab", "uniform"], seeds=4, vote_rules=["confident-ties"],
+    rows = list(evaluation.simulate(records, [2], ["uab", "uniform"], seeds=5, vote_rules=["confident-ties"],
                                     recommendations=True))
     assert not [r for r in rows if "skipped" in r] and {r["signal"] for r in rows if r.get("allocator") == "uab"} \
         == {"vcs"}
@@ -218,7 +218,7 @@ def test_a_settings_file_with_an_unknown_option_is_refused(tmp_path):
     assert not (tmp_path / "r").exists()
 
 
-def test_a_pool_of_too_few_questions_recommends_uniform_majority():
+def test_a_pool_of_too_few_questions_or_seeds_recommends_uniform_majority():
     from uab_cli import recommend
 
     rng = np.random.default_rng(0)
@@ -237,3 +237,6 @@ def test_a_pool_of_too_few_questions_recommends_uniform_majority():
     many = {k: np.tile(v, 2) for k, v in outcomes.items()}
     [chosen] = recommend.held_out(many, set(), context)
     assert chosen["vote_rule"] == "weighted" and "kept_over" not in chosen
+    # Four seeds: a standard error over four is too noisy to gate on.
+    [four] = recommend.held_out({k: v[:4] for k, v in many.items()}, set(), context)
+    assert four["vote_rule"] == "majority" and four["kept_over"]["why"] == "fewer than 5 seeds"

@@ -10,8 +10,8 @@ choosing the best of dozens of allocator × signal × T × vote-rule combination
 draws that measure it overfits. So the selection rule is cross-validated: run on four fifths of
 the questions and scored on the other fifth, every fifth in turn (``FOLDS``), over ``REPEATS``
 random partitions; a combination is recommended only when that held-out gain exceeds
-``SIGNIFICANCE`` standard errors over seeds (paired, as every gain ``simulate`` reports) and the
-pool has ``MIN_QUESTIONS`` graded questions; the gain reported is the held-out one, with its
+``SIGNIFICANCE`` standard errors over seeds (paired, as every gain ``simulate`` reports), the
+pool has ``MIN_QUESTIONS`` graded questions and the replay ``MIN_SEEDS`` seeds; the gain reported is the held-out one, with its
 spread over questions beside it (``se_questions``: what a new question set of the pool's size
 brings).
 
@@ -43,6 +43,7 @@ SIGNIFICANCE = 2.0  # a gain counts when it exceeds this many standard errors
 FOLDS = 5  # cross-validation: the selection rule chooses on 4/5 of the questions, scored on the other 1/5
 REPEATS = 5  # random partitions into folds
 MIN_QUESTIONS = 50  # fewer graded questions: Uniform + majority (too few to tell a gain from noise)
+MIN_SEEDS = 5  # fewer seeds: Uniform + majority (a standard error from fewer is itself too noisy to gate on)
 BASELINE = ("uniform", None, None, voting.DEFAULT_RULE)  # allocator, signal, T, vote rule
 
 
@@ -62,17 +63,16 @@ def held_out(outcomes: dict[tuple, np.ndarray], upper_bounds, context: dict) -> 
         diffs = np.stack([outcomes[k] - base for k in keys]) if keys else np.zeros((0, *base.shape))
         gain, se, se_questions, rounds = _cross_validated_gain(diffs)
         pick = _select(diffs, np.arange(base.shape[1]))
-        enough = base.shape[1] >= MIN_QUESTIONS
-        chosen = keys[pick] if pick is not None and enough and se is not None and gain > SIGNIFICANCE * se \
-            else base_key
+        short = (f"fewer than {MIN_QUESTIONS} graded questions" if base.shape[1] < MIN_QUESTIONS
+                 else f"fewer than {MIN_SEEDS} seeds" if base.shape[0] < MIN_SEEDS else None)
+        chosen = keys[pick] if pick is not None and not short and gain > SIGNIFICANCE * se else base_key
         entry = {"N": n, **_combination(chosen),
                  "gain": gain if chosen != base_key else 0.0, "se": se if chosen != base_key else 0.0,
                  "held_out": {"gain": gain, "se": se, "se_questions": se_questions, "selections": rounds},
                  "in_sample_gain": float(diffs[keys.index(chosen)].mean()) if chosen != base_key else 0.0}
         if chosen == base_key and pick is not None:  # what won on the pool, and why it is not recommended
             entry["kept_over"] = {**_combination(keys[pick]), "in_sample_gain": float(diffs[pick].mean()),
-                                  "why": f"held-out gain not above {SIGNIFICANCE:g} standard errors" if enough
-                                  else f"fewer than {MIN_QUESTIONS} graded questions"}
+                                  "why": short or f"held-out gain not above {SIGNIFICANCE:g} standard errors"}
         settings = run_settings(entry, context)
         entry["flags"] = flags(settings)
         entry["settings"] = settings
@@ -277,8 +277,9 @@ def markdown(summary: Sequence[dict], recommendations: Sequence[dict] = ()) -> s
                    f"{SIGNIFICANCE:g} standard errors (or the simplest within one standard error of it), chosen on "
                    f"{FOLDS - 1}/{FOLDS} of the questions and scored on the other 1/{FOLDS} ({FOLDS}-fold "
                    f"cross-validation, {REPEATS} times); its held-out gain must itself exceed {SIGNIFICANCE:g} "
-                   f"standard errors over seeds and the pool hold {MIN_QUESTIONS} graded questions, else Uniform + majority. Run it on new questions (the pool's sampling settings "
-                   "included):"), ""]
+                   f"standard errors over seeds, the pool hold {MIN_QUESTIONS} graded questions and the replay "
+                   f"{MIN_SEEDS} seeds, else Uniform + majority. Run it on new questions (the pool's sampling "
+                   "settings included):"), ""]
     lines += [f"- N = {r['N']}: `uab run QUESTIONS --budget {r['N']} --out RUN {rec['flags']}`"
               for r in rows if (rec := recs.get(r["N"]))]
     if recs:
