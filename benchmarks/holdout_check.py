@@ -14,13 +14,13 @@ OTHER instead: a pool drawn on other questions (the calibrate-then-run use).
 from __future__ import annotations
 
 import argparse
-import math
 
 import numpy as np
 
-from uab_cli import evaluation
+from uab_cli import evaluation, recommend
 from uab_cli.jsonl import load_records
 from uab_cli.settings import Vote
+from uab_cli.signals import DEFAULT_T
 
 
 def replay(records, rec: dict, n: int, seeds: int) -> tuple[float, float]:
@@ -28,11 +28,11 @@ def replay(records, rec: dict, n: int, seeds: int) -> tuple[float, float]:
     rule = rec["vote_rule"]
     names = ["uniform"] if rec["allocator"] == "uniform" else [rec["allocator"], "uniform"]
     signals = [rec["signal"]] if rec["signal"] else None  # None: the pool's own, as simulate chose with
-    rows = list(evaluation.simulate(records, [n], names, signals, seeds, rec["T"] or 0.2, vote_rules=[rule],
+    rows = list(evaluation.simulate(records, [n], names, signals, seeds, rec["T"] or DEFAULT_T, vote_rules=[rule],
                                     vote=Vote(signal=rec["settings"].get("vote_signal"))))
     acc = {(r["allocator"], r["vote_rule"], r["seed"]): r["accuracy"] for r in rows if "skipped" not in r}
     d = np.array([acc[rec["allocator"], rule, s] - acc["uniform", "majority", s] for s in range(seeds)])
-    return float(d.mean()), float(d.std(ddof=1) / math.sqrt(d.size))
+    return float(d.mean()), float(recommend.standard_error(d))
 
 
 def recommend_on(records, budgets, allocators, temps) -> list[dict]:

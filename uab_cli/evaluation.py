@@ -3,7 +3,6 @@ many seeds (``simulate``) and aggregate the rows (``summarize``); ``report`` ren
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 
@@ -262,7 +261,7 @@ def summarize(rows: Sequence[dict]) -> list[dict]:
         if paired:
             d = np.array(paired)
             entry["diff_uniform"] = float(d.mean())
-            entry["diff_se"] = float(d.std(ddof=1) / math.sqrt(d.size)) if d.size > 1 else None
+            entry["diff_se"] = float(recommend.standard_error(d)) if d.size > 1 else None
         if any("by_level" in r for r in rs):
             keys = rs[0].get("by_level", {})
             entry["by_level"] = {lv: float(np.mean([r["by_level"][lv] for r in rs])) for lv in keys}

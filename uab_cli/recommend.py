@@ -11,9 +11,9 @@ draws that measure it overfits. So the selection rule is cross-validated: run on
 the questions and scored on the other fifth, every fifth in turn (``FOLDS``), over ``REPEATS``
 random partitions; a combination is recommended only when that held-out gain exceeds
 ``SIGNIFICANCE`` standard errors over seeds (paired, as every gain ``simulate`` reports), the
-pool has ``MIN_QUESTIONS`` graded questions and the replay ``MIN_SEEDS`` seeds; the gain reported is the held-out one, with its
-spread over questions beside it (``se_questions``: what a new question set of the pool's size
-brings).
+pool has ``MIN_QUESTIONS`` graded questions and the replay ``MIN_SEEDS`` seeds; the gain
+reported is the held-out one, with its spread over questions beside it (``se_questions``: what
+a new question set of the pool's size brings).
 
 The selection rule: take the combination with the highest paired gain over Uniform + majority;
 if that gain is not above ``SIGNIFICANCE`` standard errors over seeds, Uniform + majority.
@@ -80,6 +80,12 @@ def held_out(outcomes: dict[tuple, np.ndarray], upper_bounds, context: dict) -> 
     return out
 
 
+def standard_error(values: np.ndarray, axis: int = -1) -> np.ndarray:
+    """The standard error of the mean along ``axis``: the sample spread (ddof 1) / √n; n ≥ 2."""
+    values = np.asarray(values, dtype=np.float64)
+    return values.std(axis=axis, ddof=1) / np.sqrt(values.shape[axis])
+
+
 def _combination(key: tuple) -> dict:
     """An ``outcomes`` key (allocator, signal, T, N, vote rule) as recommendation fields."""
     return {"allocator": key[0], "signal": key[1], "T": key[2], "vote_rule": key[4]}
@@ -114,12 +120,12 @@ def _select(diffs: np.ndarray, questions: np.ndarray) -> int | None:
     mean = per_seed.mean(axis=1)
     best = int(np.argmax(mean))
     seeds = per_seed.shape[1]
-    se = per_seed.std(axis=1, ddof=1) / np.sqrt(seeds) if seeds > 1 else np.full(mean.shape, np.inf)
+    se = standard_error(per_seed, axis=1) if seeds > 1 else np.full(mean.shape, np.inf)
     significant = mean > SIGNIFICANCE * se
     if not significant[best]:
         return None
     per_question = on.mean(axis=1)  # combinations × questions
-    gap_se = (per_question[best] - per_question).std(axis=1, ddof=1) / np.sqrt(questions.size)
+    gap_se = standard_error(per_question[best] - per_question, axis=1)
     return int(np.flatnonzero(significant & (mean >= mean[best] - gap_se - 1e-12))[0])
 
 
@@ -151,8 +157,8 @@ def _cross_validated_gain(diffs: np.ndarray) -> tuple[float, float | None, float
                 held[:, test] += diffs[pick][:, test]
     held /= REPEATS
     per_question, per_seed = held.mean(axis=0), held.mean(axis=1)
-    se = float(per_seed.std(ddof=1) / np.sqrt(seeds)) if seeds > 1 else None
-    return float(per_question.mean()), se, float(per_question.std(ddof=1) / np.sqrt(m)), REPEATS * FOLDS
+    se = float(standard_error(per_seed)) if seeds > 1 else None
+    return float(per_question.mean()), se, float(standard_error(per_question)), REPEATS * FOLDS
 
 
 def run_settings(entry: dict, context: dict) -> dict:
