@@ -8,6 +8,7 @@ import sys
 
 import numpy as np
 import pytest
+from conftest import cli, write_jsonl
 
 from uab_cli import allocation, allocators, evaluation, plots, recommend, report
 from uab_cli.answers import majority_vote
@@ -510,3 +511,16 @@ def test_simulate_says_when_n_draws_the_whole_pool(tmp_path):
     text = report.markdown_table(evaluation.summarize(rows))
     assert "- N = 4: the budget is every sample of the pool, so every allocator draws the whole pool" in text
     assert "N = 2:" not in text
+
+
+def test_default_budgets_are_the_papers_that_the_pool_holds(tmp_path):
+    records = known_pool(10, 5)
+    rows = list(evaluation.simulate(records, None, ["uniform"], None, 2))
+    assert {r["N"] for r in rows} == {2, 4}  # N = 8 would need 8 samples per question
+    assert {r["N"] for r in evaluation.simulate(known_pool(10, 8), None, ["uniform"], None, 2)} == {2, 4, 8}
+    with pytest.raises(UabError, match="1 sample"):
+        list(evaluation.simulate(known_pool(10, 1), None, ["uniform"], None, 2))
+    given = cli(["simulate", write_jsonl(tmp_path / "pool.jsonl", records), "--budgets", "2,8", "-q",
+                 "-o", str(tmp_path / "out.jsonl")])
+    assert given.exit_code == 2 and "N=8 exceeds the pool (5 samples per question)" in given.stderr
+    assert not (tmp_path / "out.jsonl").exists()

@@ -468,6 +468,7 @@ def _targets(text: str | None) -> list[float] | None:
 
 
 OWN_SIGNAL = "the pool's own: vcs for a pool drawn with --vcs, else anll"
+PAPER_BUDGETS = "2,4,8 (the paper's), those the pool holds"
 Targets = Annotated[str | None, typer.Option(metavar="PCT,...", show_default="5 inside Uniform + majority's range",
                                              help="Target accuracies in percent for the cost at fixed accuracy: the "
                                              "least N that reaches each, and the saving against Uniform + majority.")]
@@ -479,7 +480,7 @@ def simulate(
     pool: Annotated[str, typer.Argument(metavar="POOL", help="Pool JSONL from `uab pool` (or its run directory).",
                                         show_default=False)],
     output: Out = "-",
-    budgets: Annotated[str, typer.Option(help="Comma-separated N values.")] = "2,4,8",
+    budgets: Annotated[str | None, typer.Option(help="Comma-separated N values.", show_default=PAPER_BUDGETS)] = None,
     allocators: Annotated[str, typer.Option(help=f"Comma-separated allocators: {', '.join(allocators.ALLOCATORS)}.")]
     = "uab,uniform,random,length,oracle",
     signals: Annotated[str | None, typer.Option(help=f"Comma-separated signals: {', '.join(SIGNALS)}.",
@@ -506,7 +507,7 @@ def simulate(
              for t in _floats(signal_temperature, "-T/--signal-temperature")]
     rule = from_params(Vote, {**ctx.params, "vote_signal": vote_signal})
     gain = from_params(Allocation, {"gain": ctx.params["gain"]}).gain
-    rows = list(evaluation.simulate(records, _ints(budgets, "--budgets"), _csv(allocators), _csv(signals or ""),
+    rows = list(evaluation.simulate(records, _ints(budgets, "--budgets") if budgets is not None else None, _csv(allocators), _csv(signals or ""),
                                     seeds, temps if len(temps) > 1 else temps[0], gain, vote_rules=_csv(vote_rules),
                                     vote=rule, recommendations=True, analyses=True, targets=accuracies))
     write_records(output, rows)

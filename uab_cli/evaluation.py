@@ -27,6 +27,7 @@ from .signals import (
 from .signals import REGISTRY as SIGNAL_REGISTRY
 
 UPPER_BOUNDS = SIMULATE_ONLY  # allocators that read the pool's answers: never runnable
+DEFAULT_BUDGETS = (2, 4, 8)  # the paper's budgets: what `simulate` replays unless told
 
 
 def _token_fields(drawn: np.ndarray | None, cum: np.ndarray | None, cum_prompt: np.ndarray | None,
@@ -49,7 +50,7 @@ def _level_key(v):
 
 def simulate(
     records: Sequence[dict] | Pool,
-    budgets: Sequence[int],
+    budgets: Sequence[int] | None,
     allocators: Sequence[str],
     signals: Sequence[str] | None = None,
     seeds: int | Sequence[int] = 20,
@@ -80,7 +81,8 @@ def simulate(
     ``signal`` and ``T`` None. Every allocation is voted by every rule of ``vote_rules``
     (``majority`` always among them: Uniform + majority is the reference), with the
     confidence settings of ``vote``; upper bounds by ``majority`` only (what they bound).
-    Unrunnable combinations yield one row with ``skipped``. Options are checked before the
+    Without ``budgets``, the paper's ``DEFAULT_BUDGETS`` that the pool holds
+    (``fitting_budgets``). Unrunnable combinations yield one row with ``skipped``. Options are checked before the
     first row (``UabError``). Without ``signals``, and without ``vote.signal``, both are the
     pool's own (``pipeline.default_signal``, as ``allocate`` and ``vote`` take it): ``vcs``
     for a pool drawn with ``--vcs``, else ``anll``.
@@ -94,7 +96,7 @@ def simulate(
         raise UabError(f"the pool was prepared with --cut-samples {pool.cut_samples}, not {vote.cut}")
     seeds = list(range(seeds)) if isinstance(seeds, int) else [int(s) for s in seeds]
     temps = [float(temperature)] if isinstance(temperature, (int, float)) else [float(t) for t in temperature]
-    budgets = [int(n) for n in budgets]
+    budgets = [int(n) for n in budgets] if budgets is not None else fitting_budgets(pool)
     rules = list(dict.fromkeys([voting.DEFAULT_RULE, *vote_rules]))
     _check(pool, budgets, allocators, signals, seeds, temps, gain, rules, vote)
     combos, skipped = [], []  # (allocator, signal, T, K1, N)
@@ -187,6 +189,16 @@ def _replay(pool, combos, skipped, seeds, gain, thresholds, on_progress, rules, 
                "k1": {(c[0], c[1], c[2], c[4]): c[3] for c in combos}}
     for rec in recommend.held_out({k: np.array(v) for k, v in outcomes.items()}, UPPER_BOUNDS, context):
         yield {"recommendation": rec}
+
+
+def fitting_budgets(pool: Pool) -> list[int]:
+    """``DEFAULT_BUDGETS`` up to what ``pool`` holds (N·M samples in all): 2, 4 on a pool of 5
+    samples per question; ``UabError`` when not even the smallest fits."""
+    fit = [n for n in DEFAULT_BUDGETS if n * len(pool.records) <= int(pool.k.sum())]
+    if not fit:
+        raise UabError(f"the pool holds {int(pool.k.min())} sample(s) per question, fewer than N={DEFAULT_BUDGETS[0]}: "
+                       "build a larger pool")
+    return fit
 
 
 def _check(pool, budgets, allocators, signals, seeds, temps, gain, rules=(), vote=None) -> None:
