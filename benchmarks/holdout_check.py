@@ -2,7 +2,9 @@
 two halves, take the recommendation row that `simulate` writes on one half (A), replay exactly
 that combination on the other half (B) against Uniform + majority (20 seeds, paired). Prints,
 per pool, split and N, the gain on B ± its standard error over seeds, then per pool and N how
-often the gain reached +2 points and how often it was worse by more than 2 standard errors.
+often the gain reached +2 points and how often it was worse by more than 2 standard errors,
+and per pool how many halvings held at every N (worse by more than 2 standard errors at none)
+and of those how many also gained +2 at the smallest N.
 
 With `--on OTHER`, the recommendation is chosen on the whole of each POOL and replayed on
 OTHER instead: a pool drawn on other questions (the calibrate-then-run use).
@@ -79,6 +81,12 @@ def main() -> None:
         worse = sum(g < -2 * se for g, se in got)
         print(f"| {path} | {n} | {100 * gains.mean():+.2f} | {100 * gains.min():+.2f} | "
               f"{int((gains >= 0.02 - 1e-12).sum())}/{len(got)} | {worse}/{len(got)} |")
+    print(f"\n| pool | replays | worse by > 2 SE at no N | and +2 at N = {budgets[0]} |\n|---|---|---|---|")
+    for path in args.pools:
+        per_n = [tally[path, n] for n in budgets if (path, n) in tally]
+        held = np.all([[g >= -2 * se for g, se in got] for got in per_n], axis=0)
+        first = np.array([g >= 0.02 - 1e-12 for g, _ in per_n[0]])
+        print(f"| {path} | {held.size} | {int(held.sum())}/{held.size} | {int((held & first).sum())}/{held.size} |")
 
 
 if __name__ == "__main__":
