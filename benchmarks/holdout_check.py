@@ -19,22 +19,8 @@ import argparse
 
 import numpy as np
 
-from uab_cli import evaluation, recommend
+from uab_cli import evaluation
 from uab_cli.jsonl import load_records
-from uab_cli.settings import Vote
-from uab_cli.signals import DEFAULT_T
-
-
-def replay(records, rec: dict, n: int, seeds: int) -> tuple[float, float]:
-    """The recommended combination's accuracy minus Uniform + majority's on ``records``."""
-    rule = rec["vote_rule"]
-    names = ["uniform"] if rec["allocator"] == "uniform" else [rec["allocator"], "uniform"]
-    signals = [rec["signal"]] if rec["signal"] else None  # None: the pool's own, as simulate chose with
-    rows = list(evaluation.simulate(records, [n], names, signals, seeds, rec["T"] or DEFAULT_T, vote_rules=[rule],
-                                    vote=Vote(signal=rec["settings"].get("vote_signal"))))
-    acc = {(r["allocator"], r["vote_rule"], r["seed"]): r["accuracy"] for r in rows if "skipped" not in r}
-    d = np.array([acc[rec["allocator"], rule, s] - acc["uniform", "majority", s] for s in range(seeds)])
-    return float(d.mean()), float(recommend.standard_error(d))
 
 
 def recommend_on(records, budgets, allocators, temps) -> list[dict]:
@@ -69,8 +55,9 @@ def main() -> None:
                 order = np.random.default_rng(100 + split).permutation(len(records))
                 a = [records[i] for i in sorted(order[: len(records) // 2])]
                 b = [records[i] for i in sorted(order[len(records) // 2:])]
-            for rec in recommend_on(a, budgets, allocators, temps):
-                gain, se = replay(b, rec, rec["N"], 20)
+            for rec in (row["check"] for row in evaluation.check(b, recommend_on(a, budgets, allocators, temps), 20)
+                        if "check" in row):
+                gain, se = rec["gain"], rec["se"]
                 tally.setdefault((path, rec["N"]), []).append((gain, se))
                 name = f"{rec['allocator']}" + (f" ({rec['signal']}, T={rec['T']:g})" if rec["signal"] else "")
                 print(f"| {path} | {'—' if other else split} | {rec['N']} | {name} + {rec['vote_rule']} | "

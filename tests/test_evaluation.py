@@ -8,11 +8,12 @@ import sys
 
 import numpy as np
 import pytest
-from conftest import cli, write_jsonl
+from conftest import cli, read_jsonl, write_jsonl
 
 from uab_cli import allocation, allocators, evaluation, plots, recommend, report
 from uab_cli.answers import majority_vote
 from uab_cli.errors import UabError
+from uab_cli.settings import Vote
 from uab_cli.signals import DEFAULT_T
 
 
@@ -524,3 +525,57 @@ def test_default_budgets_are_the_papers_that_the_pool_holds(tmp_path):
                  "-o", str(tmp_path / "out.jsonl")])
     assert given.exit_code == 2 and "N=8 exceeds the pool (5 samples per question)" in given.stderr
     assert not (tmp_path / "out.jsonl").exists()
+
+
+def confident_ties_at(n: int, **vote) -> dict:
+    """A recommendation row as `simulate -o` writes it, made by hand."""
+    return {"N": n, "allocator": "uniform", "signal": None, "T": None, "vote_rule": vote.get("vote_rule", "confident-ties"),
+            "gain": 0.05, "se": 0.01, "settings": {"vote_rule": "confident-ties", **vote}}
+
+
+def test_check_replays_a_recommendation_against_uniform_majority_on_other_questions():
+    right = noisy_pool(m=120, k=8, seed=3)  # right samples confident
+    misled = [{**r, "answer": "0", "samples": [{**s, "anll": 0.6 - s["anll"], "answer": "0" if s["answer"] == "42"
+                                                 else s["answer"]} for s in r["samples"]]}
+              for r in right]  # wrong samples confident, and majority's ties go to the right answer (it sorts first)
+    for pool, worse in ((right, False), (misled, True)):
+        rows = list(evaluation.check(pool, [confident_ties_at(2)], 10))
+        got = rows[-1]["check"]
+        direct = [e for e in evaluation.summarize(evaluation.simulate(pool, [2], ["uniform"], None, 10,
+                                                                      vote_rules=["confident-ties"]))
+                  if e["vote_rule"] == "confident-ties"][0]
+        assert (got["gain"], got["se"]) == (direct["diff_uniform"], direct["diff_se"])
+        assert got["worse"] is worse and (got["gain"] > 0) is not worse
+        assert got["chosen_gain"] == 0.05 and {r["vote_rule"] for r in rows[:-1]} == {"majority", "confident-ties"}
+    baseline = list(evaluation.check(right, [{**confident_ties_at(2), "vote_rule": "majority"}], 10))
+    assert baseline == [{"check": {**baseline[0]["check"], "gain": 0.0, "se": 0.0, "worse": False}}]  # nothing drawn
+
+
+def test_check_replays_with_the_recommendations_vote_settings():
+    pool = noisy_pool(m=120, k=8, seed=4)
+    rec = confident_ties_at(4, vote_rule="weighted", vote_temperature=0.02)
+    got = [r["check"] for r in evaluation.check(pool, [rec], 10) if "check" in r][0]
+
+    def direct(temperature):
+        rows = evaluation.simulate(pool, [4], ["uniform"], None, 10, vote_rules=["weighted"],
+                                   vote=Vote(temperature=temperature))
+        return [e["diff_uniform"] for e in evaluation.summarize(rows) if e["vote_rule"] == "weighted"][0]
+
+    assert got["gain"] == direct(0.02) != direct(DEFAULT_T)
+
+
+def test_simulate_check_takes_a_results_file_and_nothing_it_would_override(tmp_path):
+    a = write_jsonl(tmp_path / "a.jsonl", noisy_pool(m=60, k=8, seed=5))
+    b = write_jsonl(tmp_path / "b.jsonl", noisy_pool(m=60, k=8, seed=6))
+    results, out = str(tmp_path / "res.jsonl"), tmp_path / "check.jsonl"
+    assert cli(["simulate", a, "--budgets", "2,4", "--seeds", "5", "--allocators", "uniform", "-q", "-o", results]).exit_code == 0
+    done = cli(["simulate", b, "--check", results, "--budgets", "4", "--seeds", "5", "-o", str(out)])
+    assert done.exit_code == 0 and "## Recommendations replayed on these questions" in done.stderr
+    checks = [r["check"] for r in read_jsonl(out) if "check" in r]
+    assert [c["N"] for c in checks] == [4] and "Headroom" not in done.stderr
+    for args, says in ((["--vote-rules", "majority"], "drop --vote-rules"),
+                       (["--budgets", "8"], "no recommendation for --budgets 8 (it has N = 2, 4)")):
+        bad = cli(["simulate", b, "--check", results, *args, "-o", str(tmp_path / "bad.jsonl")])
+        assert bad.exit_code == 2 and says in bad.stderr and not (tmp_path / "bad.jsonl").exists()
+    bad = cli(["simulate", b, "--check", a, "-q"])
+    assert bad.exit_code == 2 and "a.jsonl: no recommendation rows" in bad.stderr

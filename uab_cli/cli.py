@@ -494,12 +494,19 @@ def simulate(
     vote_signal: Annotated[VoteSignalName | None, typer.Option(help="Per-sample signal the confidence rules read.",
                                                                show_default=OWN_SIGNAL)] = None,
     targets: Targets = None,
+    check: Annotated[str | None, typer.Option(
+        metavar="RESULTS", show_default=False,
+        help="Replay the recommendations of a `uab simulate -o` results file, chosen on other questions, on "
+        "POOL instead: each N's combination against Uniform + majority on the same draws (--budgets picks the N; "
+        "the combinations and their vote settings come from RESULTS).")] = None,
     quiet: Quiet = False,
 ) -> None:
     """Replay allocators × vote rules offline from a pool: mean ± std accuracy per N over seeds, the
     headroom to the oracle, the cost at fixed accuracy and what to run, chosen on held-out questions."""
     from . import analyses, evaluation, report
 
+    if check is not None:
+        return _check_recommendations(ctx, pool, check, budgets, seeds, output, quiet)
     accuracies = _targets(targets)
     check_output(output)
     records, _ = _load(runs.pool_file(pool), "sampled")
@@ -515,6 +522,28 @@ def simulate(
         typer.echo(report.markdown_table(evaluation.summarize(rows), evaluation.anll_correlation(records),
                                          evaluation.recommendations(rows)), err=True)
         typer.echo(report.markdown_cost(analyses.cost_rows(rows)), err=True)
+
+
+CHECKED = ("allocators", "signals", "signal_temperature", "vote_rules", "vote_signal", "targets", "gain",
+           "vote_temperature", "vote_keep", "cut_samples")  # what `simulate --check` takes from RESULTS instead
+
+
+def _check_recommendations(ctx: typer.Context, pool: str, results: str, budgets: str | None, seeds: int,
+                           output: str, quiet: bool) -> None:
+    """`uab simulate POOL --check RESULTS`: ``evaluation.check`` with its table."""
+    from . import evaluation, recommend, report
+
+    given = [n for n in CHECKED if n in ctx.params and ctx.get_parameter_source(n).name not in ("DEFAULT", "DEFAULT_MAP")]
+    if given:
+        raise UabError(f"--check replays the combinations of its results file: drop --{given[0].replace('_', '-')}")
+    check_output(output)
+    recs = recommend.from_results(results, _ints(budgets, "--budgets") if budgets is not None else None)
+    records, _ = _load(runs.pool_file(pool), "sampled")
+    rows = list(evaluation.check(records, recs, seeds))
+    write_records(output, rows)
+    if not quiet:
+        typer.echo(report.markdown_table(evaluation.summarize(rows), advise=False), err=True)
+        typer.echo(recommend.markdown_check([r["check"] for r in rows if "check" in r]), err=True)
 
 
 @command

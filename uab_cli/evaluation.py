@@ -13,6 +13,7 @@ from .allocators import ALLOCATORS, NEEDS_JUDGE, SIGNAL_FREE, SIMULATE_ONLY, Job
 from .analyses import Deciles, at_accuracy, deciles_of
 from .answers import gold_answer, is_correct
 from .errors import UabError
+from .options import from_params
 from .pipeline import default_signal, generation_of
 from .pools import Pool
 from .records import samples
@@ -189,6 +190,35 @@ def _replay(pool, combos, skipped, seeds, gain, thresholds, on_progress, rules, 
                "k1": {(c[0], c[1], c[2], c[4]): c[3] for c in combos}}
     for rec in recommend.held_out({k: np.array(v) for k, v in outcomes.items()}, UPPER_BOUNDS, context):
         yield {"recommendation": rec}
+
+
+def check(records: Sequence[dict], recommended: Sequence[dict], seeds: int | Sequence[int] = 20) -> Iterator[dict]:
+    """Replay recommendations (``simulate``'s ``{"recommendation": ...}`` rows, chosen on other
+    questions) on ``records``: each N's combination, with its vote settings, and Uniform + majority
+    on the same seeded draws. Yields the result rows, then one ``{"check": ...}`` row per N: the
+    combination, its gain here over Uniform + majority ± its standard error over seeds (paired),
+    whether it was worse by more than ``recommend.SIGNIFICANCE`` of them, and the held-out gain it
+    was chosen with. A recommendation of Uniform + majority gains 0 by definition: nothing is
+    replayed for it."""
+    for rec in recommended:
+        n, name, rule = rec["N"], rec["allocator"], rec["vote_rule"]
+        settings = rec.get("settings") or {}
+        entry = {"N": n, "allocator": name, "signal": rec["signal"], "T": rec["T"], "vote_rule": rule,
+                 "chosen_gain": rec.get("gain"), "chosen_se": rec.get("se")}
+        if (name, rule) == (recommend.BASELINE[0], recommend.BASELINE[3]):
+            yield {"check": {**entry, "gain": 0.0, "se": 0.0, "worse": False}}
+            continue
+        signals = [rec["signal"]] if rec["signal"] else None  # signal-free: the pool's own, unread
+        rows = list(simulate(records, [n], list(dict.fromkeys([name, "uniform"])), signals, seeds,
+                             rec["T"] or DEFAULT_T, settings.get("gain") or "algorithm1", vote_rules=[rule],
+                             vote=from_params(Vote, settings)))
+        yield from rows
+        found = [e for e in summarize(rows) if (e["allocator"], e["vote_rule"]) == (name, rule) and "skipped" not in e]
+        if not found:
+            raise UabError(f"N={n}: {name} cannot run on this pool: "
+                           f"{next((r['skipped'] for r in rows if r.get('allocator') == name), 'skipped')}")
+        gain, se = found[0]["diff_uniform"], found[0]["diff_se"] or 0.0
+        yield {"check": {**entry, "gain": gain, "se": se, "worse": gain < -recommend.SIGNIFICANCE * se}}
 
 
 def fitting_budgets(pool: Pool) -> list[int]:

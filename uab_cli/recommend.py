@@ -36,6 +36,8 @@ from dataclasses import replace
 import numpy as np
 
 from . import allocators, voting
+from .errors import UabError
+from .jsonl import read_jsonl
 from .options import exclusive
 from .settings import Generation, Vote, options, param_name
 
@@ -292,3 +294,35 @@ def markdown(summary: Sequence[dict], recommendations: Sequence[dict] = ()) -> s
         lines += ["", "or `uab run QUESTIONS --budget N --out RUN --settings RESULTS.jsonl` with this simulation's "
                       "results file (`-o`): it takes the recommendation for N."]
     return "\n".join(lines) + "\n"
+
+
+def markdown_check(checks: Sequence[dict]) -> str:
+    """One line per N of ``evaluation.check``: the recommendation, the gain it was chosen with,
+    its gain on these questions and the verdict."""
+    lines = ["## Recommendations replayed on these questions", "",
+             "| N | recommended | held-out gain where chosen (pp) | gain here (pp, ± SE over seeds) | verdict |", "|---|---|---|---|---|"]
+    for c in checks:
+        if _is_baseline(c):
+            verdict, here = "Uniform + majority: nothing to replay", "—"
+        else:
+            here = _pp(c["gain"], c["se"])
+            verdict = (f"worse by more than {SIGNIFICANCE:g} standard errors" if c["worse"]
+                       else f"gains more than {SIGNIFICANCE:g} standard errors" if c["gain"] > SIGNIFICANCE * c["se"]
+                       else "within noise of Uniform + majority")
+        chosen = "—" if c.get("chosen_gain") is None else _pp(c["chosen_gain"], c.get("chosen_se"))
+        lines.append(f"| {c['N']} | {label(c)} | {chosen} | {here} | {verdict} |")
+    return "\n".join(lines) + "\n"
+
+
+def from_results(path: str, budgets: Sequence[int] | None = None) -> list[dict]:
+    """The ``{"recommendation": ...}`` rows of a ``uab simulate -o`` results file, those for
+    ``budgets`` when given; ``UabError`` naming the file when there are none."""
+    found = [row["recommendation"] for _, row in read_jsonl(path) if isinstance(row.get("recommendation"), dict)]
+    have = ", ".join(str(r.get("N")) for r in found)
+    if not found:
+        raise UabError("no recommendation rows: expected a `uab simulate -o` results file", path)
+    if budgets is not None:
+        found = [r for r in found if r.get("N") in budgets]
+        if not found:
+            raise UabError(f"no recommendation for --budgets {','.join(map(str, budgets))} (it has N = {have})", path)
+    return found

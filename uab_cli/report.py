@@ -15,8 +15,9 @@ from .records import samples
 
 
 def markdown_table(summary: Sequence[dict], correlation: float | None = None,
-                   recommended: Sequence[dict] = ()) -> str:
-    """The summary as a Markdown table (accuracy in %), then the headroom and recommendation."""
+                   recommended: Sequence[dict] = (), advise: bool = True) -> str:
+    """The summary as a Markdown table (accuracy in %), then (``advise``) the headroom and
+    recommendation."""
     lines = [("| N | allocator | signal | T | vote rule | seeds | accuracy % | coverage % | tokens/question "
               "| Δ vs uniform + majority (pp) | share of headroom | saved | capped |"),
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
@@ -56,7 +57,7 @@ def markdown_table(summary: Sequence[dict], correlation: float | None = None,
                      "recommendation takes Uniform, then a signal-free allocator)")
     if notes:
         text += "\n" + "\n".join(notes) + "\n"
-    advice = recommend.markdown(summary, recommended)
+    advice = recommend.markdown(summary, recommended) if advise else ""
     return text + ("\n" + advice if advice else "")
 
 
