@@ -573,6 +573,9 @@ def test_simulate_check_takes_a_results_file_and_nothing_it_would_override(tmp_p
     assert done.exit_code == 0 and "## Recommendations replayed on these questions" in done.stderr
     checks = [r["check"] for r in read_jsonl(out) if "check" in r]
     assert [c["N"] for c in checks] == [4] and "Headroom" not in done.stderr
+    assert cli(["report", str(out), "-o", str(tmp_path / "report")]).exit_code == 0
+    summary = (tmp_path / "report" / "summary.md").read_text()
+    assert "## Recommendations replayed on these questions" in summary and "Headroom" not in summary
     for args, says in ((["--vote-rules", "majority"], "drop --vote-rules"),
                        (["--budgets", "8"], "no recommendation for --budgets 8 (it has N = 2, 4)")):
         bad = cli(["simulate", b, "--check", results, *args, "-o", str(tmp_path / "bad.jsonl")])

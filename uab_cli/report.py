@@ -176,8 +176,10 @@ def report(rows: Sequence[dict], records: Sequence[dict] | None, out_dir: str,
         with atomic_output(paths[-1]) as fh:
             fig.savefig(fh, format="png", dpi=120)
         plt.close(fig)
-    text = "# UAB simulation summary\n\n" + markdown_table(summary, correlation, recommendations(rows))
-    for part in (markdown_cost(costs), markdown_tokens(summary)):
+    checks = [r["check"] for r in rows if "check" in r]  # `simulate --check`: its verdicts, not a recommendation
+    text = "# UAB simulation summary\n\n" + markdown_table(summary, correlation, recommendations(rows),
+                                                           advise=not checks)
+    for part in (checks and recommend.markdown_check(checks), markdown_cost(costs), markdown_tokens(summary)):
         text += "\n" + part if part else ""
     if skipped:
         text += "\nPlots not drawn:\n\n" + "".join(f"- {name}: {why}\n" for name, why in skipped.items())
