@@ -448,6 +448,11 @@ def _ints(text: str, option: str) -> list[int]:
         raise UabError(f"{option} takes comma-separated integers, got {text!r}") from None
 
 
+def _budgets(text: str | None) -> list[int] | None:
+    """``--budgets`` of ``simulate``; None when not given (the command's default)."""
+    return None if text is None else _ints(text, "--budgets")
+
+
 def _floats(text: str, option: str) -> list[float]:
     try:
         return [float(t) for t in _csv(text)]
@@ -514,7 +519,7 @@ def simulate(
              for t in _floats(signal_temperature, "-T/--signal-temperature")]
     rule = from_params(Vote, {**ctx.params, "vote_signal": vote_signal})
     gain = from_params(Allocation, {"gain": ctx.params["gain"]}).gain
-    rows = list(evaluation.simulate(records, _ints(budgets, "--budgets") if budgets is not None else None, _csv(allocators), _csv(signals or ""),
+    rows = list(evaluation.simulate(records, _budgets(budgets), _csv(allocators), _csv(signals or ""),
                                     seeds, temps if len(temps) > 1 else temps[0], gain, vote_rules=_csv(vote_rules),
                                     vote=rule, recommendations=True, analyses=True, targets=accuracies))
     write_records(output, rows)
@@ -537,7 +542,7 @@ def _check_recommendations(ctx: typer.Context, pool: str, results: str, budgets:
     if given:
         raise UabError(f"--check replays the combinations of its results file: drop --{given[0].replace('_', '-')}")
     check_output(output)
-    recs = recommend.from_results(results, _ints(budgets, "--budgets") if budgets is not None else None)
+    recs = recommend.from_results(results, _budgets(budgets))
     records, _ = _load(runs.pool_file(pool), "sampled")
     rows = list(evaluation.check(records, recs, seeds))
     write_records(output, rows)

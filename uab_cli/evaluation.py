@@ -83,8 +83,8 @@ def simulate(
     (``majority`` always among them: Uniform + majority is the reference), with the
     confidence settings of ``vote``; upper bounds by ``majority`` only (what they bound).
     Without ``budgets``, the paper's ``DEFAULT_BUDGETS`` that the pool holds
-    (``fitting_budgets``). Unrunnable combinations yield one row with ``skipped``. Options are checked before the
-    first row (``UabError``). Without ``signals``, and without ``vote.signal``, both are the
+    (``fitting_budgets``). Unrunnable combinations yield one row with ``skipped``. Options are
+    checked before the first row (``UabError``). Without ``signals``, and without ``vote.signal``, both are the
     pool's own (``pipeline.default_signal``, as ``allocate`` and ``vote`` take it): ``vcs``
     for a pool drawn with ``--vcs``, else ``anll``.
     """
