@@ -529,8 +529,8 @@ def simulate(
         typer.echo(report.markdown_cost(analyses.cost_rows(rows)), err=True)
 
 
-CHECKED = ("allocators", "signals", "signal_temperature", "vote_rules", "vote_signal", "targets", "gain",
-           "vote_temperature", "vote_keep", "cut_samples")  # what `simulate --check` takes from RESULTS instead
+COMBINATION = ("allocators", "signals", "signal_temperature", "vote_rules", "vote_signal", "targets")  # simulate's
+# own options that `simulate --check` takes from RESULTS instead, as it does every declared one but --settings
 
 
 def _check_recommendations(ctx: typer.Context, pool: str, results: str, budgets: str | None, seeds: int,
@@ -538,7 +538,8 @@ def _check_recommendations(ctx: typer.Context, pool: str, results: str, budgets:
     """`uab simulate POOL --check RESULTS`: ``evaluation.check`` with its table."""
     from . import evaluation, recommend, report
 
-    given = [n for n in CHECKED if n in ctx.params and ctx.get_parameter_source(n).name not in ("DEFAULT", "DEFAULT_MAP")]
+    taken = (*COMBINATION, *(o.name for o in _declared("simulate") if o is not SETTINGS_FILE))
+    given = [n for n in taken if ctx.get_parameter_source(n).name not in ("DEFAULT", "DEFAULT_MAP")]
     if given:
         raise UabError(f"--check replays the combinations of its results file: drop --{given[0].replace('_', '-')}")
     check_output(output)

@@ -17,7 +17,7 @@ from .options import from_params
 from .pipeline import default_signal, generation_of
 from .pools import Pool
 from .records import samples
-from .settings import Vote
+from .settings import Allocation, Vote
 from .signals import (
     DEFAULT_T,
     SAMPLE_SIGNALS,
@@ -209,9 +209,9 @@ def check(records: Sequence[dict], recommended: Sequence[dict], seeds: int | Seq
             yield {"check": {**entry, "gain": 0.0, "se": 0.0, "worse": False}}
             continue
         signals = [rec["signal"]] if rec["signal"] else None  # signal-free: the pool's own, unread
+        objective = from_params(Allocation, {"gain": settings.get("gain")}).gain  # algorithm1 or coverage
         rows = list(simulate(records, [n], list(dict.fromkeys([name, "uniform"])), signals, seeds,
-                             rec["T"] or DEFAULT_T, settings.get("gain") or "algorithm1", vote_rules=[rule],
-                             vote=from_params(Vote, settings)))
+                             rec["T"] or DEFAULT_T, objective, vote_rules=[rule], vote=from_params(Vote, settings)))
         yield from rows
         found = [e for e in summarize(rows) if (e["allocator"], e["vote_rule"]) == (name, rule) and "skipped" not in e]
         if not found:
