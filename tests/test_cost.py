@@ -305,6 +305,28 @@ def test_saving_is_against_uniform_in_samples_and_tokens():
     assert row["token_saving"] == pytest.approx(1 - 6.0 * row["min_N"] / 40)
 
 
+def test_a_curve_above_the_target_at_its_least_budget_gives_bounds_not_values():
+    summary = []
+    for n, (u, a) in {2: (0.30, 0.38), 4: (0.36, 0.40), 8: (0.40, 0.42)}.items():
+        for name, acc in (("uniform", u), ("random", a)):
+            summary.append({"allocator": name, "signal": None, "T": None, "N": n, "vote_rule": "majority",
+                            "accuracy": acc, "samples_per_question": n, "tokens_per_question": 10.0 * n})
+    rows = {(c["allocator"], c["target"]): c for c in analyses.at_accuracy(summary, [0.29, 0.36])}
+    above = rows["random", 0.36]  # random is at 0.38 at N = 2 already: reached at N <= 2
+    assert above["min_N"] == 2 and above["at_most"] and not above["uniform_at_most"]
+    assert above["saving"] == pytest.approx(0.5)  # a lower bound on the saving
+    both = rows["random", 0.29]  # Uniform too starts above it: no saving is measured
+    assert both["uniform_at_most"] and both["saving"] is None and both["token_saving"] is None
+    assert not rows["uniform", 0.36]["at_most"]
+    table = report.markdown_cost(list(rows.values()))
+    line = next(x for x in table.splitlines() if x.startswith("| random"))
+    assert "≤ 2.00 (uniform: ≤ 2.00)" in line and "≤ 2.00 (≤ -50 % samples, ≤ -50 % tokens)" in line
+    fig = plots.plot_cost(summary)  # random's curve starts at its own least budget's accuracy, not flat before it
+    line = next(x for x in fig.get_axes()[0].get_lines() if x.get_label() == "random")
+    x, y = line.get_xdata(), line.get_ydata()
+    assert np.isnan(y[x < 38 - 1e-9]).all() and np.isfinite(y[x >= 38]).any()
+
+
 def test_targets_option_sets_the_targets_and_is_checked(tmp_path):
     pool = write_jsonl(tmp_path / "pool.jsonl", random_pool(30, 4))
     res = tmp_path / "res.jsonl"

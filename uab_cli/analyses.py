@@ -48,6 +48,11 @@ class Curve:
     def min_n(self, target: float) -> float | None:
         return min_budget(self.n, self.accuracy, target)
 
+    def above(self, target: float) -> bool:
+        """Whether the curve starts above ``target``: its least budget already beats it, so
+        ``min_n`` (that budget) is only an upper bound on the least N that reaches it."""
+        return bool(self.accuracy[0] > target)
+
     def at(self, n: float | None, values: np.ndarray | None) -> float | None:
         """``values`` (samples or tokens per question) at budget ``n``, linear between budgets."""
         return None if n is None or values is None else float(np.interp(n, self.n, values))
@@ -90,7 +95,11 @@ def at_accuracy(summary: Sequence[dict], targets: Sequence[float] | None = None)
     """Per combination and target accuracy (a fraction): ``min_N`` (``min_budget``), Uniform +
     majority's ``uniform_min_N``, the samples and completion tokens per question spent there,
     and the ``saving`` against Uniform + majority in samples (1 − samples / Uniform's; samples,
-    not N, so a skip-mode exit's unspent share counts) and in tokens (``token_saving``)."""
+    not N, so a skip-mode exit's unspent share counts) and in tokens (``token_saving``).
+
+    ``at_most``: the combination's curve starts above the target, so ``min_N`` is the least
+    simulated budget and only an upper bound (its savings lower bounds); ``uniform_at_most`` the
+    same for Uniform + majority, whose savings are then not measured (None)."""
     found = curves(summary)
     targets = default_targets(found) if targets is None else sorted(targets)
     base = found.get(BASELINE)
@@ -101,9 +110,12 @@ def at_accuracy(summary: Sequence[dict], targets: Sequence[float] | None = None)
             nu = base.min_n(target) if base else None
             samples, tokens = c.at(n, c.samples), c.at(n, c.tokens)
             u_samples, u_tokens = (base.at(nu, base.samples), base.at(nu, base.tokens)) if base else (None, None)
-            out.append({**dict(zip(COST_KEY, key)), "target": target, "min_N": n, "uniform_min_N": nu,
-                        "saving": _saving(samples, u_samples), "samples": samples, "tokens": tokens,
-                        "uniform_tokens": u_tokens, "token_saving": _saving(tokens, u_tokens)})
+            u_bound = base is not None and base.above(target)
+            out.append({**dict(zip(COST_KEY, key)), "target": target, "min_N": n, "at_most": c.above(target),
+                        "uniform_min_N": nu, "uniform_at_most": u_bound,
+                        "saving": None if u_bound else _saving(samples, u_samples), "samples": samples,
+                        "tokens": tokens, "uniform_tokens": u_tokens,
+                        "token_saving": None if u_bound else _saving(tokens, u_tokens)})
     return out
 
 

@@ -190,7 +190,7 @@ def plot_cost(summary: Sequence[dict], targets: Sequence[float] = ()):
         c = found.get(tuple(es[0][k] for k in COST_KEY))
         if c is None:
             continue
-        ns = [c.min_n(t) for t in grid]
+        ns = [None if c.above(t) else c.min_n(t) for t in grid]  # below its least budget's accuracy: unknown
         x = 100 * grid
         style = {**style, "markevery": 15, "markersize": 4}
         left.plot(x, [np.nan if n is None else n for n in ns], label=label, **style)

@@ -66,6 +66,11 @@ def _tokens(entry: dict) -> str:
     return "—" if value is None else f"{value:.1f}"
 
 
+def _change(saving: float | None, bound: str) -> str:
+    """A saving as the change in cost (negative: cheaper), ``bound`` ("≤ ") before a bound."""
+    return "—" if saving is None else bound + _pct(-saving)
+
+
 def _pct(x: float | None) -> str:
     if x is None:
         return "—"
@@ -91,12 +96,16 @@ def markdown_cost(costs: Sequence[dict]) -> str:
             if c is None or c["min_N"] is None:
                 cells.append("not reached")
                 continue
-            cell = f"{c['min_N']:.2f}"
-            if (name, sig, t, rule) != BASELINE and c["uniform_min_N"] is not None:
-                cell += f" ({_pct(-c['saving'] if c['saving'] is not None else None)} samples, "
-                cell += f"{_pct(-c['token_saving'] if c['token_saving'] is not None else None)} tokens)"
-            elif (name, sig, t, rule) != BASELINE:
+            bound = "≤ " if c.get("at_most") else ""  # the curve starts above the target
+            cell = f"{bound}{c['min_N']:.2f}"
+            if (name, sig, t, rule) == BASELINE:
+                pass
+            elif c["uniform_min_N"] is None:
                 cell += " (uniform: not reached)"
+            elif c.get("uniform_at_most"):
+                cell += f" (uniform: ≤ {c['uniform_min_N']:.2f})"
+            else:
+                cell += f" ({_change(c['saving'], bound)} samples, {_change(c['token_saving'], bound)} tokens)"
             cells.append(cell)
         lines.append(f"| {name} | {sig or '—'} | {'—' if t is None else format(t, 'g')} | {rule} | "
                      + " | ".join(cells) + " |")
@@ -104,7 +113,9 @@ def markdown_cost(costs: Sequence[dict]) -> str:
                   "accuracy over seeds against N, inverted at its first crossing; paper §4.2), and in brackets the "
                   "samples and completion tokens spent there against what Uniform + majority spends to reach the "
                   "same target (negative: cheaper). Skip-mode exits spend fewer samples than N·M: their samples "
-                  "are counted as spent."]
+                  "are counted as spent. ≤: the combination is above the target already at the least budget "
+                  "simulated, so that budget and its saving are bounds; add a smaller budget (`--budgets 1,…`) "
+                  "to measure them."]
     return "\n".join(lines) + "\n"
 
 
