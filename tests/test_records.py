@@ -162,6 +162,8 @@ def test_load_records_pauses_the_cyclic_gc_and_restores_it(tmp_path, monkeypatch
         frozen = gc.get_freeze_count()
         with gcpolicy.paused():
             kept.append([])
-        assert gc.get_freeze_count() == frozen and gc.isenabled()
+        # still frozen (an unfreeze would leave 0); frozen objects that other threads free meanwhile
+        # leave the count, so it may only fall
+        assert 0 < gc.get_freeze_count() <= frozen and gc.isenabled()
     finally:
         gc.unfreeze()
