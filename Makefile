@@ -38,7 +38,7 @@ endif
 .PHONY: quickstart test model dist clean
 
 quickstart: $(VENV)/.uab-base model
-	$(VENV)/bin/uab run sample_data/quickstart.jsonl --budget 4 --max-tokens 48 --out runs/quick
+	$(VENV)/bin/uab run sample_data/quickstart.jsonl --budget 4 --max-tokens 48 -o runs/quick
 	@echo "==> votes: runs/quick/votes.jsonl"
 
 test: $(VENV)/.uab-dev model

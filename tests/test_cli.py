@@ -97,7 +97,7 @@ def test_readme_quickstart_runs_on_the_embedded_model(tmp_path, monkeypatch):
     args = shlex.split(command)[1:]
     monkeypatch.chdir(ROOT)
     out = tmp_path / "quick"
-    args[args.index("--out") + 1] = str(out)
+    args[args.index("-o") + 1] = str(out)
     result = uab(*args)
     assert "accuracy" in result.stderr
     votes = read_jsonl(out / "votes.jsonl")

@@ -474,7 +474,7 @@ def test_simulate_command_prints_headroom_and_recommendation_after_its_table(tmp
     assert result.exit_code == 0, result.output
     table, advice = result.output.split("## Headroom and recommendation")
     assert "| 2 | oracle (upper bound) | — | — | majority | 3 |" in table
-    assert "- N = 4: `uab run QUESTIONS --budget 4 --out RUN " in advice
+    assert "- N = 4: `uab run QUESTIONS --budget 4 -o RUN " in advice
     rows = (tmp_path / "rows.jsonl").read_text().splitlines()
     import json
 

@@ -288,10 +288,10 @@ def markdown(summary: Sequence[dict], recommendations: Sequence[dict] = ()) -> s
                    f"standard errors over seeds, the pool hold {MIN_QUESTIONS} graded questions and the replay "
                    f"{MIN_SEEDS} seeds, else Uniform + majority. Run it on new questions (the pool's sampling "
                    "settings included):"), ""]
-    lines += [f"- N = {r['N']}: `uab run QUESTIONS --budget {r['N']} --out RUN {rec['flags']}`"
+    lines += [f"- N = {r['N']}: `uab run QUESTIONS --budget {r['N']} -o RUN {rec['flags']}`"
               for r in rows if (rec := recs.get(r["N"]))]
     if recs:
-        lines += ["", "or `uab run QUESTIONS --budget N --out RUN --settings RESULTS.jsonl` with this simulation's "
+        lines += ["", "or `uab run QUESTIONS --budget N -o RUN --settings RESULTS.jsonl` with this simulation's "
                       "results file (`-o`): it takes the recommendation for N."]
     return "\n".join(lines) + "\n"
 
