@@ -109,7 +109,7 @@ def quickstart(other: str, repeats: int) -> None:
         for name, tree in (("other", other), ("this", ROOT)):
             with tempfile.TemporaryDirectory() as out:
                 cmd = [sys.executable, "-m", "uab_cli.cli", "run", "sample_data/quickstart.jsonl", "--budget", "4",
-                       "--max-tokens", "48", "--out", out, "-q"]
+                       "--max-tokens", "48", "-o", out, "-q"]
                 start = time.perf_counter()
                 subprocess.run(cmd, cwd=tree, env={**env, "PYTHONPATH": os.path.abspath(tree)}, check=True)
                 times[name].append(time.perf_counter() - start)
