@@ -2,7 +2,7 @@
 # The exact commands that made the committed simulations and reports from the pools of make_pools.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-ALL=uab,uab-coverage,uab-exit-hard,uab-exit-easy-skip,majority,uniform,random,length,oracle
+ALL=uab,uab-coverage,uab-exit-hard,uab-exit-easy-skip,majority,uniform,random,length,adaptive,oracle
 for pool in smollm2-math smollm2-mc smollm2-math-s1; do
   signals=anll; [ "$pool" != smollm2-mc ] && signals=anll,total-nll,max-nll,nll-var
   budgets=2,4,8; cost=1,2,4,6,8,12,16  # the paper's budgets, up to the pool's 16 samples per question

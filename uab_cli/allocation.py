@@ -332,3 +332,42 @@ def threshold_exit(
         # budget contract holds.
         return uab_allocate(p, budget, gain, cap), 0
     return uab_allocate(p, budget, gain, room), 0
+
+
+def vote_margins(counts: np.ndarray) -> np.ndarray:
+    """Per question (a row of answer-class vote counts), how settled its vote is: the votes
+    of its most-voted answer minus those of the runner-up; -1 for a question with no answer
+    yet (it needs samples first)."""
+    counts = np.asarray(counts, dtype=np.int64).reshape(len(counts), -1)
+    if counts.shape[1] < 2:
+        counts = np.hstack([counts, np.zeros((len(counts), 2 - counts.shape[1]), dtype=np.int64)])
+    top2 = -np.partition(-counts, 1, axis=1)[:, :2]
+    return np.where(top2[:, 0] > 0, top2[:, 0] - top2[:, 1], -1)
+
+
+def adaptive_allocate(margins_at, drawn: np.ndarray, budget: int, seed: int,
+                      max_extra: np.ndarray | None = None) -> tuple[np.ndarray, int]:
+    """Phase 2 in rounds (Adaptive-Consistency under one budget for all questions): each round
+    gives one more sample to every question whose vote is least settled (the smallest
+    ``vote_margins`` among those with room), until ``budget`` is spent; when the round's
+    questions outnumber what is left, those with the fewest samples, then a seeded order,
+    go first. ``margins_at(n)``: each question's margin after its first ``n[i]`` samples (a
+    live run draws them to answer; ``simulate`` looks them up). Returns ``extra`` (sums to
+    ``budget``) and the number of rounds."""
+    drawn = np.asarray(drawn, dtype=np.int64)
+    room = _room(drawn.size, max_extra, budget)
+    order = np.random.default_rng(seed).permutation(drawn.size)  # rank of each question in the last round
+    rank = np.empty_like(order)
+    rank[order] = np.arange(drawn.size)
+    extra, rounds = np.zeros(drawn.size, dtype=np.int64), 0
+    margins = np.asarray(margins_at(drawn), dtype=np.int64)
+    while (left := budget - int(extra.sum())) > 0:
+        open_ = np.flatnonzero(extra < room)
+        level = margins[open_].min()
+        pick = open_[margins[open_] == level]
+        if pick.size > left:
+            pick = pick[np.lexsort((rank[pick], extra[pick]))][:left]
+        extra[pick] += 1
+        rounds += 1
+        margins = np.asarray(margins_at(drawn + extra), dtype=np.int64)
+    return extra, rounds

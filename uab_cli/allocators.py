@@ -40,6 +40,8 @@ class Job:
     exit_mode: str = "redistribute"
     values: np.ndarray | None = None  # A[i, n]: question i's expected majority accuracy with n samples (upper bounds)
     room: np.ndarray | None = None  # per question, the Phase-2 samples its pool can serve (upper bounds)
+    margins: Callable[[np.ndarray], np.ndarray] | None = None  # n -> vote margins after n samples (ROUNDS)
+    rounds: int = 0  # set by an allocator that draws in rounds: how many it took
 
 
 Allocator = Callable[[Job], "np.ndarray | tuple[np.ndarray, int]"]
@@ -50,21 +52,31 @@ RUN_FLAGS: dict[str, dict[str, str | None]] = {}  # the `uab run` options that r
 SUMMARIES: dict[str, str] = {}  # one line per allocator, for -h
 TAKES_EXIT: set[str] = set()  # allocators a threshold exit (--exit) applies to
 NEEDS_JUDGE: set[str] = set()  # allocators that read the LLM judge's easy/hard labels
+ROUNDS: set[str] = set()  # allocators that draw Phase 2 in rounds, reading the votes so far (Job.margins)
+PHASE1: dict[str, int] = {}  # the Phase-1 samples per question an allocator needs, where more than 1
 
 
 def register(name: str, fn: Allocator, summary: str, *, signal: bool = True, runnable: bool = True,
-             exits: bool = False, judge: bool = False, flags: dict[str, str | None] | None = None) -> None:
+             exits: bool = False, judge: bool = False, rounds: bool = False, phase1: int = 1,
+             flags: dict[str, str | None] | None = None) -> None:
     """Add allocator ``name``: every command that takes an allocator name then knows it.
     ``summary``: what it does, in one line (``-h``). ``flags``: the ``uab run`` options that
     reproduce it (default ``--allocator NAME``; a ``--gain`` of ``None`` takes the replay's
     ``--gain``); ``exits``: whether ``--exit`` applies to it; ``judge``: whether it reads the
-    LLM judge's labels (``phase1 --judge``; ``run`` asks the judge first)."""
+    LLM judge's labels (``phase1 --judge``; ``run`` asks the judge first); ``rounds``: whether
+    it draws Phase 2 in rounds as it allocates (only ``run`` and ``simulate`` can); ``phase1``:
+    the Phase-1 samples per question it needs."""
     ALLOCATORS[name] = fn
     SUMMARIES[name] = summary
     (TAKES_EXIT.add if exits else TAKES_EXIT.discard)(name)
     (NEEDS_JUDGE.add if judge else NEEDS_JUDGE.discard)(name)
     (SIGNAL_FREE.add if not signal else SIGNAL_FREE.discard)(name)
     (SIMULATE_ONLY.add if not runnable else SIMULATE_ONLY.discard)(name)
+    (ROUNDS.add if rounds else ROUNDS.discard)(name)
+    if phase1 > 1:
+        PHASE1[name] = phase1
+    else:
+        PHASE1.pop(name, None)
     RUN_FLAGS[name] = flags or {"--allocator": name}
 
 
@@ -115,6 +127,19 @@ register("length", lambda j: allocation.proportional_allocate(j.lengths, j.budge
          "Phase-2 samples in proportion to question length", signal=False)
 register("judge", lambda j: allocation.judge_allocate(j.hard, j.budget, j.cap),
          "the LLM judge's hard questions share the budget (needs phase1 --judge)", signal=False, judge=True)
+
+
+def _adaptive(j: Job) -> np.ndarray:
+    if j.margins is None:
+        raise UabError("the adaptive allocator draws Phase 2 in rounds as it allocates: use `uab run` "
+                       "(or `uab simulate`), not `uab allocate`")
+    extra, j.rounds = allocation.adaptive_allocate(j.margins, np.full(j.p.size, j.k1), j.budget, j.seed, j.cap)
+    return extra
+
+
+register("adaptive", _adaptive, "Phase 2 in rounds from 2 Phase-1 samples: each round, one more sample to every "
+         "question whose vote is least settled (Adaptive-Consistency under one budget; run, not allocate)",
+         signal=False, rounds=True, phase1=2)
 
 
 def _oracle(j: Job) -> np.ndarray:

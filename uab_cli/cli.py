@@ -382,7 +382,7 @@ def run(ctx: typer.Context, input: In, output: OutDir, force: Force = False, sam
     gen = Generation.from_params(params, recorded.generation)
     with _Bar(quiet) as bar:
         shown = runs.Callbacks(bar.stage, bar.sample, None if quiet else _print_allocation, _skipped)
-        result = runs.run(records, _backend(ctx, gen), gen, output, alloc, votes, samples or recorded.k or 1, force,
+        result = runs.run(records, _backend(ctx, gen), gen, output, alloc, votes, samples or recorded.k or alloc.phase1_samples, force,
                           input, shown, prices)
     if not quiet:
         if result.skipped:
@@ -487,7 +487,7 @@ def simulate(
     output: Out = "-",
     budgets: Annotated[str | None, typer.Option(help="Comma-separated N values.", show_default=PAPER_BUDGETS)] = None,
     allocators: Annotated[str, typer.Option(help=f"Comma-separated allocators: {', '.join(allocators.ALLOCATORS)}.")]
-    = "uab,uniform,random,length,oracle",
+    = "uab,uniform,random,length,adaptive,oracle",
     signals: Annotated[str | None, typer.Option(help=f"Comma-separated signals: {', '.join(SIGNALS)}.",
                                                 show_default=OWN_SIGNAL)] = None,
     seeds: Annotated[int, typer.Option(min=1, max=100_000, help="Number of replay seeds (0..seeds-1).")] = 20,

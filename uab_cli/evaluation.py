@@ -9,7 +9,7 @@ from dataclasses import replace
 import numpy as np
 
 from . import allocation, recommend, voting
-from .allocators import ALLOCATORS, NEEDS_JUDGE, SIGNAL_FREE, SIMULATE_ONLY, Job, call
+from .allocators import ALLOCATORS, NEEDS_JUDGE, PHASE1, ROUNDS, SIGNAL_FREE, SIMULATE_ONLY, Job, call
 from .analyses import Deciles, at_accuracy, deciles_of
 from .answers import gold_answer, is_correct
 from .errors import UabError
@@ -103,9 +103,10 @@ def simulate(
     combos, skipped = [], []  # (allocator, signal, T, K1, N)
     for name in allocators:
         for sig, t in [(None, None)] if name in SIGNAL_FREE else [(s, t) for s in signals for t in temps]:
-            k1 = SIGNAL_REGISTRY[sig].phase1 if sig else 1
+            k1 = max(SIGNAL_REGISTRY[sig].phase1 if sig else 1, PHASE1.get(name, 1))
             for n in budgets:
-                why = _unrunnable(pool, name, sig) or (n < k1 and f"N={n} is less than {sig}'s {k1} Phase-1 samples")
+                why = _unrunnable(pool, name, sig) or (n < k1 and f"N={n} is less than the {k1} Phase-1 samples "
+                                                       f"{sig if k1 > PHASE1.get(name, 1) else name} needs")
                 if why:
                     skipped.append({"allocator": name, "signal": sig, "T": t, "N": n, "seed": None, "skipped": why})
                 else:
@@ -140,11 +141,15 @@ def _replay(pool, combos, skipped, seeds, gain, thresholds, on_progress, rules, 
         if deciles:  # each question's decile of its first draw's uncertainty
             bins = deciles_of(-log_p(first[idx, perm[:, 0]], deciles.statistic, 1.0))
         probs: dict = {}
+        margins: dict = {}  # this seed's margin table, made once if an allocator draws in rounds
         for name, sig, t, k1, n in combos:
             if (sig, t) not in probs:
                 probs[sig, t] = np.zeros(m) if sig is None else pool.probabilities(perm, k1, sig, t)
             job = Job(probs[sig, t], (n - k1) * m, None, seed, pool.lengths, pool.hard, gain, thresholds, k1,
                       values=pool.majority_values if name in UPPER_BOUNDS else None, room=pool.k - k1)
+            if name in ROUNDS:  # the margins a live run would see after its draws so far, within the pool
+                table = margins.setdefault("table", pool.margins(perm))
+                job.cap, job.margins = pool.k - k1, lambda drawn, table=table: table[idx, drawn]
             extra, saved = call(name, job)
             over = extra > pool.k - k1
             if over.any():  # the pool cannot serve it: the allocator's own capped optimum
@@ -263,6 +268,8 @@ def _unrunnable(pool: Pool, name: str, signal: str | None) -> str | None:
             return f"some pool samples have no {key} (no token logprobs)"
     if signal is not None and pool.k.min() < SIGNAL_REGISTRY[signal].phase1:
         return f"{signal} needs at least {SIGNAL_REGISTRY[signal].phase1} samples per question"
+    if pool.k.min() < PHASE1.get(name, 1):
+        return f"{name} needs at least {PHASE1[name]} samples per question"
     return None
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from . import allocators, gcpolicy, voting
+from . import allocation, allocators, gcpolicy, voting
 from .answers import extract_answer, gold_answer, group, vote_and_grade
 from .backends.base import Backend, Completion, PromptLength, SampleRequest, SamplingParams
 from .cost import Tokens
@@ -247,17 +247,19 @@ class AllocationSummary:
 
 
 def allocate(records: list[dict], settings: Allocation, lines: Sequence[int] | None = None,
-             path: str | None = None) -> AllocationSummary:
+             path: str | None = None, margins=None) -> AllocationSummary:
     """Set ``p`` and ``extra`` on every record so that all samples total N·M exactly.
 
     ``settings.signal=None`` picks ``vcs`` when Phase 1 asked for verbalised confidence,
-    else ``anll``. ``lines``/``path`` locate a record in error messages.
+    else ``anll``. ``lines``/``path`` locate a record in error messages. ``margins``: for an
+    allocator that draws in rounds (``allocators.ROUNDS``), ``n -> vote margins`` once each
+    question holds ``n[i]`` samples (``uab run`` draws them there).
     """
     with gcpolicy.paused():  # per-record lists and dicts, no cycles
         inputs = AllocationInputs(settings, settings.signal or default_signal(records[0] if records else None))
         for rec in records:
             inputs.add(rec)
-        plan = inputs.solve(lines, path)
+        plan = inputs.solve(lines, path, margins)
         for i, rec in enumerate(records):
             plan.annotate(rec, i)
     return plan.summary
@@ -302,8 +304,9 @@ class AllocationInputs:
         self.scores.append(math.nan if score is None else score)
         self.hard.append(label == "hard")
 
-    def solve(self, lines: Sequence[int] | None = None, path: str | None = None) -> AllocationPlan:
-        """Run the allocator: ``p`` and ``extra`` per question, all samples totalling N·M."""
+    def solve(self, lines: Sequence[int] | None = None, path: str | None = None, margins=None) -> AllocationPlan:
+        """Run the allocator: ``p`` and ``extra`` per question, all samples totalling N·M
+        (``margins``: see ``allocate``)."""
         settings, m, signal = self.settings, self.m, self.signal
         drawn = np.frombuffer(self.drawn, dtype=np.int64) if m else np.zeros(0, dtype=np.int64)
         k1 = int(drawn.min()) if m else 1
@@ -326,13 +329,15 @@ class AllocationInputs:
         job = allocators.Job(np.nan_to_num(p), rest, cap, settings.seed,
                              np.frombuffer(self.lengths, dtype=np.int64).astype(np.float64),
                              np.frombuffer(self.hard, dtype=np.int8).astype(bool), settings.gain, theta, k1,
-                             settings.vote_model, settings.exit, settings.exit_mode)
+                             settings.vote_model, settings.exit, settings.exit_mode, margins=margins)
         extra, saved = allocators.call(settings.allocator, job)
         totals, counts = np.unique(drawn + extra, return_counts=True)
         summary = AllocationSummary(budget, int(drawn.sum()), int(extra.sum()), saved, fallbacks,
                                     dict(zip(totals.tolist(), counts.tolist())))
-        return AllocationPlan([None if math.isnan(x) else x for x in p.tolist()], extra.tolist(),
-                              settings.info(signal, budget, saved), summary)
+        info = settings.info(signal, budget, saved)
+        if settings.allocator in allocators.ROUNDS:
+            info["rounds"] = job.rounds
+        return AllocationPlan([None if math.isnan(x) else x for x in p.tolist()], extra.tolist(), info, summary)
 
 
 @dataclass
@@ -349,6 +354,16 @@ class AllocationPlan:
         rec["p"] = self.p[i]
         rec["extra"] = self.extra[i]
         return with_provenance(rec, "allocate", self.info)
+
+
+def vote_margins(records: list[dict], settings: Vote = Vote()) -> np.ndarray:
+    """Each record's vote margin over the samples it holds (``allocation.vote_margins``): the
+    votes of its most-voted equivalent answer minus the runner-up's, -1 with no answer yet."""
+    counts = [list(group([a for s in samples(rec) if (a := voted_answer(s, settings.cut)) is not None],
+                         question_type(rec)).values()) for rec in records]
+    width = max((len(c) for c in counts), default=0)
+    return allocation.vote_margins(np.array([c + [0] * (width - len(c)) for c in counts], dtype=np.int64)
+                                   .reshape(len(records), width))
 
 
 def _answer_counts(phase1: list[dict], kind: str) -> list[int]:

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from . import majority, voting
+from . import allocation, majority, voting
 from .answers import gold_answer, group, is_correct
 from .errors import UabError
 from .pipeline import is_cut, voted_answer
@@ -112,6 +112,16 @@ class Pool:
                 out[rule][1][:, t] = fell
         cover = np.logical_or.accumulate(np.take_along_axis(self.correct, perm, 1), axis=1)
         return out, np.hstack([np.zeros((m, 1), dtype=bool), cover])
+
+    def margins(self, perm: np.ndarray) -> np.ndarray:
+        """Each question's vote margin (``allocation.vote_margins``) after its first t draws in
+        the order ``perm``: an (M, K+1) table, t = 0 … K."""
+        cp = np.take_along_axis(self.cls, perm, 1)
+        m, kmax = cp.shape
+        counts = np.cumsum(cp[:, :, None] == np.arange(self.n_classes), axis=1)  # (M, K, classes)
+        out = np.full((m, kmax + 1), -1, dtype=np.int64)
+        out[:, 1:] = allocation.vote_margins(counts.reshape(m * kmax, -1)).reshape(m, kmax)
+        return out
 
     @functools.cached_property
     def majority_values(self) -> np.ndarray:

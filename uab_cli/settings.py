@@ -181,8 +181,15 @@ class Allocation:
         if k < REGISTRY[signal].phase1:
             need = REGISTRY[signal].phase1
             raise UabError(f"{signal} needs at least {need} Phase-1 samples per question (-K {need})")
+        if k < (need := self.phase1_samples):
+            raise UabError(f"--allocator {self.allocator} needs at least {need} Phase-1 samples per question (-K {need})")
         if self.max_per_question is not None and self.max_per_question < k:
             raise UabError(f"--max-per-question must be >= {k}")
+
+    @property
+    def phase1_samples(self) -> int:
+        """The Phase-1 samples per question the allocator needs (a run's default -K)."""
+        return allocators.PHASE1.get(self.allocator, 1)
 
     @property
     def uses_signal(self) -> bool:
