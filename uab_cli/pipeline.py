@@ -293,7 +293,8 @@ class AllocationInputs:
         if SIGNAL_REGISTRY[self.signal].per_sample:
             score = question_score(phase1, self.signal)
         elif len(phase1) >= SIGNAL_REGISTRY[self.signal].phase1:
-            score = question_score(phase1, self.signal, _answer_counts(phase1, question_type(rec)))
+            score = question_score(phase1, self.signal,
+                                   _answer_counts([s.get("answer") for s in phase1], question_type(rec)))
         else:
             score = None  # settings.check rejects too few Phase-1 samples
         label = rec.get("judge")
@@ -359,18 +360,16 @@ class AllocationPlan:
 def vote_margins(records: list[dict], settings: Vote = Vote()) -> np.ndarray:
     """Each record's vote margin over the samples it holds (``allocation.vote_margins``): the
     votes of its most-voted equivalent answer minus the runner-up's, -1 with no answer yet."""
-    counts = [list(group([a for s in samples(rec) if (a := voted_answer(s, settings.cut)) is not None],
-                         question_type(rec)).values()) for rec in records]
+    counts = [_answer_counts([voted_answer(s, settings.cut) for s in samples(rec)], question_type(rec))[:-1]
+              for rec in records]
     width = max((len(c) for c in counts), default=0)
     return allocation.vote_margins(np.array([c + [0] * (width - len(c)) for c in counts], dtype=np.int64)
                                    .reshape(len(records), width))
 
 
-def _answer_counts(phase1: list[dict], kind: str) -> list[int]:
-    """Counts per equivalent answer; "no answer" counts as one more outcome of the vote."""
-    return list(group([s.get("answer") for s in phase1], kind).values()) + [
-        sum(1 for s in phase1 if s.get("answer") is None)
-    ]
+def _answer_counts(answers: list[str | None], kind: str) -> list[int]:
+    """Counts per equivalent answer; "no answer" counts as one more outcome of the vote (last)."""
+    return list(group(answers, kind).values()) + [sum(1 for a in answers if a is None)]
 
 
 def phase2(records: list[dict], backend: Backend, gen: Generation, on_sample: OnSample | None = None) -> int:

@@ -335,30 +335,24 @@ def _stages(rundir, records, be, gen, alloc, vote, k, signal, callbacks: Callbac
     drawn = pipeline.phase1(records, be, gen, k, keep, sig)
     rundir.write("phase1.jsonl", records)
     seconds["phase1"], start = clock() - start, clock()
-    if alloc.allocator in allocators.ROUNDS:  # Phase 2 is drawn round by round as it allocates
-        if callbacks.on_stage:
-            callbacks.on_stage("phase2", alloc.n * len(records) - sum(len(samples(r, 1)) for r in records))
-        counts = {"restored": 0, "drawn": 0}
+    rounds = alloc.allocator in allocators.ROUNDS  # Phase 2 drawn round by round as it allocates
+    if rounds and callbacks.on_stage:
+        callbacks.on_stage("phase2", alloc.n * len(records) - sum(len(samples(r, 1)) for r in records))
 
-        def margins(n):
-            for rec, held in zip(records, n.tolist()):
-                rec["extra"] = held - k
-            counts["restored"] += rundir.take(records, k, [k + r["extra"] for r in records])
-            counts["drawn"] += pipeline.phase2(records, be, gen, keep)
-            return pipeline.vote_margins(records, vote)
+    def margins(n):  # a round: the samples n asks for (stored or drawn), then the votes so far
+        nonlocal restored, drawn
+        for rec, held in zip(records, n.tolist()):
+            rec["extra"] = held - k
+        restored += rundir.take(records, k, [k + r["extra"] for r in records])
+        drawn += pipeline.phase2(records, be, gen, keep)
+        return pipeline.vote_margins(records, vote)
 
-        summary = pipeline.allocate(records, alloc, margins=margins)
-        restored, drawn = restored + counts["restored"], drawn + counts["drawn"]
-        rundir.write("allocation.jsonl", records)
-        seconds["allocate"] = 0.0  # the rounds' time is Phase 2's
-        if callbacks.on_allocated:
-            callbacks.on_allocated(summary)
-    else:
-        summary = pipeline.allocate(records, alloc)
-        rundir.write("allocation.jsonl", records)
-        seconds["allocate"], start = clock() - start, clock()
-        if callbacks.on_allocated:
-            callbacks.on_allocated(summary)
+    summary = pipeline.allocate(records, alloc, margins=margins if rounds else None)
+    rundir.write("allocation.jsonl", records)
+    seconds["allocate"], start = (0.0, start) if rounds else (clock() - start, clock())  # rounds: Phase 2's time
+    if callbacks.on_allocated:
+        callbacks.on_allocated(summary)
+    if not rounds:
         restored += rundir.take(records, k, [k + r["extra"] for r in records])
         if callbacks.on_stage:
             callbacks.on_stage("phase2", sum(len(pipeline.missing(r, k, k + r["extra"])) for r in records))
