@@ -25,3 +25,10 @@ python benchmarks/holdout_check.py results/smollm2-math/pool.jsonl --on results/
 # The same check on a synthetic pool of a well-calibrated small model (scripts/make_synthetic_pool.py, its docstring).
 python benchmarks/holdout_check.py results/synthetic/calibrated-small/pool.jsonl --splits 12 \
     > results/synthetic/calibrated-small/holdout.md
+# The synthetic pools with known p (results/synthetic/README.md): allocators under majority, T = 0.2 and T = 1.
+for mix in easy hopeless moderate weak mixed; do
+  uab simulate results/synthetic/$mix --budgets 2,4,8 --seeds 20 --vote-rules majority \
+      --allocators uab,uab-coverage,uab-exit-hard,uab-exit-easy-skip,majority,uniform -o results/synthetic/$mix/simulate.jsonl -q
+  uab simulate results/synthetic/$mix --budgets 2,4,8 --seeds 20 --vote-rules majority \
+      --allocators majority,uab-coverage,uniform -T 1.0 -o results/synthetic/$mix/simulate-T1.jsonl -q
+done

@@ -13,7 +13,7 @@ Usage: python scripts/make_synthetic_pool.py MIX -o results/synthetic-MIX/pool.j
 
 The calibrated small model of README "Headroom and recommendation" (each sample's ANLL says a
 little about whether it is right, as a well-calibrated small model's would):
-python scripts/make_synthetic_pool.py small --k 8 --wrong few --anll 0.10,0.11 --noise 0.05 \
+python scripts/make_synthetic_pool.py small --k 8 --wrong few --anll 0.10,0.12 --noise 0.05 \
     -o results/synthetic/calibrated-small/pool.jsonl
 """
 
@@ -42,29 +42,32 @@ def make(mix: str, m: int, k: int, seed: int, wrong: str, noise: float,
     p = MIXES[mix](rng, m)
     records = []
     for i, pi in enumerate(p):
-        gold = str(100 + i)
-        # The competitor sorts before or after the gold at random, so lexicographic vote
-        # ties favour neither.
-        competitor = str(200 + i) if rng.random() < 0.5 else str(10 + i)
+        gold = 50_000_000 + 1000 * i
+        # Every answer has 8 digits, so lexicographic order (majority's tie-break) is numeric
+        # order, and each wrong answer sorts before or after the gold at random: vote ties
+        # favour neither. (Labels of different lengths, "10" beside "100", sorted the wrong
+        # answers first on most questions of a "few" pool.)
+        competitor = str(gold + 1 if rng.random() < 0.5 else gold - 1)
         if wrong == "few":  # drawn only here: the other modes' pools stay as they were
-            few = [str(200 + 10 * i + d) if rng.random() < 0.5 else str(10 + 10 * i + d) for d in range(3)]
+            few = [str(gold + 1 + d if rng.random() < 0.5 else gold - 1 - d) for d in range(3)]
             shares = rng.dirichlet(np.full(3, 0.7))
         samples = []
         for j in range(k):
             right = rng.random() < pi
             if right:
-                answer = gold
+                answer = str(gold)
             elif wrong == "one":
                 answer = competitor
             elif wrong == "few":
                 answer = few[rng.choice(3, p=shares)]
-            else:
-                answer = str(1000 + int(rng.integers(0, 10**6)))
+            else:  # scatter: below or above every question's gold at random
+                x = int(rng.integers(0, 10**6))
+                answer = str((10_000_000 if x % 2 else 90_000_000) + x)
             anll = max(0.001, rng.normal(anll_means[0] if right else anll_means[1], noise))
             samples.append({"index": j, "phase": 1, "seed": int(rng.integers(2**31)), "text": f"Answer: {answer}",
                             "answer": answer, "n_tokens": 10, "finish_reason": "stop", "anll": anll,
                             "total_nll": 10 * anll, "max_nll": 3 * anll, "nll_var": anll / 10, "confidence": None})
-        records.append({"id": f"{mix}-{i:04d}", "question": f"synthetic question {i}", "answer": gold,
+        records.append({"id": f"{mix}-{i:04d}", "question": f"synthetic question {i}", "answer": str(gold),
                         "true_p": round(float(pi), 4), "level": min(5, int((1 - pi) * 5) + 1), "samples": samples})
     return records
 

@@ -1,5 +1,6 @@
 """Pivot `uab simulate` results into one Markdown table: accuracy difference to Uniform
-(percentage points, paired by seed, ± standard error) per pool, N and allocator.
+(percentage points, paired by seed, ± standard error) per pool, N and allocator (and vote
+rule, where the results cross several).
 Usage: python scripts/results_table.py NAME=results.jsonl [NAME=results.jsonl ...]
 """
 
@@ -13,8 +14,9 @@ from uab_cli.evaluation import summarize
 
 
 def label(e: dict, many_t: bool) -> str:
-    """Allocator name, with its signal unless ANLL and its T when several were replayed."""
-    out = e["allocator"]
+    """Allocator name, with its signal unless ANLL and its T when several were replayed, and
+    its vote rule unless majority (Uniform + majority is the reference column)."""
+    out = e["allocator"] + (f" + {e['vote_rule']}" if e.get("vote_rule", "majority") != "majority" else "")
     extra = [e["signal"]] if e["signal"] not in (None, "anll") else []
     if many_t and e["T"] is not None:
         extra.append(f"T={e['T']}")
@@ -31,7 +33,7 @@ def main(args: list[str]) -> None:
         many_t = len({e["T"] for e in summary if e["T"] is not None}) > 1
         tables.append((name, summary, many_t))
         for e in summary:
-            if e["allocator"] != "uniform" and label(e, many_t) not in allocators:
+            if label(e, many_t) not in ("uniform", *allocators):
                 allocators.append(label(e, many_t))
     print("| pool | N | uniform acc % | " + " | ".join(allocators) + " |")
     print("|---|---|---|" + "---|" * len(allocators))

@@ -113,8 +113,7 @@ def test_simulate_replays_it_from_two_phase1_samples_and_recommends_it_with_its_
         [r for r in rows if r.get("allocator") == "uniform" and r["N"] == 3 and r["vote_rule"] == rule])])
         for rule in ("majority", "confident-ties")}
     assert gains["majority"] > 0.005  # on this well-calibrated pool the rounds beat N samples each
-    rows = list(evaluation.simulate(records, [3], ["uniform", "adaptive"], ["anll"], 10,
-                                    vote_rules=["majority", "confident-ties"], recommendations=True))
+    rows = list(evaluation.simulate(records, [3], ["uniform", "adaptive"], ["anll"], 10, recommendations=True))
     (rec,) = [r["recommendation"] for r in rows if "recommendation" in r]
     assert rec["allocator"] == "adaptive" and "--allocator adaptive --samples 2" in rec["flags"]
 

@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from uab_cli.answers import extract_answer, is_correct
@@ -658,7 +659,7 @@ def test_convert_and_the_record_schema_agree_on_the_fewest_choices(tmp_path):
     check_record(next(convert_records([two], None)))
 
 
-SYNTHETIC = {"mixed": [], "calibrated-small": ["small", "--k", "8", "--wrong", "few", "--anll", "0.10,0.11",
+SYNTHETIC = {"mixed": [], "calibrated-small": ["small", "--k", "8", "--wrong", "few", "--anll", "0.10,0.12",
                                                "--noise", "0.05"]}  # committed pool: its generator's arguments
 
 
@@ -676,3 +677,20 @@ def test_synthetic_pool_regenerates_byte_for_byte(tmp_path, name):
     if name == "calibrated-small":
         wrong = [{s["answer"] for s in r["samples"] if s["answer"] != r["answer"]} for r in load_jsonl(out)]
         assert max(map(len, wrong)) == 3
+
+
+@pytest.mark.parametrize("wrong", ["one", "few", "scatter"])
+def test_synthetic_wrong_answers_sort_before_or_after_the_gold_at_random(wrong):
+    """Majority breaks ties lexicographically: a generator whose wrong answers mostly sort first
+    (labels of different lengths, "10" beside "100") hands every even-N tie to a wrong answer
+    and inflates every confidence rule's gain (it made the old calibrated-small pool's N = 2
+    gain +9.3 points instead of +2.3)."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        from make_synthetic_pool import make
+    finally:
+        sys.path.pop(0)
+    records = make("moderate", 300, 8, 0, wrong, 0.05)
+    pairs = [(a < r["answer"]) for r in records for a in {s["answer"] for s in r["samples"]} - {r["answer"]}]
+    assert len({len(s["answer"]) for r in records for s in r["samples"]} | {len(r["answer"]) for r in records}) == 1
+    assert 0.45 < np.mean(pairs) < 0.55
