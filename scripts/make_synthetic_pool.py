@@ -45,8 +45,7 @@ def make(mix: str, m: int, k: int, seed: int, wrong: str, noise: float,
         gold = 50_000_000 + 1000 * i
         # Every answer has 8 digits, so lexicographic order (majority's tie-break) is numeric
         # order, and each wrong answer sorts before or after the gold at random: vote ties
-        # favour neither. (Labels of different lengths, "10" beside "100", sorted the wrong
-        # answers first on most questions of a "few" pool.)
+        # favour neither.
         competitor = str(gold + 1 if rng.random() < 0.5 else gold - 1)
         if wrong == "few":  # drawn only here: the other modes' pools stay as they were
             few = [str(gold + 1 + d if rng.random() < 0.5 else gold - 1 - d) for d in range(3)]

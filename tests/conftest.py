@@ -1,9 +1,10 @@
 """Shared fixtures and helpers: a clean environment without API keys, JSONL files, question and
-Phase-1 record builders, the CLI in-process, a fake backend and a fake clock, a ``uab``
+Phase-1 record builders, a script of ``scripts/`` as a module, the CLI in-process, a fake backend and a fake clock, a ``uab``
 subprocess stopped at a known sample, and the bad-input corpus of ``tests/data/bad/``."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import select
@@ -29,6 +30,15 @@ def clean_environ(monkeypatch):
 
 
 # --- files and records ---------------------------------------------------------------
+
+
+def script(name: str):
+    """``scripts/NAME.py`` loaded as a module (the scripts are not a package)."""
+    spec = importlib.util.spec_from_file_location(name, Path(__file__).resolve().parent.parent / "scripts" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while the script loads
+    spec.loader.exec_module(module)
+    return module
 
 
 def write_jsonl(path, rows) -> str:

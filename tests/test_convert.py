@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import script
 
 from uab_cli.answers import extract_answer, is_correct
 from uab_cli.convert import PRESETS, convert_records, read_table
@@ -685,12 +686,7 @@ def test_synthetic_wrong_answers_sort_before_or_after_the_gold_at_random(wrong):
     (labels of different lengths, "10" beside "100") hands every even-N tie to a wrong answer
     and inflates every confidence rule's gain (it made the old calibrated-small pool's N = 2
     gain +9.3 points instead of +2.3)."""
-    sys.path.insert(0, str(ROOT / "scripts"))
-    try:
-        from make_synthetic_pool import make
-    finally:
-        sys.path.pop(0)
-    records = make("moderate", 300, 8, 0, wrong, 0.05)
+    records = script("make_synthetic_pool").make("moderate", 300, 8, 0, wrong, 0.05)
     pairs = [(a < r["answer"]) for r in records for a in {s["answer"] for s in r["samples"]} - {r["answer"]}]
     assert len({len(s["answer"]) for r in records for s in r["samples"]} | {len(r["answer"]) for r in records}) == 1
     assert 0.45 < np.mean(pairs) < 0.55

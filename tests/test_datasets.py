@@ -3,15 +3,13 @@ self-consistency (each reference solution, graded by uab's own pipeline against 
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
-import sys
 from collections import Counter
 from pathlib import Path
 
 import pytest
-from conftest import read_jsonl, write_jsonl
+from conftest import read_jsonl, script, write_jsonl
 from typer.testing import CliRunner
 
 from uab_cli.answers import extract_answer, is_correct
@@ -29,15 +27,7 @@ SIZES = {"math500": 500, "gsm8k_test": 1319, "mmlu_formal_logic": 126, "hh_rlhf_
 WITH_SOLUTIONS = ("math500", "gsm8k_test", "deepscaler300")
 
 
-def _script():
-    spec = importlib.util.spec_from_file_location("make_datasets", ROOT / "scripts" / "make_datasets.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while the script loads
-    spec.loader.exec_module(module)
-    return module
-
-
-make_datasets = _script()
+make_datasets = script("make_datasets")
 
 
 def load(name: str) -> list[dict]:
