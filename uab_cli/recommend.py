@@ -158,7 +158,7 @@ def _cross_validated_gain(diffs: np.ndarray) -> tuple[float, float | None, float
     was chosen where its training gain was high, so its test gain low, and kept out where its
     test gain was high. Where a gain sits on a few questions near the gate, that made the
     held-out gain negative for a rule that gains +1.5 on the pool and +2.3 on new questions,
-    and kept Uniform + majority (README, "Does a recommendation hold")."""
+    and kept Uniform + majority (README, "recommendation (held out)")."""
     seeds, m = diffs.shape[1], diffs.shape[2]
     if m < FOLDS:
         return 0.0, 0.0, 0.0, 0
