@@ -141,14 +141,15 @@ def _replay(pool, combos, skipped, seeds, gain, thresholds, on_progress, rules, 
         if deciles:  # each question's decile of its first draw's uncertainty
             bins = deciles_of(-log_p(first[idx, perm[:, 0]], deciles.statistic, 1.0))
         probs: dict = {}
-        margins: dict = {}  # this seed's margin table, made once if an allocator draws in rounds
+        table = None  # this seed's margin table, made once if an allocator draws in rounds
         for name, sig, t, k1, n in combos:
             if (sig, t) not in probs:
                 probs[sig, t] = np.zeros(m) if sig is None else pool.probabilities(perm, k1, sig, t)
             job = Job(probs[sig, t], (n - k1) * m, None, seed, pool.lengths, pool.hard, gain, thresholds, k1,
                       values=pool.majority_values if name in UPPER_BOUNDS else None, room=pool.k - k1)
             if name in ROUNDS:  # the margins a live run would see after its draws so far, within the pool
-                table = margins.setdefault("table", pool.margins(perm))
+                if table is None:
+                    table = pool.margins(perm)
                 job.cap, job.margins = pool.k - k1, lambda drawn, table=table: table[idx, drawn]
             extra, saved = call(name, job)
             over = extra > pool.k - k1
