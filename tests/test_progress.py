@@ -116,3 +116,15 @@ def test_the_ticker_prints_no_line_for_a_stage_with_nothing_to_draw():
         clock.now = 1.0
         bar._maybe_print()  # what the ticker thread does when it wakes
     assert out.getvalue() == ""
+
+
+def test_a_rerun_of_rounds_counts_only_the_phase2_samples_it_draws(tmp_path):
+    """``adaptive`` allocates as it draws, so Phase 2's count is set before its rounds: it
+    leaves out what the checkpoint holds (a vote-rule rerun printed 'phase2: 0/12 samples')."""
+    args = ("--allocator", "adaptive", "--budget", "4")  # the later --budget wins over _run's
+    first = _run(tmp_path, *args)
+    assert any(line.startswith("phase2: 12/12 samples done in ") for line in first)
+    again = _run(tmp_path, *args, "--vote-rule", "confident-ties")
+    assert not [line for line in again if line.startswith("phase2:")]
+    grown = _run(tmp_path, "--allocator", "adaptive", "--budget", "6")
+    assert any(line.startswith("phase2: 12/12 samples done in ") for line in grown)

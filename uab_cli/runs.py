@@ -166,6 +166,11 @@ class RunDir:
                 taken += len(found)
         return taken
 
+    def held_from(self, records: list[dict], start: int) -> int:
+        """How many stored samples with index ``start`` or more the records have (what a rerun
+        can reuse beyond Phase 1)."""
+        return sum(sum(1 for i in self.store.get(rec["id"], {}) if i >= start) for rec in records)
+
     def checkpoint(self, rec: dict, sample: dict) -> None:
         """Append one finished sample (flushed, so a kill loses at most the line being written)."""
         self._ckpt.write(dumps({"id": rec["id"], "sample": sample}))
@@ -336,8 +341,9 @@ def _stages(rundir, records, be, gen, alloc, vote, k, signal, callbacks: Callbac
     rundir.write("phase1.jsonl", records)
     seconds["phase1"], start = clock() - start, clock()
     rounds = alloc.allocator in allocators.ROUNDS  # Phase 2 drawn round by round as it allocates
-    if rounds and callbacks.on_stage:
-        callbacks.on_stage("phase2", alloc.n * len(records) - sum(len(samples(r, 1)) for r in records))
+    if rounds and callbacks.on_stage:  # the rounds are seeded: a rerun reuses what the checkpoint holds
+        to_draw = alloc.n * len(records) - sum(len(samples(r, 1)) for r in records) - rundir.held_from(records, k)
+        callbacks.on_stage("phase2", max(to_draw, 0))
 
     def margins(n):  # a round: the samples n asks for (stored or drawn), then the votes so far
         nonlocal restored, drawn
