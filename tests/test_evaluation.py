@@ -601,7 +601,8 @@ def test_simulate_check_takes_a_results_file_and_nothing_it_would_override(tmp_p
     summary = (tmp_path / "report" / "summary.md").read_text()
     assert "## Recommendations replayed on these questions" in summary and "Headroom" not in summary
     for args, says in ((["--vote-rules", "majority"], "drop --vote-rules"),
-                       (["--budgets", "8"], "no recommendation for --budgets 8 (it has N = 2, 4)")):
+                       (["--budgets", "8"], "no recommendation for N = 8 of --budgets 8 (it has N = 2, 4;"),
+                       (["--budgets", "2,3,4"], "no recommendation for N = 3 of --budgets 2,3,4 (it has N = 2, 4;")):
         bad = cli(["simulate", b, "--check", results, *args, "-o", str(tmp_path / "bad.jsonl")])
         assert bad.exit_code == 2 and says in bad.stderr and not (tmp_path / "bad.jsonl").exists()
     bad = cli(["simulate", b, "--check", a, "-q"])

@@ -330,13 +330,16 @@ def markdown_check(checks: Sequence[dict]) -> str:
 
 def from_results(path: str, budgets: Sequence[int] | None = None) -> list[dict]:
     """The ``{"recommendation": ...}`` rows of a ``uab simulate -o`` results file, those for
-    ``budgets`` when given; ``UabError`` naming the file when there are none."""
+    ``budgets`` when given; ``UabError`` naming the file when there are none, or none for one of
+    ``budgets`` (asked for N = 3 and silently left out, a check would look complete)."""
     found = [row["recommendation"] for _, row in read_jsonl(path) if isinstance(row.get("recommendation"), dict)]
     have = ", ".join(str(r.get("N")) for r in found)
     if not found:
         raise UabError("no recommendation rows: expected a `uab simulate -o` results file", path)
     if budgets is not None:
+        missing = [n for n in budgets if all(r.get("N") != n for r in found)]
+        if missing:
+            raise UabError(f"no recommendation for N = {', '.join(map(str, missing))} of --budgets "
+                           f"{','.join(map(str, budgets))} (it has N = {have}; simulate those budgets first)", path)
         found = [r for r in found if r.get("N") in budgets]
-        if not found:
-            raise UabError(f"no recommendation for --budgets {','.join(map(str, budgets))} (it has N = {have})", path)
     return found
