@@ -140,6 +140,21 @@ def test_judge_without_labels_is_skipped_with_a_reason():
     assert len([r for r in rows if r["allocator"] == "uniform"]) == 2
 
 
+def test_a_vcs_signal_on_a_pool_without_any_confidence_is_skipped_with_a_reason():
+    records = noisy_pool(m=20, k=4)
+    for rec in records[1:]:  # one question keeps its confidences: unsure elsewhere, a signal still
+        for s in rec["samples"]:
+            s["confidence"] = None
+    assert not any("skipped" in r for r in evaluation.simulate(records, [2], ["uab"], ["vcs"], 2))
+    for s in records[0]["samples"]:
+        s["confidence"] = None
+    rows = list(evaluation.simulate(records, [2], ["uab", "uniform"], ["vcs", "vcs-pow", "anll"], 2))
+    skipped = [r for r in rows if "skipped" in r]
+    assert {r["signal"] for r in skipped} == {"vcs", "vcs-pow"}
+    assert all("verbalised confidence (draw the pool with --vcs)" in r["skipped"] for r in skipped)
+    assert {r["signal"] for r in rows if r["allocator"] == "uab" and "skipped" not in r} == {"anll"}
+
+
 def test_bad_options_are_user_errors():
     records = known_pool(10, 4)
     for kwargs in ({"allocators": ["nope"]}, {"budgets": [5]}, {"signals": ["bogus"]}, {"budgets": [0]}):

@@ -267,6 +267,9 @@ def _unrunnable(pool: Pool, name: str, signal: str | None) -> str | None:
         key = signal.replace("-", "_")
         if any(s.get(key) is None for ss in pool.samples for s in ss):
             return f"some pool samples have no {key} (no token logprobs)"
+    elif signal in SAMPLE_SIGNALS and np.isnan(pool.statistics(signal)).all():  # vcs, vcs-pow
+        # one sample without a confidence counts as unsure (signals.VCS_MISSING_P), a pool without any is no signal
+        return f"no pool sample has a verbalised confidence (draw the pool with {SIGNAL_REGISTRY[signal].needs})"
     if signal is not None and pool.k.min() < SIGNAL_REGISTRY[signal].phase1:
         return f"{signal} needs at least {SIGNAL_REGISTRY[signal].phase1} samples per question"
     if pool.k.min() < PHASE1.get(name, 1):
