@@ -132,6 +132,19 @@ def test_replayed_vote_matches_majority_vote():
                 assert cover[i, t] == any(evaluation.is_correct(rec, a) for a in drawn[:t] if a)
 
 
+def test_uniform_is_always_replayed_so_every_gain_and_the_recommendation_have_their_reference(tmp_path):
+    pool = write_jsonl(tmp_path / "pool.jsonl", noisy_pool(m=60, k=8, seed=4))
+    out = tmp_path / "res.jsonl"
+    done = cli(["simulate", pool, "--budgets", "4", "--allocators", "adaptive", "--vote-rules", "weighted",
+                "--seeds", "5", "-o", str(out)])
+    assert done.exit_code == 0
+    rows = list(read_jsonl(out))
+    assert {r["allocator"] for r in rows if "accuracy" in r} == {"adaptive", "uniform"}
+    assert [r["recommendation"]["N"] for r in rows if "recommendation" in r] == [4]
+    gains = [e["diff_uniform"] for e in evaluation.summarize(rows) if e["allocator"] == "adaptive"]
+    assert len(gains) == 2 and None not in gains  # majority and weighted, each paired to Uniform + majority
+
+
 def test_judge_without_labels_is_skipped_with_a_reason():
     records = known_pool(20, 4)
     rows = list(evaluation.simulate(records, [2], ["judge", "uniform"], ["anll"], 2))

@@ -486,7 +486,8 @@ def simulate(
                                         show_default=False)],
     output: Out = "-",
     budgets: Annotated[str | None, typer.Option(help="Comma-separated N values.", show_default=PAPER_BUDGETS)] = None,
-    allocators: Annotated[str, typer.Option(help=f"Comma-separated allocators: {', '.join(allocators.ALLOCATORS)}.")]
+    allocators: Annotated[str, typer.Option(help=f"Comma-separated allocators: {', '.join(allocators.ALLOCATORS)} "
+                                            "(uniform is always replayed: Uniform + majority is the reference).")]
     = "uab,uniform,random,length,adaptive,oracle",
     signals: Annotated[str | None, typer.Option(help=f"Comma-separated signals: {', '.join(SIGNALS)}.",
                                                 show_default=OWN_SIGNAL)] = None,

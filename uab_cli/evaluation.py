@@ -80,7 +80,8 @@ def simulate(
     again with ``max_extra = K_i - K1`` (its own capped optimum; ``capped`` counts the
     questions that hit the cap). Signal-free allocators get one row per seed with
     ``signal`` and ``T`` None. Every allocation is voted by every rule of ``vote_rules``
-    (``majority`` always among them: Uniform + majority is the reference), with the
+    (``majority`` always among them, and ``uniform`` among ``allocators``: Uniform + majority is
+    the reference, of every paired difference and of the recommendation), with the
     confidence settings of ``vote``; upper bounds by ``majority`` only (what they bound).
     Without ``budgets``, the paper's ``DEFAULT_BUDGETS`` that the pool holds
     (``fitting_budgets``). Unrunnable combinations yield one row with ``skipped``. Options are
@@ -99,6 +100,7 @@ def simulate(
     temps = [float(temperature)] if isinstance(temperature, (int, float)) else [float(t) for t in temperature]
     budgets = [int(n) for n in budgets] if budgets is not None else fitting_budgets(pool)
     rules = list(dict.fromkeys([voting.DEFAULT_RULE, *vote_rules]))
+    allocators = list(dict.fromkeys([*allocators, recommend.BASELINE[0]]))
     _check(pool, budgets, allocators, signals, seeds, temps, gain, rules, vote)
     combos, skipped = [], []  # (allocator, signal, T, K1, N)
     for name in allocators:
