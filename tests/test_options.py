@@ -243,15 +243,16 @@ def test_a_results_file_without_a_budget_names_its_budgets(tmp_path, questions, 
     assert json.loads((tmp_path / "r" / "config.json").read_text())["allocate"]["allocator"] == "uniform"
 
 
-@pytest.mark.parametrize("command", ["phase1", "phase2", "allocate", "vote", "pool"])
+@pytest.mark.parametrize("command", ["phase1", "phase2", "allocate", "vote", "pool", "simulate"])
 def test_only_run_takes_a_results_file(tmp_path, questions, results, command):
     args = {"allocate": ["-N", "2"], "pool": ["-K", "1"]}.get(command, [])
     result = cli([command, questions, *args, "--settings", results, "-o", str(tmp_path / "out")])
-    refused(result, "a `uab simulate -o` results file's recommendation is for `uab run --budget N`")
+    refused(result, "a `uab simulate -o` results file's recommendation is for `uab run --budget N` "
+                    "(to replay it on another pool: `uab simulate POOL --check RESULTS`)")
     assert not (tmp_path / "out").exists()
     shown = " ".join(cli([command, "-h"]).stdout.split())
     assert "--settings TEXT JSON/TOML file of option values; options given on the command line win." in shown
-    assert "recommendation" not in shown
+    assert "results file (its recommendation" not in shown
     assert "results file (its recommendation for --budget)" in " ".join(cli(["run", "-h"]).stdout.split())
 
 

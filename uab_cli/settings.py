@@ -358,7 +358,8 @@ def load_file(path: str, budget: int | None = None, recommendation: bool = True)
     recs = [o["recommendation"] for o in objects if isinstance(o, dict) and isinstance(o.get("recommendation"), dict)]
     if recs:
         if not recommendation:
-            raise UabError("a `uab simulate -o` results file's recommendation is for `uab run --budget N`", path)
+            raise UabError("a `uab simulate -o` results file's recommendation is for `uab run --budget N` "
+                           "(to replay it on another pool: `uab simulate POOL --check RESULTS`)", path)
         have = ", ".join(str(r.get("N")) for r in recs)
         if budget is None:
             raise UabError(f"give --budget N to choose its recommendation (it has N = {have})", path)
