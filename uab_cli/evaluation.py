@@ -115,7 +115,7 @@ def simulate(
                     combos.append((name, sig, t, k1, n))
     analysis = None  # (the decile accumulator or None, the cost targets)
     if analyses:
-        statistic = next((s for s in signals if s in SAMPLE_SIGNALS and not np.isnan(pool.statistics(s)).all()), None)
+        statistic = next((s for s in signals if s in SAMPLE_SIGNALS and pool.has_statistic(s)), None)
         analysis = (Deciles(statistic, pool.graded) if statistic else None, targets)
     return _replay(pool, combos, skipped, seeds, gain, exit_thresholds, on_progress, rules, vote, recommendations,
                    analysis)
@@ -269,7 +269,7 @@ def _unrunnable(pool: Pool, name: str, signal: str | None) -> str | None:
         key = signal.replace("-", "_")
         if any(s.get(key) is None for ss in pool.samples for s in ss):
             return f"some pool samples have no {key} (no token logprobs)"
-    elif signal in SAMPLE_SIGNALS and np.isnan(pool.statistics(signal)).all():  # vcs, vcs-pow
+    elif signal in SAMPLE_SIGNALS and not pool.has_statistic(signal):  # vcs, vcs-pow
         # one sample without a confidence counts as unsure (signals.VCS_MISSING_P), a pool without any is no signal
         return f"no pool sample has a verbalised confidence (draw the pool with {SIGNAL_REGISTRY[signal].needs})"
     if signal is not None and pool.k.min() < SIGNAL_REGISTRY[signal].phase1:

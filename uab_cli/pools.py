@@ -86,6 +86,10 @@ class Pool:
             stat[i, :len(ss)] = [np.nan if (v := sample_statistic(s, signal)) is None else v for s in ss]
         return stat
 
+    def has_statistic(self, signal: str) -> bool:
+        """Whether any sample has the statistic behind ``signal`` (``statistics`` not all NaN)."""
+        return not np.isnan(self.statistics(signal)).all()
+
     def spent(self, perm: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None, np.ndarray | None]:
         """The completion tokens of each question's draws in draw order (M, K), and the completion
         and prompt tokens of its first t draws (M, K+1); None where the pool lacks the counts."""

@@ -337,7 +337,8 @@ def from_results(path: str, budgets: Sequence[int] | None = None) -> list[dict]:
     if not found:
         raise UabError("no recommendation rows: expected a `uab simulate -o` results file", path)
     if budgets is not None:
-        missing = [n for n in budgets if all(r.get("N") != n for r in found)]
+        held = {r.get("N") for r in found}
+        missing = [n for n in budgets if n not in held]
         if missing:
             raise UabError(f"no recommendation for N = {', '.join(map(str, missing))} of --budgets "
                            f"{','.join(map(str, budgets))} (it has N = {have}; simulate those budgets first)", path)
