@@ -241,6 +241,8 @@ CASES = [
     ("no_samples.jsonl", "allocate", "has no 'samples': run `uab phase1` first", 1),
     ("no_samples.jsonl", "vote", "has no 'samples': run `uab phase1` first", 1),
     ("no_samples.jsonl", "phase2", "has no 'samples'", 1),
+    ("empty_samples.jsonl", "allocate", "record 'q2' has no samples: run `uab phase1` first", 2),
+    ("empty_samples.jsonl", "vote", "record 'q2' has no samples: run `uab phase1` first", 2),
     ("no_extra.jsonl", "phase2", "has no 'extra': run `uab allocate` first", 1),
     ("extra_missing_one.jsonl", "phase2", "record 'q2' has no 'extra'", 2),
     # bad stage fields
@@ -250,7 +252,9 @@ CASES = [
     ("extra_bool.jsonl", "phase2", "'extra' must be a non-negative integer, got True", 2),
     ("anll_non_numeric.jsonl", "allocate", "sample 'anll' must be a number or null, got '0.1'", 2),
     ("anll_non_numeric.jsonl", "phase1", "sample 'anll' must be a number", 2),
-    ("confidence_non_integer.jsonl", "vote", "sample 'confidence' must be an integer or null", 1),
+    ("confidence_non_integer.jsonl", "vote", "sample 'confidence' must be an integer from 1 to 10 or null", 1),
+    ("confidence_out_of_range.jsonl", "allocate", "sample 'confidence' must be an integer from 1 to 10 or null, "
+                                                  "got 99", 2),
     ("samples_not_list.jsonl", "allocate", "'samples' must be a list of objects", 2),
     ("samples_not_list.jsonl", "phase1", "'samples' must be a list of objects", 2),
     ("sample_missing_text.jsonl", "vote", "each sample needs a string 'text'", 1),

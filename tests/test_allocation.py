@@ -73,6 +73,30 @@ def test_threshold_exits(p, budget, theta, kind):
     assert np.array_equal(e[~exited], A.uab_allocate(p, budget)[~exited])
 
 
+@settings(max_examples=100, deadline=None)
+@given(p=probs, budget=st.integers(0, 25), cap=st.integers(0, 6), theta=st.floats(0, 1),
+       kind=st.sampled_from(["hard", "easy"]))
+def test_exits_and_judge_give_way_only_as_far_as_caps_force(p, budget, cap, theta, kind):
+    # When the staying (hard) questions' caps cannot hold the budget they are filled to their
+    # caps first; only the rest goes to the exited (easy) ones, never the whole exit dropped.
+    if cap * len(p) < budget:
+        return
+    p = np.asarray(p)
+    exited = p < theta if kind == "hard" else p > theta
+    e, _ = A.threshold_exit(p, budget, kind, theta, "redistribute", max_extra=cap)
+    j = A.judge_allocate(~exited, budget, cap)  # the exited as the judge's "easy" ones
+    for alloc in (e, j):
+        assert alloc.sum() == budget and alloc.max(initial=0) <= cap
+        if alloc[exited].sum():
+            assert (alloc[~exited] == cap).all()
+
+
+def test_exit_short_of_room_fills_the_stayers_first():
+    p, cap = np.array([0.9, 0.9, 0.1]), np.array([5, 5, 3])  # easy exit: questions 0 and 1 exit
+    assert A.threshold_exit(p, 4, "easy", 0.7, max_extra=cap)[0].tolist() == [1, 0, 3]
+    assert A.judge_allocate([False, False, True, True], 6, np.array([5, 5, 2, 2])).tolist() == [1, 1, 2, 2]
+
+
 def test_hard_questions_get_more():
     e = A.uab_allocate([0.95, 0.5, 0.1], 9)
     assert e[2] > e[1] > e[0]

@@ -57,6 +57,23 @@ def test_every_named_variant_runs_through_allocate():
     pipeline.allocate(b, Allocation(4, "uab", signal="vcs", exit="easy", exit_mode="skip"))
     assert [r["extra"] for r in a] == [r["extra"] for r in b]
     assert b[0]["uab"]["allocate"]["saved"] > 0
+    # ... and record what they ran (they recorded --gain algorithm1, no exit, redistribute)
+    keys = ("gain", "exit", "exit_mode", "exit_threshold", "saved")
+    assert [a[0]["uab"]["allocate"][k] for k in keys] == [b[0]["uab"]["allocate"][k] for k in keys]
+
+
+def test_a_preset_records_its_options_and_refuses_a_conflicting_one():
+    assert Allocation(4, "uab-coverage").gain == "coverage"
+    assert (Allocation(4, "uab-exit-hard-skip").exit, Allocation(4, "uab-exit-hard-skip").exit_mode) == ("hard", "skip")
+    assert Allocation(4, "uab-exit-hard", exit_threshold=0.3).exit_threshold == 0.3
+    with pytest.raises(UabError, match="--allocator uab-exit-hard is --allocator uab --exit hard, not --exit easy"):
+        Allocation(4, "uab-exit-hard", exit="easy")
+    # --exit-mode redistribute is the default, so it cannot be told from no flag: the preset's is taken
+    assert Allocation(4, "uab-exit-easy-skip", exit_mode="redistribute").exit_mode == "skip"
+    pool = [{**rec, "samples": [{"index": j, "phase": 1, "text": "7", "answer": "7", "anll": 0.1 * j} for j in range(2)]}
+            for rec in arithmetic(4)]
+    rows = evaluation.simulate(pool, [2], ["uab-coverage", "uniform"], ["anll"], 1, vote_rules=["majority"])
+    assert {r["allocator"]: r["gain"] for r in rows if "seed" in r}["uab-coverage"] == "coverage"
 
 
 def test_simulate_only_allocator_is_one_registration(monkeypatch):

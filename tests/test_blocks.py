@@ -88,7 +88,7 @@ def padded(tmp_path, bad_line: bytes, at: int, m: int = 120, last_newline: bool 
 @pytest.mark.parametrize("bad,at,expected", [
     (b'{"id": "x", "question": "q", "samples": [', 57, "invalid JSON"),
     (b"", 90, "blank line"),
-    (b'{"id": "q3", "question": "again", "samples": []}', 101, "duplicate id 'q3'"),
+    (b'{"id": "q3", "question": "again", "samples": [{"phase": 1, "text": "t"}]}', 101, "duplicate id 'q3'"),
     (b'{"id": "z", "question": "q", "samples": [{"phase": 1, "text": "t", "answer": 5}]}', 64,
      "sample 'answer' must be a string or null, got 5"),
     (b'[{"id": "z"}]', 1, "looks like a JSON array"),

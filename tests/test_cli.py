@@ -75,7 +75,9 @@ def test_pool_simulate_report(tmp_path):
     assert all(len(r["samples"]) == 6 for r in read_jsonl(tmp_path / "pool" / "pool.jsonl"))
     res = tmp_path / "res.jsonl"
     uab("simulate", tmp_path / "pool", "--budgets", "2,4", "--seeds", 3, "--allocators", "uab,uniform", "-o", res, "-q")
-    rows = read_jsonl(res)
+    about, *rows = read_jsonl(res)  # first, what produced the file
+    assert about["simulation"]["pool"] == str(tmp_path / "pool") and about["simulation"]["questions"] == 40
+    assert about["simulation"]["generation"]["backend"] == "scripted" and about["simulation"]["seeds"] == 3
     results = [r for r in rows if "allocator" in r]  # allocators × N × seeds × the five vote rules
     assert len(results) == 2 * 2 * 3 * 5 and all(r["samples_used"] == r["N"] * 40 for r in results)
     kinds = [next(iter(r)) for r in rows[len(results):]]  # then the analyses, and the recommendations last
@@ -87,6 +89,7 @@ def test_pool_simulate_report(tmp_path):
                                                     "signal_deciles.png"}
     summary = (tmp_path / "rep" / "summary.md").read_text()
     assert "## Cost at fixed accuracy" in summary and "## Tokens per response" in summary
+    assert f"Results: `{res}` from the pool `{tmp_path / 'pool'}` (40 questions; drawn with backend scripted" in summary
 
 
 @pytest.mark.slow

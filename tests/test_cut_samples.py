@@ -3,11 +3,12 @@
 
 from __future__ import annotations
 
+import numpy as np
 import orjson
 from conftest import arithmetic, cli, read_jsonl, write_jsonl
 
 from uab_cli import evaluation, pipeline, report
-from uab_cli.settings import Vote
+from uab_cli.settings import Allocation, Vote
 
 
 def record(qid: str = "q", gold: str = "7") -> dict:
@@ -60,3 +61,17 @@ def test_simulate_honours_cut_samples(tmp_path):
                   "drop", "-o", str(tmp_path / "res.jsonl")])
     assert result.exit_code == 0 and "--cut-samples drop" in result.stderr
     assert {r.get("accuracy") for r in read_jsonl(tmp_path / "res.jsonl") if "accuracy" in r} == {1.0}
+
+
+def test_a_dropped_cut_sample_still_counts_in_the_allocations_signal():
+    """README: under ``drop`` a cut sample neither votes nor covers but still counts in the
+    allocation's signal; vote-entropy in the replay reads the same Phase-1 answers as a live
+    ``uab allocate`` (it read the voted classes: p = 0.03 where the live run has 1.0)."""
+    rec = record()
+    rec["samples"][1]["answer"] = "3"  # Phase 1: a cut "3" and a finished "3" agree
+    rec["samples"][1]["finish_reason"] = "stop"
+    rec["samples"][1]["phase"] = 1
+    pool = evaluation.Pool([rec], "drop")
+    live = {**rec, "samples": rec["samples"][:2]}
+    pipeline.allocate([live], Allocation(n=3, signal="vote-entropy", allocator="uab"))
+    assert pool.probabilities(np.array([[0, 1, 2]]), 2, "vote-entropy", 0.2)[0] == live["p"] == 1.0

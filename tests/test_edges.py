@@ -36,6 +36,7 @@ def test_report_names_the_plots_it_did_not_draw(tmp_path):
     assert result.exit_code == 0
     assert "not drawn: allocation_by_level.png: the questions have no 'level' field" in result.stderr
     assert "not drawn: anll_correct_vs_incorrect.png: no --pool given" in result.stderr
+    assert "not drawn: cost_at_accuracy.png: the results hold one budget" in result.stderr  # --budgets 2 only
     summary = (tmp_path / "rep" / "summary.md").read_text()
     assert "Plots not drawn:" in summary and "allocation_by_level.png: the questions have no 'level'" in summary
     assert not (tmp_path / "rep" / "allocation_by_level.png").exists()
@@ -46,3 +47,38 @@ def test_the_readme_names_every_help_panel():
 
     readme = " ".join((ROOT / "README.md").read_text().split())
     assert f"panels ({', '.join(PANELS)})" in readme
+
+
+@pytest.mark.parametrize("command", ["phase1", "allocate", "phase2", "vote", "run", "pool", "simulate", "report"])
+def test_a_missing_input_is_one_line_naming_it(command, tmp_path):
+    missing = str(tmp_path / "missing.jsonl")
+    args = [command, missing, "-o", str(tmp_path / "out")] + {"allocate": ["-N", "2"], "run": ["-N", "2"],
+                                                              "pool": ["-K", "2"]}.get(command, [])
+    result = cli(args)
+    assert result.exit_code == 2, (command, result.stderr)
+    assert result.stderr.strip() == f"error: {missing}: cannot read: No such file or directory", command
+
+
+def test_report_refuses_a_pool_the_results_did_not_come_from(tmp_path):
+    q = write_jsonl(tmp_path / "q.jsonl", arithmetic(8))
+    assert cli(["pool", q, "-K", "4", "-o", str(tmp_path / "pool"), "--backend", "scripted", "-q"]).exit_code == 0
+    res = str(tmp_path / "res.jsonl")
+    assert cli(["simulate", str(tmp_path / "pool"), "--budgets", "2", "--seeds", "2", "-o", res, "-q"]).exit_code == 0
+    other = write_jsonl(tmp_path / "other.jsonl", [{**r, "samples": s} for r, s in zip(
+        arithmetic(5), ([{"index": 0, "phase": 1, "text": "1", "answer": "1", "anll": 0.1}] for _ in range(5)))])
+    result = cli(["report", res, "-o", str(tmp_path / "rep"), "--pool", other])
+    assert result.exit_code == 2 and not (tmp_path / "rep" / "summary.md").exists()
+    assert "--pool holds 5 questions, the results were simulated on 8: give the pool they came from" in result.stderr
+
+
+def test_a_run_that_fails_before_writing_leaves_no_directory(tmp_path):
+    q = write_jsonl(tmp_path / "q.jsonl", arithmetic(3))
+    out = tmp_path / "runs" / "first"
+    result = cli(["run", q, "-N", "2", "-o", str(out), "--backend", "scripted", "--max-model-len", "64",
+                  "--max-tokens", "64"])
+    assert result.exit_code == 2 and "leaves no room for a prompt" in result.stderr
+    assert not (tmp_path / "runs").exists()  # the lock, the directory and the folder made on the way to it
+    out.mkdir(parents=True)
+    (out / "mine.txt").write_text("kept")  # a directory the run did not make stays (refused: not a run's)
+    assert cli(["run", q, "-N", "2", "-o", str(out), "--backend", "scripted"]).exit_code == 2
+    assert (out / "mine.txt").exists()

@@ -566,6 +566,32 @@ def test_simulate_says_when_n_draws_the_whole_pool(tmp_path):
     assert "N = 2:" not in text
 
 
+def test_a_skip_exit_that_leaves_samples_undrawn_is_not_the_whole_pool():
+    records = noisy_pool(m=60, k=4)
+    rows = list(evaluation.simulate(records, [4], ["uab-exit-easy-skip", "uniform"], ["anll"], 2,
+                                    vote_rules=["majority"]))
+    skip = [r for r in rows if r["allocator"] == "uab-exit-easy-skip"]
+    assert all(r["saved"] > 0 and "whole_pool" not in r for r in skip)
+    assert all(r.get("whole_pool") for r in rows if r["allocator"] == "uniform")
+
+
+def test_at_the_whole_pool_the_gate_reads_the_questions_spread():
+    """At N = K every seed draws the same samples, so the seeds' standard error is 0 and any
+    positive held-out gain passed "> 2 standard errors"; there the gate reads the questions'."""
+    base = np.zeros((20, 60))
+    base[:, 4:] = 1.0
+    better = base.copy()
+    better[:, :3] = 1.0  # helps 3 questions of 60 ...
+    better[:, 10] = 0.0  # ... and hurts one: +3.3 points, on too few questions to tell
+    outcomes = {("uniform", None, None, 4, "majority"): base, ("uniform", None, None, 4, "weighted"): better}
+    context = {"vote": Vote(), "generation": {}, "k1": {}}
+    [drawn] = recommend.held_out(outcomes, set(), context)  # as if the seeds' draws varied: taken
+    assert drawn["vote_rule"] == "weighted"
+    [whole] = recommend.held_out(outcomes, set(), {**context, "whole_pool": {4}})
+    assert whole["vote_rule"] == "majority" and whole["held_out"]["se"] < 1e-12 < whole["held_out"]["se_questions"]
+    assert whole["kept_over"]["why"].endswith("over questions (N spends the whole pool)")
+
+
 def test_default_budgets_are_the_papers_that_the_pool_holds(tmp_path):
     records = known_pool(10, 5)
     rows = list(evaluation.simulate(records, None, ["uniform"], None, 2))
@@ -635,3 +661,14 @@ def test_simulate_check_takes_a_results_file_and_nothing_it_would_override(tmp_p
         assert bad.exit_code == 2 and says in bad.stderr and not (tmp_path / "bad.jsonl").exists()
     bad = cli(["simulate", b, "--check", a, "-q"])
     assert bad.exit_code == 2 and "a.jsonl: no recommendation rows" in bad.stderr
+
+
+def test_a_value_repeated_in_a_list_option_is_replayed_once():
+    """``--budgets 2,2,4`` wrote every N = 2 row twice (twice the seeds, a standard error √2 too
+    small); ``-T 0.2,0.2`` and ``--signals anll,anll`` crashed on mismatched shapes."""
+    records = noisy_pool(m=60, k=4)
+    rows = list(evaluation.simulate(records, [2, 2, 4], ["uab", "uniform"], ["anll", "anll"], 3,
+                                    temperature=[0.2, 0.2], vote_rules=["majority"], recommendations=True))
+    runs = [(r["allocator"], r["signal"], r["T"], r["N"], r["seed"]) for r in rows if "seed" in r]
+    assert len(runs) == len(set(runs)) == 2 * 2 * 3
+    assert [r["recommendation"]["N"] for r in rows if "recommendation" in r] == [2, 4]

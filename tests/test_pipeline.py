@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 
 import pytest
 from conftest import arithmetic
 
 from uab_cli import pipeline, runs
-from uab_cli.errors import BackendError
+from uab_cli.errors import BackendError, UabError
 from uab_cli.settings import Allocation
 
 GEN = pipeline.Generation(backend="scripted", model="scripted", seed=7)
@@ -23,6 +24,32 @@ def drawn(fake_backend):
         return records
 
     return draw
+
+
+def test_a_stage_refuses_samples_drawn_otherwise_rather_than_relabel_them(drawn, fake_backend):
+    """``phase1``/``phase2`` on records that already hold that stage's samples drew nothing and
+    recorded the new settings over the samples drawn with the old ones."""
+    records = drawn(4)
+    other = dataclasses.replace(GEN, temperature=0.1, max_tokens=8)
+    with pytest.raises(UabError, match=r"record 'q0' holds phase 1 samples drawn with other settings "
+                                       r"\(--max-tokens \(1024 → 8\), --temperature \(0.9 → 0.1\)\)"):
+        pipeline.phase1(records, fake_backend(), other)
+    assert pipeline.phase1(records, fake_backend(), dataclasses.replace(GEN, too_long="skip"), 2) == 4  # grows
+    pipeline.allocate(records, Allocation(3, "uniform"))
+    pipeline.phase2(records, fake_backend(), GEN)
+    with pytest.raises(UabError, match="holds phase 2 samples drawn with other settings"):
+        pipeline.phase2(records, fake_backend(), other)
+    assert pipeline.phase2(records, fake_backend(), GEN) == 0
+
+
+def test_allocating_a_voted_file_drops_the_old_vote(drawn):
+    records = drawn(3)
+    for rec in records:
+        pipeline.vote(rec)
+    assert all("prediction" in r and "vote" in r["uab"] for r in records)
+    pipeline.allocate(records, Allocation(3, "uniform"))
+    for rec in records:
+        assert not set(pipeline.VOTE_FIELDS) & set(rec) and set(rec["uab"]) == {"phase1", "allocate"}
 
 
 @pytest.mark.parametrize("allocator,options", [

@@ -68,6 +68,27 @@ def test_most_confident_takes_the_single_best_sample():
     assert voted(pairs, "most-confident") == "7"
 
 
+def test_an_answered_sample_of_zero_confidence_still_beats_no_answer():
+    """A vcs score of 0 (weight -inf; records written before scores were checked to be 1-10)
+    sorted level with the unanswered samples, so under ``filtered`` an earlier sample without
+    an answer took the one kept slot: no prediction."""
+    rec = record([(None, 0.0), ("7", 0.0)])
+    for s, score in zip(rec["samples"], (5, 0)):
+        s["confidence"] = score
+    for rule in ("filtered", "most-confident", "weighted", "confident-ties"):
+        assert pipeline.vote(rec, Vote(rule=rule, signal="vcs"))["prediction"] == "7", rule
+
+
+@pytest.mark.parametrize("rule", ["majority", "confident-ties"])
+def test_an_empty_answer_is_no_answer_in_vote_and_simulate_alike(rule):
+    """``"answer": ""`` is valid in a record and is no answer to ``uab vote``; the replay let it
+    win a tie against the gold (accuracy 0 where ``vote`` has 1)."""
+    rec = record([("", 0.1), ("7", 0.5)])
+    assert pipeline.vote(rec, Vote(rule=rule, signal="anll"))["prediction"] == "7"
+    rows = list(evaluation.simulate([rec], [2], ["uniform"], seeds=2, vote_rules=[rule]))
+    assert [r["accuracy"] for r in rows if r["vote_rule"] == rule] == [1.0, 1.0]
+
+
 def test_a_sample_without_confidence_falls_back_to_majority_and_is_counted(tmp_path):
     rec = record([("12", None), ("7", 0.05)])
     out = pipeline.vote(rec, Vote(rule="confident-ties", signal="anll"))
@@ -188,7 +209,9 @@ def test_the_recommendation_round_trips_into_uab_run(tmp_path):
     sim = runner.invoke(app, ["simulate", str(tmp_path / "pool"), "--budgets", "2,3", "--seeds", "4",
                               "-o", str(res), "-q"])
     assert sim.exit_code == 0, sim.output
-    rec = [json.loads(line)["recommendation"] for line in res.read_text().splitlines() if "recommendation" in line]
+    rows = [json.loads(line) for line in res.read_text().splitlines()]
+    assert rows[0]["simulation"]["generation"]["max_tokens"] == 48  # what produced the file, first
+    rec = [r["recommendation"] for r in rows if "recommendation" in r]
     rec3 = next(r for r in rec if r["N"] == 3)
     run = runner.invoke(app, ["run", str(q), "--budget", "3", "--out", str(tmp_path / "run"), "--settings", str(res),
                               "-q"])
@@ -216,6 +239,12 @@ def test_a_settings_file_with_an_unknown_option_is_refused(tmp_path):
                                       str(bad), "--backend", "scripted"])
     assert result.exit_code == 2 and "unknown option for `uab run`: max_tokenz" in result.output
     assert not (tmp_path / "r").exists()
+    checked = tmp_path / "check.jsonl"  # what `simulate --check` writes: replays and verdicts, no recommendation
+    checked.write_text('{"allocator": "uniform", "N": 2, "seed": 0, "accuracy": 0.5}\n'
+                       '{"check": {"N": 2, "allocator": "uniform", "vote_rule": "weighted", "gain": 0.01}}\n')
+    result = CliRunner().invoke(app, ["run", str(q), "--budget", "2", "--out", str(tmp_path / "r"), "--settings",
+                                      str(checked), "--backend", "scripted"])
+    assert result.exit_code == 2 and "a `uab simulate --check` results file holds its checks" in result.output
 
 
 def test_a_pool_of_too_few_questions_or_seeds_recommends_uniform_majority():

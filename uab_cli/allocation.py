@@ -274,19 +274,18 @@ def proportional_allocate(weights, budget: int, max_extra=None) -> np.ndarray:
 def judge_allocate(hard: Sequence[bool], budget: int, max_extra=None) -> np.ndarray:
     """LLM-judge baseline: easy questions stop at Phase 1, hard ones share the budget.
 
-    The share is equal, with any remainder round-robin in question order. When the
-    judge called nothing hard the budget cannot be honoured that way, so every question
-    counts as hard (uniform) rather than drawing fewer samples than promised.
+    The share is equal, with any remainder round-robin in question order. When the hard
+    questions cannot hold the budget (nothing hard, or their caps are short), they are filled
+    to their caps and the rest is shared the same way among the easy ones, rather than
+    drawing fewer samples than promised.
     """
     hard = np.asarray(hard, dtype=bool)
-    m = hard.size
-    room = _room(m, max_extra, budget)
-    if not hard.any():
-        hard = np.ones(m, dtype=bool)
+    room = _room(hard.size, max_extra, budget)
     hard_room = np.where(hard, room, 0)
-    if hard_room.sum() < budget:
-        hard_room = room
-    return _water_fill(np.zeros(m, dtype=np.int64), hard_room, budget)
+    if hard_room.sum() >= budget:
+        return _water_fill(np.zeros(hard.size, dtype=np.int64), hard_room, budget)
+    return hard_room + _water_fill(np.zeros(hard.size, dtype=np.int64), room - hard_room,
+                                   budget - int(hard_room.sum()))
 
 
 def _room(m: int, max_extra, budget: int) -> np.ndarray:
@@ -325,13 +324,14 @@ def threshold_exit(
         saved = int(e[exits].sum())
         e[exits] = 0
         return e, saved
-    stay = ~exits
-    room = np.where(stay, cap if cap is not None else budget, 0)
-    if not stay.any() or room.sum() < budget:
-        # Nothing (or too little) left to redistribute to: fall back to plain UAB so the
-        # budget contract holds.
-        return uab_allocate(p, budget, gain, cap), 0
-    return uab_allocate(p, budget, gain, room), 0
+    room = np.where(exits, 0, cap if cap is not None else budget)
+    if room.sum() >= budget:
+        return uab_allocate(p, budget, gain, room), 0
+    # The staying questions cannot hold the budget (none stays, or their caps are short):
+    # they are filled to their caps and UAB spends the rest on the exited ones, so the
+    # budget contract holds and the exit gives way only as far as it must.
+    rest = uab_allocate(p, budget - int(room.sum()), gain, np.where(exits, cap if cap is not None else budget, 0))
+    return room + rest, 0
 
 
 def vote_margins(counts: np.ndarray) -> np.ndarray:

@@ -80,6 +80,15 @@ def register(name: str, fn: Allocator, summary: str, *, signal: bool = True, run
     RUN_FLAGS[name] = flags or {"--allocator": name}
 
 
+def preset(name: str) -> dict[str, str]:
+    """The options a preset name fixes beyond its base allocator (``uab-coverage``:
+    ``{"--gain": "coverage"}``); empty for a base allocator."""
+    flags = RUN_FLAGS.get(name, {})
+    if flags.get("--allocator", name) == name:
+        return {}
+    return {option: value for option, value in flags.items() if option != "--allocator" and value is not None}
+
+
 def runnable() -> list[str]:
     """Allocators a live run (``allocate``, ``run``) can use."""
     return [name for name in ALLOCATORS if name not in SIMULATE_ONLY]

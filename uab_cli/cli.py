@@ -523,7 +523,7 @@ def simulate(
     rows = list(evaluation.simulate(records, _budgets(budgets), _csv(allocators), _csv(signals or ""),
                                     seeds, temps if len(temps) > 1 else temps[0], gain, vote_rules=_csv(vote_rules),
                                     vote=rule, recommendations=True, analyses=True, targets=accuracies))
-    write_records(output, rows)
+    write_records(output, [evaluation.produced_by(records, pool, seeds, rule, gain), *rows])
     if not quiet:
         typer.echo(report.markdown_table(evaluation.summarize(rows), evaluation.anll_correlation(records),
                                          evaluation.recommendations(rows)), err=True)
@@ -547,7 +547,7 @@ def _check_recommendations(ctx: typer.Context, pool: str, results: str, budgets:
     recs = recommend.from_results(results, _budgets(budgets))
     records, _ = _load(runs.pool_file(pool), "sampled")
     rows = list(evaluation.check(records, recs, seeds))
-    write_records(output, rows)
+    write_records(output, [evaluation.produced_by(records, pool, seeds, check=results), *rows])
     if not quiet:
         typer.echo(report.markdown_table(evaluation.summarize(rows), advise=False), err=True)
         typer.echo(recommend.markdown_check([r["check"] for r in rows if "check" in r]), err=True)
@@ -572,7 +572,7 @@ def report(
     check_output(output, "report directory")
     rows = [row for _, row in read_jsonl(results)]
     records = _load(runs.pool_file(pool), "sampled")[0] if pool else None
-    for path in reports.report(rows, records, output, accuracies, _plot_skipped):
+    for path in reports.report(rows, records, output, accuracies, _plot_skipped, source=results):
         typer.echo(path)
 
 

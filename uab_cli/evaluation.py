@@ -8,8 +8,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from . import allocation, recommend, voting
-from .allocators import ALLOCATORS, NEEDS_JUDGE, PHASE1, ROUNDS, SIGNAL_FREE, SIMULATE_ONLY, Job, call
+from . import __version__, allocation, recommend, voting
+from .allocators import ALLOCATORS, NEEDS_JUDGE, PHASE1, ROUNDS, SIGNAL_FREE, SIMULATE_ONLY, Job, call, preset
 from .analyses import Deciles, at_accuracy, deciles_of
 from .answers import gold_answer, is_correct
 from .errors import UabError
@@ -92,13 +92,14 @@ def simulate(
     vote = vote or Vote()
     pool = records if isinstance(records, Pool) else Pool(records, vote.cut)
     own = default_signal(pool.records[0])
-    signals = list(signals) if signals else [own]
+    signals = list(dict.fromkeys(signals)) if signals else [own]  # a repeated value is replayed once
     vote = vote if vote.signal is not None else replace(vote, signal=own)
     if pool.cut_samples != vote.cut:
         raise UabError(f"the pool was prepared with --cut-samples {pool.cut_samples}, not {vote.cut}")
-    seeds = list(range(seeds)) if isinstance(seeds, int) else [int(s) for s in seeds]
-    temps = [float(temperature)] if isinstance(temperature, (int, float)) else [float(t) for t in temperature]
-    budgets = [int(n) for n in budgets] if budgets is not None else fitting_budgets(pool)
+    seeds = list(range(seeds)) if isinstance(seeds, int) else list(dict.fromkeys(int(s) for s in seeds))
+    temps = [float(temperature)] if isinstance(temperature, (int, float)) else \
+        list(dict.fromkeys(float(t) for t in temperature))
+    budgets = list(dict.fromkeys(int(n) for n in budgets)) if budgets is not None else fitting_budgets(pool)
     rules = list(dict.fromkeys([voting.DEFAULT_RULE, *vote_rules]))
     allocators = list(dict.fromkeys([*allocators, recommend.BASELINE[0]]))
     _check(pool, budgets, allocators, signals, seeds, temps, gain, rules, vote)
@@ -167,7 +168,7 @@ def _replay(pool, combos, skipped, seeds, gain, thresholds, on_progress, rules, 
                       **_token_fields(drawn, cum, cum_prompt, per_question)}
             if pool.cut.any():
                 common.update(cut=int(cut[idx, per_question].sum()), cut_samples=pool.cut_samples)
-            if n * m >= pool.k.sum():  # N reaches the pool's samples per question: every allocator draws it all
+            if used >= pool.k.sum():  # N reaches the pool's samples per question: the allocator draws it all
                 common["whole_pool"] = True
             if levels:
                 common["by_level"] = {str(lv): float(per_question[level_of == lv].mean()) for lv in levels}
@@ -176,7 +177,7 @@ def _replay(pool, combos, skipped, seeds, gain, thresholds, on_progress, rules, 
                 right, fell = votes[rule]
                 graded = right[idx, per_question][pool.graded]
                 outcomes.setdefault((name, sig, t, n, rule), []).append(graded)
-                row = {"allocator": name, "signal": sig, "T": t, "gain": gain, "N": n, "seed": seed, "M": m,
+                row = {"allocator": name, "signal": sig, "T": t, "gain": preset(name).get("--gain", gain), "N": n, "seed": seed, "M": m,
                        "K1": k1, "vote_rule": rule, "accuracy": float(graded.mean()), **common}
                 if fallbacks := int(fell[idx, per_question].sum()):
                     row["vote_fallbacks"] = fallbacks
@@ -195,6 +196,7 @@ def _replay(pool, combos, skipped, seeds, gain, thresholds, on_progress, rules, 
     if not advise:
         return
     context = {"gain": gain, "vote": vote, "generation": generation_of(pool.records[0]),
+               "whole_pool": {c[4] for c in combos if c[4] * m >= pool.k.sum()},
                "k1": {(c[0], c[1], c[2], c[4]): c[3] for c in combos}}
     for rec in recommend.held_out({k: np.array(v) for k, v in outcomes.items()}, UPPER_BOUNDS, context):
         yield {"recommendation": rec}
@@ -280,6 +282,25 @@ def _unrunnable(pool: Pool, name: str, signal: str | None) -> str | None:
 
 
 # --- aggregation -------------------------------------------------------------------
+
+
+def produced_by(records: Sequence[dict], pool: str, seeds: int, vote: Vote | None = None, gain: str | None = None,
+                check: str | None = None) -> dict:
+    """A results file's first row, what produced it: ``{"simulation": {...}}`` with the pool (its
+    path, questions, and the generation settings it was drawn with: backend, model, seed,
+    temperature, …), the replay's seeds, ``--gain`` and vote settings, the results file whose
+    recommendations ``--check`` replayed (each with its own vote settings), and uab's version.
+    The rows carry allocator, signal, T, N, seed and vote rule."""
+    settings = vote and {"vote": {"signal": vote.signal or default_signal(records[0]),  # what confidence rules read
+                                  "temperature": vote.temperature, "keep": vote.keep, "cut_samples": vote.cut}}
+    return {"simulation": {"pool": pool, "questions": len(records), "generation": generation_of(records[0]),
+                           "seeds": seeds, **({"gain": gain} if gain else {}), **(settings or {}),
+                           **({"check": check} if check else {}), "version": __version__}}
+
+
+def about(rows: Sequence[dict]) -> dict | None:
+    """The ``produced_by`` row of a results file (None in one written before it existed)."""
+    return next((r["simulation"] for r in rows if "simulation" in r), None)
 
 
 def summarize(rows: Sequence[dict]) -> list[dict]:

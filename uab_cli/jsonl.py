@@ -169,8 +169,11 @@ def _array_hint(path: str) -> str:
 @contextlib.contextmanager
 def rereadable(path: str) -> Iterator[str]:
     """A path to read the input from more than once: the file itself, or for ``-`` a
-    temporary copy of stdin (removed on leaving)."""
+    temporary copy of stdin (removed on leaving). A path that cannot be read is a ``UabError``
+    naming it, here, before anything reads it."""
     if path != "-":
+        with _open_input(path):
+            pass
         yield path
         return
     fd, tmp = tempfile.mkstemp(prefix="uab-stdin.", suffix=".jsonl")

@@ -16,14 +16,14 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from . import allocation, allocators, gcpolicy, voting
+from . import allocation, allocators, gcpolicy, settings, voting
 from .answers import extract_answer, gold_answer, group, vote_and_grade
 from .backends.base import Backend, Completion, PromptLength, SampleRequest, SamplingParams
 from .cost import Tokens
 from .errors import UabError
 from .prompts import judge_messages, parse_judge
 from .reasoning import answer_logprobs, final_text
-from .records import provenance, question_type, samples, with_provenance
+from .records import provenance, question_type, samples, with_provenance, without_provenance
 from .settings import Allocation, Generation, Vote, needs_logprobs, without_logprobs
 from .signals import REGISTRY as SIGNAL_REGISTRY
 from .signals import (
@@ -186,6 +186,7 @@ def phase1(records: list[dict], backend: Backend, gen: Generation, k: int = 1,
     """
     if k < 1:
         raise UabError(f"--k must be >= 1, got {k}")
+    same_draws(records, "phase1", gen)
     wanted = [(r, i, 1) for r, rec in enumerate(records) for i in missing(rec, 0, k)]
     n = 0
     if probes(signal, len(wanted)):
@@ -294,7 +295,7 @@ class AllocationInputs:
             score = question_score(phase1, self.signal)
         elif len(phase1) >= SIGNAL_REGISTRY[self.signal].phase1:
             score = question_score(phase1, self.signal,
-                                   _answer_counts([s.get("answer") for s in phase1], question_type(rec)))
+                                   _answer_counts([voted_answer(s, Vote.cut) for s in phase1], question_type(rec)))
         else:
             score = None  # settings.check rejects too few Phase-1 samples
         label = rec.get("judge")
@@ -351,10 +352,13 @@ class AllocationPlan:
     summary: AllocationSummary
 
     def annotate(self, rec: dict, i: int) -> dict:
-        """Record question ``i``'s allocation on ``rec`` (returns it)."""
+        """Record question ``i``'s allocation on ``rec`` (returns it); an earlier vote's fields
+        go, since they no longer describe the samples the new allocation asks for."""
         rec["p"] = self.p[i]
         rec["extra"] = self.extra[i]
-        return with_provenance(rec, "allocate", self.info)
+        for key in VOTE_FIELDS:
+            rec.pop(key, None)
+        return with_provenance(without_provenance(rec, "vote"), "allocate", self.info)
 
 
 def vote_margins(records: list[dict], settings: Vote = Vote()) -> np.ndarray:
@@ -377,6 +381,7 @@ def phase2(records: list[dict], backend: Backend, gen: Generation, on_sample: On
     Phase-1 samples (all questions in one backend call; indices already held are kept).
     Callers ``fit`` the records to the model's context first."""
     _same_template(records[0] if records else {}, gen)
+    same_draws(records, "phase2", gen)
     wanted = []
     for r, rec in enumerate(records):
         k = len(samples(rec, 1))
@@ -385,6 +390,22 @@ def phase2(records: list[dict], backend: Backend, gen: Generation, on_sample: On
     for rec in records:
         with_provenance(rec, "phase2", gen.info())
     return n
+
+
+def same_draws(records: list[dict], stage: str, gen: Generation) -> None:
+    """``UabError`` naming the first record that holds ``stage`` samples drawn with other
+    settings than ``gen`` (by its provenance): they would be kept under ``gen``'s record."""
+    now = gen.info()
+    for rec in records:
+        was = provenance(rec).get(stage)
+        if not was or not samples(rec, 1 if stage == "phase1" else 2):
+            continue
+        changed = settings.changes("generation", {k: v for k, v in was.items() if k in now}, now,
+                                   ("version", *Generation.SAMPLE_FREE))
+        if changed:
+            raise UabError(f"record {rec['id']!r} holds {stage[:-1]} {stage[-1]} samples drawn with other settings "
+                           f"({', '.join(f'{o} {c}' for o, c in changed.items())}): their provenance would say otherwise; "
+                           "give those options again, or start from records without them")
 
 
 def _same_template(rec: dict, gen: Generation) -> None:
@@ -404,8 +425,12 @@ def is_cut(sample: dict) -> bool:
 
 
 def voted_answer(sample: dict, cut_samples: str) -> str | None:
-    """The answer a sample votes with: none when it was cut and ``--cut-samples drop``."""
-    return None if cut_samples == "drop" and is_cut(sample) else sample.get("answer")
+    """The answer a sample votes with: none when it has none (absent or ``""``) or when it was cut
+    and ``--cut-samples drop``."""
+    return None if cut_samples == "drop" and is_cut(sample) else sample.get("answer") or None
+
+
+VOTE_FIELDS = ("prediction", "votes", "correct", "covered", "vote_fallback")  # what ``vote`` sets
 
 
 def vote(rec: dict, settings: Vote = Vote()) -> dict:

@@ -47,11 +47,16 @@ class Pool:
         self.cut = np.zeros((m, kmax), dtype=bool)
         for i, ss in enumerate(self.samples):
             self.cut[i, :len(ss)] = [is_cut(s) for s in ss]
+        # Every sample's answer class, cut or not: what the allocation's signal reads (a cut sample
+        # still counts there under ``--cut-samples drop``; ``cls`` is what votes).
+        self.answer_cls = np.full((m, kmax), -1, dtype=np.int64)
         for i, (rec, ss) in enumerate(zip(self.records, self.samples)):
-            answers = [voted_answer(s, cut_samples) for s in ss]
+            answers = [voted_answer(s, Vote.cut) for s in ss]
             classes, ranked, right = _classes(rec, answers)
-            for j, a in enumerate(answers):
+            for j, (a, voted) in enumerate(zip(answers, (voted_answer(s, cut_samples) for s in ss))):
                 if a is not None:
+                    self.answer_cls[i, j] = classes[a]
+                if voted is not None:
                     self.cls[i, j], self.rank[i, j], self.correct[i, j] = classes[a], ranked[a], right[ranked[a]]
         self.n_classes = max(int(self.cls.max()) + 1, 1)
         self.class_correct = np.zeros((m, self.n_classes + 1), dtype=bool)  # last column: no winner
@@ -147,7 +152,7 @@ class Pool:
         phase1 = [[ss[j] for j in perm[i, :k1]] for i, ss in enumerate(self.samples)]
 
         def answer_counts(i: int, _ss: list[dict]) -> list[int]:
-            ids = self.cls[i, perm[i, :k1]]
+            ids = self.answer_cls[i, perm[i, :k1]]
             return list(Counter(int(c) for c in ids if c >= 0).values()) + [int((ids < 0).sum())]
 
         return success_probabilities(phase1, signal, temperature, answer_counts)[0]

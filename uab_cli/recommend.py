@@ -11,7 +11,8 @@ draws that measure it overfits. So the selection rule is cross-validated: run on
 the questions and scored on the other fifth, every fifth in turn (``FOLDS``), over ``REPEATS``
 random partitions (the folds choose without the gate, ``_cross_validated_gain`` says why); a
 combination is recommended only when that held-out gain exceeds ``SIGNIFICANCE`` standard
-errors over seeds (paired, as every gain ``simulate`` reports), the
+errors over seeds (paired, as every gain ``simulate`` reports; over questions at an N that
+spends the whole pool, where every seed draws the same samples), the
 pool has ``MIN_QUESTIONS`` graded questions and the replay ``MIN_SEEDS`` seeds; the gain
 reported is the held-out one, with its spread over questions beside it (``se_questions``: what
 a new question set of the pool's size brings).
@@ -54,7 +55,8 @@ def held_out(outcomes: dict[tuple, np.ndarray], upper_bounds, context: dict) -> 
     """One recommendation per N from ``outcomes[(allocator, signal, T, N, vote rule)]``, each a
     (seeds × graded questions) 0/1 array of vote correctness on the same draws. ``context``:
     ``gain`` (the replay's), ``vote`` (``settings.Vote``: confidence settings), ``generation``
-    (the pool's sampling settings) and ``k1`` per (allocator, signal, T, N)."""
+    (the pool's sampling settings), ``k1`` per (allocator, signal, T, N) and ``whole_pool``: the
+    Ns that spend every sample of the pool."""
     out = []
     for n in sorted({key[3] for key in outcomes}):
         base_key = (*BASELINE[:3], n, BASELINE[3])
@@ -65,17 +67,22 @@ def held_out(outcomes: dict[tuple, np.ndarray], upper_bounds, context: dict) -> 
         base = outcomes[base_key].astype(np.float64)
         diffs = np.stack([outcomes[k] - base for k in keys]) if keys else np.zeros((0, *base.shape))
         gain, se, se_questions, rounds = _cross_validated_gain(diffs)
+        # Where N spends the whole pool every seed draws the same samples (only tie-breaks
+        # vary), so the seeds say nothing of the spread: the gate reads the questions'.
+        whole = n in context.get("whole_pool", ())
+        gate = se_questions if whole else se
         pick = _select(diffs, np.arange(base.shape[1]))
         short = (f"fewer than {MIN_QUESTIONS} graded questions" if base.shape[1] < MIN_QUESTIONS
                  else f"fewer than {MIN_SEEDS} seeds" if base.shape[0] < MIN_SEEDS else None)
-        chosen = keys[pick] if pick is not None and not short and gain > SIGNIFICANCE * se else base_key
+        chosen = keys[pick] if pick is not None and not short and gain > SIGNIFICANCE * gate else base_key
         entry = {"N": n, **_combination(chosen),
-                 "gain": gain if chosen != base_key else 0.0, "se": se if chosen != base_key else 0.0,
+                 "gain": gain if chosen != base_key else 0.0, "se": gate if chosen != base_key else 0.0,
                  "held_out": {"gain": gain, "se": se, "se_questions": se_questions, "selections": rounds},
                  "in_sample_gain": float(diffs[keys.index(chosen)].mean()) if chosen != base_key else 0.0}
         if chosen == base_key and pick is not None:  # what won on the pool, and why it is not recommended
             entry["kept_over"] = {**_combination(keys[pick]), "in_sample_gain": float(diffs[pick].mean()),
-                                  "why": short or f"held-out gain not above {SIGNIFICANCE:g} standard errors"}
+                                  "why": short or f"held-out gain not above {SIGNIFICANCE:g} standard errors"
+                                  + (" over questions (N spends the whole pool)" if whole else "")}
         settings = run_settings(entry, context)
         entry["flags"] = flags(settings)
         entry["settings"] = settings
@@ -293,8 +300,9 @@ def markdown(summary: Sequence[dict], recommendations: Sequence[dict] = ()) -> s
             f"{'—' if part is None else f'{100 * part:.0f} %'} | {'—' if rec is None else _recommended(rec)} | "
             f"{'—' if rec is None else _held_out(rec['held_out'])} |")
     lines += ["", ("Headroom: the oracle's accuracy minus Uniform + majority's, paired by seed (± standard error); the "
-                   "oracle knows each question's answer distribution in the pool, so it bounds every allocation under "
-                   "majority vote on this pool (not other vote rules). Best in-sample: chosen and measured on the same "
+                   "oracle knows each question's answer distribution in the pool, so it bounds every allocation fixed "
+                   "before a sample is seen, under majority vote on this pool (one that reads the draws, such as UAB or "
+                   "adaptive, can pass it in principle; not other vote rules). Best in-sample: chosen and measured on the same "
                    "draws (optimistic). Recommended: the best combination when it wins by more than "
                    f"{SIGNIFICANCE:g} standard errors (or the simplest within one standard error of it), chosen on "
                    f"{FOLDS - 1}/{FOLDS} of the questions and scored on the other 1/{FOLDS} ({FOLDS}-fold "

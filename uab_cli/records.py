@@ -38,8 +38,9 @@ def check_record(rec: dict, stage: str = "question") -> None:
     """Raise ``UabError`` (without a location) if ``rec`` is not valid input for ``stage``."""
     _check_question(rec)
     samples = rec.get("samples")
-    if samples is None and stage in ("sampled", "allocated"):
-        raise UabError(f"record {rec['id']!r} has no 'samples': run `uab phase1` first")
+    if not samples and stage in ("sampled", "allocated"):  # absent or []
+        raise UabError(f"record {rec['id']!r} has no {'samples' if samples == [] else repr('samples')}: "
+                       "run `uab phase1` first")
     if samples is not None:  # at every stage: Phase 1 keeps the samples a record comes with
         if type(samples) is not list:
             raise UabError("'samples' must be a list of objects")
@@ -120,8 +121,8 @@ def _check_sample(s: dict) -> None:
         if n is not None and (type(n) is not int or n < 0):
             raise UabError(f"sample {key!r} must be a non-negative integer or null, got {n!r}")
     c = get("confidence")
-    if c is not None and type(c) is not int:
-        raise UabError(f"sample 'confidence' must be an integer or null, got {c!r}")
+    if c is not None and (type(c) is not int or not 1 <= c <= 10):  # as ``signals.parse_confidence`` reads it
+        raise UabError(f"sample 'confidence' must be an integer from 1 to 10 or null, got {c!r}")
     a = get("answer")
     if a is not None and type(a) is not str:
         raise UabError(f"sample 'answer' must be a string or null, got {a!r}")
@@ -170,6 +171,14 @@ def provenance(rec: dict) -> dict:
     """What produced this record, stage by stage (``{"phase1": {...}, "allocate": {...}}``)."""
     prov = rec.get(PROVENANCE)
     return prov if type(prov) is dict else {}
+
+
+def without_provenance(rec: dict, stage: str) -> dict:
+    """Drop ``stage`` from the record's provenance, where it no longer describes the record."""
+    prov = provenance(rec)
+    if stage in prov:
+        rec[PROVENANCE] = {k: v for k, v in prov.items() if k != stage}  # a copy: records may share one
+    return rec
 
 
 def with_provenance(rec: dict, stage: str, info: dict) -> dict:

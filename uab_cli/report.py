@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from . import analyses, plots, recommend, voting
 from .analyses import BASELINE, COST_KEY, at_accuracy
 from .errors import UabError
-from .evaluation import anll_correlation, recommendations, summarize
+from .evaluation import about, anll_correlation, recommendations, summarize
 from .jsonl import atomic_output
 from .records import samples
 
@@ -147,12 +147,28 @@ def markdown_tokens(summary: Sequence[dict]) -> str:
 # --- the files ---------------------------------------------------------------------------
 
 
+def produced(source: str | None, simulation: dict | None) -> str:
+    """The line ``summary.md`` opens with: the results file, and the pool and settings behind it."""
+    parts = [f"Results: `{source}`"] if source else []
+    if simulation:
+        gen = simulation.get("generation") or {}
+        drawn = ", ".join(f"{k} {gen[k]}" for k in ("backend", "model", "temperature", "max_tokens", "seed")
+                          if gen.get(k) not in (None, ""))
+        parts.append(f"from the pool `{simulation['pool']}` ({simulation['questions']} questions"
+                     + (f"; drawn with {drawn}" if drawn else "") + f"), {simulation['seeds']} seeds"
+                     + (f", checking `{simulation['check']}`" if simulation.get("check") else "")
+                     + f"; uab {simulation['version']}")
+    return (" ".join(parts) + ".\n\n") if parts else ""
+
+
 def report(rows: Sequence[dict], records: Sequence[dict] | None, out_dir: str,
-           targets: Sequence[float] | None = None, on_skipped: Callable[[str, str], None] | None = None) -> list[str]:
+           targets: Sequence[float] | None = None, on_skipped: Callable[[str, str], None] | None = None,
+           source: str | None = None) -> list[str]:
     """Write the plots and ``summary.md`` into ``out_dir``; returns the paths written. The cost
     at fixed accuracy is the results file's (``simulate -o``) unless ``targets`` are given or it
     has none; the signal deciles need its ``deciles`` rows. A plot the inputs cannot draw is
-    named, with why, in ``summary.md`` and to ``on_skipped(name, why)``."""
+    named, with why, in ``summary.md`` and to ``on_skipped(name, why)``. ``summary.md`` opens
+    with where the results came from (``source``, the results file, and its ``produced_by`` row)."""
     plt = plots.pyplot()
     summary = summarize(rows)
     if not any("skipped" not in e for e in summary):
@@ -166,11 +182,17 @@ def report(rows: Sequence[dict], records: Sequence[dict] | None, out_dir: str,
     costs = (targets is None and analyses.cost_rows(rows)) or at_accuracy(summary, targets)
     if analyses.curves(summary):
         figures["cost_at_accuracy.png"] = plots.plot_cost(summary, sorted({c["target"] for c in costs}))
+    else:
+        skipped["cost_at_accuracy.png"] = "the results hold one budget: the cost at fixed accuracy needs two or more N"
     if analyses.decile_rows(rows):
         figures["signal_deciles.png"] = plots.plot_deciles(analyses.decile_rows(rows))
     else:
         skipped["signal_deciles.png"] = "the results have no 'deciles' rows (`uab simulate -o` writes them)"
     correlation = None
+    simulated = {r["M"] for r in rows if "M" in r}
+    if records is not None and simulated and simulated != {len(records)}:
+        raise UabError(f"--pool holds {len(records)} questions, the results were simulated on "
+                       f"{', '.join(map(str, sorted(simulated)))}: give the pool they came from")
     if records is None:
         skipped["anll_correct_vs_incorrect.png"] = "no --pool given"
     elif any(s.get("anll") is not None for r in records for s in samples(r)):
@@ -188,7 +210,7 @@ def report(rows: Sequence[dict], records: Sequence[dict] | None, out_dir: str,
             fig.savefig(fh, format="png", dpi=120)
         plt.close(fig)
     checks = [r["check"] for r in rows if "check" in r]  # `simulate --check`: its verdicts, not a recommendation
-    text = "# UAB simulation summary\n\n" + markdown_table(summary, correlation, recommendations(rows),
+    text = "# UAB simulation summary\n\n" + produced(source, about(rows)) + markdown_table(summary, correlation, recommendations(rows),
                                                            advise=not checks)
     for part in (checks and recommend.markdown_check(checks), markdown_cost(costs), markdown_tokens(summary)):
         text += "\n" + part if part else ""

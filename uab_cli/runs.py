@@ -76,6 +76,7 @@ class RunDir:
         from filelock import FileLock, Timeout
 
         self.path = path
+        self._made = _missing_folders(path)  # removed again by ``close`` while they hold nothing
         try:
             os.makedirs(path, exist_ok=True)
         except OSError as exc:
@@ -190,9 +191,27 @@ class RunDir:
             fh.write(orjson.dumps(obj, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
 
     def close(self) -> None:
+        """Release the lock; a directory this run made that holds nothing else (it failed before
+        writing anything) goes, with the folders made on the way to it."""
         if self._ckpt:
             self._ckpt.close()
         self._lock.release()
+        if self._made and os.listdir(self.path) in ([], [".lock"]):
+            with contextlib.suppress(OSError):
+                if os.path.exists(lock := self.file(".lock")):
+                    os.unlink(lock)
+                for folder in self._made:
+                    os.rmdir(folder)
+
+
+def _missing_folders(path: str) -> list[str]:
+    """The folders ``os.makedirs(path)`` would make, deepest first."""
+    out = []
+    path = os.path.abspath(path)
+    while not os.path.exists(path):
+        out.append(path)
+        path = os.path.dirname(path)
+    return out
 
 
 @dataclass
@@ -449,19 +468,12 @@ def _changed(old: dict, new: dict) -> list[str]:
         if a == b:
             continue
         if isinstance(a, dict) and isinstance(b, dict):
-            for name in sorted(set(a) | set(b)):
-                if key == "generation" and name in pipeline.Generation.SAMPLE_FREE:
-                    continue
-                was, now = (d.get(name, settings.default(f"{key}.{name}")) for d in (a, b))  # older uab: default
-                if was != now:
-                    out.setdefault(settings.flag(f"{key}.{name}"), f"({_show(was)} → {_show(now)})")
+            ignore = pipeline.Generation.SAMPLE_FREE if key == "generation" else ()
+            for option, change in settings.changes(key, a, b, ignore).items():
+                out.setdefault(option, change)
         else:
-            out.setdefault(settings.flag(key), f"({_show(a)} → {_show(b)})")
+            out.setdefault(settings.flag(key), f"({settings.show(a)} → {settings.show(b)})")
     return [f"{flag} {change}" for flag, change in out.items()]
-
-
-def _show(value) -> str:
-    return "unset" if value is None else orjson.dumps(value).decode() if not isinstance(value, str) else value
 
 
 def _judge_once(rundir: RunDir, records: list[dict], backend: Backend, gen: pipeline.Generation) -> dict:

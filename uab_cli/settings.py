@@ -11,6 +11,8 @@ import functools
 from dataclasses import asdict, dataclass, field, fields
 from typing import ClassVar
 
+import orjson
+
 from . import __version__, allocation, allocators, voting
 from .backends import BACKENDS
 from .backends.base import SamplingParams
@@ -156,8 +158,16 @@ class Allocation:
             raise UabError(f"{self.allocator!r} is an upper bound for `uab simulate` only; "
                            f"choose from {', '.join(allocators.runnable())}")
         check_fields(self)
-        if self.exit is not None and self.allocator not in allocators.TAKES_EXIT:
+        fixed = allocators.preset(self.allocator)
+        if self.exit is not None and self.allocator not in allocators.TAKES_EXIT and "--exit" not in fixed:
             raise UabError(f"--exit applies to the uab allocators, not {self.allocator!r}")
+        for option, value in fixed.items():  # recorded as what it runs
+            name = param_name(option)
+            if getattr(self, name) not in (value, default(f"allocate.{name}")):
+                raise UabError(f"--allocator {self.allocator} is --allocator "
+                               f"{allocators.RUN_FLAGS[self.allocator]['--allocator']} {option} {value}, "
+                               f"not {option} {getattr(self, name)}")
+            object.__setattr__(self, name, value)
         takes = allocators.RUN_FLAGS[self.allocator]  # the options this allocator reads (the registry's)
         for name in ("gain", "vote_model"):
             option = flag(f"allocate.{name}")
@@ -320,14 +330,29 @@ def flag(path: str) -> str:
     return path if found is None else found.metadata["option"].flag
 
 
+def changes(section: str, old: dict, new: dict, ignore=()) -> dict[str, str]:
+    """``{option: "(old → new)"}`` for each entry of config ``section`` (``generation``) that
+    differs between two recorded dicts, an entry absent from one (older uab) taken as its
+    default; the first change wins where two entries share an option; ``ignore``: names to skip."""
+    out: dict[str, str] = {}
+    for name in sorted((set(old) | set(new)) - set(ignore)):
+        was, now = (d.get(name, default(f"{section}.{name}")) for d in (old, new))
+        if was != now:
+            out.setdefault(flag(f"{section}.{name}"), f"({show(was)} → {show(now)})")
+    return out
+
+
+def show(value) -> str:
+    """A recorded value as a message shows it: ``unset`` for None, strings bare, else JSON."""
+    return "unset" if value is None else value if isinstance(value, str) else orjson.dumps(value).decode()
+
+
 def load_file(path: str, budget: int | None = None, recommendation: bool = True) -> dict:
     """Option values by parameter name from ``--settings FILE``: a JSON or TOML object of
     option names (``max_tokens`` or ``max-tokens``), one ``{"recommendation": ...}`` object,
     or a ``uab simulate -o`` results file, whose recommendation for ``budget`` it takes.
     ``recommendation``: whether the command takes one (``uab run``)."""
     import json
-
-    import orjson
 
     try:
         with open(path, "rb") as fh:
@@ -370,6 +395,9 @@ def load_file(path: str, budget: int | None = None, recommendation: bool = True)
     else:
         found = objects[0] if len(objects) == 1 else None
     if not isinstance(found, dict):
+        if any(isinstance(o, dict) and "check" in o for o in objects):
+            raise UabError("a `uab simulate --check` results file holds its checks, not recommendations: give "
+                           "the results file of the simulation that chose them", path)
         raise UabError("expected a JSON/TOML object of option values, a recommendation, or a "
                        "`uab simulate -o` results file", path)
     return {param_name(str(k)): v for k, v in found.items()}

@@ -75,7 +75,9 @@ def elect(cls: np.ndarray, log_w: np.ndarray, rank: np.ndarray, rule: str,
     lacking = (answered & np.isnan(log_w)).any(axis=1)
     w = np.where(answered & ~np.isnan(log_w), log_w, -np.inf)
     if rule == "filtered":
-        order = np.argsort(-w, axis=1, kind="stable")  # most confident first, then draw order
+        # answered samples first (one of weight -inf, a vcs score of 0, included), the most
+        # confident first among them, then draw order (lexsort is stable)
+        order = np.lexsort((-w, ~answered), axis=1)
         place = np.empty_like(order)
         np.put_along_axis(place, order, np.arange(width)[None, :].repeat(rows, 0), axis=1)
         n_keep = np.ceil(keep * answered.sum(axis=1) - 1e-9).astype(np.int64)
