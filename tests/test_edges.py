@@ -82,3 +82,26 @@ def test_a_run_that_fails_before_writing_leaves_no_directory(tmp_path):
     (out / "mine.txt").write_text("kept")  # a directory the run did not make stays (refused: not a run's)
     assert cli(["run", q, "-N", "2", "-o", str(out), "--backend", "scripted"]).exit_code == 2
     assert (out / "mine.txt").exists()
+
+
+@pytest.mark.parametrize("command,args", [("run", ["-N", "2", "--backend", "scripted"]),
+                                          ("pool", ["-K", "2", "--backend", "scripted"]), ("report", [])])
+def test_a_directory_output_is_not_stdout(command, args, tmp_path, monkeypatch):
+    """``-o -`` on a command that writes a directory made a folder named "-"."""
+    monkeypatch.chdir(tmp_path)
+    q = write_jsonl(tmp_path / "q.jsonl", arithmetic(3))
+    result = cli([command, q, "-o", "-", *args])
+    assert result.exit_code == 2 and f"cannot use as a {command} directory: - is stdout" in result.stderr
+    assert not (tmp_path / "-").exists()
+
+
+def test_vote_says_when_it_votes_less_than_was_meant(tmp_path):
+    q = write_jsonl(tmp_path / "q.jsonl", arithmetic(4))
+    p1, alloc = str(tmp_path / "p1.jsonl"), str(tmp_path / "a.jsonl")
+    assert cli(["phase1", q, "--backend", "scripted", "-o", p1, "-q"]).exit_code == 0
+    assert cli(["allocate", p1, "-N", "3", "--allocator", "uniform", "-o", alloc, "-q"]).exit_code == 0
+    result = cli(["vote", alloc, "-o", str(tmp_path / "v.jsonl")])  # phase2 forgotten
+    assert "4 question(s) hold fewer Phase-2 samples than allocated ('extra')" in result.stderr
+    result = cli(["vote", p1, "--exclude-phase1", "-o", str(tmp_path / "v.jsonl")])
+    assert "4 question(s) had no sample to vote (--exclude-phase1 votes Phase 2's only)" in result.stderr
+    assert "had no sample" not in cli(["vote", p1, "-o", str(tmp_path / "v.jsonl")]).stderr

@@ -601,8 +601,12 @@ def test_default_budgets_are_the_papers_that_the_pool_holds(tmp_path):
         list(evaluation.simulate(known_pool(10, 1), None, ["uniform"], None, 2))
     given = cli(["simulate", write_jsonl(tmp_path / "pool.jsonl", records), "--budgets", "2,8", "-q",
                  "-o", str(tmp_path / "out.jsonl")])
-    assert given.exit_code == 2 and "N=8 exceeds the pool (5 samples per question)" in given.stderr
+    assert given.exit_code == 2 and "N=8 needs 80 samples; the pool holds 5 samples per question" in given.stderr
     assert not (tmp_path / "out.jsonl").exists()
+    records[3]["samples"] = records[3]["samples"][:2]  # uneven: the message names the question short of samples
+    with pytest.raises(UabError, match="N=5 needs 50 samples; the pool holds 47 samples, 2 to 5 per question, "
+                                       "'q3' the fewest"):
+        list(evaluation.simulate(records, [5], ["uniform"], None, 2))
 
 
 def confident_ties_at(n: int, **vote) -> dict:
@@ -672,3 +676,14 @@ def test_a_value_repeated_in_a_list_option_is_replayed_once():
     runs = [(r["allocator"], r["signal"], r["T"], r["N"], r["seed"]) for r in rows if "seed" in r]
     assert len(runs) == len(set(runs)) == 2 * 2 * 3
     assert [r["recommendation"]["N"] for r in rows if "recommendation" in r] == [2, 4]
+
+
+def test_the_table_says_when_some_questions_have_no_gold():
+    records = noisy_pool(m=60, k=4)
+    for rec in records[:20]:
+        del rec["answer"]
+    rows = list(evaluation.simulate(records, [2], ["uniform"], None, 2, vote_rules=["majority"]))
+    assert all(r["graded"] == 40 and r["M"] == 60 for r in rows)
+    assert "- accuracy is over the 40 of 60 questions with a gold answer" in report.markdown_table(
+        evaluation.summarize(rows))
+    assert "graded" not in next(evaluation.simulate(noisy_pool(m=60, k=4), [2], ["uniform"], None, 1))

@@ -613,6 +613,12 @@ def _print_votes(s: pipeline.VoteSummary) -> None:
         did = "their answers voted" if cut == "count" else "they did not vote"
         err.print(f"cut at --max-tokens: {s.cut} of {s.samples} samples ({100 * s.cut / s.samples:.0f}%); "
                   f"{did} (--cut-samples {cut})", highlight=False, soft_wrap=True)
+    if s.undrawn:
+        err.print(f"{s.undrawn} question(s) hold fewer Phase-2 samples than allocated ('extra'): voted over what "
+                  "they hold (run `uab phase2` first)", highlight=False, soft_wrap=True)
+    if s.unvoted:
+        err.print(f"{s.unvoted} question(s) had no sample to vote" + (" (--exclude-phase1 votes Phase 2's only)"
+                  if s.rule is not None and not s.rule.include_phase1 else ""), highlight=False, soft_wrap=True)
     if s.rule is not None and s.rule.uses_confidence:
         line = f"vote rule: {s.rule.rule} ({s.rule.signal}, T={s.rule.temperature:g}"
         line += f", keep {s.rule.keep:g})" if voting.RULES[s.rule.rule].keep else ")"

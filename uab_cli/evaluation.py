@@ -168,6 +168,8 @@ def _replay(pool, combos, skipped, seeds, gain, thresholds, on_progress, rules, 
                       **_token_fields(drawn, cum, cum_prompt, per_question)}
             if pool.cut.any():
                 common.update(cut=int(cut[idx, per_question].sum()), cut_samples=pool.cut_samples)
+            if not pool.graded.all():  # accuracy is over the questions with a gold answer
+                common["graded"] = int(pool.graded.sum())
             if used >= pool.k.sum():  # N reaches the pool's samples per question: the allocator draws it all
                 common["whole_pool"] = True
             if levels:
@@ -254,7 +256,11 @@ def _check(pool, budgets, allocators, signals, seeds, temps, gain, rules=(), vot
     if not budgets or min(budgets) < 1:
         raise UabError("--budgets must be positive integers")
     if int(pool.k.sum()) < max(budgets) * len(pool.records):
-        raise UabError(f"budget N={max(budgets)} exceeds the pool ({int(pool.k.min())} samples per question): "
+        n, m, fewest = max(budgets), len(pool.records), int(np.argmin(pool.k))
+        held = (f"{int(pool.k.min())} samples per question" if pool.k.min() == pool.k.max() else
+                f"{int(pool.k.sum()):,} samples, {int(pool.k.min())} to {int(pool.k.max())} per question, "
+                f"{pool.records[fewest]['id']!r} the fewest")
+        raise UabError(f"budget N={n} needs {n * m:,} samples; the pool holds {held}: "
                        "build a larger pool or use smaller budgets")
     if not seeds or min(seeds) < 0:
         raise UabError("--seeds must be a positive count or a list of non-negative seeds")
@@ -327,6 +333,8 @@ def summarize(rows: Sequence[dict]) -> list[dict]:
                      diff_uniform=None, diff_se=None, upper_bound=key[0] in UPPER_BOUNDS,
                      gain=rs[0].get("gain"), K1=rs[0].get("K1", 1))
         entry.update(_per_question(rs))
+        if "graded" in rs[0]:
+            entry.update(graded=rs[0]["graded"], M=rs[0]["M"])
         if any("vote_fallbacks" in r for r in rs):
             entry["vote_fallbacks"] = float(np.mean([r.get("vote_fallbacks", 0) for r in rs]))
         if any("cut" in r for r in rs):

@@ -259,6 +259,8 @@ def check_output(path: str, directory: str | None = None) -> None:
     what = f"cannot use as a {directory}" if directory else "cannot write the output here"
     if not path:
         raise UabError(f"{what}: the path is empty")
+    if path == "-":  # a directory cannot be stdout: a folder named "-" is never what was meant
+        raise UabError(f"{what}: - is stdout, and a {directory} holds several files (give a folder)")
     if os.path.exists(path) and os.path.isdir(path) != bool(directory):
         raise UabError(f"{what}: " + ("not a directory" if directory else "it is a directory (-o takes a file)"), path)
     where = os.path.abspath(path) if directory else os.path.dirname(os.path.abspath(path))

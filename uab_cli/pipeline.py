@@ -502,6 +502,8 @@ class VoteSummary:
     any_correct: int = 0
     fallbacks: int = 0  # questions a confidence rule voted by majority (a sample without its statistic)
     cut: int = 0  # of those samples, the ones cut at --max-tokens, whether or not --cut-samples let them vote
+    undrawn: int = 0  # questions holding fewer Phase-2 samples than their allocation's ``extra`` (no phase2 run)
+    unvoted: int = 0  # questions with no sample to vote (--exclude-phase1 on Phase-1 samples only)
     by_level: dict = field(default_factory=dict)
     rule: Vote | None = None  # the vote settings, signal resolved
     tokens: Tokens = field(default_factory=Tokens)  # of the samples counted
@@ -512,6 +514,9 @@ class VoteSummary:
         self.samples += len(pool)
         self.cut += sum(map(is_cut, pool))
         self.tokens.add(pool)
+        self.unvoted += not pool
+        extra = rec.get("extra")
+        self.undrawn += isinstance(extra, int) and len(samples(rec, 2)) < extra
         correct = rec["correct"]
         if rec["prediction"] is None:
             self.no_answer += 1
@@ -527,7 +532,8 @@ class VoteSummary:
                 self.by_level[level] = (n + 1, c + correct)
 
     def merge(self, other: VoteSummary) -> None:
-        for name in ("questions", "graded", "correct", "no_answer", "samples", "any_correct", "fallbacks", "cut"):
+        for name in ("questions", "graded", "correct", "no_answer", "samples", "any_correct", "fallbacks", "cut",
+                     "undrawn", "unvoted"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.tokens += other.tokens
         for level, (n, c) in other.by_level.items():

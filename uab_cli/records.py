@@ -64,7 +64,10 @@ def _check_question(rec: dict) -> None:
     rid = rec.get("id")
     if type(rid) is not str or not rid:
         if "id" not in rec:
-            raise UabError("missing field 'id'")
+            results = {"simulation", "recommendation", "check", "deciles", "cost_at_accuracy"} & set(rec) or \
+                {"allocator", "accuracy"} <= set(rec)
+            raise UabError("missing field 'id'" + (": this is a `uab simulate -o` results file (for `uab report`, "
+                                                   "or `uab run --settings`), not records" if results else ""))
         if not isinstance(rid, str) or not rid:
             raise UabError(f"'id' must be a non-empty string, got {rid!r}")
     q = rec.get("question")

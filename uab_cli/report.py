@@ -50,6 +50,10 @@ def markdown_table(summary: Sequence[dict], correlation: float | None = None,
         did = "their answers voted" if cut[0]["cut_samples"] == "count" else "they did not vote"
         notes.append(f"- {100 * share:.1f} % of the samples the replays used were cut at --max-tokens; {did} "
                      f"(--cut-samples {cut[0]['cut_samples']})")
+    partial = next((e for e in summary if "graded" in e), None)
+    if partial:
+        notes.append(f"- accuracy is over the {partial['graded']} of {partial['M']} questions with a gold answer "
+                     "(the others are replayed but not graded)")
     whole = sorted({e["N"] for e in summary if e.get("whole_pool")})
     if whole:
         notes.append(f"- N = {', '.join(map(str, whole))}: the budget is every sample of the pool, so every "
