@@ -260,6 +260,7 @@ CASES = [
                                                   "got 99", 2),
     ("samples_not_list.jsonl", "allocate", "'samples' must be a list of objects", 2),
     ("samples_not_list.jsonl", "phase1", "'samples' must be a list of objects", 2),
+    ("samples_empty_object.jsonl", "vote", "'samples' must be a list of objects", 1),
     ("sample_missing_text.jsonl", "vote", "each sample needs a string 'text'", 1),
     ("sample_bad_phase.jsonl", "allocate", "sample 'phase' must be 1 or 2, got 3", 2),
     ("sample_answer_not_string.jsonl", "vote", "sample 'answer' must be a string or null, got 4", 2),

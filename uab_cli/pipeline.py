@@ -396,12 +396,13 @@ def same_draws(records: list[dict], stage: str, gen: Generation) -> None:
     """``UabError`` naming the first record that holds ``stage`` samples drawn with other
     settings than ``gen`` (by its provenance): they would be kept under ``gen``'s record."""
     now = gen.info()
+    ignore = ("version", *Generation.SAMPLE_FREE)
+    fixed = [k for k in now if k not in ignore]
     for rec in records:
         was = provenance(rec).get(stage)
-        if not was or not samples(rec, 1 if stage == "phase1" else 2):
+        if not was or all(was.get(k) == now[k] for k in fixed) or not samples(rec, 1 if stage == "phase1" else 2):
             continue
-        changed = settings.changes("generation", {k: v for k, v in was.items() if k in now}, now,
-                                   ("version", *Generation.SAMPLE_FREE))
+        changed = settings.changes("generation", {k: v for k, v in was.items() if k in now}, now, ignore)
         if changed:
             raise UabError(f"record {rec['id']!r} holds {stage[:-1]} {stage[-1]} samples drawn with other settings "
                            f"({', '.join(f'{o} {c}' for o, c in changed.items())}): their provenance would say otherwise; "

@@ -38,7 +38,7 @@ def check_record(rec: dict, stage: str = "question") -> None:
     """Raise ``UabError`` (without a location) if ``rec`` is not valid input for ``stage``."""
     _check_question(rec)
     samples = rec.get("samples")
-    if not samples and stage in ("sampled", "allocated"):  # absent or []
+    if (samples is None or samples == []) and stage in ("sampled", "allocated"):
         raise UabError(f"record {rec['id']!r} has no {'samples' if samples == [] else repr('samples')}: "
                        "run `uab phase1` first")
     if samples is not None:  # at every stage: Phase 1 keeps the samples a record comes with

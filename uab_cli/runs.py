@@ -195,13 +195,15 @@ class RunDir:
         writing anything) goes, with the folders made on the way to it."""
         if self._ckpt:
             self._ckpt.close()
-        self._lock.release()
-        if self._made and os.listdir(self.path) in ([], [".lock"]):
-            with contextlib.suppress(OSError):
-                if os.path.exists(lock := self.file(".lock")):
-                    os.unlink(lock)
-                for folder in self._made:
-                    os.rmdir(folder)
+        try:  # still holding the lock: no other run can take the directory while it goes
+            if self._made and os.listdir(self.path) in ([], [".lock"]):
+                with contextlib.suppress(OSError):
+                    if os.path.exists(lock := self.file(".lock")):
+                        os.unlink(lock)
+                    for folder in self._made:
+                        os.rmdir(folder)
+        finally:
+            self._lock.release()
 
 
 def _missing_folders(path: str) -> list[str]:
