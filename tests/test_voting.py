@@ -239,6 +239,12 @@ def test_a_settings_file_with_an_unknown_option_is_refused(tmp_path):
                                       str(bad), "--backend", "scripted"])
     assert result.exit_code == 2 and "unknown option for `uab run`: max_tokenz" in result.output
     assert not (tmp_path / "r").exists()
+    twice = tmp_path / "twice.json"
+    twice.write_text('{"max_per_question": 3, "max-per-question": 4}')  # the second won, silently
+    result = CliRunner().invoke(app, ["run", str(q), "--budget", "2", "--out", str(tmp_path / "r"), "--settings",
+                                      str(twice), "--backend", "scripted"])
+    assert result.exit_code == 2 and "an option is given twice: 'max_per_question' and 'max-per-question'" in \
+        result.output
     checked = tmp_path / "check.jsonl"  # what `simulate --check` writes: replays and verdicts, no recommendation
     checked.write_text('{"allocator": "uniform", "N": 2, "seed": 0, "accuracy": 0.5}\n'
                        '{"check": {"N": 2, "allocator": "uniform", "vote_rule": "weighted", "gain": 0.01}}\n')

@@ -400,4 +400,10 @@ def load_file(path: str, budget: int | None = None, recommendation: bool = True)
                            "the results file of the simulation that chose them", path)
         raise UabError("expected a JSON/TOML object of option values, a recommendation, or a "
                        "`uab simulate -o` results file", path)
-    return {param_name(str(k)): v for k, v in found.items()}
+    out, spelled = {}, {}
+    for key, value in found.items():
+        name = param_name(str(key))
+        if name in out:
+            raise UabError(f"an option is given twice: {spelled[name]!r} and {key!r}", path)
+        out[name], spelled[name] = value, key
+    return out
