@@ -305,6 +305,22 @@ def test_torn_line_that_is_valid_json_is_not_restored(questions, reference, tmp_
     assert_complete(out, reference)
 
 
+def test_a_damaged_checkpoint_line_with_samples_after_it_is_an_error(questions, reference, tmp_path):
+    """Only the last line can be torn by a kill; a bad line before others is damage. The resume
+    dropped it and every sample after it, silently (paid for again on an API)."""
+    out = tmp_path / "run"
+    out.mkdir()
+    shutil.copy(reference / runs.CONFIG, out / runs.CONFIG)
+    ckpt = (reference / runs.CHECKPOINT).read_bytes().splitlines(keepends=True)
+    damaged = b"".join(ckpt[:4]) + b"garbage\n" + b"".join(ckpt[5:])
+    (out / runs.CHECKPOINT).write_bytes(damaged)
+    rc, stderr = finish(start([*run_args(questions, out)[:-1]]))
+    assert rc == 2 and stderr.strip().endswith(f"{out / runs.CHECKPOINT}:5: not a sample of this run's checkpoint, "
+                                               "and samples follow it: fix or remove the line (or --force to start "
+                                               "over)"), stderr
+    assert (out / runs.CHECKPOINT).read_bytes() == damaged
+
+
 def test_sigint_exits_130_and_resumes(questions, reference, tmp_path):
     out = tmp_path / "run"
     proc = start(run_args(questions, out), hold_after=M + 10)

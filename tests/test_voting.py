@@ -245,6 +245,13 @@ def test_a_settings_file_with_an_unknown_option_is_refused(tmp_path):
                                       str(twice), "--backend", "scripted"])
     assert result.exit_code == 2 and "an option is given twice: 'max_per_question' and 'max-per-question'" in \
         result.output
+    for text, expected in [('{\n  "max_tokens": 48,\n  "allocator": "uniform",\n}\n', "s.json:4: not JSON: Expecting "
+                                                                                     "property name"),
+                           ('{"force": true}', "force cannot come from a settings file: give it on the command line")]:
+        bad.write_text(text)
+        result = CliRunner().invoke(app, ["run", str(q), "--budget", "2", "--out", str(tmp_path / "r"), "--settings",
+                                          str(bad), "--backend", "scripted"])
+        assert result.exit_code == 2 and expected in result.output, result.output
     checked = tmp_path / "check.jsonl"  # what `simulate --check` writes: replays and verdicts, no recommendation
     checked.write_text('{"allocator": "uniform", "N": 2, "seed": 0, "accuracy": 0.5}\n'
                        '{"check": {"N": 2, "allocator": "uniform", "vote_rule": "weighted", "gain": 0.01}}\n')

@@ -259,6 +259,9 @@ Price = Annotated[str | None, typer.Option(metavar="IN,OUT", show_default=False,
                                            "summary.json then says what the run cost.")]
 
 
+NOT_FROM_FILE = frozenset({"settings", "input", "output", "force"})
+
+
 def _apply_settings(ctx: typer.Context, path: str, remembered: dict) -> None:
     """Fill the options left unset with a ``--settings`` file's values (the command line
     wins, also over the option a given one excludes); an unknown name is an error. A results
@@ -269,6 +272,10 @@ def _apply_settings(ctx: typer.Context, path: str, remembered: dict) -> None:
     if unknown:
         raise UabError(f"unknown option{'s' * (len(unknown) > 1)} for `uab {ctx.info_name}`: "
                        f"{', '.join(unknown)}", path)
+    where = sorted(set(loaded) & NOT_FROM_FILE)  # what to read, write or discard: the command line says
+    if where:
+        raise UabError(f"{', '.join(where)} cannot come from a settings file: give {'them' if len(where) > 1 else 'it'}"
+                       " on the command line", path)
     given = {n: v for n, v in ctx.params.items() if ctx.get_parameter_source(n).name not in ("DEFAULT", "DEFAULT_MAP")}
     declared = {o.name for o in _declared(ctx.info_name)}  # checked by Option.check; the command's own by click
     params = {p.name: p for p in ctx.command.params}

@@ -133,10 +133,11 @@ class RunDir:
 
     def _load(self) -> None:
         """Read the checkpoint into ``store`` and rewrite it to hold exactly that (this
-        drops a line torn by a kill, and duplicates)."""
+        drops a last line torn by a kill, and duplicates). A bad line with lines after it is
+        damage, not a kill: ``UabError`` naming it, the file left as it is."""
         kept = []
         with contextlib.suppress(FileNotFoundError), open(self.file(CHECKPOINT), "rb") as fh:
-            for raw in fh:
+            for lineno, raw in enumerate(fh, 1):
                 try:
                     if not raw.endswith(b"\n"):
                         raise ValueError("torn")
@@ -146,7 +147,11 @@ class RunDir:
                     if not is_int(index) or index < 0:
                         raise ValueError("bad index")
                 except (ValueError, TypeError, KeyError):
-                    break  # a line cut short by a kill: everything after it is lost too
+                    if fh.read().strip():  # a kill tears the last line only
+                        raise UabError("not a sample of this run's checkpoint, and samples follow it: fix or "
+                                       "remove the line (or --force to start over)", self.file(CHECKPOINT),
+                                       lineno) from None
+                    break  # the last line, cut short by a kill
                 if index not in self.store.setdefault(qid, {}):
                     self.store[qid][index] = sample
                     kept.append(row)

@@ -371,7 +371,13 @@ def load_file(path: str, budget: int | None = None, recommendation: bool = True)
     else:
         try:  # one JSON object, read by json: orjson reads an integer beyond 64 bits as a float
             objects = [json.loads(data)]
-        except (ValueError, RecursionError):  # else JSONL (a results file)
+        except (ValueError, RecursionError) as exc:  # else JSONL (a results file)
+            first = next((line for line in data.splitlines() if line.strip()), b"")
+            try:
+                orjson.loads(first)
+            except orjson.JSONDecodeError:  # not JSONL either: one JSON object, broken where json says
+                where = getattr(exc, "lineno", None)
+                raise UabError(f"not JSON: {getattr(exc, 'msg', exc)}", path, where) from None
             objects = []
             for lineno, line in enumerate(data.splitlines(), 1):
                 if not line.strip():
