@@ -105,3 +105,15 @@ def test_vote_says_when_it_votes_less_than_was_meant(tmp_path):
     result = cli(["vote", p1, "--exclude-phase1", "-o", str(tmp_path / "v.jsonl")])
     assert "4 question(s) had no sample to vote (--exclude-phase1 votes Phase 2's only)" in result.stderr
     assert "had no sample" not in cli(["vote", p1, "-o", str(tmp_path / "v.jsonl")]).stderr
+
+
+def test_a_pool_directory_given_to_run_says_so(tmp_path):
+    """It said "(-K/--samples (unset → 1))", as if an option had changed."""
+    q = write_jsonl(tmp_path / "q.jsonl", arithmetic(3))
+    pool, run = str(tmp_path / "pool"), str(tmp_path / "run")
+    assert cli(["pool", q, "-K", "2", "-o", pool, "--backend", "scripted", "-q"]).exit_code == 0
+    assert cli(["run", q, "-N", "2", "-o", run, "--backend", "scripted", "-q"]).exit_code == 0
+    result = cli(["run", q, "-N", "2", "-o", pool, "--backend", "scripted", "-q"])
+    assert result.exit_code == 2 and "(it is a `uab pool` directory, not a `uab run` one)" in result.stderr
+    result = cli(["pool", q, "-K", "2", "-o", run, "--backend", "scripted", "-q"])
+    assert result.exit_code == 2 and "(it is a `uab run` directory, not a `uab pool` one)" in result.stderr

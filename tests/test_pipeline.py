@@ -34,6 +34,8 @@ def test_a_stage_refuses_samples_drawn_otherwise_rather_than_relabel_them(drawn,
     with pytest.raises(UabError, match=r"record 'q0' holds phase 1 samples drawn with other settings "
                                        r"\(--max-tokens \(1024 → 8\), --temperature \(0.9 → 0.1\)\)"):
         pipeline.phase1(records, fake_backend(), other)
+    with pytest.raises(UabError, match='--system-prompt \\(unset → ""\\)'):  # an empty one shows as ""
+        pipeline.phase1(records, fake_backend(), dataclasses.replace(GEN, system_prompt=""))
     assert pipeline.phase1(records, fake_backend(), dataclasses.replace(GEN, too_long="skip"), 2) == 4  # grows
     pipeline.allocate(records, Allocation(3, "uniform"))
     pipeline.phase2(records, fake_backend(), GEN)

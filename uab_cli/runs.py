@@ -106,6 +106,9 @@ class RunDir:
                     existing = None
             if not isinstance(existing, dict):
                 changed = [f"unreadable {CONFIG}"]
+            elif ("pool" in existing) != ("pool" in config):  # a pool's directory given to run, or the reverse
+                was, now = ("pool", "run") if "pool" in existing else ("run", "pool")
+                changed = [f"it is a `uab {was}` directory, not a `uab {now}` one"]
             else:
                 if not config["generation"].get("model"):
                     config = {**config, "generation": {**config["generation"],

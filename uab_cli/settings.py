@@ -343,8 +343,11 @@ def changes(section: str, old: dict, new: dict, ignore=()) -> dict[str, str]:
 
 
 def show(value) -> str:
-    """A recorded value as a message shows it: ``unset`` for None, strings bare, else JSON."""
-    return "unset" if value is None else value if isinstance(value, str) else orjson.dumps(value).decode()
+    """A recorded value as a message shows it: ``unset`` for None, strings bare (``""`` when
+    empty), else JSON."""
+    if value is None:
+        return "unset"
+    return (value or '""') if isinstance(value, str) else orjson.dumps(value).decode()
 
 
 def load_file(path: str, budget: int | None = None, recommendation: bool = True) -> dict:
