@@ -324,14 +324,14 @@ def threshold_exit(
         saved = int(e[exits].sum())
         e[exits] = 0
         return e, saved
-    room = np.where(exits, 0, cap if cap is not None else budget)
+    limit = cap if cap is not None else budget
+    room = np.where(exits, 0, limit)
     if room.sum() >= budget:
         return uab_allocate(p, budget, gain, room), 0
     # The staying questions cannot hold the budget (none stays, or their caps are short):
     # they are filled to their caps and UAB spends the rest on the exited ones, so the
     # budget contract holds and the exit gives way only as far as it must.
-    rest = uab_allocate(p, budget - int(room.sum()), gain, np.where(exits, cap if cap is not None else budget, 0))
-    return room + rest, 0
+    return room + uab_allocate(p, budget - int(room.sum()), gain, np.where(exits, limit, 0)), 0
 
 
 def vote_margins(counts: np.ndarray) -> np.ndarray:

@@ -134,6 +134,7 @@ def _replay(pool, combos, skipped, seeds, gain, thresholds, on_progress, rules, 
     confident = any(voting.RULES[r].confidence for r in rules)
     log_w = pool.log_w(vote.vote_signal(), vote.temperature) if confident else None
     outcomes: dict[tuple, list[np.ndarray]] = {}  # per combo and rule, per seed: graded questions right
+    gains = {c[0]: preset(c[0]).get("--gain", gain) for c in combos}  # a preset's own gain (uab-coverage)
     done, total = 0, len(combos) * len(seeds)
     for seed in seeds:
         perm = pool.permutations(seed)
@@ -179,7 +180,7 @@ def _replay(pool, combos, skipped, seeds, gain, thresholds, on_progress, rules, 
                 right, fell = votes[rule]
                 graded = right[idx, per_question][pool.graded]
                 outcomes.setdefault((name, sig, t, n, rule), []).append(graded)
-                row = {"allocator": name, "signal": sig, "T": t, "gain": preset(name).get("--gain", gain), "N": n, "seed": seed, "M": m,
+                row = {"allocator": name, "signal": sig, "T": t, "gain": gains[name], "N": n, "seed": seed, "M": m,
                        "K1": k1, "vote_rule": rule, "accuracy": float(graded.mean()), **common}
                 if fallbacks := int(fell[idx, per_question].sum()):
                     row["vote_fallbacks"] = fallbacks

@@ -173,10 +173,14 @@ def report(rows: Sequence[dict], records: Sequence[dict] | None, out_dir: str,
     has none; the signal deciles need its ``deciles`` rows. A plot the inputs cannot draw is
     named, with why, in ``summary.md`` and to ``on_skipped(name, why)``. ``summary.md`` opens
     with where the results came from (``source``, the results file, and its ``produced_by`` row)."""
-    plt = plots.pyplot()
     summary = summarize(rows)
     if not any("skipped" not in e for e in summary):
         raise UabError("no result rows to report")
+    simulated = {r["M"] for r in rows if "M" in r}
+    if records is not None and simulated and simulated != {len(records)}:  # before any figure is drawn
+        raise UabError(f"--pool holds {len(records)} questions, the results were simulated on "
+                       f"{', '.join(map(str, sorted(simulated)))}: give the pool they came from")
+    plt = plots.pyplot()
     figures = {"accuracy_vs_budget.png": plots.plot_accuracy(summary)}
     skipped = {}
     if any(e.get("by_level") for e in summary):
@@ -193,10 +197,6 @@ def report(rows: Sequence[dict], records: Sequence[dict] | None, out_dir: str,
     else:
         skipped["signal_deciles.png"] = "the results have no 'deciles' rows (`uab simulate -o` writes them)"
     correlation = None
-    simulated = {r["M"] for r in rows if "M" in r}
-    if records is not None and simulated and simulated != {len(records)}:
-        raise UabError(f"--pool holds {len(records)} questions, the results were simulated on "
-                       f"{', '.join(map(str, sorted(simulated)))}: give the pool they came from")
     if records is None:
         skipped["anll_correct_vs_incorrect.png"] = "no --pool given"
     elif any(s.get("anll") is not None for r in records for s in samples(r)):
