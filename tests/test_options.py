@@ -180,6 +180,32 @@ def test_a_recommendation_from_a_template_pool_carries_the_template_only(templat
     assert settings["prompt_template"] == template and "prompt" not in settings
 
 
+def test_a_recommendation_carries_the_pools_backend_options_that_are_not_the_default():
+    entry = {"allocator": "uniform", "signal": None, "T": None, "N": 2, "vote_rule": "majority"}
+    pool = Generation(backend="openai", backend_options={"endpoint": "completions", "tokenizer": "org/tok"}).info()
+    settings = recommend.run_settings(entry, {"generation": pool})
+    assert settings["endpoint"] == "completions" and settings["tokenizer"] == "org/tok"
+    assert "--endpoint completions --tokenizer org/tok" in recommend.flags(settings)
+    default = recommend.run_settings(entry, {"generation": Generation(backend="local").info()})
+    assert "dtype" not in default and "backend_options" not in default
+
+
+def test_backend_options_take_the_backends_default_and_are_compared_option_by_option():
+    from uab_cli import settings
+
+    local = Generation(backend="local")
+    assert local.backend_options == {"dtype": "float32"}
+    assert Generation(backend="vllm", backend_options={"dtype": "bfloat16"}).backend_options == {"dtype": "bfloat16"}
+    bf16 = Generation.from_params({"backend": "local", "dtype": "bfloat16"}).info()
+    assert settings.changes("generation", local.info(), bf16) == {"--dtype": "(float32 → bfloat16)"}
+    older = {k: v for k, v in local.info().items() if k != "backend_options"}  # written before they were recorded
+    assert settings.changes("generation", older, bf16) == {}
+    # Phase 2 (no option given) keeps Phase 1's; another backend drops them
+    assert Generation.from_params({}, bf16).backend_options == {"dtype": "bfloat16"}
+    assert Generation.from_params({"backend": "openai"}, bf16).backend_options == {"endpoint": "chat",
+                                                                                    "tokenizer": None}
+
+
 # --- another backend than the recorded one ------------------------------------------------------
 
 

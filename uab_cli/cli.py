@@ -285,10 +285,11 @@ def _apply_settings(ctx: typer.Context, path: str, remembered: dict) -> None:
 
 
 def _backend(ctx: typer.Context, gen: Generation):
-    """The backend a command asked for, options checked now; it loads when called."""
+    """The backend a command asked for, options checked now; it loads when called. The options
+    that change samples come from ``gen`` (a Phase 1's recorded ones on Phase 2, a run's on a rerun)."""
     on_status = None if ctx.params.get("quiet") else _status
     return backend_factory(gen.backend, gen.model or None, on_status=on_status,
-                           **{o.name: ctx.params.get(o.name) for o in backend_options()})
+                           **{**{o.name: ctx.params.get(o.name) for o in backend_options()}, **gen.backend_options})
 
 
 def _stdin_hint(path: str) -> None:

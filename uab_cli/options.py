@@ -40,6 +40,8 @@ class Option:
     commands that take it. ``noun`` names a value in messages ("unknown allocator ...").
     ``excludes``: the name of an option this one replaces: not both may be given, and giving
     this one drops the other's value from a lower layer (a settings file, a rerun's record).
+    ``samples``: a backend option that changes what a drawn sample is (``--dtype``): recorded
+    with the generation settings and checked on a rerun like them.
     """
 
     flag: str
@@ -58,6 +60,7 @@ class Option:
     required: bool = False
     noun: str | None = None
     excludes: str | None = None
+    samples: bool = False
 
     @property
     def name(self) -> str:
@@ -122,9 +125,14 @@ def _is(value, kind: type) -> bool:
     return isinstance(value, kind)
 
 
+def declared_fields(cls) -> list:
+    """The fields of a settings dataclass that an option sets (their metadata declares it)."""
+    return [f for f in fields(cls) if "option" in f.metadata]
+
+
 def declared(cls) -> list[Option]:
     """The options a settings dataclass declares in its fields' metadata."""
-    return [f.metadata["option"] for f in fields(cls) if "option" in f.metadata]
+    return [f.metadata["option"] for f in declared_fields(cls)]
 
 
 def exclusive(options: Iterable[Option]) -> list[tuple[str, str]]:

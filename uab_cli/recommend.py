@@ -38,6 +38,7 @@ from dataclasses import replace
 import numpy as np
 
 from . import allocators, voting
+from .backends import sample_options
 from .errors import UabError
 from .jsonl import read_jsonl
 from .options import exclusive
@@ -191,9 +192,11 @@ def run_settings(entry: dict, context: dict) -> dict:
     out: dict = {}
     gen = context.get("generation") or {}
     for name, value in gen.items():
-        if name in Generation.__dataclass_fields__ and name not in ("seed", *Generation.SAMPLE_FREE) \
+        if name in Generation.__dataclass_fields__ and name not in ("seed", "backend_options", *Generation.SAMPLE_FREE) \
                 and value is not None:
             out[name] = value
+    defaults = sample_options(gen.get("backend", Generation.backend))  # a backend option only where not its default
+    out.update({k: v for k, v in (gen.get("backend_options") or {}).items() if k in defaults and v != defaults[k]})
     for one, other in exclusive(options()):  # a pool drawn with a template: the template, not the prompt
         if one in out:
             out.pop(other, None)

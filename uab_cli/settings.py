@@ -14,11 +14,22 @@ from typing import ClassVar
 import orjson
 
 from . import __version__, allocation, allocators, voting
-from .backends import BACKENDS
+from .backends import BACKENDS, sample_options
+from .backends import options as backend_options
 from .backends.base import SamplingParams
 from .errors import UabError
 from .majority import MODELS as VOTE_MODELS
-from .options import GENERATING, INT64, Option, check_fields, declared, from_params, overlay, param_name
+from .options import (
+    GENERATING,
+    INT64,
+    Option,
+    check_fields,
+    declared,
+    declared_fields,
+    from_params,
+    overlay,
+    param_name,
+)
 from .prompts import PRESETS, Prompt, load_template
 from .signals import DEFAULT_T, REGISTRY, SAMPLE_SIGNALS, SCALAR_SIGNALS
 from .signals import SUMMARIES as SIGNAL_SUMMARIES
@@ -78,12 +89,16 @@ class Generation:
                             "paper) or the answer after a reasoning model's reasoning.", choices=SPANS)
     too_long: str = _gen("--too-long", "error", "A question whose prompt plus --max-tokens exceeds the model's "
                          "context:", described=lambda: TOO_LONG, commands=("phase1", "run", "pool"))
+    # The backend's options that change what a sample is (``Option.samples``), each at its value
+    # or the backend's default; a record or config from before they were recorded has none.
+    backend_options: dict = field(default_factory=dict, hash=False)
 
     # Fields that do not change what a drawn sample is: a rerun may change them.
     SAMPLE_FREE: ClassVar[frozenset[str]] = frozenset({"too_long"})
 
     def __post_init__(self) -> None:
         check_fields(self)
+        object.__setattr__(self, "backend_options", sample_options(self.backend, self.backend_options))
         if self.prompt_template is not None:
             self._template  # noqa: B018  (read and check the file now, before anything is drawn)
 
@@ -101,22 +116,27 @@ class Generation:
     def build(cls, recorded: dict | None = None, **given) -> Generation:
         """Options given (not ``None``) win over ``recorded`` ones (an earlier stage's
         provenance), which win over the defaults; ``vcs`` defaults to on for cohere.
+        ``backend_options`` likewise, option by option.
 
         ``--prompt-template`` excludes ``--prompt`` (``options.overlay``): giving one drops the
         other's recorded value. Another ``--backend`` than the recorded one drops the recorded
-        model (a model name belongs to its backend)."""
+        model and backend options (they belong to their backend)."""
         names = {f.name for f in fields(cls)}  # each named as its option
         recorded = {k: v for k, v in (recorded or {}).items() if k in names}
         if given.get("backend") not in (None, recorded.get("backend")):
             recorded.pop("model", None)
+            recorded.pop("backend_options", None)
+        was = recorded.pop("backend_options", None)
+        backend_options = overlay(was if isinstance(was, dict) else {}, given.pop("backend_options", None) or {}, ())
         values = overlay(recorded, given, declared(cls))
         values.setdefault("vcs", values.get("backend", cls.backend) == "cohere")
-        return cls(**values)
+        return cls(**values, backend_options=backend_options)
 
     @classmethod
     def from_params(cls, params: dict, recorded: dict | None = None) -> Generation:
         """From parameter values by option name; ``None`` takes ``recorded``'s, then the default."""
-        return cls.build(recorded, **{f.name: params.get(f.metadata["option"].name) for f in fields(cls)})
+        return cls.build(recorded, backend_options={o.name: params.get(o.name) for o in backend_options() if o.samples},
+                         **{f.name: params.get(f.metadata["option"].name) for f in declared_fields(cls)})
 
     def params(self) -> SamplingParams:
         return SamplingParams(self.temperature, self.max_tokens, self.top_p)
@@ -308,11 +328,15 @@ _FLAGS = {"k": "-K/--samples", "questions": "input questions", "fingerprint": "i
           "generation.version": "uab version", "generation.prompt_template_sha256": "--prompt-template (its content)"}
 
 
+# Config entries that hold ``{option name: value}`` (a backend's options, each its own flag).
+_BY_OPTION = {"generation.backend_options"}
+
+
 def _field(path: str):
     """The settings field behind config entry ``path`` (``generation.seed``), or ``None``."""
     section, _, name = path.partition(".")
     cls = {"generation": Generation, "allocate": Allocation, "vote": Vote}.get(section)
-    return next((f for f in fields(cls) if f.name == name), None) if cls else None
+    return next((f for f in declared_fields(cls) if f.name == name), None) if cls else None
 
 
 def default(path: str):
@@ -336,6 +360,12 @@ def changes(section: str, old: dict, new: dict, ignore=()) -> dict[str, str]:
     default; the first change wins where two entries share an option; ``ignore``: names to skip."""
     out: dict[str, str] = {}
     for name in sorted((set(old) | set(new)) - set(ignore)):
+        if f"{section}.{name}" in _BY_OPTION:  # {option name: value}; one absent (older uab) matches any
+            was, now = (d.get(name) if isinstance(d.get(name), dict) else {} for d in (old, new))
+            for key in sorted(set(was) & set(now)):
+                if was[key] != now[key]:
+                    out.setdefault(f"--{key.replace('_', '-')}", f"({show(was[key])} → {show(now[key])})")
+            continue
         was, now = (d.get(name, default(f"{section}.{name}")) for d in (old, new))
         if was != now:
             out.setdefault(flag(f"{section}.{name}"), f"({show(was)} → {show(now)})")

@@ -5,7 +5,7 @@ fails before the batch is paid for."""
 from __future__ import annotations
 
 import pytest
-from conftest import arithmetic, read_jsonl, write_jsonl
+from conftest import arithmetic, cli, read_jsonl, write_jsonl
 from fakeserver import FakeServer
 from typer.testing import CliRunner
 
@@ -98,3 +98,56 @@ def test_a_server_that_cannot_count_fails_on_its_own_error_once(tmp_path):
     assert len(sent) == 4  # q0..q2 answered, q3 refused once and not retried
     kept = read_jsonl(tmp_path / "r" / "samples.ckpt.jsonl")
     assert sorted(row["id"] for row in kept) == ["q0", "q1", "q2"]
+
+
+def _paths(server: FakeServer) -> list[str]:
+    return [r.path.rsplit("/v1", 1)[1] for r in server.requests]
+
+
+def test_the_endpoint_is_recorded_kept_by_phase2_and_checked_on_a_rerun(tmp_path):
+    """--endpoint changes what a sample is: Phase 2 draws through Phase 1's, a rerun of a run
+    directory keeps it, and a rerun that gives another is refused before a request."""
+    questions = write_jsonl(tmp_path / "q.jsonl", arithmetic(M))
+    p1, alloc, p2 = (str(tmp_path / f"{n}.jsonl") for n in ("p1", "alloc", "p2"))
+    with FakeServer() as server:
+        url = ["--base-url", f"{server.url}/v1"]
+        result = cli(["phase1", questions, "-o", p1, "--backend", "openai", "--model", "fake-model", *url,
+                      "--endpoint", "completions", "--max-tokens", "16", "-q"])
+        assert result.exit_code == 0, result.stderr
+        assert read_jsonl(p1)[0]["uab"]["phase1"]["backend_options"] == {"endpoint": "completions", "tokenizer": None}
+        assert cli(["allocate", p1, "-o", alloc, "--budget", "3", "-q"]).exit_code == 0
+        result = cli(["phase2", alloc, "-o", p2, *url, "-q"])  # no --endpoint: Phase 1's
+        assert result.exit_code == 0, result.stderr
+        assert set(_paths(server)) == {"/completions"} and len(server.requests) == 3 * M
+        assert read_jsonl(p2)[0]["uab"]["phase2"]["backend_options"]["endpoint"] == "completions"
+
+        out = tmp_path / "run"
+        assert run(server, questions, out, 2, "--endpoint", "completions").exit_code == 0
+        before = len(server.requests)
+        result = run(server, questions, out, 3)  # the recorded endpoint, not the default chat
+        assert result.exit_code == 0, result.stderr
+        assert set(_paths(server)[before:]) == {"/completions"} and len(server.requests) == before + M
+        result = run(server, questions, out, 3, "--endpoint", "chat")
+        assert result.exit_code == 2
+        assert "--endpoint (completions → chat)" in " ".join(result.stderr.split())
+        assert len(server.requests) == before + M
+
+
+def test_a_run_directory_from_before_backend_options_were_recorded_takes_any(tmp_path):
+    """A config without ``backend_options`` (older uab) cannot say which endpoint drew its
+    samples: a rerun with either is not refused, and records the one it used from then on."""
+    import orjson
+
+    questions = write_jsonl(tmp_path / "q.jsonl", arithmetic(M))
+    out = tmp_path / "run"
+    with FakeServer() as server:
+        assert run(server, questions, out, 2).exit_code == 0
+        config = orjson.loads((out / "config.json").read_bytes())
+        assert config["generation"]["backend_options"] == {"endpoint": "chat", "tokenizer": None}
+        del config["generation"]["backend_options"]
+        (out / "config.json").write_bytes(orjson.dumps(config))
+        result = run(server, questions, out, 2, "--endpoint", "completions")
+        assert result.exit_code == 0, result.stderr
+        assert len(server.requests) == 2 * M  # nothing drawn again
+    config = orjson.loads((out / "config.json").read_bytes())
+    assert config["generation"]["backend_options"]["endpoint"] == "completions"

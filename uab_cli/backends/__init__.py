@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
+from typing import Any
 
 from ..errors import UabError
 from ..options import Option
@@ -98,15 +99,31 @@ def options() -> list[Option]:
             for n, o in merged.items()]
 
 
-def _shown_default(cls: type, name: str) -> str | None:
+def sample_options(name: str, given: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The options of backend ``name`` that change what a sample is (``Option.samples``: the
+    dtype, the openai endpoint and tokenizer), each at its ``given`` value, else the backend's
+    own default: the generation settings record them, known before the model loads."""
+    if name not in BACKENDS:
+        return {}
+    cls, given = BACKENDS[name](), given or {}
+    return {o.name: given[o.name] if given.get(o.name) is not None else _default(cls, o.name)
+            for o in cls.options if o.samples}
+
+
+def _default(cls: type, name: str):
     """The default of constructor parameter ``name``, from the first class in ``cls``'s MRO that
     names it (a remote backend passes ``concurrency`` and ``timeout`` on to ``RemoteBackend``)."""
     for klass in cls.__mro__:
         param = inspect.signature(klass).parameters.get(name) if "__init__" in vars(klass) else None
         if param is not None:
-            return None if param.default in (None, inspect.Parameter.empty) else str(param.default)
+            return None if param.default is inspect.Parameter.empty else param.default
     return None
 
 
+def _shown_default(cls: type, name: str) -> str | None:
+    default = _default(cls, name)
+    return None if default is None else str(default)
+
+
 __all__ = ["BACKENDS", "DEFAULT_BACKEND", "Backend", "BaseBackend", "Completion", "SampleRequest",
-           "SamplingParams", "backend_factory", "options"]
+           "SamplingParams", "backend_factory", "options", "sample_options"]

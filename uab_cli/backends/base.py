@@ -117,7 +117,7 @@ def backend_option(flag: str, help: str, type: type = str, **kw) -> Option:
 
 
 DTYPES = ("auto", "float32", "bfloat16", "float16")
-DTYPE = backend_option("--dtype", "dtype (auto: float32 on CPU).", choices=DTYPES, show_default="auto")
+DTYPE = backend_option("--dtype", "dtype (auto: float32 on CPU).", choices=DTYPES, show_default="auto", samples=True)
 MAX_MODEL_LEN = backend_option(
     "--max-model-len", "Context length in tokens: a prompt plus --max-tokens must fit (vllm: the engine's; "
     "openai: for a server that does not report one).", type=int, minimum=1,
