@@ -113,7 +113,8 @@ WRONG_TYPES = [('{"seed": 1.5}', "--seed takes an integer, got 1.5"),
 @pytest.mark.parametrize("text,says", WRONG_TYPES, ids=[t for t, _ in WRONG_TYPES])
 def test_a_settings_value_of_the_wrong_type_is_refused(tmp_path, questions, text, says):
     budget = [] if "budget" in text else ["-N", "2"]
-    refused(run(questions, tmp_path / "r", *budget, "--settings", settings_file(tmp_path, text)), says)
+    path = settings_file(tmp_path, text)
+    refused(run(questions, tmp_path / "r", *budget, "--settings", path), f"{path}: {says}")  # the file is named
     assert not (tmp_path / "r").exists()
 
 

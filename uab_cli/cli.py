@@ -277,11 +277,19 @@ def _apply_settings(ctx: typer.Context, path: str, remembered: dict) -> None:
         raise UabError(f"{', '.join(where)} cannot come from a settings file: give {'them' if len(where) > 1 else 'it'}"
                        " on the command line", path)
     given = {n: v for n, v in ctx.params.items() if ctx.get_parameter_source(n).name not in ("DEFAULT", "DEFAULT_MAP")}
-    declared = {o.name for o in _declared(ctx.info_name)}  # checked by Option.check; the command's own by click
+    declared = {o.name: o for o in _declared(ctx.info_name)}  # checked by Option.check; the command's own by click
     params = {p.name: p for p in ctx.command.params}
     for name, value in overlay(loaded, given, (*settings.options(), *backend_options())).items():
-        if name not in given:
+        if name in given:
+            continue
+        try:
+            if name in declared:
+                declared[name].check(value)
             ctx.params[name] = value if name in declared else params[name].process_value(ctx, value)
+        except UabError as exc:  # the file's value: the file says where
+            raise UabError(exc.message, path) from None
+        except typer.BadParameter as exc:
+            raise UabError(exc.format_message(), path) from None
 
 
 def _backend(ctx: typer.Context, gen: Generation):
