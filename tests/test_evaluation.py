@@ -291,6 +291,18 @@ def test_oracle_is_the_brute_force_optimum_of_exact_majority_values(case):
         assert value(extra) == pytest.approx(best, abs=1e-12)
 
 
+def test_exact_majority_values_hold_for_a_pool_of_a_thousand_samples():
+    """Binomials of 1,200 samples overflow a float: the values are computed in exact integers."""
+    from uab_cli import majority
+
+    values = majority.empirical_values([700, 500], [True, False], [1, 0], none=3)
+    assert values.shape == (1204,) and np.isfinite(values).all()
+    assert values[1] == pytest.approx(700 / 1203, abs=1e-15)
+    # two draws: both right, or one right beside one without an answer
+    assert values[2] == pytest.approx((700 * 699 / 2 + 700 * 3) / (1203 * 1202 / 2), abs=1e-15)
+    assert values[-1] == 1.0 and (np.diff(values[1::2]) >= -1e-12).all()
+
+
 def test_oracle_keeps_the_budget_and_pool_caps_and_ignores_the_signal():
     records = noisy_pool(m=30, k=8)
     for i, rec in enumerate(records):  # uneven pools: 3..8 samples

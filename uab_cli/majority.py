@@ -217,24 +217,25 @@ def empirical_values(counts: Sequence[int], correct: Sequence[bool], order: Sequ
     ``counts[b]``: the pool's samples of answer class b; ``correct[b]``: whether b is right;
     ``order[b]``: b's tie rank (a tie goes to the lowest); ``none``: samples without an
     answer (they draw but never vote). Sums over the correct class's vote count x the ways
-    every other class stays below x (at x when it loses ties), by polynomial products.
+    every other class stays below x (at x when it loses ties), by polynomial products, in exact
+    integers (binomials of a pool of a thousand samples overflow a float).
     """
     k = int(sum(counts)) + int(none)
     n_max = k if n_max is None else min(int(n_max), k)
-    ways = np.zeros(k + 1)
+    ways = [0] * (k + 1)
     for a, (n_a, right) in enumerate(zip(counts, correct)):
         if not right or n_a == 0:
             continue
         for x in range(1, n_a + 1):
-            poly = np.array([math.comb(none, y) for y in range(none + 1)], dtype=np.float64)
+            poly = np.array([math.comb(none, y) for y in range(none + 1)], dtype=object)
             for b, n_b in enumerate(counts):
                 if b != a and n_b:
                     top = min(n_b, x - 1 if order[b] < order[a] else x)
-                    poly = np.convolve(poly, [math.comb(n_b, y) for y in range(top + 1)])
-            upto = min(poly.size, k + 1 - x)
-            ways[x:x + upto] += math.comb(n_a, x) * poly[:upto]
-    total = np.array([math.comb(k, n) for n in range(k + 1)], dtype=np.float64)
-    return np.minimum(ways / total, 1.0)[: n_max + 1]
+                    poly = np.convolve(poly, np.array([math.comb(n_b, y) for y in range(top + 1)], dtype=object))
+            c = math.comb(n_a, x)
+            for y, w in enumerate(poly[: k + 1 - x]):
+                ways[x + y] += c * w
+    return np.array([ways[n] / math.comb(k, n) for n in range(n_max + 1)], dtype=np.float64)
 
 
 def allocate_values(values: np.ndarray, budget: int) -> np.ndarray:
