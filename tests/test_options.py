@@ -175,6 +175,17 @@ def test_a_rerun_with_the_other_prompt_option_drops_the_recorded_one(tmp_path, q
     assert config["prompt"] == "fewshot" and config["prompt_template"] == template
 
 
+def test_the_same_template_named_another_way_is_no_change(tmp_path, questions, template, monkeypatch):
+    out = tmp_path / "r"
+    assert run(questions, out, "-N", "2", "--prompt-template", template).exit_code == 0
+    monkeypatch.chdir(tmp_path)
+    result = run(questions, out, "-N", "2", "--prompt-template", "./t.json")  # the same file, another spelling
+    assert result.exit_code == 0, result.stderr
+    assert json.loads((out / "config.json").read_text())["generation"]["prompt_template"] == "./t.json"
+    Path(template).write_text(json.dumps([{"role": "user", "content": "Q: {question}"}]))  # another template
+    refused(run(questions, out, "-N", "2", "--prompt-template", "./t.json"), "--prompt-template (its content)")
+
+
 def test_a_recommendation_from_a_template_pool_carries_the_template_only(template):
     entry = {"allocator": "uniform", "signal": None, "T": None, "N": 2, "vote_rule": "majority"}
     settings = recommend.run_settings(entry, {"generation": Generation(prompt_template=template).info()})

@@ -359,6 +359,9 @@ def changes(section: str, old: dict, new: dict, ignore=()) -> dict[str, str]:
     differs between two recorded dicts, an entry absent from one (older uab) taken as its
     default; the first change wins where two entries share an option; ``ignore``: names to skip."""
     out: dict[str, str] = {}
+    digest = "prompt_template_sha256"
+    if section == "generation" and old.get(digest) is not None and old.get(digest) == new.get(digest):
+        ignore = {*ignore, "prompt_template"}  # the same template, its file named another way (./t.json)
     for name in sorted((set(old) | set(new)) - set(ignore)):
         if f"{section}.{name}" in _BY_OPTION:  # {option name: value}; one absent (older uab) matches any
             was, now = (d.get(name) if isinstance(d.get(name), dict) else {} for d in (old, new))
