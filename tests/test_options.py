@@ -107,7 +107,8 @@ WRONG_TYPES = [('{"seed": 1.5}', "--seed takes an integer, got 1.5"),
                ('{"budget": true}', "--budget takes an integer, got True"),
                ('{"temperature": "hot"}', "--temperature takes a number, got 'hot'"),
                ('{"vcs": 1}', "--vcs takes true or false, got 1"),
-               ('{"samples": "x"}', "Invalid value for '-K'")]
+               ('{"samples": "x"}', "Invalid value for '-K'"),
+               ('{"price": 5}', "--price takes IN,OUT: two finite non-negative prices")]
 
 
 @pytest.mark.parametrize("text,says", WRONG_TYPES, ids=[t for t, _ in WRONG_TYPES])
@@ -216,6 +217,33 @@ def test_backend_options_take_the_backends_default_and_are_compared_option_by_op
     assert Generation.from_params({}, bf16).backend_options == {"dtype": "bfloat16"}
     assert Generation.from_params({"backend": "openai"}, bf16).backend_options == {"endpoint": "chat",
                                                                                     "tokenizer": None}
+    # local always means float32 by auto: recorded alike, no change
+    assert Generation.from_params({"backend": "local", "dtype": "auto"}).backend_options == {"dtype": "float32"}
+
+
+def test_a_tokenizer_directory_is_recorded_absolute_and_goes_with_the_completions_endpoint(tmp_path, monkeypatch):
+    from uab_cli import settings
+
+    (tmp_path / "tok").mkdir()
+    monkeypatch.chdir(tmp_path)
+    given = Generation.from_params({"backend": "openai", "endpoint": "completions", "tokenizer": "./tok"})
+    assert given.backend_options["tokenizer"] == str(tmp_path / "tok")
+    again = Generation.from_params({"tokenizer": "tok"}, given.info())  # typed another way: the same
+    assert settings.changes("generation", given.info(), again.info()) == {}
+    assert Generation.from_params({"backend": "openai", "endpoint": "completions", "tokenizer": "org/tok"}
+                                  ).backend_options["tokenizer"] == "org/tok"  # a hub id stays as typed
+    chat = Generation.from_params({"endpoint": "chat"}, given.info())  # the recorded tokenizer does not apply
+    assert chat.backend_options == {"endpoint": "chat", "tokenizer": None}
+    assert Generation.from_params({"endpoint": "completions"}, given.info()).backend_options == given.backend_options
+
+
+def test_another_backend_than_a_settings_files_drops_its_model_and_sample_options(tmp_path, questions):
+    path = settings_file(tmp_path, '{"backend": "openai", "model": "served", "endpoint": "completions", '
+                                   '"max_tokens": 16}')
+    result = run(questions, tmp_path / "r", "-N", "2", "--settings", path)  # run() gives --backend scripted
+    assert result.exit_code == 0, result.stderr
+    config = json.loads((tmp_path / "r" / "config.json").read_text())["generation"]
+    assert config["backend"] == "scripted" and config["max_tokens"] == 16 and config["backend_options"] == {}
 
 
 # --- another backend than the recorded one ------------------------------------------------------

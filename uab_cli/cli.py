@@ -254,7 +254,16 @@ K = Annotated[int, typer.Option("-K", "--samples", "--k", min=1, max=INT64[1],
 KRun = Annotated[int | None, typer.Option("-K", "--samples", "--k", min=1, max=INT64[1],
                                           show_default="1, or the run directory's",
                                           help="Phase-1 samples per question (2 for vote entropy).")]
-Price = Annotated[str | None, typer.Option(metavar="IN,OUT", show_default=False,
+
+
+def _price(value: str | None) -> str | None:
+    """Check ``--price`` as it is read (from the command line or a settings file)."""
+    if value is not None:
+        cost.Price.parse(value)
+    return value
+
+
+Price = Annotated[str | None, typer.Option(metavar="IN,OUT", show_default=False, callback=_price,
                                            help="Prices per million prompt (IN) and completion (OUT) tokens: "
                                            "summary.json then says what the run cost.")]
 
@@ -277,6 +286,7 @@ def _apply_settings(ctx: typer.Context, path: str, remembered: dict) -> None:
         raise UabError(f"{', '.join(where)} cannot come from a settings file: give {'them' if len(where) > 1 else 'it'}"
                        " on the command line", path)
     given = {n: v for n, v in ctx.params.items() if ctx.get_parameter_source(n).name not in ("DEFAULT", "DEFAULT_MAP")}
+    loaded = settings.for_backend(loaded, given.get("backend"))
     declared = {o.name: o for o in _declared(ctx.info_name)}  # checked by Option.check; the command's own by click
     params = {p.name: p for p in ctx.command.params}
     for name, value in overlay(loaded, given, (*settings.options(), *backend_options())).items():

@@ -41,7 +41,11 @@ class Option:
     ``excludes``: the name of an option this one replaces: not both may be given, and giving
     this one drops the other's value from a lower layer (a settings file, a rerun's record).
     ``samples``: a backend option that changes what a drawn sample is (``--dtype``): recorded
-    with the generation settings and checked on a rerun like them.
+    with the generation settings and checked on a rerun like them. ``requires``: ``(name,
+    value)``, another option's value without which this one does not apply (``--tokenizer``
+    with ``--endpoint completions``): a recorded value is dropped when the options given leave
+    it without. ``path``: the value names a local file or directory, or else a hub id: an
+    existing path is recorded absolute (the same path typed another way is the same value).
     """
 
     flag: str
@@ -61,6 +65,8 @@ class Option:
     noun: str | None = None
     excludes: str | None = None
     samples: bool = False
+    requires: tuple[str, Any] | None = None
+    path: bool = False
 
     @property
     def name(self) -> str:

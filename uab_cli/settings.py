@@ -127,10 +127,11 @@ class Generation:
             recorded.pop("model", None)
             recorded.pop("backend_options", None)
         was = recorded.pop("backend_options", None)
-        backend_options = overlay(was if isinstance(was, dict) else {}, given.pop("backend_options", None) or {}, ())
+        now = given.pop("backend_options", None)
         values = overlay(recorded, given, declared(cls))
         values.setdefault("vcs", values.get("backend", cls.backend) == "cohere")
-        return cls(**values, backend_options=backend_options)
+        return cls(**values, backend_options=sample_options(values.get("backend", cls.backend), now,
+                                                            was if isinstance(was, dict) else None))
 
     @classmethod
     def from_params(cls, params: dict, recorded: dict | None = None) -> Generation:
@@ -301,6 +302,16 @@ class Vote:
 
 
 SETTINGS = (Generation, Allocation, Vote)
+
+
+def for_backend(values: dict, backend: str | None) -> dict:
+    """A settings file's ``values`` (by option name) under the ``backend`` given on the command
+    line: where the file names another backend, without its model and the options that change
+    its samples (they belong to it, as a recorded model does in ``Generation.build``)."""
+    if backend is None or values.get("backend") in (None, backend):
+        return values
+    bound = {"model", *(o.name for o in backend_options() if o.samples)}
+    return {k: v for k, v in values.items() if k not in bound}
 
 
 def options() -> list[Option]:

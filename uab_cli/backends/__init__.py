@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
@@ -99,15 +100,30 @@ def options() -> list[Option]:
             for n, o in merged.items()]
 
 
-def sample_options(name: str, given: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def sample_options(name: str, given: Mapping[str, Any] | None = None,
+                   recorded: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The options of backend ``name`` that change what a sample is (``Option.samples``: the
-    dtype, the openai endpoint and tokenizer), each at its ``given`` value, else the backend's
-    own default: the generation settings record them, known before the model loads."""
+    dtype, the openai endpoint and tokenizer), each at its ``given`` value, else its
+    ``recorded`` one (an earlier stage's), else the backend's own default: the generation
+    settings record them, known before the model loads. A recorded value whose ``requires``
+    the others no longer meet is dropped; a value the backend always means by another
+    (``same_as``) and an existing ``path`` are written one way."""
     if name not in BACKENDS:
         return {}
-    cls, given = BACKENDS[name](), given or {}
-    return {o.name: given[o.name] if given.get(o.name) is not None else _default(cls, o.name)
-            for o in cls.options if o.samples}
+    cls = BACKENDS[name]()
+    declared = [o for o in cls.options if o.samples]
+    given = {k: v for k, v in (given or {}).items() if v is not None}
+    values = {o.name: _default(cls, o.name) for o in declared}
+    values.update({o.name: (recorded or {})[o.name] for o in declared if o.name in (recorded or {})})
+    values.update({o.name: given[o.name] for o in declared if o.name in given})
+    for o in declared:
+        if o.requires and o.name not in given and values.get(o.requires[0]) != o.requires[1]:
+            values[o.name] = _default(cls, o.name)
+        value = values[o.name]
+        values[o.name] = cls.same_as.get(o.name, {}).get(value, value)
+        if o.path and isinstance(value, str) and value and os.path.exists(value):
+            values[o.name] = os.path.abspath(value)
+    return values
 
 
 def _default(cls: type, name: str):

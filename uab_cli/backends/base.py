@@ -128,8 +128,9 @@ class BaseBackend:
     """Shared behaviour: context manager, a no-op ``close``, a readable ``repr``.
 
     ``options`` declares the command-line options a backend takes (each a constructor
-    parameter of the same name; ``--retries`` sets ``retry``); ``reports_status``: whether it
-    takes ``on_status``."""
+    parameter of the same name; ``--retries`` sets ``retry``); ``same_as``: option name ->
+    {value: the value it always means} (``local``'s ``--dtype auto`` is float32), so both are
+    recorded alike; ``reports_status``: whether it takes ``on_status``."""
 
     name = "base"
     model = ""
@@ -137,6 +138,7 @@ class BaseBackend:
     supports_seed = False
     context_length: int | None = None
     options: tuple[Option, ...] = ()
+    same_as: dict[str, dict] = {}
     reports_status = False
 
     def prompt_lengths(self, prompts: Sequence[tuple[Message, ...]], limit: int) -> list[PromptLength | None]:

@@ -59,6 +59,7 @@ class LocalBackend(BaseBackend):
     returns_logprobs = True
     supports_seed = True
     options = (DTYPE, MAX_MODEL_LEN)
+    same_as = {"dtype": {"auto": "float32"}}
     reports_status = True
 
     def __init__(
@@ -73,7 +74,7 @@ class LocalBackend(BaseBackend):
     ):
         if batch_size < 1:
             raise UabError(f"batch size must be at least 1, got {batch_size}")
-        dtype = "float32" if dtype == "auto" else dtype
+        dtype = self.same_as["dtype"].get(dtype, dtype)
         if dtype not in _DTYPES:
             raise UabError(f"dtype must be one of {', '.join(_DTYPES)}, got {dtype!r}")
         torch = require("torch", "local")

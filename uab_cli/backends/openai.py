@@ -79,7 +79,8 @@ class OpenAIBackend(RemoteBackend):
     options = (*RemoteBackend.options, backend_option("--endpoint", "Chat or raw completions.", choices=ENDPOINTS,
                                                         samples=True),
                backend_option("--tokenizer", "--endpoint completions: render prompts with this hub id's or "
-                              "directory's chat template.", show_default="plain 'Role: text' blocks", samples=True),
+                              "directory's chat template.", show_default="plain 'Role: text' blocks", samples=True,
+                              requires=("endpoint", "completions"), path=True),
                MAX_MODEL_LEN)
 
     def __init__(self, model: str = "", base_url: str | None = None, api_key: str | None = None, *,
