@@ -182,9 +182,13 @@ def test_the_same_template_named_another_way_is_no_change(tmp_path, questions, t
     monkeypatch.chdir(tmp_path)
     result = run(questions, out, "-N", "2", "--prompt-template", "./t.json")  # the same file, another spelling
     assert result.exit_code == 0, result.stderr
-    assert json.loads((out / "config.json").read_text())["generation"]["prompt_template"] == "./t.json"
+    assert json.loads((out / "config.json").read_text())["generation"]["prompt_template"] == template
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")  # a rerun from another folder finds the recorded template
+    result = run(questions, out, "-N", "3")
+    assert result.exit_code == 0, result.stderr
     Path(template).write_text(json.dumps([{"role": "user", "content": "Q: {question}"}]))  # another template
-    refused(run(questions, out, "-N", "2", "--prompt-template", "./t.json"), "--prompt-template (its content)")
+    refused(run(questions, out, "-N", "2", "--prompt-template", "../t.json"), "--prompt-template (its content)")
 
 
 def test_a_recommendation_from_a_template_pool_carries_the_template_only(template):

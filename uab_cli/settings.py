@@ -8,6 +8,7 @@ field names the command-line option that sets it, so messages can speak in optio
 from __future__ import annotations
 
 import functools
+import os
 from dataclasses import asdict, dataclass, field, fields
 from typing import ClassVar
 
@@ -101,6 +102,8 @@ class Generation:
         object.__setattr__(self, "backend_options", sample_options(self.backend, self.backend_options))
         if self.prompt_template is not None:
             self._template  # noqa: B018  (read and check the file now, before anything is drawn)
+            # recorded absolute: a rerun or Phase 2 from another folder finds it
+            object.__setattr__(self, "prompt_template", os.path.abspath(self.prompt_template))
 
     @functools.cached_property
     def _template(self) -> tuple[tuple[dict, ...], str]:
