@@ -149,6 +149,32 @@ def test_phase2_refuses_a_template_edited_since_phase1(tmp_path, fake_backend):
     assert result.exit_code == 2 and "prompt template changed since Phase 1" in result.stderr
 
 
+
+def test_phase2_from_another_folder_and_from_an_older_relative_path_checks_the_template(tmp_path, fake_backend,
+                                                                                       monkeypatch):
+    """The template is recorded absolute, so Phase 2 from another folder finds it; a Phase-1 file
+    of an earlier uab recorded the path as typed, and Phase 2 still checks its content."""
+    fake_backend.in_cli()
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "t.json").write_text(json.dumps([{"role": "user", "content": "{question}"}]))
+    q = write_jsonl(tmp_path / "q.jsonl", arithmetic(2))
+    assert cli(["phase1", q, "--backend", "scripted", "--prompt-template", "t.json", "-o", "p1.jsonl", "-q"]
+               ).exit_code == 0
+    assert cli(["allocate", "p1.jsonl", "-N", "2", "-o", "a.jsonl", "-q"]).exit_code == 0
+    rows = read_jsonl(tmp_path / "a.jsonl")
+    assert rows[0]["uab"]["phase1"]["prompt_template"] == str(tmp_path / "t.json")
+    (tmp_path / "sub").mkdir()
+    monkeypatch.chdir(tmp_path / "sub")
+    assert cli(["phase2", "../a.jsonl", "-o", "p2.jsonl", "-q"]).exit_code == 0
+    monkeypatch.chdir(tmp_path)
+    for rec in rows:  # as an earlier uab wrote it
+        rec["uab"]["phase1"]["prompt_template"] = "t.json"
+    write_jsonl(tmp_path / "old.jsonl", rows)
+    (tmp_path / "t.json").write_text(json.dumps([{"role": "user", "content": "Now: {question}"}]))
+    result = cli(["phase2", "old.jsonl", "-o", "p2b.jsonl", "-q"])
+    assert result.exit_code == 2 and "prompt template changed since Phase 1" in result.stderr
+
+
 def test_prompt_options_come_from_a_settings_file(tmp_path, fake_backend):
     fake_backend.in_cli()
     settings = tmp_path / "s.json"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import os
 from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -412,8 +413,9 @@ def same_draws(records: list[dict], stage: str, gen: Generation) -> None:
 def _same_template(rec: dict, gen: Generation) -> None:
     """``UabError`` if Phase 1's prompt template file was edited since: Phase 2 would ask otherwise."""
     recorded = generation_of(rec)
-    if gen.prompt_template is None or recorded.get("prompt_template") != gen.prompt_template:
-        return
+    path = recorded.get("prompt_template")
+    if gen.prompt_template is None or not isinstance(path, str) or os.path.abspath(path) != gen.prompt_template:
+        return  # (an older uab recorded the path as typed)
     was, now = recorded.get("prompt_template_sha256"), gen.info()["prompt_template_sha256"]
     if was is not None and was != now:
         raise UabError("the prompt template changed since Phase 1 drew its samples (sha256 "
