@@ -92,6 +92,30 @@ def test_pool_simulate_report(tmp_path):
     assert f"Results: `{res}` from the pool `{tmp_path / 'pool'}` (40 questions; drawn with backend scripted" in summary
 
 
+def test_pools_that_are_not_the_results_pool_or_not_a_pool_are_named(tmp_path):
+    """`report --pool` with other questions of the same count is refused; `--check` on a pool
+    drawn with other settings says so; a run's votes, allocated by UAB, are not a pool."""
+    q = write_jsonl(tmp_path / "q.jsonl", arithmetic(12))
+    other = write_jsonl(tmp_path / "o.jsonl", [dict(r, id=f"o{i}") for i, r in enumerate(arithmetic(12))])
+    for name, questions, more in (("pool", q, []), ("other", other, ["--temperature", "0.5", "--max-tokens", "64"])):
+        uab("pool", questions, "--samples", 4, "--out", tmp_path / name, "--backend", "scripted", "-q", *more)
+    res = tmp_path / "res.jsonl"
+    uab("simulate", tmp_path / "pool", "--budgets", "2", "--seeds", 2, "--allocators", "uniform", "-o", res, "-q")
+    result = CliRunner().invoke(app, ["report", str(res), "-o", str(tmp_path / "rep"), "--pool", str(tmp_path / "other")])
+    assert result.exit_code == 2 and "holds other questions than the pool the results were simulated on" in result.stderr
+    assert not (tmp_path / "rep").exists()
+    result = uab("simulate", tmp_path / "other", "--check", res, "-o", tmp_path / "chk.jsonl")
+    message = " ".join(result.stderr.split())
+    assert "was drawn with other settings than the pool behind" in message
+    assert "--max-tokens (1024 → 64)" in message and "--temperature (0.9 → 0.5)" in message
+    result = uab("simulate", tmp_path / "pool", "--check", res, "-o", tmp_path / "chk2.jsonl")
+    assert "other settings" not in result.stderr
+    uab("run", q, "--budget", 3, "--out", tmp_path / "r", "--backend", "scripted", "-q")
+    result = CliRunner().invoke(app, ["simulate", str(tmp_path / "r" / "votes.jsonl"), "--budgets", "2"])
+    assert result.exit_code == 2
+    assert f"{tmp_path / 'r' / 'votes.jsonl'}:1: its samples were allocated by --allocator uab" in result.stderr
+
+
 @pytest.mark.slow
 def test_readme_quickstart_runs_on_the_embedded_model(tmp_path, monkeypatch):
     """The README's quickstart command, verbatim, on the real SmolLM2 weights."""
@@ -166,6 +190,47 @@ def test_failure_messages_fit_the_command(tmp_path, monkeypatch, fake_backend):
     monkeypatch.setattr("uab_cli.streams.vote", interrupted)
     result = CliRunner().invoke(app, ["vote", str(tmp_path / "r" / "phase2.jsonl"), "-o", str(tmp_path / "v.jsonl")])
     assert result.exit_code == 130 and "interrupted" in result.stderr and "resume" not in result.stderr
+
+
+def test_a_run_that_fails_before_its_first_sample_leaves_no_directory_and_blocks_nothing(tmp_path, fake_backend):
+    q = write_jsonl(tmp_path / "q.jsonl", arithmetic(3))
+    out = tmp_path / "new" / "r"
+    fake_backend.in_cli(fail_after=0)
+    result = CliRunner().invoke(app, ["run", q, "--budget", "2", "--backend", "scripted", "--out", str(out)])
+    assert result.exit_code == 1
+    assert not (tmp_path / "new").exists()  # config, empty checkpoint, lock and folders: all gone
+    # A directory that holds a config but no sample (left so by an earlier uab) takes other settings.
+    out.mkdir(parents=True)
+    fake_backend.in_cli()
+    uab("run", q, "--budget", 2, "--backend", "scripted", "--out", out, "--temperature", 0.5, "-q")
+    (out / "samples.ckpt.jsonl").write_bytes(b"")
+    result = CliRunner().invoke(app, ["run", q, "--budget", "2", "--backend", "scripted", "--out", str(out), "-q",
+                                      "--temperature", "0.9"])
+    assert result.exit_code == 0, result.stderr
+    assert json.loads((out / "config.json").read_text())["generation"]["temperature"] == 0.9
+    result = CliRunner().invoke(app, ["run", q, "--budget", "2", "--backend", "scripted", "--out", str(out), "-q",
+                                      "--temperature", "0.5"])
+    assert result.exit_code == 2 and "--temperature (0.9 → 0.5)" in result.stderr  # now it holds samples
+
+
+def test_run_and_pool_take_the_questions_of_records_that_hold_samples(tmp_path, fake_backend):
+    """A Phase-1 file given to `uab run` (here with -K 2 and another temperature) is its questions:
+    the run draws its own samples, records its own K, and says so."""
+    fake_backend.in_cli()
+    q = write_jsonl(tmp_path / "q.jsonl", arithmetic(3))
+    p1 = tmp_path / "p1.jsonl"
+    uab("phase1", q, "--backend", "scripted", "-K", 2, "--temperature", 0.5, "-o", p1, "-q")
+    result = CliRunner().invoke(app, ["run", str(p1), "--budget", "2", "--backend", "scripted", "--out",
+                                      str(tmp_path / "r")])
+    assert result.exit_code == 0, result.stderr
+    assert "3 record(s) of" in result.stderr and "took their questions only" in " ".join(result.stderr.split())
+    fresh = tmp_path / "fresh"
+    uab("run", q, "--budget", 2, "--backend", "scripted", "--out", fresh, "-q")
+    assert (tmp_path / "r" / "votes.jsonl").read_bytes() == (fresh / "votes.jsonl").read_bytes()
+    result = CliRunner().invoke(app, ["pool", str(p1), "-K", "2", "--backend", "scripted", "--out",
+                                      str(tmp_path / "p"), "-q"])
+    assert result.exit_code == 0, result.stderr
+    assert all(r["uab"]["phase1"]["temperature"] == 0.9 for r in read_jsonl(tmp_path / "p" / "pool.jsonl"))
 
 
 def test_stdin_from_a_terminal_gets_a_hint():

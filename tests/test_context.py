@@ -88,6 +88,8 @@ def test_every_question_too_long_is_an_error_even_with_skip(tmp_path):
     q = questions(tmp_path, ("q0", "q1", "q2", "q3", "q4"))
     result = cli(["run", q, "-N", "2", "-o", str(tmp_path / "r"), *scripted("--too-long", "skip")])
     assert result.exit_code == 2 and "question 'q0'" in result.stderr
+    message = " ".join(result.stderr.split())
+    assert "--too-long skip would leave no question" in message and "pass --too-long skip" not in message
 
 
 def test_max_tokens_beyond_the_context_is_an_error(tmp_path):

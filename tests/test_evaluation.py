@@ -684,7 +684,11 @@ def test_a_value_repeated_in_a_list_option_is_replayed_once():
     small); ``-T 0.2,0.2`` and ``--signals anll,anll`` crashed on mismatched shapes."""
     records = noisy_pool(m=60, k=4)
     rows = list(evaluation.simulate(records, [2, 2, 4], ["uab", "uniform"], ["anll", "anll"], 3,
-                                    temperature=[0.2, 0.2], vote_rules=["majority"], recommendations=True))
+                                    temperature=[0.2, 0.2], vote_rules=["majority"], recommendations=True,
+                                    analyses=True, targets=[0.4, 0.4, 0.46]))
+    costs = [(r["cost_at_accuracy"]["allocator"], r["cost_at_accuracy"]["target"]) for r in rows
+             if "cost_at_accuracy" in r]
+    assert costs and len(costs) == len(set(costs))
     runs = [(r["allocator"], r["signal"], r["T"], r["N"], r["seed"]) for r in rows if "seed" in r]
     assert len(runs) == len(set(runs)) == 2 * 2 * 3
     assert [r["recommendation"]["N"] for r in rows if "recommendation" in r] == [2, 4]

@@ -91,8 +91,8 @@ def test_nan_and_infinity_are_refused(tmp_path, questions, args, says):
 def test_nan_in_a_settings_file_and_in_simulate_is_refused(tmp_path, questions):
     refused(run(questions, tmp_path / "r", "-N", "2", "--settings", settings_file(tmp_path, '{"temperature": NaN}')),
             "--temperature must be a finite number, got nan")
-    assert run(questions, tmp_path / "r", "-N", "2").exit_code == 0
-    pool = str(tmp_path / "r" / "votes.jsonl")
+    assert run(questions, tmp_path / "r", "-N", "2", "--allocator", "uniform").exit_code == 0
+    pool = str(tmp_path / "r" / "votes.jsonl")  # Uniform's votes: N samples per question, a pool
     for args, says in ((["-T", "0.2,inf"], "--signal-temperature must be a finite number, got inf"),
                        (["-T", "abc"], "-T/--signal-temperature takes comma-separated numbers"),
                        (["--vote-temperature", "nan"], "--vote-temperature must be a finite number"),

@@ -120,6 +120,23 @@ def test_a_disk_full_inside_the_block_is_a_user_error_and_other_errors_pass(tmp_
     assert os.listdir(tmp_path) == []
 
 
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+@pytest.mark.parametrize("to", ["-o", ">"])
+def test_a_full_device_or_stdout_is_one_line_and_exit_2(tmp_path, to):
+    """Written in place (a device, stdout), a failure to write is a user error too, not a traceback."""
+    import subprocess
+    import sys
+
+    rows = write_jsonl(tmp_path / "p.jsonl", sampled_rows(3))
+    command = [sys.executable, "-m", "uab_cli.cli", "vote", rows, "-q"]
+    with open("/dev/full", "wb") as full:
+        done = subprocess.run(command + (["-o", "/dev/full"] if to == "-o" else []), capture_output=to == "-o",
+                              stdout=None if to == "-o" else full, stderr=None if to == "-o" else subprocess.PIPE)
+    lines = done.stderr.decode().strip().splitlines()
+    assert done.returncode == 2 and len(lines) == 1, done.stderr.decode()
+    assert lines[0] == f"error: {'/dev/full' if to == '-o' else 'stdout'}: cannot write: No space left on device"
+
+
 def test_a_fifo_or_device_output_is_written_in_place_not_replaced(tmp_path):
     """`-o /dev/null` (here a FIFO, safe to test as root) is written to, never renamed over:
     an atomic rename would replace the device or FIFO with a regular file."""

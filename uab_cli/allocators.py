@@ -138,10 +138,17 @@ register("judge", lambda j: allocation.judge_allocate(j.hard, j.budget, j.cap),
          "the LLM judge's hard questions share the budget (needs phase1 --judge)", signal=False, judge=True)
 
 
-def _adaptive(j: Job) -> np.ndarray:
-    if j.margins is None:
-        raise UabError("the adaptive allocator draws Phase 2 in rounds as it allocates: use `uab run` "
+def check_rounds(name: str, margins) -> None:
+    """``UabError`` if allocator ``name`` draws Phase 2 in rounds (``ROUNDS``) and has no
+    ``margins`` to draw them with (``uab allocate``): before any other check, which would send
+    the user to fix what does not matter."""
+    if name in ROUNDS and margins is None:
+        raise UabError(f"the {name} allocator draws Phase 2 in rounds as it allocates: use `uab run` "
                        "(or `uab simulate`), not `uab allocate`")
+
+
+def _adaptive(j: Job) -> np.ndarray:
+    check_rounds("adaptive", j.margins)
     extra, j.rounds = allocation.adaptive_allocate(j.margins, np.full(j.p.size, j.k1), j.budget, j.seed, j.cap)
     return extra
 

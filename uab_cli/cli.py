@@ -24,7 +24,7 @@ from .backends import backend_factory
 from .backends import options as backend_options
 from .convert import PRESETS
 from .errors import BackendError, UabError
-from .jsonl import check_output, display_name, load_records, write_records
+from .jsonl import check_output, display_name, load_records, read_jsonl, write_records
 from .options import INT64, PANELS, Option, from_params, overlay
 from .progress import StageProgress
 from .settings import Allocation, Generation, Vote, load_file
@@ -320,6 +320,23 @@ def _load(path: str, stage: str) -> tuple[list[dict], list[int]]:
     return load_records(path, stage)
 
 
+def _pool(path: str) -> list[dict]:
+    """The records of the pool ``path`` names (a file or a `uab pool` directory), checked as one."""
+    name = runs.pool_file(path)
+    records, lines = _load(name, "sampled")
+    runs.check_pool(records, display_name(name), lines)
+    return records
+
+
+def _questions(path: str) -> tuple[list[dict], str | None]:
+    """The questions of ``path`` for ``run``/``pool``, which draw their own samples: samples and
+    what later stages set are left out, and a note says so (printed with the summary)."""
+    records, _ = _load(path, "question")
+    held = pipeline.questions_only(records)
+    return records, held and (f"note: {held} record(s) of {display_name(path)} held samples; uab took their "
+                              "questions only (a run or pool draws its own into its directory)") or None
+
+
 class _Bar(StageProgress):
     """Sampling progress on stderr: a bar on a terminal, paced plain lines otherwise, nothing with -q."""
 
@@ -403,7 +420,7 @@ def run(ctx: typer.Context, input: In, output: OutDir, force: Force = False, sam
     alloc, votes = from_params(Allocation, params), from_params(Vote, params)
     prices = cost.Price.parse(price) if price else None
     check_output(output, "run directory")
-    records, _ = _load(input, "question")
+    records, note = _questions(input)
     recorded = runs.recorded(output)  # a rerun takes the generation options it does not give
     gen = Generation.from_params(params, recorded.generation)
     with _Bar(quiet) as bar:
@@ -411,6 +428,8 @@ def run(ctx: typer.Context, input: In, output: OutDir, force: Force = False, sam
         result = runs.run(records, _backend(ctx, gen), gen, output, alloc, votes, samples or recorded.k or alloc.phase1_samples, force,
                           input, shown, prices)
     if not quiet:
+        if note:
+            err.print(note, highlight=False, soft_wrap=True)
         if result.skipped:
             err.print(f"left out by --too-long skip: {len(result.skipped)} question(s) (named above); the budget "
                       f"and the votes are over the {result.votes.questions} that fit", highlight=False, soft_wrap=True)
@@ -454,12 +473,14 @@ def pool(ctx: typer.Context, input: In,
          force: Force = False, quiet: Quiet = False) -> None:
     """Draw K samples per question once, for `uab simulate` (resumable like `uab run`)."""
     check_output(output, "pool directory")
-    records, _ = _load(input, "question")
+    records, note = _questions(input)
     gen = Generation.from_params(ctx.params, runs.recorded(output).generation)
     with _Bar(quiet) as bar:
         drawn = runs.pool(records, _backend(ctx, gen), gen, output, samples, force, input,
                           runs.Callbacks(bar.stage, bar.sample, on_skip=_skipped))
     if not quiet:
+        if note:
+            err.print(note, highlight=False, soft_wrap=True)
         err.print(f"pool: {len(records)} questions × {samples} samples in {output}/pool.jsonl ({drawn} drawn now)")
 
 
@@ -541,7 +562,7 @@ def simulate(
         return _check_recommendations(ctx, pool, check, budgets, seeds, output, quiet)
     accuracies = _targets(targets)
     check_output(output)
-    records, _ = _load(runs.pool_file(pool), "sampled")
+    records = _pool(pool)
     temps = [from_params(Allocation, {"signal_temperature": t}).temperature  # checked like run's -T
              for t in _floats(signal_temperature, "-T/--signal-temperature")]
     rule = from_params(Vote, {**ctx.params, "vote_signal": vote_signal})
@@ -571,7 +592,12 @@ def _check_recommendations(ctx: typer.Context, pool: str, results: str, budgets:
         raise UabError(f"--check replays the combinations of its results file: drop --{given[0].replace('_', '-')}")
     check_output(output)
     recs = recommend.from_results(results, _budgets(budgets))
-    records, _ = _load(runs.pool_file(pool), "sampled")
+    records = _pool(pool)
+    otherwise = evaluation.drawn_otherwise([row for _, row in read_jsonl(results)], records)
+    if otherwise and not quiet:
+        err.print(f"note: {pool} was drawn with other settings than the pool behind {results} ("
+                  + "; ".join(f"{o} {c}" for o, c in otherwise.items()) + "): the check replays the recommendation "
+                  "on samples unlike those it was chosen on", highlight=False, soft_wrap=True)
     rows = list(evaluation.check(records, recs, seeds))
     write_records(output, [evaluation.produced_by(records, pool, seeds, check=results), *rows])
     if not quiet:
@@ -592,12 +618,11 @@ def report(
     """Plots (accuracy vs N, allocation by level, ANLL of right vs wrong, cost at fixed accuracy,
     allocation by signal decile) and Markdown tables."""
     from . import report as reports
-    from .jsonl import read_jsonl
 
     accuracies = _targets(targets)
     check_output(output, "report directory")
     rows = [row for _, row in read_jsonl(results)]
-    records = _load(runs.pool_file(pool), "sampled")[0] if pool else None
+    records = _pool(pool) if pool else None
     for path in reports.report(rows, records, output, accuracies, _plot_skipped, source=results):
         typer.echo(path)
 

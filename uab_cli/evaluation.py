@@ -16,8 +16,8 @@ from .errors import UabError
 from .options import from_params
 from .pipeline import default_signal, generation_of
 from .pools import Pool
-from .records import samples
-from .settings import Allocation, Vote
+from .records import questions_fingerprint, samples
+from .settings import Allocation, Generation, Vote, changes
 from .signals import (
     DEFAULT_T,
     SAMPLE_SIGNALS,
@@ -100,6 +100,7 @@ def simulate(
     temps = [float(temperature)] if isinstance(temperature, (int, float)) else \
         list(dict.fromkeys(float(t) for t in temperature))
     budgets = list(dict.fromkeys(int(n) for n in budgets)) if budgets is not None else fitting_budgets(pool)
+    targets = None if targets is None else list(dict.fromkeys(targets))
     rules = list(dict.fromkeys([voting.DEFAULT_RULE, *vote_rules]))
     allocators = list(dict.fromkeys([*allocators, recommend.BASELINE[0]]))
     _check(pool, budgets, allocators, signals, seeds, temps, gain, rules, vote)
@@ -297,10 +298,12 @@ def produced_by(records: Sequence[dict], pool: str, seeds: int, vote: Vote | Non
     path, questions, and the generation settings it was drawn with: backend, model, seed,
     temperature, …), the replay's seeds, ``--gain`` and vote settings, the results file whose
     recommendations ``--check`` replayed (each with its own vote settings), and uab's version.
-    The rows carry allocator, signal, T, N, seed and vote rule."""
+    The rows carry allocator, signal, T, N, seed and vote rule. ``fingerprint``: the pool's
+    questions (``records.questions_fingerprint``), so a report can tell another pool."""
     settings = vote and {"vote": {"signal": vote.signal or default_signal(records[0]),  # what confidence rules read
                                   "temperature": vote.temperature, "keep": vote.keep, "cut_samples": vote.cut}}
-    return {"simulation": {"pool": pool, "questions": len(records), "generation": generation_of(records[0]),
+    return {"simulation": {"pool": pool, "questions": len(records), "fingerprint": questions_fingerprint(records),
+                           "generation": generation_of(records[0]),
                            "seeds": seeds, **({"gain": gain} if gain else {}), **(settings or {}),
                            **({"check": check} if check else {}), "version": __version__}}
 
@@ -308,6 +311,17 @@ def produced_by(records: Sequence[dict], pool: str, seeds: int, vote: Vote | Non
 def about(rows: Sequence[dict]) -> dict | None:
     """The ``produced_by`` row of a results file (None in one written before it existed)."""
     return next((r["simulation"] for r in rows if "simulation" in r), None)
+
+
+def drawn_otherwise(rows: Sequence[dict], records: Sequence[dict]) -> dict[str, str]:
+    """``{option: "(then → now)"}`` where the pool ``records`` was drawn with other generation
+    settings than the pool of results ``rows`` (``produced_by``'s): a check on it replays on
+    samples unlike those the recommendation was chosen on. The seed is no such difference
+    (another seed is a fresh draw of the same settings); ``{}`` when the results do not say."""
+    was = (about(rows) or {}).get("generation")
+    if not isinstance(was, dict) or not was or not records:
+        return {}
+    return changes("generation", was, generation_of(records[0]), ("seed", "version", *Generation.SAMPLE_FREE))
 
 
 def summarize(rows: Sequence[dict]) -> list[dict]:

@@ -285,15 +285,16 @@ def atomic_output(path: str) -> Iterator[IO[bytes]]:
     """A binary handle that becomes ``path`` only if the block succeeds (``-`` = stdout).
     Missing folders on the way are made; a failure to write is a ``UabError`` naming ``path``."""
     if path == "-":
-        yield sys.stdout.buffer
-        sys.stdout.buffer.flush()
+        with _in_place("-"):
+            yield sys.stdout.buffer
+            sys.stdout.buffer.flush()
         return
     if _special(path):  # renaming over /dev/null or a FIFO would replace it with a regular file
         try:
             fh = open(path, "wb", buffering=_WRITE_BUFFER)
         except OSError as exc:
             raise _unwritable(exc, path) from None
-        with fh:
+        with _in_place(path), fh:
             yield fh
         return
     directory = os.path.dirname(os.path.abspath(path))
@@ -321,6 +322,21 @@ def atomic_output(path: str) -> Iterator[IO[bytes]]:
         if isinstance(exc, OSError) and (not inside or exc.errno in _WRITE_ERRNOS):
             raise _unwritable(exc, path) from None
         raise
+
+
+@contextlib.contextmanager
+def _in_place(path: str) -> Iterator[None]:
+    """Writing straight to stdout or a device (/dev/full): a failure to write is a ``UabError``
+    naming it. Stdout's unwritten rest goes to /dev/null, so that exit does not fail on it again."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.errno not in _WRITE_ERRNOS:
+            raise
+        if path == "-":
+            with contextlib.suppress(OSError, ValueError):
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        raise _unwritable(exc, "stdout" if path == "-" else path) from None
 
 
 def _special(path: str) -> bool:

@@ -24,7 +24,7 @@ from .cost import Tokens
 from .errors import UabError
 from .prompts import judge_messages, parse_judge
 from .reasoning import answer_logprobs, final_text
-from .records import provenance, question_type, samples, with_provenance, without_provenance
+from .records import PROVENANCE, provenance, question_type, samples, with_provenance, without_provenance
 from .settings import Allocation, Generation, Vote, needs_logprobs, without_logprobs
 from .signals import REGISTRY as SIGNAL_REGISTRY
 from .signals import (
@@ -160,10 +160,11 @@ def fit(records: list[dict], backend: Backend, gen: Generation, on_skip: OnSkip 
         fixes = ["shorten it"]
         if over[0].size.tokens < context:  # the prompt alone fits
             fixes.append(f"lower --max-tokens to {context - over[0].size.tokens:,}")
-        if on_skip is not None:
+        if on_skip is not None and gen.too_long != "skip":
             fixes.append("pass --too-long skip")
         hint = " or ".join(fixes) if len(fixes) < 3 else f"{fixes[0]}, {fixes[1]} or {fixes[2]}"
-        raise UabError(f"{over[0]}{more}: {hint}")
+        none = " (--too-long skip would leave no question)" if gen.too_long == "skip" and on_skip is not None else ""
+        raise UabError(f"{over[0]}{more}{none}: {hint}")
     skipped = {t.id: t for t in over}
     for rec in records:
         if rec["id"] in skipped:
@@ -313,6 +314,7 @@ class AllocationInputs:
         settings, m, signal = self.settings, self.m, self.signal
         drawn = np.frombuffer(self.drawn, dtype=np.int64) if m else np.zeros(0, dtype=np.int64)
         k1 = int(drawn.min()) if m else 1
+        allocators.check_rounds(settings.allocator, margins)
         settings.check(k1, signal, m)
         budget = settings.n * m
         rest = budget - int(drawn.sum())
@@ -434,6 +436,18 @@ def voted_answer(sample: dict, cut_samples: str) -> str | None:
 
 
 VOTE_FIELDS = ("prediction", "votes", "correct", "covered", "vote_fallback")  # what ``vote`` sets
+STAGE_FIELDS = ("samples", "p", "extra", "judge", PROVENANCE, *VOTE_FIELDS)  # what the stages set
+
+
+def questions_only(records: list[dict]) -> int:
+    """Drop what the stages set (samples, allocation, votes, provenance) from ``records`` in
+    place, leaving the questions (``run`` and ``pool`` draw their own samples into their
+    directory); returns how many records held samples."""
+    held = sum(1 for rec in records if rec.get("samples"))
+    for rec in records:
+        for key in STAGE_FIELDS:
+            rec.pop(key, None)
+    return held
 
 
 def vote(rec: dict, settings: Vote = Vote()) -> dict:

@@ -7,6 +7,10 @@ uab does not know pass through every stage untouched. Reading and writing the fi
 
 from __future__ import annotations
 
+import hashlib
+
+import orjson
+
 from .errors import UabError
 
 TYPES = ("math", "mc", "text")
@@ -189,3 +193,15 @@ def with_provenance(rec: dict, stage: str, info: dict) -> dict:
     prov = rec.get(PROVENANCE)
     rec[PROVENANCE] = {**prov, stage: info} if prov else {stage: info}  # a copy: records may share one
     return rec
+
+
+def questions_fingerprint(records: list[dict]) -> str:
+    """A digest of what the samples depend on: each question's id (its samples' seeds) and what
+    its prompt and answer extraction read (question text, choices, type), in id order. A run
+    resumes on the same questions wherever the file is, in any line order, with other gold
+    answers or other extra fields (the votes grade against the new gold)."""
+    h = hashlib.sha256()
+    for rec in sorted(records, key=lambda r: r["id"]):
+        asked = [rec["id"], rec["question"], rec.get("choices") or [], question_type(rec)]
+        h.update(orjson.dumps(asked, option=orjson.OPT_APPEND_NEWLINE))
+    return h.hexdigest()[:16]

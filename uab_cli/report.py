@@ -11,7 +11,7 @@ from .analyses import BASELINE, COST_KEY, at_accuracy
 from .errors import UabError
 from .evaluation import about, anll_correlation, recommendations, summarize
 from .jsonl import atomic_output
-from .records import samples
+from .records import questions_fingerprint, samples
 
 
 def markdown_table(summary: Sequence[dict], correlation: float | None = None,
@@ -180,6 +180,10 @@ def report(rows: Sequence[dict], records: Sequence[dict] | None, out_dir: str,
     if records is not None and simulated and simulated != {len(records)}:  # before any figure is drawn
         raise UabError(f"--pool holds {len(records)} questions, the results were simulated on "
                        f"{', '.join(map(str, sorted(simulated)))}: give the pool they came from")
+    made = about(rows) or {}
+    if records is not None and made.get("fingerprint") not in (None, questions_fingerprint(records)):
+        raise UabError(f"--pool holds other questions than the pool the results were simulated on "
+                       f"({made.get('pool')}): give the pool they came from")
     plt = plots.pyplot()
     figures = {"accuracy_vs_budget.png": plots.plot_accuracy(summary)}
     skipped = {}

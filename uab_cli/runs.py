@@ -20,7 +20,7 @@ from . import allocators, cost, pipeline, settings
 from .backends.base import Backend
 from .errors import UabError
 from .jsonl import atomic_output, dumps, write_records
-from .records import is_int, question_type, samples
+from .records import is_int, provenance, questions_fingerprint, samples
 
 CONFIG = "config.json"
 CHECKPOINT = "samples.ckpt.jsonl"
@@ -114,10 +114,17 @@ class RunDir:
                     config = {**config, "generation": {**config["generation"],
                                                        "model": existing.get("generation", {}).get("model")}}
                 changed = _changed(existing, config)
-        if changed and not force:
+        if changed and not force and self._holds_samples():  # else nothing to keep: start over
             raise UabError(f"this directory holds samples drawn with other settings ({'; '.join(changed)}); "
                            "use a new --output, or --force to discard them", self.path)
         return changed
+
+    def _holds_samples(self) -> bool:
+        """Whether the checkpoint holds anything (a run that failed before its first sample left none)."""
+        try:
+            return os.path.getsize(self.file(CHECKPOINT)) > 0
+        except OSError:
+            return False
 
     def open(self, config: dict, force: bool = False) -> None:
         """Check ``config`` against the directory's (``UabError`` if a fixed entry differs,
@@ -199,15 +206,18 @@ class RunDir:
             fh.write(orjson.dumps(obj, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
 
     def close(self) -> None:
-        """Release the lock; a directory this run made that holds nothing else (it failed before
-        writing anything) goes, with the folders made on the way to it."""
+        """Release the lock; a directory this run made that holds no more than its config and an
+        empty checkpoint (it failed before its first sample) goes, with the folders made on the
+        way to it."""
         if self._ckpt:
             self._ckpt.close()
         try:  # still holding the lock: no other run can take the directory while it goes
-            if self._made and os.listdir(self.path) in ([], [".lock"]):
+            if self._made and set(os.listdir(self.path)) <= {".lock", CONFIG, CHECKPOINT} \
+                    and not self._holds_samples():
                 with contextlib.suppress(OSError):
-                    if os.path.exists(lock := self.file(".lock")):
-                        os.unlink(lock)
+                    for name in (CONFIG, CHECKPOINT, ".lock"):
+                        with contextlib.suppress(FileNotFoundError):
+                            os.unlink(self.file(name))
                     for folder in self._made:
                         os.rmdir(folder)
         finally:
@@ -447,18 +457,6 @@ def pool(
         rundir.close()
 
 
-def questions_fingerprint(records: list[dict]) -> str:
-    """A digest of what the samples depend on: each question's id (its samples' seeds) and what
-    its prompt and answer extraction read (question text, choices, type), in id order. A run
-    resumes on the same questions wherever the file is, in any line order, with other gold
-    answers or other extra fields (the votes grade against the new gold)."""
-    h = hashlib.sha256()
-    for rec in sorted(records, key=lambda r: r["id"]):
-        asked = [rec["id"], rec["question"], rec.get("choices") or [], question_type(rec)]
-        h.update(orjson.dumps(asked, option=orjson.OPT_APPEND_NEWLINE))
-    return h.hexdigest()[:16]
-
-
 def fingerprint(records: list[dict]) -> str:
     """The digest configs held before ``questions_fingerprint``: every field of every record, in order."""
     h = hashlib.sha256()
@@ -516,6 +514,17 @@ def pool_file(path: str) -> str:
         raise UabError("a `uab run` directory, not a pool: its questions have unequal sample counts "
                        "chosen by one allocator; draw a pool with `uab pool INPUT -K 16 -o DIR`", path)
     raise UabError(f"no {POOL} in this directory: give a pool file or a `uab pool` directory", path)
+
+
+def check_pool(records: list[dict], path: str, lines: list[int] | None = None) -> None:
+    """``UabError`` naming the first record whose samples an allocator other than Uniform chose
+    (a run's ``votes.jsonl`` or ``phase2.jsonl``): every replay would inherit that choice."""
+    for r, rec in enumerate(records):
+        chosen = provenance(rec).get("allocate")
+        if isinstance(chosen, dict) and chosen.get("allocator") not in (None, "uniform"):
+            raise UabError(f"its samples were allocated by --allocator {chosen['allocator']} (a run's output, not a "
+                           "pool): every replay would inherit that choice; draw a pool with `uab pool INPUT -K 16 "
+                           "-o DIR`", path, lines[r] if lines else None)
 
 
 def _read_config(path: str) -> dict:
