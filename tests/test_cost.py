@@ -171,6 +171,9 @@ def test_judge_tokens_are_apart_from_the_samples(tmp_path):
     cli(["run", q, "--budget", "4", "--backend", "scripted", "--allocator", "judge", "-o", str(out), "-q"])
     again = orjson.loads((out / "summary.json").read_bytes())["stages"]["judge"]
     assert again["reused"] and again["completion_tokens"] == 10
+    result = cli(["run", q, "--budget", "4", "--backend", "scripted", "--allocator", "judge", "-o", str(out),
+                  "--price", "1,2"])
+    assert "judge calls (an earlier run's)" in " ".join(result.stderr.split())  # not paid now
 
 
 # --- simulate: tokens ---------------------------------------------------------------------------

@@ -139,7 +139,9 @@ def describe(summary: dict) -> list[str]:
                  f"({_count(t['drawn']['completion_tokens'])} completion tokens) in {t['seconds']:.1f} s")
     cost = summary.get("cost")
     if cost:
-        names = {"samples": "the run's samples", "drawn": "drawn now", "judge": "judge calls"}
+        reused = summary["stages"].get("judge", {}).get("reused")  # the labels were paid for by an earlier run
+        names = {"samples": "the run's samples", "drawn": "drawn now",
+                 "judge": "judge calls (an earlier run's)" if reused else "judge calls"}
         money = ", ".join(f"{names[k]} {'?' if v is None else f'{v:.6f}'}" for k, v in cost.items())
         lines.append(f"cost at {summary['price']['input']:g} in / {summary['price']['output']:g} out per 1M tokens: "
                      f"{money}")
