@@ -567,6 +567,9 @@ def test_equal_gains_recommend_uniform_and_then_a_signal_free_allocator():
                 "diff_uniform": float((v - base).mean()), "diff_se": 0.01} for k, v in outcomes.items()]
     [row] = recommend.by_budget(summary)
     assert row["best"]["allocator"] == "length"
+    tied = [{**e, "diff_uniform": 0.0} for e in summary]  # nothing gains: Uniform + majority is the best
+    [row] = recommend.by_budget(tied)
+    assert (row["best"]["allocator"], row["best"]["vote_rule"]) == ("uniform", "majority")
 
 
 def test_simulate_says_when_n_draws_the_whole_pool(tmp_path):

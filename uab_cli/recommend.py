@@ -251,7 +251,8 @@ def _is_baseline(entry: dict) -> bool:
 
 def by_budget(summary: Sequence[dict]) -> list[dict]:
     """Per N: ``uniform`` (Uniform + majority), ``headroom`` (the best upper-bound entry, or
-    None) and ``best`` (the runnable entry with the highest in-sample paired gain, or None)."""
+    None) and ``best`` (the runnable entry with the highest in-sample paired gain, Uniform +
+    majority itself where none gains, or None)."""
     out = []
     done = [e for e in summary if "skipped" not in e and e.get("diff_uniform") is not None]
     for n in sorted({e["N"] for e in done}):
@@ -262,7 +263,10 @@ def by_budget(summary: Sequence[dict]) -> list[dict]:
         bounds = [e for e in at if e.get("upper_bound")]
         runnable = preferred([e for e in at if not e.get("upper_bound") and not _is_baseline(e)],
                              lambda e: (e["allocator"], e["signal"], e.get("vote_rule")))
-        out.append({"N": n, "uniform": uniform, "best": max(runnable, key=lambda e: e["diff_uniform"], default=None),
+        best = max(runnable, key=lambda e: e["diff_uniform"], default=None)
+        if best is not None and best["diff_uniform"] <= 0:  # nothing gains: Uniform + majority is the best
+            best = uniform
+        out.append({"N": n, "uniform": uniform, "best": best,
                     "headroom": max(bounds, key=lambda e: e["diff_uniform"], default=None)})
     return out
 
