@@ -110,6 +110,10 @@ def test_pools_that_are_not_the_results_pool_or_not_a_pool_are_named(tmp_path):
     assert "--max-tokens (1024 → 64)" in message and "--temperature (0.9 → 0.5)" in message
     result = uab("simulate", tmp_path / "pool", "--check", res, "-o", tmp_path / "chk2.jsonl")
     assert "other settings" not in result.stderr
+    uab("pool", q, "--samples", 6, "--out", tmp_path / "k6", "--backend", "scripted", "-q")  # only a larger -K
+    result = uab("simulate", tmp_path / "k6", "--check", "-", "-o", tmp_path / "chk3.jsonl", input=res.read_bytes())
+    assert "other settings" not in result.stderr  # and the results read once from stdin
+    assert [r["check"]["N"] for r in read_jsonl(tmp_path / "chk3.jsonl") if "check" in r] == [2]
     uab("run", q, "--budget", 3, "--out", tmp_path / "r", "--backend", "scripted", "-q")
     result = CliRunner().invoke(app, ["simulate", str(tmp_path / "r" / "votes.jsonl"), "--budgets", "2"])
     assert result.exit_code == 2
@@ -199,11 +203,12 @@ def test_a_run_that_fails_before_its_first_sample_leaves_no_directory_and_blocks
     result = CliRunner().invoke(app, ["run", q, "--budget", "2", "--backend", "scripted", "--out", str(out)])
     assert result.exit_code == 1
     assert not (tmp_path / "new").exists()  # config, empty checkpoint, lock and folders: all gone
-    # A directory that holds a config but no sample (left so by an earlier uab) takes other settings.
+    # A directory it did not make keeps its config and empty checkpoint: no sample, so other settings may follow.
     out.mkdir(parents=True)
+    result = CliRunner().invoke(app, ["run", q, "--budget", "2", "--backend", "scripted", "--out", str(out),
+                                      "--temperature", "0.5"])
+    assert result.exit_code == 1 and sorted(os.listdir(out)) == [".lock", "config.json", "samples.ckpt.jsonl"]
     fake_backend.in_cli()
-    uab("run", q, "--budget", 2, "--backend", "scripted", "--out", out, "--temperature", 0.5, "-q")
-    (out / "samples.ckpt.jsonl").write_bytes(b"")
     result = CliRunner().invoke(app, ["run", q, "--budget", "2", "--backend", "scripted", "--out", str(out), "-q",
                                       "--temperature", "0.9"])
     assert result.exit_code == 0, result.stderr
@@ -211,6 +216,10 @@ def test_a_run_that_fails_before_its_first_sample_leaves_no_directory_and_blocks
     result = CliRunner().invoke(app, ["run", q, "--budget", "2", "--backend", "scripted", "--out", str(out), "-q",
                                       "--temperature", "0.5"])
     assert result.exit_code == 2 and "--temperature (0.9 → 0.5)" in result.stderr  # now it holds samples
+    (out / "samples.ckpt.jsonl").write_bytes(b"")  # its outputs still hold them: not discarded unasked
+    result = CliRunner().invoke(app, ["run", q, "--budget", "2", "--backend", "scripted", "--out", str(out), "-q",
+                                      "--temperature", "0.5"])
+    assert result.exit_code == 2 and (out / "votes.jsonl").exists()
 
 
 def test_run_and_pool_take_the_questions_of_records_that_hold_samples(tmp_path, fake_backend):

@@ -187,6 +187,11 @@ def test_the_same_template_named_another_way_is_no_change(tmp_path, questions, t
     monkeypatch.chdir(tmp_path / "elsewhere")  # a rerun from another folder finds the recorded template
     result = run(questions, out, "-N", "3")
     assert result.exit_code == 0, result.stderr
+    config = json.loads((out / "config.json").read_text())  # as an earlier uab wrote it: the path as typed
+    config["generation"]["prompt_template"] = "t.json"
+    (out / "config.json").write_text(json.dumps(config))
+    result = run(questions, out, "-N", "3", "--prompt-template", "../t.json")  # the same file, from elsewhere/
+    assert result.exit_code == 0, result.stderr
     Path(template).write_text(json.dumps([{"role": "user", "content": "Q: {question}"}]))  # another template
     refused(run(questions, out, "-N", "2", "--prompt-template", "../t.json"), "--prompt-template (its content)")
 

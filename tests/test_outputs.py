@@ -137,6 +137,19 @@ def test_a_full_device_or_stdout_is_one_line_and_exit_2(tmp_path, to):
     assert lines[0] == f"error: {'/dev/full' if to == '-o' else 'stdout'}: cannot write: No space left on device"
 
 
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_a_full_stdout_under_what_report_prints_is_one_line_and_exit_2(tmp_path):
+    import subprocess
+    import sys
+
+    results = os.path.join(os.path.dirname(__file__), "..", "results", "smollm2-mc", "simulate.jsonl")
+    with open("/dev/full", "wb") as full:
+        done = subprocess.run([sys.executable, "-m", "uab_cli.cli", "report", results, "-o", str(tmp_path / "rep")],
+                              stdout=full, stderr=subprocess.PIPE)
+    assert done.returncode == 2 and "Traceback" not in done.stderr.decode()
+    assert done.stderr.decode().strip().splitlines()[-1] == "error: stdout: cannot write: No space left on device"
+
+
 def test_a_fifo_or_device_output_is_written_in_place_not_replaced(tmp_path):
     """`-o /dev/null` (here a FIFO, safe to test as root) is written to, never renamed over:
     an atomic rename would replace the device or FIFO with a regular file."""

@@ -24,7 +24,7 @@ from .backends import backend_factory
 from .backends import options as backend_options
 from .convert import PRESETS
 from .errors import BackendError, UabError
-from .jsonl import check_output, display_name, load_records, read_jsonl, write_records
+from .jsonl import check_output, display_name, load_records, read_jsonl, write_failure, write_records
 from .options import INT64, PANELS, Option, from_params, overlay
 from .progress import StageProgress
 from .settings import Allocation, Generation, Vote, load_file
@@ -62,6 +62,12 @@ class _Group(typer.core.TyperGroup):
             where = " ".join(filter(None, ("uab", ctx.meta.get("uab.command"))))
             message = exc.format_message().replace("Value error, ", "")
             err.print(f"[red]error:[/red] {escape(message)} (see `{where} -h`)", highlight=False, soft_wrap=True)
+            raise typer.Exit(2) from None
+        except OSError as exc:  # what a command prints (report's paths) to a full stdout
+            failure = write_failure(exc)
+            if failure is None:
+                raise
+            err.print(f"[red]error:[/red] {escape(str(failure))}", highlight=False, soft_wrap=True)
             raise typer.Exit(2) from None
         except BackendError as exc:
             err.print(f"[red]backend error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
@@ -591,9 +597,10 @@ def _check_recommendations(ctx: typer.Context, pool: str, results: str, budgets:
     if given:
         raise UabError(f"--check replays the combinations of its results file: drop --{given[0].replace('_', '-')}")
     check_output(output)
-    recs = recommend.from_results(results, _budgets(budgets))
+    result_rows = [row for _, row in read_jsonl(results)]  # once: it may be stdin
+    recs = recommend.from_results(results, _budgets(budgets), result_rows)
     records = _pool(pool)
-    otherwise = evaluation.drawn_otherwise([row for _, row in read_jsonl(results)], records)
+    otherwise = evaluation.drawn_otherwise(result_rows, records)
     if otherwise and not quiet:
         err.print(f"note: {pool} was drawn with other settings than the pool behind {results} ("
                   + "; ".join(f"{o} {c}" for o, c in otherwise.items()) + "): the check replays the recommendation "

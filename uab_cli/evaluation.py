@@ -316,12 +316,15 @@ def about(rows: Sequence[dict]) -> dict | None:
 def drawn_otherwise(rows: Sequence[dict], records: Sequence[dict]) -> dict[str, str]:
     """``{option: "(then → now)"}`` where the pool ``records`` was drawn with other generation
     settings than the pool of results ``rows`` (``produced_by``'s): a check on it replays on
-    samples unlike those the recommendation was chosen on. The seed is no such difference
-    (another seed is a fresh draw of the same settings); ``{}`` when the results do not say."""
-    was = (about(rows) or {}).get("generation")
-    if not isinstance(was, dict) or not was or not records:
+    samples unlike those the recommendation was chosen on. Only the generation settings both
+    record compare (not -K: another pool size is no other draw), and not the seed (another
+    seed is a fresh draw of the same settings)."""
+    was, now = (about(rows) or {}).get("generation"), generation_of(records[0]) if records else {}
+    if not isinstance(was, dict):
         return {}
-    return changes("generation", was, generation_of(records[0]), ("seed", "version", *Generation.SAMPLE_FREE))
+    compared = {*Generation.__dataclass_fields__, "prompt_template_sha256"} - {"seed", *Generation.SAMPLE_FREE}
+    both = set(was) & set(now) & compared
+    return changes("generation", {k: was[k] for k in both}, {k: now[k] for k in both})
 
 
 def summarize(rows: Sequence[dict]) -> list[dict]:

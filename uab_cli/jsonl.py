@@ -327,16 +327,25 @@ def atomic_output(path: str) -> Iterator[IO[bytes]]:
 @contextlib.contextmanager
 def _in_place(path: str) -> Iterator[None]:
     """Writing straight to stdout or a device (/dev/full): a failure to write is a ``UabError``
-    naming it. Stdout's unwritten rest goes to /dev/null, so that exit does not fail on it again."""
+    naming it."""
     try:
         yield
     except OSError as exc:
-        if exc.errno not in _WRITE_ERRNOS:
+        failure = write_failure(exc, path)
+        if failure is None:
             raise
-        if path == "-":
-            with contextlib.suppress(OSError, ValueError):
-                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        raise _unwritable(exc, "stdout" if path == "-" else path) from None
+        raise failure from None
+
+
+def write_failure(exc: OSError, path: str = "-") -> UabError | None:
+    """The ``UabError`` for a failure to write ``path`` (``-``: stdout), ``None`` for another
+    error. Stdout's unwritten rest goes to /dev/null, so that exit does not fail on it again."""
+    if exc.errno not in _WRITE_ERRNOS:
+        return None
+    if path == "-":
+        with contextlib.suppress(OSError, ValueError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return _unwritable(exc, "stdout" if path == "-" else path)
 
 
 def _special(path: str) -> bool:

@@ -343,11 +343,13 @@ def markdown_check(checks: Sequence[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def from_results(path: str, budgets: Sequence[int] | None = None) -> list[dict]:
-    """The ``{"recommendation": ...}`` rows of a ``uab simulate -o`` results file, those for
-    ``budgets`` when given; ``UabError`` naming the file when there are none, or none for one of
-    ``budgets`` (asked for N = 3 and silently left out, a check would look complete)."""
-    found = [row["recommendation"] for _, row in read_jsonl(path) if isinstance(row.get("recommendation"), dict)]
+def from_results(path: str, budgets: Sequence[int] | None = None, rows: Sequence[dict] | None = None) -> list[dict]:
+    """The ``{"recommendation": ...}`` rows of a ``uab simulate -o`` results file (``rows``, when
+    the caller read it already: stdin reads once), those for ``budgets`` when given;
+    ``UabError`` naming the file when there are none, or none for one of ``budgets`` (asked for
+    N = 3 and silently left out, a check would look complete)."""
+    rows = [row for _, row in read_jsonl(path)] if rows is None else rows
+    found = [row["recommendation"] for row in rows if isinstance(row.get("recommendation"), dict)]
     have = ", ".join(str(r.get("N")) for r in found)
     if not found:
         raise UabError("no recommendation rows: expected a `uab simulate -o` results file", path)

@@ -120,11 +120,15 @@ class RunDir:
         return changed
 
     def _holds_samples(self) -> bool:
-        """Whether the checkpoint holds anything (a run that failed before its first sample left none)."""
+        """Whether the directory holds samples: in its checkpoint, or in any file but its config
+        (a pool's or a run's outputs); a run that failed before its first sample left none."""
         try:
-            return os.path.getsize(self.file(CHECKPOINT)) > 0
+            if os.path.getsize(self.file(CHECKPOINT)) > 0:
+                return True
         except OSError:
-            return False
+            pass
+        rest = {n for n in os.listdir(self.path) if not n.endswith(".tmp")} - {".lock", CONFIG, CHECKPOINT}
+        return bool(rest)
 
     def open(self, config: dict, force: bool = False) -> None:
         """Check ``config`` against the directory's (``UabError`` if a fixed entry differs,
