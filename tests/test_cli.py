@@ -92,6 +92,22 @@ def test_pool_simulate_report(tmp_path):
     assert f"Results: `{res}` from the pool `{tmp_path / 'pool'}` (40 questions; drawn with backend scripted" in summary
 
 
+def test_a_smaller_allocation_of_records_with_more_samples_votes_its_budget_only(tmp_path):
+    """Allocating a run's votes again at a smaller budget: Phase 2 draws nothing, and the vote
+    counts the samples the new allocation asks for (N·M), not every sample the records hold."""
+    q = write_jsonl(tmp_path / "q.jsonl", arithmetic(6))
+    uab("run", q, "--budget", 5, "--out", tmp_path / "r", "--backend", "scripted", "--allocator", "uniform", "-q")
+    a, p2, v = (str(tmp_path / f"{n}.jsonl") for n in ("a", "p2", "v"))
+    uab("allocate", tmp_path / "r" / "votes.jsonl", "--budget", 2, "--allocator", "uniform", "-o", a, "-q")
+    uab("phase2", a, "-o", p2, "-q")
+    result = uab("vote", p2, "-o", v)
+    assert "6 question(s) hold more Phase-2 samples than allocated" in " ".join(result.stderr.split())
+    fresh = tmp_path / "fresh"
+    uab("run", q, "--budget", 2, "--out", fresh, "--backend", "scripted", "--allocator", "uniform", "-q")
+    for mine, theirs in zip(read_jsonl(v), read_jsonl(fresh / "votes.jsonl")):
+        assert mine["votes"] == theirs["votes"] and sum(mine["votes"].values()) <= 2
+
+
 def test_pools_that_are_not_the_results_pool_or_not_a_pool_are_named(tmp_path):
     """`report --pool` with other questions of the same count is refused; `--check` on a pool
     drawn with other settings says so; a run's votes, allocated by UAB, are not a pool."""
@@ -317,3 +333,20 @@ def test_simulate_on_a_run_directory_says_it_is_not_a_pool(tmp_path, fake_backen
     assert result.exit_code == 2 and "a `uab run` directory, not a pool" in result.stderr, result.stderr
     result = CliRunner().invoke(app, ["simulate", str(tmp_path)])
     assert result.exit_code == 2 and "no pool.jsonl in this directory" in result.stderr, result.stderr
+
+
+def test_phase2_refuses_phase1_files_of_two_runs_joined(tmp_path):
+    """Phase 2 draws with one set of settings: records sampled in Phase 1 with another seed would
+    get Phase-2 samples of the first record's seed beside their own provenance."""
+    q = write_jsonl(tmp_path / "q.jsonl", arithmetic(4))
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    uab("phase1", q, "--backend", "scripted", "-o", a, "-q")
+    uab("phase1", q, "--backend", "scripted", "--seed", 7, "-o", b, "-q")
+    joined = write_jsonl(tmp_path / "j.jsonl", [*read_jsonl(a)[:2], *read_jsonl(b)[2:]])
+    uab("allocate", joined, "--budget", 2, "-o", tmp_path / "al.jsonl", "-q")
+    result = CliRunner().invoke(app, ["phase2", str(tmp_path / "al.jsonl"), "-o", str(tmp_path / "p2.jsonl")])
+    assert result.exit_code == 2 and not (tmp_path / "p2.jsonl").exists()
+    assert f"{tmp_path / 'al.jsonl'}:3: record 'q2' was sampled in Phase 1 otherwise than record 'q0' (--seed (0 → 7))" \
+        in " ".join(result.stderr.split())
+    uab("allocate", a, "--budget", 2, "-o", tmp_path / "ok.jsonl", "-q")
+    assert "phase2: 4/4" in " ".join(uab("phase2", tmp_path / "ok.jsonl", "-o", tmp_path / "p2.jsonl").stderr.split())

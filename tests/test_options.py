@@ -212,6 +212,11 @@ def test_a_recommendation_carries_the_pools_backend_options_that_are_not_the_def
     assert "dtype" not in default and "backend_options" not in default
 
 
+def test_a_recommendations_flags_keep_every_digit_of_a_number():
+    shown = recommend.flags({"signal_temperature": 0.1234567, "vote_temperature": 1 / 3, "top_p": 1.0})
+    assert shown == "--signal-temperature 0.1234567 --vote-temperature 0.3333333333333333 --top-p 1"
+
+
 def test_backend_options_take_the_backends_default_and_are_compared_option_by_option():
     from uab_cli import settings
 

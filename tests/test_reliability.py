@@ -442,9 +442,10 @@ def test_changed_allocation_reuses_samples(questions, reference, tmp_path):
     fresh = tmp_path / "fresh"
     assert cli([*run_args(questions, fresh)[len(UAB):], *changed]).exit_code == 0
     assert (out / "votes.jsonl").read_bytes() == (fresh / "votes.jsonl").read_bytes()
-    # The checkpoint keeps every sample: back at N=4 the votes are the reference's, nothing drawn.
+    # The checkpoint keeps every sample: back at N=4 the votes are the reference's, nothing drawn
+    # (--allocator and --vote-rule given: else the rerun keeps the last run's allocation and vote).
     kept = lines(out / runs.CHECKPOINT)
-    result = cli(run_args(questions, out)[len(UAB):-1])
+    result = cli([*run_args(questions, out)[len(UAB):-1], "--allocator", "uab", "--vote-rule", "majority"])
     assert result.exit_code == 0 and "drawn now 0" in result.stderr, result.stderr
     assert (out / "votes.jsonl").read_bytes() == (reference / "votes.jsonl").read_bytes()
     assert lines(out / runs.CHECKPOINT) == kept

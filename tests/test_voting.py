@@ -199,6 +199,27 @@ def test_a_vote_rule_only_rerun_draws_nothing(tmp_path):
     assert all(v["uab"]["vote"]["rule"] == "weighted" and v["uab"]["vote"]["signal"] == "anll" for v in votes)
 
 
+def test_a_rerun_keeps_the_recorded_allocation_and_vote_it_does_not_give(tmp_path):
+    """A run made with another allocator than the default (a recommendation's Uniform, a signal)
+    reruns with another vote rule, or resumes with no options, drawing nothing: the allocation
+    options come from the directory unless --allocator is given, the vote's unless --vote-rule is."""
+    q, out = questions(tmp_path), tmp_path / "run"
+    base = ["run", str(q), "--out", str(out), "--backend", "scripted"]
+    first = CliRunner().invoke(app, [*base, "--budget", "3", "--allocator", "uab", "--signal", "max-nll", "-T", "0.5",
+                                     "--vote-rule", "filtered", "--vote-keep", "0.3"])
+    assert first.exit_code == 0, first.output
+    config = lambda: json.loads((out / "config.json").read_text())  # noqa: E731
+    for more, rule in (([], "filtered"), (["--vote-rule", "weighted"], "weighted"), (["--budget", "3"], "weighted")):
+        again = CliRunner().invoke(app, [*base, *more])
+        assert again.exit_code == 0 and "drawn now 0, reused 72" in again.output, (more, again.output)
+        allocate = config()["allocate"]
+        assert (allocate["allocator"], allocate["signal"], allocate["T"]) == ("uab", "max-nll", 0.5)
+        assert config()["vote"]["rule"] == rule
+    assert "keep" not in config()["vote"]  # another rule: the vote options start from the defaults
+    other = CliRunner().invoke(app, [*base, "--allocator", "uniform"])  # another allocator: its defaults
+    assert other.exit_code == 0 and config()["allocate"]["signal"] == "anll" and config()["allocate"]["T"] == 0.2
+
+
 def test_the_recommendation_round_trips_into_uab_run(tmp_path):
     q = questions(tmp_path, 60)
     runner = CliRunner()

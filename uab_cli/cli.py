@@ -393,12 +393,12 @@ def allocate(ctx: typer.Context, input: In, output: Out = "-", quiet: Quiet = Fa
 def phase2(ctx: typer.Context, input: In, output: Out = "-", quiet: Quiet = False) -> None:
     """Phase 2: draw each question's extra samples (generation settings default to Phase 1's)."""
     check_output(output)
-    records, _ = _load(input, "allocated")
-    gen = Generation.from_params(ctx.params, pipeline.generation_of(records[0]))
+    records, lines = _load(input, "allocated")
+    gen = Generation.from_params(ctx.params, pipeline.phase1_settings(records, display_name(input), lines))
     with _backend(ctx, gen)() as be, _Bar(quiet) as bar:
         gen = dataclasses.replace(gen, model=gen.model or be.model)  # another --backend: its default model
         pipeline.fit([r for r in records if r["extra"]], be, gen)
-        bar.stage("phase2", sum(r["extra"] for r in records))
+        bar.stage("phase2", pipeline.phase2_wanted(records))
         pipeline.phase2(records, be, gen, bar.sample)
     write_records(output, records)
 
@@ -423,11 +423,12 @@ def run(ctx: typer.Context, input: In, output: OutDir, force: Force = False, sam
         price: Price = None, quiet: Quiet = False) -> None:
     """Phase 1 → allocate → Phase 2 → vote with one loaded model; every stage saved in --output."""
     params = ctx.params
-    alloc, votes = from_params(Allocation, params), from_params(Vote, params)
+    recorded = runs.recorded(output)  # a rerun takes the options it does not give
+    alloc = from_params(Allocation, settings.with_recorded(Allocation, params, recorded.allocate))
+    votes = from_params(Vote, settings.with_recorded(Vote, params, recorded.vote))
     prices = cost.Price.parse(price) if price else None
     check_output(output, "run directory")
     records, note = _questions(input)
-    recorded = runs.recorded(output)  # a rerun takes the generation options it does not give
     gen = Generation.from_params(params, recorded.generation)
     with _Bar(quiet) as bar:
         shown = runs.Callbacks(bar.stage, bar.sample, None if quiet else _print_allocation, _skipped)
@@ -674,6 +675,9 @@ def _print_votes(s: pipeline.VoteSummary) -> None:
     if s.undrawn:
         err.print(f"{s.undrawn} question(s) hold fewer Phase-2 samples than allocated ('extra'): voted over what "
                   "they hold (run `uab phase2` first)", highlight=False, soft_wrap=True)
+    if s.beyond:
+        err.print(f"{s.beyond} question(s) hold more Phase-2 samples than allocated ('extra', an earlier allocation's): "
+                  "voted over the ones this allocation asks for", highlight=False, soft_wrap=True)
     if s.unvoted:
         err.print(f"{s.unvoted} question(s) had no sample to vote" + (" (--exclude-phase1 votes Phase 2's only)"
                   if s.rule is not None and not s.rule.include_phase1 else ""), highlight=False, soft_wrap=True)

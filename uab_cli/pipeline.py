@@ -24,7 +24,7 @@ from .cost import Tokens
 from .errors import UabError
 from .prompts import judge_messages, parse_judge
 from .reasoning import answer_logprobs, final_text
-from .records import PROVENANCE, provenance, question_type, samples, with_provenance, without_provenance
+from .records import PROVENANCE, is_int, provenance, question_type, samples, with_provenance, without_provenance
 from .settings import Allocation, Generation, Vote, needs_logprobs, without_logprobs
 from .signals import REGISTRY as SIGNAL_REGISTRY
 from .signals import (
@@ -385,14 +385,24 @@ def phase2(records: list[dict], backend: Backend, gen: Generation, on_sample: On
     Callers ``fit`` the records to the model's context first."""
     _same_template(records[0] if records else {}, gen)
     same_draws(records, "phase2", gen)
+    n = draw(records, _phase2_missing(records), backend, gen, on_sample)
+    for rec in records:
+        with_provenance(rec, "phase2", gen.info())
+    return n
+
+
+def phase2_wanted(records: list[dict]) -> int:
+    """How many samples ``phase2`` will draw."""
+    return len(_phase2_missing(records))
+
+
+def _phase2_missing(records: list[dict]) -> list[tuple[int, int, int]]:
+    """(record, index, phase 2) for each of a record's ``extra`` samples it does not hold yet."""
     wanted = []
     for r, rec in enumerate(records):
         k = len(samples(rec, 1))
         wanted += [(r, i, 2) for i in missing(rec, k, k + rec["extra"])]
-    n = draw(records, wanted, backend, gen, on_sample)
-    for rec in records:
-        with_provenance(rec, "phase2", gen.info())
-    return n
+    return wanted
 
 
 def same_draws(records: list[dict], stage: str, gen: Generation) -> None:
@@ -482,11 +492,23 @@ def vote(rec: dict, settings: Vote = Vote()) -> dict:
 
 
 def voted_samples(rec: dict, settings: Vote | None = None) -> Sequence[dict]:
-    """The samples ``settings`` vote over: all, or Phase 2's alone with ``--exclude-phase1``."""
+    """The samples ``settings`` vote over: all, or Phase 2's alone with ``--exclude-phase1``;
+    of an allocated record (``extra``), the Phase-2 samples its allocation asks for only
+    (indices below its Phase-1 count plus ``extra``, as a run votes), not those an earlier,
+    larger allocation drew: the budget is N·M."""
     pool = rec.get("samples") or ()
+    if _beyond(rec):
+        stop = len(samples(rec, 1)) + rec["extra"]
+        pool = [s for s in pool if s.get("phase") != 2 or s["index"] < stop]
     if settings is not None and not settings.include_phase1:
         pool = [s for s in pool if s.get("phase") == 2]
     return pool
+
+
+def _beyond(rec: dict) -> bool:
+    """Whether an allocated record holds more Phase-2 samples than its ``extra``."""
+    extra = rec.get("extra")
+    return is_int(extra) and len(samples(rec, 2)) > extra
 
 
 def vote_settings(settings: Vote, first: dict | None) -> Vote:
@@ -521,6 +543,7 @@ class VoteSummary:
     cut: int = 0  # of those samples, the ones cut at --max-tokens, whether or not --cut-samples let them vote
     undrawn: int = 0  # questions holding fewer Phase-2 samples than their allocation's ``extra`` (no phase2 run)
     unvoted: int = 0  # questions with no sample to vote (--exclude-phase1 on Phase-1 samples only)
+    beyond: int = 0  # questions holding more Phase-2 samples than their ``extra`` (an earlier allocation's)
     by_level: dict = field(default_factory=dict)
     rule: Vote | None = None  # the vote settings, signal resolved
     tokens: Tokens = field(default_factory=Tokens)  # of the samples counted
@@ -534,6 +557,7 @@ class VoteSummary:
         self.unvoted += not pool
         extra = rec.get("extra")
         self.undrawn += isinstance(extra, int) and len(samples(rec, 2)) < extra
+        self.beyond += _beyond(rec)
         correct = rec["correct"]
         if rec["prediction"] is None:
             self.no_answer += 1
@@ -550,7 +574,7 @@ class VoteSummary:
 
     def merge(self, other: VoteSummary) -> None:
         for name in ("questions", "graded", "correct", "no_answer", "samples", "any_correct", "fallbacks", "cut",
-                     "undrawn", "unvoted"):
+                     "undrawn", "unvoted", "beyond"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.tokens += other.tokens
         for level, (n, c) in other.by_level.items():
@@ -560,6 +584,29 @@ class VoteSummary:
     @property
     def accuracy(self) -> float | None:
         return self.correct / self.graded if self.graded else None
+
+
+def phase1_settings(records: list[dict], path: str | None = None, lines: Sequence[int] | None = None) -> dict:
+    """The Phase-1 generation settings the records share (``generation_of``), which Phase 2 draws
+    with unless given; ``UabError`` naming the first record sampled otherwise (files of two runs
+    joined): Phase 2 would draw it with the first record's settings and record them beside its
+    own. Records without Phase-1 provenance, and -K, are not compared."""
+    first = next(((r, g) for r, rec in enumerate(records) if (g := generation_of(rec))), None)
+    if first is None:
+        return {}
+    r0, shared = first
+    ignore = {"version", "k", *Generation.SAMPLE_FREE}
+    for r, rec in enumerate(records[r0 + 1:], r0 + 1):
+        other = generation_of(rec)
+        if other and other != shared:
+            changed = settings.changes("generation", {k: v for k, v in shared.items() if k not in ignore},
+                                        {k: v for k, v in other.items() if k not in ignore})
+            if changed:
+                raise UabError(f"record {rec['id']!r} was sampled in Phase 1 otherwise than record "
+                               f"{records[r0]['id']!r} ({', '.join(f'{o} {c}' for o, c in changed.items())}): "
+                               "Phase 2 draws with one record's settings; allocate and draw the files apart",
+                               path, lines[r] if lines else None)
+    return shared
 
 
 def generation_of(rec: dict) -> dict:

@@ -220,9 +220,16 @@ def flags(settings: dict) -> str:
         if isinstance(value, bool):
             parts.append(spelled[0] if value else spelled[-1])
         else:
-            shown = format(value, "g") if isinstance(value, float) else shlex.quote(value) if isinstance(value, str) else value
+            shown = _number(value) if isinstance(value, float) else shlex.quote(value) if isinstance(value, str) else value
             parts.append(f"{spelled[0]} {shown}")  # a system prompt has spaces: quoted for the shell
     return " ".join(parts)
+
+
+def _number(value: float) -> str:
+    """A float as a flag's value: every digit it needs to read back the same (0.1234567, not
+    0.123457), without a trailing ``.0``."""
+    text = repr(value)
+    return text[:-2] if text.endswith(".0") else text
 
 
 def label(entry: dict, with_t: bool = True, with_rule: bool = True) -> str:

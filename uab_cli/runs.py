@@ -265,13 +265,16 @@ def _config(records: list[dict], gen: pipeline.Generation, input_name: str, **mo
 
 @dataclass(frozen=True)
 class Recorded:
-    """What a run directory's config says of how its samples were drawn: a rerun takes these
-    for the options it does not give (``generation``: Generation's fields; ``k``; ``n``, the
-    budget, for a rerun without ``--budget``)."""
+    """What a run directory's config says of how its samples were drawn, allocated and voted: a
+    rerun takes these for the options it does not give (``generation``: Generation's fields;
+    ``k``; ``n``, the budget, for a rerun without ``--budget``; ``allocate`` and ``vote``: the
+    last run's ``Allocation.info`` and ``Vote.info``, see ``settings.with_recorded``)."""
 
     generation: dict | None = None
     k: int | None = None
     n: int | None = None
+    allocate: dict | None = None
+    vote: dict | None = None
 
 
 def recorded(out: str) -> Recorded:
@@ -281,8 +284,9 @@ def recorded(out: str) -> Recorded:
     if not isinstance(gen, dict):
         return Recorded()
     k, n = config.get("k"), config.get("n")
+    alloc, vote = (v if isinstance(v := config.get(key), dict) else None for key in ("allocate", "vote"))
     return Recorded({**gen, "model": config.get("model_option") or ""}, k if is_int(k) and k > 0 else None,
-                    n if is_int(n) and n > 0 else None)
+                    n if is_int(n) and n > 0 else None, alloc, vote)
 
 
 def _setting_name(alloc: pipeline.Allocation, signal: str, vote: pipeline.Vote) -> str:

@@ -307,6 +307,26 @@ class Vote:
 SETTINGS = (Generation, Allocation, Vote)
 
 
+# The entries of ``Allocation.info`` / ``Vote.info`` named otherwise than their field.
+_INFO_NAMES = {Allocation: {"temperature": "T"}, Vote: {"cut": "cut_samples"}}
+# The option that chooses what the others of its settings tune: giving it starts from the defaults.
+_LEADS = {Allocation: "allocator", Vote: "vote_rule"}
+
+
+def with_recorded(cls, params: dict, info: dict | None) -> dict:
+    """``params`` (by option name) with the ``cls`` options they leave unset (``None``) taken
+    from a run directory's recorded ``info`` (``Allocation.info``, ``Vote.info``), so that a
+    rerun that gives only ``--budget`` or ``--vote-rule`` keeps the rest; unless ``params``
+    give the lead option (``--allocator``, ``--vote-rule``): another allocator or rule starts
+    from the defaults. The budget is not taken (``uab run`` remembers it apart)."""
+    if not isinstance(info, dict) or params.get(_LEADS[cls]) is not None:
+        return params
+    names = _INFO_NAMES[cls]
+    recorded = {f.metadata["option"].name: info.get(names.get(f.name, f.name)) for f in declared_fields(cls)
+                if not f.metadata["option"].required}
+    return {**params, **{k: v for k, v in recorded.items() if v is not None and params.get(k) is None}}
+
+
 def for_backend(values: dict, backend: str | None) -> dict:
     """A settings file's ``values`` (by option name) under the ``backend`` given on the command
     line: where the file names another backend, without its model and the options that change
