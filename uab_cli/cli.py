@@ -472,16 +472,22 @@ def convert(
 
 @command
 def pool(ctx: typer.Context, input: In,
-         samples: Annotated[int, typer.Option("-K", "--samples", min=1, max=INT64[1],
-                                              help="Samples per question.", show_default=False)],
          output: Annotated[str, typer.Option("-o", "--output", "--out", help="Directory for pool.jsonl: resumable; "
                                              "a larger -K adds samples, a smaller one writes each question's first K "
                                              "(the rest stay in the checkpoint).", show_default=False)],
+         samples: Annotated[int | None, typer.Option("-K", "--samples", min=1, max=INT64[1],
+                                                     help="Samples per question.",
+                                                     show_default="the pool directory's")] = None,
          force: Force = False, quiet: Quiet = False) -> None:
     """Draw K samples per question once, for `uab simulate` (resumable like `uab run`)."""
     check_output(output, "pool directory")
+    recorded = runs.recorded(output)
+    samples = samples or recorded.pool
+    if samples is None:
+        raise _UsageError("Missing option '-K' / '--samples' (samples per question; a pool directory's rerun "
+                          "takes its own).", ctx=ctx)
     records, note = _questions(input)
-    gen = Generation.from_params(ctx.params, runs.recorded(output).generation)
+    gen = Generation.from_params(ctx.params, recorded.generation)
     with _Bar(quiet) as bar:
         drawn = runs.pool(records, _backend(ctx, gen), gen, output, samples, force, input,
                           runs.Callbacks(bar.stage, bar.sample, on_skip=_skipped))

@@ -268,13 +268,15 @@ class Recorded:
     """What a run directory's config says of how its samples were drawn, allocated and voted: a
     rerun takes these for the options it does not give (``generation``: Generation's fields;
     ``k``; ``n``, the budget, for a rerun without ``--budget``; ``allocate`` and ``vote``: the
-    last run's ``Allocation.info`` and ``Vote.info``, see ``settings.with_recorded``)."""
+    last run's ``Allocation.info`` and ``Vote.info``, see ``settings.with_recorded``; ``pool``:
+    a pool directory's K, for a rerun of ``uab pool`` without ``-K``)."""
 
     generation: dict | None = None
     k: int | None = None
     n: int | None = None
     allocate: dict | None = None
     vote: dict | None = None
+    pool: int | None = None  # a pool directory's K
 
 
 def recorded(out: str) -> Recorded:
@@ -283,10 +285,9 @@ def recorded(out: str) -> Recorded:
     gen = config.get("generation")
     if not isinstance(gen, dict):
         return Recorded()
-    k, n = config.get("k"), config.get("n")
     alloc, vote = (v if isinstance(v := config.get(key), dict) else None for key in ("allocate", "vote"))
-    return Recorded({**gen, "model": config.get("model_option") or ""}, k if is_int(k) and k > 0 else None,
-                    n if is_int(n) and n > 0 else None, alloc, vote)
+    k, n, pool = (v if is_int(v := config.get(key)) and v > 0 else None for key in ("k", "n", "pool"))
+    return Recorded({**gen, "model": config.get("model_option") or ""}, k, n, alloc, vote, pool)
 
 
 def _setting_name(alloc: pipeline.Allocation, signal: str, vote: pipeline.Vote) -> str:
