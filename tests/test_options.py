@@ -119,6 +119,15 @@ def test_a_settings_value_of_the_wrong_type_is_refused(tmp_path, questions, text
     assert not (tmp_path / "r").exists()
 
 
+def test_an_option_from_a_settings_file_at_odds_with_another_names_the_file(tmp_path, questions):
+    path = settings_file(tmp_path, '{"gain": "coverage", "max_tokens": 16}')
+    refused(run(questions, tmp_path / "r", "-N", "2", "--allocator", "uniform", "--settings", path),
+            f"{path}: --gain applies to the uab allocators, not 'uniform'")
+    result = run(questions, tmp_path / "r", "-N", "2", "--allocator", "uniform", "--gain", "coverage")
+    refused(result, "error: --gain applies")  # given on the command line: no file to name
+    assert not (tmp_path / "r").exists()
+
+
 @pytest.mark.parametrize("option,value,says", [
     (Option("--n", "", type=int, minimum=1), 2**63, "--n must fit in 64 bits"),
     (Option("--n", "", type=int, minimum=1), -(2**63) - 1, "--n must fit in 64 bits"),

@@ -115,7 +115,13 @@ class _Command(typer.core.TyperCommand):
                     param = next(p for p in self.params if p.name == option.name)
                     raise _UsageError(f"Missing option {param.get_error_hint()}.", ctx=ctx)
                 ctx.params[option.name] = remembered[option.name]
-        return super().invoke(ctx)
+        try:
+            return super().invoke(ctx)
+        except UabError as exc:  # an option the settings file set, at odds with another: the file says where
+            taken = ctx.meta.get("uab.from_file", ())
+            if exc.path is None and any(re.search(rf"--{n.replace('_', '-')}(?![\w-])", exc.message) for n in taken):
+                raise UabError(exc.message, ctx.params["settings"]) from None
+            raise
 
     def format_help(self, ctx, formatter):
         for param in self.params:
@@ -295,9 +301,11 @@ def _apply_settings(ctx: typer.Context, path: str, remembered: dict) -> None:
     loaded = settings.for_backend(loaded, given.get("backend"))
     declared = {o.name: o for o in _declared(ctx.info_name)}  # checked by Option.check; the command's own by click
     params = {p.name: p for p in ctx.command.params}
+    ctx.meta["uab.from_file"] = taken = []
     for name, value in overlay(loaded, given, (*settings.options(), *backend_options())).items():
         if name in given:
             continue
+        taken.append(name)
         try:
             if name in declared:
                 declared[name].check(value)
