@@ -556,8 +556,10 @@ class VoteSummary:
         self.tokens.add(pool)
         self.unvoted += not pool
         extra = rec.get("extra")
-        self.undrawn += isinstance(extra, int) and len(samples(rec, 2)) < extra
-        self.beyond += _beyond(rec)
+        if is_int(extra):  # allocated: does it hold the Phase-2 samples its allocation asks for?
+            held = len(samples(rec, 2))
+            self.undrawn += held < extra
+            self.beyond += held > extra
         correct = rec["correct"]
         if rec["prediction"] is None:
             self.no_answer += 1

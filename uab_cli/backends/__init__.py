@@ -113,9 +113,8 @@ def sample_options(name: str, given: Mapping[str, Any] | None = None,
     cls = BACKENDS[name]()
     declared = [o for o in cls.options if o.samples]
     given = {k: v for k, v in (given or {}).items() if v is not None}
-    values = {o.name: _default(cls, o.name) for o in declared}
-    values.update({o.name: (recorded or {})[o.name] for o in declared if o.name in (recorded or {})})
-    values.update({o.name: given[o.name] for o in declared if o.name in given})
+    layers = ({o.name: _default(cls, o.name) for o in declared}, recorded or {}, given)
+    values = {o.name: next(layer[o.name] for layer in reversed(layers) if o.name in layer) for o in declared}
     for o in declared:
         if o.requires and o.name not in given and values.get(o.requires[0]) != o.requires[1]:
             values[o.name] = _default(cls, o.name)
