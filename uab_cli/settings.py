@@ -125,10 +125,8 @@ class Generation:
         other's recorded value. Another ``--backend`` than the recorded one drops the recorded
         model and backend options (they belong to their backend)."""
         names = {f.name for f in fields(cls)}  # each named as its option
-        recorded = {k: v for k, v in (recorded or {}).items() if k in names}
-        if given.get("backend") not in (None, recorded.get("backend")):
-            recorded.pop("model", None)
-            recorded.pop("backend_options", None)
+        recorded = _for_backend({k: v for k, v in (recorded or {}).items() if k in names},
+                                given.get("backend"), {"model", "backend_options"})
         was = recorded.pop("backend_options", None)
         now = given.pop("backend_options", None)
         values = overlay(recorded, given, declared(cls))
@@ -331,9 +329,14 @@ def for_backend(values: dict, backend: str | None) -> dict:
     """A settings file's ``values`` (by option name) under the ``backend`` given on the command
     line: where the file names another backend, without its model and the options that change
     its samples (they belong to it, as a recorded model does in ``Generation.build``)."""
+    return _for_backend(values, backend, {"model", *(o.name for o in backend_options() if o.samples)})
+
+
+def _for_backend(values: dict, backend: str | None, bound: set[str]) -> dict:
+    """``values`` without the ``bound`` entries (a model and what belongs to it) where they name
+    another backend than ``backend``; ``None`` keeps them."""
     if backend is None or values.get("backend") in (None, backend):
         return values
-    bound = {"model", *(o.name for o in backend_options() if o.samples)}
     return {k: v for k, v in values.items() if k not in bound}
 
 
