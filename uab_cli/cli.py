@@ -268,11 +268,9 @@ KRun = Annotated[int | None, typer.Option("-K", "--samples", "--k", min=1, max=I
                                           help="Phase-1 samples per question (2 for vote entropy).")]
 
 
-def _price(value: str | None) -> str | None:
-    """Check ``--price`` as it is read (from the command line or a settings file)."""
-    if value is not None:
-        cost.Price.parse(value)
-    return value
+def _price(value: str | None) -> cost.Price | None:
+    """``--price``, parsed as it is read (from the command line or a settings file)."""
+    return None if value is None else cost.Price.parse(value)
 
 
 Price = Annotated[str | None, typer.Option(metavar="IN,OUT", show_default=False, callback=_price,
@@ -434,14 +432,13 @@ def run(ctx: typer.Context, input: In, output: OutDir, force: Force = False, sam
     recorded = runs.recorded(output)  # a rerun takes the options it does not give
     alloc = from_params(Allocation, settings.with_recorded(Allocation, params, recorded.allocate))
     votes = from_params(Vote, settings.with_recorded(Vote, params, recorded.vote))
-    prices = cost.Price.parse(price) if price else None
     check_output(output, "run directory")
     records, note = _questions(input)
     gen = Generation.from_params(params, recorded.generation)
     with _Bar(quiet) as bar:
         shown = runs.Callbacks(bar.stage, bar.sample, None if quiet else _print_allocation, _skipped)
         result = runs.run(records, _backend(ctx, gen), gen, output, alloc, votes, samples or recorded.k or alloc.phase1_samples, force,
-                          input, shown, prices)
+                          input, shown, price)
     if not quiet:
         if note:
             err.print(note, highlight=False, soft_wrap=True)
