@@ -147,6 +147,12 @@ class FakeClock:
         self.now += seconds
 
 
+def backs_off(waits: list[float], nominal: list[float]) -> bool:
+    """Whether ``waits`` follow the ``nominal`` exponential delays, each jittered to between
+    its half and all of it."""
+    return len(waits) == len(nominal) and all(d / 2 <= w <= d for w, d in zip(waits, nominal))
+
+
 def no_sleep(attempts: int = 6, log: list[float] | None = None) -> Retry:
     """A retry policy that records its delays in ``log`` instead of sleeping."""
     delays = log if log is not None else []

@@ -330,9 +330,23 @@ def test_simulate_on_a_run_directory_says_it_is_not_a_pool(tmp_path, fake_backen
     assert CliRunner().invoke(app, ["run", q, "-N", "2", "-o", str(tmp_path / "r"), "--backend", "scripted",
                                     "-q"]).exit_code == 0
     result = CliRunner().invoke(app, ["simulate", str(tmp_path / "r")])
-    assert result.exit_code == 2 and "a `uab run` directory, not a pool" in result.stderr, result.stderr
+    assert result.exit_code == 2 and "a `uab run` directory, not a pool: --allocator uab chose" in result.stderr, \
+        result.stderr
     result = CliRunner().invoke(app, ["simulate", str(tmp_path)])
     assert result.exit_code == 2 and "no pool.jsonl in this directory" in result.stderr, result.stderr
+
+
+def test_simulate_takes_a_uniform_run_directory_as_its_votes(tmp_path, fake_backend):
+    """A Uniform run holds N samples of every question: a pool, in its votes.jsonl."""
+    q = write_jsonl(tmp_path / "q.jsonl", arithmetic(3))
+    fake_backend.in_cli()
+    assert CliRunner().invoke(app, ["run", q, "-N", "2", "-o", str(tmp_path / "r"), "--backend", "scripted",
+                                    "--allocator", "uniform", "-q"]).exit_code == 0
+    by_dir = CliRunner().invoke(app, ["simulate", str(tmp_path / "r"), "--budgets", "2", "--seeds", "2"])
+    by_file = CliRunner().invoke(app, ["simulate", str(tmp_path / "r" / "votes.jsonl"), "--budgets", "2",
+                                       "--seeds", "2"])
+    assert by_dir.exit_code == 0, by_dir.stderr
+    assert by_dir.stdout.splitlines()[1:] == by_file.stdout.splitlines()[1:] and len(by_file.stdout.splitlines()) > 2
 
 
 def test_phase2_refuses_phase1_files_of_two_runs_joined(tmp_path):

@@ -108,7 +108,8 @@ WRONG_TYPES = [('{"seed": 1.5}', "--seed takes an integer, got 1.5"),
                ('{"temperature": "hot"}', "--temperature takes a number, got 'hot'"),
                ('{"vcs": 1}', "--vcs takes true or false, got 1"),
                ('{"samples": "x"}', "Invalid value for '-K'"),
-               ('{"price": 5}', "--price takes IN,OUT: two finite non-negative prices")]
+               ('{"price": 5}', "--price takes IN,OUT: two finite non-negative prices"),
+               ('{"api_key": ["sk-secret-1"]}', "--api-key takes a string, got a list")]  # never the key itself
 
 
 @pytest.mark.parametrize("text,says", WRONG_TYPES, ids=[t for t, _ in WRONG_TYPES])

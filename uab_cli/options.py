@@ -46,6 +46,7 @@ class Option:
     with ``--endpoint completions``): a recorded value is dropped when the options given leave
     it without. ``path``: the value names a local file or directory, or else a hub id: an
     existing path is recorded absolute (the same path typed another way is the same value).
+    ``secret``: a value no message shows (an API key).
     """
 
     flag: str
@@ -67,6 +68,7 @@ class Option:
     samples: bool = False
     requires: tuple[str, Any] | None = None
     path: bool = False
+    secret: bool = False
 
     @property
     def name(self) -> str:
@@ -91,7 +93,8 @@ class Option:
             return
         flag = self.flag.split("/")[0]
         if not _is(value, self.type):
-            raise UabError(f"{flag} takes {_KINDS.get(self.type, self.type.__name__)}, got {value!r}")
+            got = f"a {type(value).__name__}" if self.secret else repr(value)
+            raise UabError(f"{flag} takes {_KINDS.get(self.type, self.type.__name__)}, got {got}")
         allowed = self.names()
         if allowed and value not in allowed:
             noun = self.noun or self.name.replace("_", " ")

@@ -82,11 +82,13 @@ def draw(
     backend: Backend,
     gen: Generation,
     on_sample: OnSample | None = None,
+    logprobs: bool = False,
 ) -> int:
     """Draw the samples ``(record position, sample index, phase)`` in one backend call.
 
     Samples are added to each record's ``samples`` (kept in index order) as they arrive,
-    so a failure part-way keeps everything finished. Returns the number drawn.
+    so a failure part-way keeps everything finished. Returns the number drawn. ``logprobs``:
+    every reply must carry token logprobs (one without is retried, never kept).
     """
     wanted = list(wanted)
     if not wanted:
@@ -106,7 +108,7 @@ def draw(
             on_sample(rec, sample)
 
     try:
-        backend.generate(requests, gen.params(), arrived)
+        backend.generate(requests, replace(gen.params(), logprobs=logprobs), arrived)
     finally:
         for r in {r for r, _, _ in wanted}:
             records[r].get("samples", []).sort(key=lambda s: s.get("index", 0))
@@ -183,7 +185,8 @@ def phase1(records: list[dict], backend: Backend, gen: Generation, k: int = 1,
     """Phase 1: samples ``0..k-1`` of every question (1 for ANLL; 2 for vote entropy).
 
     With a ``signal`` that needs token logprobs, nothing is spent on a backend that has
-    none: a backend that says so fails at once, any other is probed with one sample first.
+    none: a backend that says so fails at once, any other is probed with one sample first
+    (kept only when it has them); after it, a reply without them is retried, never kept.
     Callers ``fit`` the records to the model's context first.
     """
     if k < 1:
@@ -194,12 +197,16 @@ def phase1(records: list[dict], backend: Backend, gen: Generation, k: int = 1,
     if probes(signal, len(wanted)):
         if not backend.returns_logprobs:
             raise UabError(without_logprobs(signal))
-        n = draw(records, wanted[:1], backend, gen, on_sample)
+        n = draw(records, wanted[:1], backend, gen)
         r, i, _ = wanted[0]
-        if next(s for s in samples(records[r]) if s["index"] == i).get("anll") is None:
+        probe = next(s for s in samples(records[r]) if s["index"] == i)
+        if probe.get("anll") is None:
+            records[r]["samples"].remove(probe)
             raise UabError(without_logprobs(signal))
+        if on_sample:
+            on_sample(records[r], probe)
         wanted = wanted[1:]
-    n += draw(records, wanted, backend, gen, on_sample)
+    n += draw(records, wanted, backend, gen, on_sample, logprobs=bool(signal) and needs_logprobs(signal))
     for rec in records:
         with_provenance(rec, "phase1", {**gen.info(), "k": k})
     return n
@@ -385,7 +392,8 @@ def phase2(records: list[dict], backend: Backend, gen: Generation, on_sample: On
     Callers ``fit`` the records to the model's context first."""
     _same_template(records[0] if records else {}, gen)
     same_draws(records, "phase2", gen)
-    n = draw(records, _phase2_missing(records), backend, gen, on_sample)
+    scored = any(s.get("anll") is not None for rec in records for s in samples(rec, 1))
+    n = draw(records, _phase2_missing(records), backend, gen, on_sample, logprobs=scored)
     for rec in records:
         with_provenance(rec, "phase2", gen.info())
     return n

@@ -509,19 +509,25 @@ def _judge_once(rundir: RunDir, records: list[dict], backend: Backend, gen: pipe
 
 
 def pool_file(path: str) -> str:
-    """The pool file a ``simulate``/``report`` argument names: a file, or a ``uab pool``
-    directory's ``pool.jsonl``; a ``uab run`` directory is not a pool and says so."""
+    """The pool file a ``simulate``/``report`` argument names: a file, a ``uab pool``
+    directory's ``pool.jsonl``, or a Uniform ``uab run`` directory's ``votes.jsonl`` (N samples
+    of every question); another run directory is not a pool and says so."""
     if not os.path.isdir(path):
         return path
     found = os.path.join(path, POOL)
     if os.path.exists(found):
         return found
     if os.path.exists(os.path.join(path, CONFIG)):
-        if "pool" in _read_config(path):
+        config = _read_config(path)
+        if "pool" in config:
             raise UabError("an unfinished `uab pool` directory: rerun the same `uab pool` command to finish it",
                            path)
-        raise UabError("a `uab run` directory, not a pool: its questions have unequal sample counts "
-                       "chosen by one allocator; draw a pool with `uab pool INPUT -K 16 -o DIR`", path)
+        allocator = (config.get("allocate") or {}).get("allocator")
+        votes = os.path.join(path, STAGE_FILES[-1])
+        if allocator == "uniform" and os.path.exists(votes):
+            return votes
+        raise UabError(f"a `uab run` directory, not a pool: --allocator {allocator} chose how many samples each "
+                       "question has; draw a pool with `uab pool INPUT -K 16 -o DIR`", path)
     raise UabError(f"no {POOL} in this directory: give a pool file or a `uab pool` directory", path)
 
 

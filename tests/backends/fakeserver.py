@@ -102,6 +102,9 @@ class FakeServer:
     ``finish_reason``; logprobs cover every generated token, the reasoning's, a ``</think>``
     and the content's, as vLLM's do.
 
+    ``rewrite(reply) -> reply`` changes a normal 200 reply's JSON before it is sent (a server
+    that sends something odd).
+
     ``max_model_len`` makes it a vLLM server with that context: ``GET /v1/models`` reports it,
     ``POST /tokenize`` counts a prompt (words plus 2 per turn; ``tokenize=False``: 404, as
     servers without it), and a prompt plus ``max_tokens`` beyond it gets vLLM's 400.
@@ -126,6 +129,7 @@ class FakeServer:
     requests: list[Recorded] = field(default_factory=list)
     max_in_flight: int = 0
     script: Callable[[dict], dict] | None = None
+    rewrite: Callable[[dict], dict] | None = None
 
     def __post_init__(self) -> None:
         unknown = set(self.faults) - set(FAULTS) - set(EXTRA_FAULTS)
@@ -296,9 +300,10 @@ class _Handler(BaseHTTPRequestHandler):
         truncate = rec.fault == "truncate"
         empty = rec.fault if rec.fault in ("empty", "empty_stop") else None
         if self.fake.script is not None and shape is _openai_chat:
-            self._send(200, _scripted_chat(body, self.fake.script(body), self.fake.logprobs))
-            return
-        self._send(200, shape(body, truncate=truncate, empty=empty, logprobs=self.fake.logprobs))
+            reply = _scripted_chat(body, self.fake.script(body), self.fake.logprobs)
+        else:
+            reply = shape(body, truncate=truncate, empty=empty, logprobs=self.fake.logprobs)
+        self._send(200, reply if self.fake.rewrite is None else self.fake.rewrite(reply))
 
     def _send_fault(self, fault: str) -> bool:
         """Send an error fault; False for faults that shape a 200 reply instead."""

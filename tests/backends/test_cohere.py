@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 
 import pytest
-from conftest import FakeClock, no_sleep
+from conftest import FakeClock, backs_off, no_sleep
 from fakeserver import (
     FakeServer,
     expected_text,
@@ -63,6 +63,24 @@ def test_chat_texts_logprobs_seeds_and_order():
         for b in sent
     )
     assert all(b["temperature"] == 0.3 and b["p"] == 0.99 and "n" not in b for b in sent)
+
+
+@pytest.mark.parametrize("content", [None, 5])
+def test_a_reply_without_content_is_retried_as_openai_s_is(content):
+    """``content: null`` with COMPLETE is no answer (the OpenAI backend retries it too), and a
+    reply of another shape is malformed: both retried, never kept as an empty sample."""
+    calls = []
+
+    def first_without(reply: dict) -> dict:
+        calls.append(1)
+        if len(calls) == 1:
+            reply["message"]["content"] = content
+        return reply
+
+    with FakeServer(rewrite=first_without) as server:
+        (out,) = cohere_at(server, retry=no_sleep()).generate(sample_requests(1), SamplingParams())
+        assert len(server.requests) == 2
+    assert out.text == expected_text(sample_requests(1)[0])
 
 
 def test_without_logprobs():
@@ -127,7 +145,7 @@ def test_429_without_retry_after_backs_off_exponentially():
     policy = Retry(attempts=5, base_delay=0.2, sleep=waits.append)
     with FakeServer(fault_rate=1.0, faults=("429",), fault_limit=3) as server:
         cohere_at(server, retry=policy).generate(sample_requests(1), SamplingParams())
-    assert waits == [0.2, 0.4, 0.8]
+    assert backs_off(waits, [0.2, 0.4, 0.8])
 
 
 @pytest.mark.parametrize("fault", ["500", "503", "reset", "malformed", "empty"])

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import logging
+import subprocess
+import sys
+import textwrap
 import time
 
 import pytest
-from conftest import no_sleep
+from conftest import backs_off, no_sleep
 from fakeserver import (
     FakeServer,
     expected_text,
@@ -17,7 +20,7 @@ from fakeserver import (
 
 from uab_cli.backends.base import Retry, SamplingParams
 from uab_cli.backends.openai import OpenAIBackend, render_prompt
-from uab_cli.backends.remote import RateLimiter, check_base_url
+from uab_cli.backends.remote import RateLimiter, RetryNotice, check_base_url
 from uab_cli.errors import BackendError, UabError
 
 pytest.importorskip("openai")
@@ -89,7 +92,7 @@ def test_transient_faults_are_retried_with_backoff(fault):
     with FakeServer(fault_rate=1.0, faults=(fault,), fault_limit=3) as server:
         out = backend(server, retry=no_sleep(log=delays)).generate(sample_requests(1), PARAMS)
     assert out[0].text == expected_text(sample_requests(1)[0]) and out[0].finish_reason == "stop"
-    assert delays == [0.5, 1.0, 2.0] and len(server.requests) == 4
+    assert backs_off(delays, [0.5, 1.0, 2.0]) and len(server.requests) == 4
 
 
 def test_timeout_is_retried():
@@ -281,3 +284,100 @@ def test_rate_limiter_spaces_starts_from_actual_wake_times():
         starts.append(now[0])
     assert starts == [0.0, 0.5, 1.3, 1.8]
     assert RateLimiter(None).interval == 0.0
+
+
+def _once(change):
+    """A ``FakeServer.rewrite`` that changes the first reply only."""
+    calls = []
+
+    def rewrite(reply: dict) -> dict:
+        calls.append(1)
+        if len(calls) == 1:
+            change(reply["choices"][0], reply)
+        return reply
+    return rewrite
+
+
+ODD_REPLIES = {
+    "no logprobs": lambda choice, reply: choice.update(logprobs=None),
+    "a NaN logprob": lambda choice, reply: choice["logprobs"]["content"][0].update(logprob=float("nan")),
+    "a positive logprob": lambda choice, reply: choice["logprobs"]["content"][0].update(logprob=5.0),
+    "logprobs of another shape": lambda choice, reply: choice.update(logprobs={"content": 5}),
+    "an aborted request": lambda choice, reply: choice.update(finish_reason="abort"),
+    "a negative token count": lambda choice, reply: reply["usage"].update(completion_tokens=-3),
+}
+
+
+@pytest.mark.parametrize("odd", ODD_REPLIES)
+def test_an_odd_reply_is_retried_never_kept(odd):
+    """A reply that cannot be a sample (logprobs asked for and missing, not a log probability, a
+    number where a list belongs, vLLM's ``abort``, a negative count) is retried like a 503."""
+    params = SamplingParams(temperature=0.7, max_tokens=64, logprobs=True)
+    with FakeServer(rewrite=_once(ODD_REPLIES[odd])) as server:
+        (out,) = backend(server, retry=no_sleep()).generate(sample_requests(1), params)
+    assert len(server.requests) == 2
+    assert out.text == expected_text(sample_requests(1)[0]) and out.n_tokens > 0
+    assert out.token_logprobs == tuple(token_logprob(t) for t in reply_tokens("question 0", 0))
+
+
+def test_logprobs_are_required_only_where_asked():
+    """Without ``logprobs=True`` (a signal that needs none, or the probe) a reply without them
+    is a sample: Phase 1's probe tells such a server apart at once."""
+    with FakeServer(rewrite=_once(ODD_REPLIES["no logprobs"])) as server:
+        (out,) = backend(server, retry=no_sleep()).generate(sample_requests(1), PARAMS)
+    assert len(server.requests) == 1 and out.token_logprobs is None
+
+
+def test_retries_are_said_at_most_once_per_few_seconds():
+    with FakeServer(fault_rate=1.0, faults=("503",), fault_limit=6) as server:
+        with pytest.warns(RetryNotice) as said:
+            backend(server, retry=no_sleep(attempts=8), concurrency=2).generate(sample_requests(2), PARAMS)
+    assert len(server.requests) == 8
+    assert [str(w.message) for w in said] == ["openai: HTTP 503: {'message': 'injected 503'}; retrying (attempt 2 of 8)"]
+
+
+def test_backoff_is_jittered():
+    """Requests that failed together do not all come back together."""
+    delays = {Retry().delay(2) for _ in range(20)}
+    assert len(delays) > 1 and all(0.5 <= d <= 1.0 for d in delays)
+
+
+@pytest.mark.parametrize("typed", ["sk-uab-secret-1\r\n", "  sk-uab-secret-1"])
+def test_a_key_read_with_a_line_end_is_sent_without_it(typed, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", typed)
+    with FakeServer() as server:
+        OpenAIBackend("fake-model", f"{server.url}/v1").generate(sample_requests(1), PARAMS)
+    assert server.requests[0].headers["authorization"] == "Bearer sk-uab-secret-1"
+
+
+def test_a_key_no_header_can_carry_is_refused_without_showing_it():
+    with pytest.raises(UabError, match="--api-key holds characters an HTTP header cannot carry") as error:
+        OpenAIBackend("m", "http://127.0.0.1:1/v1", api_key="sk-ÜSECRET-1")
+    assert "SECRET" not in str(error.value)
+
+
+def test_an_interrupt_does_not_wait_for_requests_in_flight():
+    """Ctrl-C while a request hangs ends the process at once (the workers are daemon
+    threads), not once the request times out (thread pool workers are joined at exit)."""
+    script = textwrap.dedent("""
+        import sys
+        from uab_cli.backends.base import SampleRequest, SamplingParams
+        from uab_cli.backends.openai import OpenAIBackend
+
+        def interrupt(index, completion):
+            raise KeyboardInterrupt
+
+        requests = [SampleRequest(({"role": "user", "content": f"q{i}"},), i) for i in range(4)]
+        backend = OpenAIBackend("fake-model", sys.argv[1], api_key="k", concurrency=2, timeout=60)
+        try:
+            backend.generate(requests, SamplingParams(max_tokens=8), on_result=interrupt)
+        except KeyboardInterrupt:
+            sys.exit(130)
+    """)
+    with FakeServer(fault_rate=1.0, faults=("slow",), slow=30.0, fault_after=1) as server:
+        started = time.monotonic()
+        done = subprocess.run([sys.executable, "-c", script, f"{server.url}/v1"], capture_output=True, text=True,
+                              timeout=60)
+        waited = time.monotonic() - started
+    assert done.returncode == 130, done.stderr
+    assert waited < 20, waited  # the hanging request would hold the process 30 s

@@ -54,6 +54,7 @@ def test_logprob_signal_without_logprobs_fails_after_one_request(tmp_path, signa
         message = " ".join(result.stderr.split())
         assert f"signal '{signal or 'anll'}' needs token logprobs" in message
         assert "--signal vcs (with --vcs)" in message and "--signal vote-entropy (with -K 2)" in message
+        assert not (tmp_path / "run").exists()  # the probe is not kept: the advice below may use the directory
         probed = len(server.requests)
         # The signals it names work against the same server.
         result = run(server, questions, tmp_path / "vcs", 4, "--vcs", "--signal", "vcs")
@@ -151,3 +152,24 @@ def test_a_run_directory_from_before_backend_options_were_recorded_takes_any(tmp
         assert len(server.requests) == 2 * M  # nothing drawn again
     config = orjson.loads((out / "config.json").read_bytes())
     assert config["generation"]["backend_options"]["endpoint"] == "completions"
+
+
+def test_a_reply_that_drops_its_logprobs_mid_run_is_drawn_again(tmp_path):
+    """Once the probe showed the server sends logprobs, a reply without them is malformed: kept,
+    it would leave a question without a signal (and every rerun stuck on it)."""
+    questions = write_jsonl(tmp_path / "q.jsonl", arithmetic(M))
+    replies = []
+
+    def drop_some(reply: dict) -> dict:
+        replies.append(1)
+        if len(replies) in (3, 2 * M):  # one in Phase 1, one in Phase 2
+            reply["choices"][0]["logprobs"] = None
+        return reply
+
+    with FakeServer(rewrite=drop_some) as server:
+        result = run(server, questions, tmp_path / "r", 4, "--retries", "3")
+        assert result.exit_code == 0, result.stderr
+        assert len(server.requests) == 4 * M + 2
+    votes = read_jsonl(tmp_path / "r" / "votes.jsonl")
+    assert sum(len(r["samples"]) for r in votes) == 4 * M
+    assert all(s["anll"] is not None for r in votes for s in r["samples"])

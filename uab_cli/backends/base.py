@@ -6,6 +6,7 @@ Everything else (prompts, seeds, signals, checkpoints) lives outside the backend
 
 from __future__ import annotations
 
+import random
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import KW_ONLY, dataclass, field
@@ -33,6 +34,9 @@ class SamplingParams:
     temperature: float = 0.9
     max_tokens: int = 1024
     top_p: float = 1.0
+    # Every reply must carry its tokens' logprobs: a remote reply without them is malformed
+    # (retried, never kept). Set where the signal needs them and the server has shown it sends them.
+    logprobs: bool = False
 
     def __post_init__(self) -> None:
         if self.max_tokens < 1:
@@ -184,8 +188,13 @@ class Retry:
     max_delay: float = 30.0
     sleep: Callable[[float], None] = field(default=time.sleep, repr=False)
 
+    jitter: bool = True
+
     def delay(self, attempt: int, retry_after: float | None = None) -> float:
-        """Seconds to wait before try number ``attempt + 1`` (``attempt`` starts at 1)."""
+        """Seconds to wait before try number ``attempt + 1`` (``attempt`` starts at 1): the
+        exponential delay, with ``jitter`` between its half and all of it (so requests that
+        failed together do not all come back together)."""
         if retry_after is not None and retry_after >= 0:
             return min(retry_after, self.max_delay)
-        return min(self.base_delay * 2 ** (attempt - 1), self.max_delay)
+        delay = min(self.base_delay * 2 ** (attempt - 1), self.max_delay)
+        return delay * (0.5 + random.random() / 2) if self.jitter else delay

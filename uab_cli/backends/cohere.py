@@ -5,11 +5,18 @@ Uses Cohere's token logprobs (for ANLL) when the response carries them.
 
 from __future__ import annotations
 
-import os
-
 from ..errors import UabError
 from .base import Completion, SampleRequest, SamplingParams, require
-from .remote import Failure, RemoteBackend, http_failure, make_completion, malformed, transport_failure
+from .remote import (
+    Failure,
+    RemoteBackend,
+    http_failure,
+    make_completion,
+    malformed,
+    parsed,
+    read_key,
+    transport_failure,
+)
 
 KEY_VARS = ("CO_API_KEY", "COHERE_API_KEY")
 
@@ -30,7 +37,7 @@ class CohereBackend(RemoteBackend):
     def __init__(self, model: str = "command-a-03-2025", base_url: str | None = None, api_key: str | None = None, *,
                  logprobs: bool = True, **limits):
         """``limits``: ``RemoteBackend``'s ``concurrency``, ``rpm``, ``timeout`` and ``retry``."""
-        key = api_key or next((os.environ[v] for v in KEY_VARS if os.environ.get(v)), None)
+        key = read_key(api_key, KEY_VARS)
         if not key:
             raise UabError(
                 "the cohere backend needs an API key: set CO_API_KEY (or COHERE_API_KEY)"
@@ -64,12 +71,13 @@ class CohereBackend(RemoteBackend):
             seed=request.seed,
             **extra,
         )
+        return parsed(self._parse, reply)
+
+    def _parse(self, reply) -> Completion:
         content = getattr(getattr(reply, "message", None), "content", None)
-        if content is None:
-            content = []
-        if not isinstance(content, list):
+        if content is not None and not isinstance(content, list):
             raise malformed("message content is not a list")
-        text = "".join(
+        text = None if content is None else "".join(
             getattr(item, "text", "") for item in content if getattr(item, "type", None) == "text"
         )
         return make_completion(

@@ -21,7 +21,16 @@ from .base import (
     backend_option,
     require,
 )
-from .remote import Failure, RemoteBackend, http_failure, make_completion, malformed, transport_failure
+from .remote import (
+    Failure,
+    RemoteBackend,
+    http_failure,
+    make_completion,
+    malformed,
+    parsed,
+    read_key,
+    transport_failure,
+)
 
 ENDPOINTS = ("chat", "completions")
 
@@ -100,7 +109,7 @@ class OpenAIBackend(RemoteBackend):
                 "the openai backend needs --base-url, e.g. http://127.0.0.1:8000/v1 for "
                 "`vllm serve`, or https://api.openai.com/v1"
             )
-        key = api_key or os.environ.get("OPENAI_API_KEY") or None
+        key = read_key(api_key, ("OPENAI_API_KEY",))
         super().__init__(model, base_url, key, **limits)
         self._sdk = require("openai", "openai")
         self.endpoint = endpoint
@@ -118,12 +127,13 @@ class OpenAIBackend(RemoteBackend):
             return self._max_model_len
         try:
             cards = self._client.models.list().data
-        except (self._sdk.OpenAIError, ValueError):  # no such route, a server that is down: unknown
+            for card in cards:
+                if getattr(card, "id", None) == self.model:
+                    value = getattr(card, "max_model_len", None)
+                    return value if isinstance(value, int) and value > 0 else None
+        # no such route, a server that is down, a reply of another shape: unknown
+        except (self._sdk.OpenAIError, ValueError, TypeError, AttributeError):
             return None
-        for card in cards:
-            if getattr(card, "id", None) == self.model:
-                value = getattr(card, "max_model_len", None)
-                return value if isinstance(value, int) and value > 0 else None
         return None
 
     def prompt_lengths(self, prompts, limit: int) -> list[PromptLength | None]:
@@ -177,12 +187,12 @@ class OpenAIBackend(RemoteBackend):
             reply = self._client.chat.completions.create(
                 messages=list(request.messages), **common, **extra
             )
-            return self._parse_chat(reply)
+            return parsed(self._parse_chat, reply)
         extra = {"logprobs": 1} if self.returns_logprobs else {}
         reply = self._client.completions.create(
             prompt=self.render(request.messages), **common, **extra
         )
-        return self._parse_completion(reply)
+        return parsed(self._parse_completion, reply)
 
     def _parse_chat(self, reply) -> Completion:
         choice = _first_choice(reply)

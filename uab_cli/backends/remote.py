@@ -8,11 +8,13 @@ from __future__ import annotations
 import email.utils
 import ipaddress
 import logging
+import math
+import os
+import queue
 import threading
 import time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from urllib.parse import urlsplit
 
 from ..errors import BackendError, UabError
@@ -34,10 +36,15 @@ FINISH_REASONS = {
     "max_tokens": "length",
 }
 
-#: Finish reasons that mean the generation failed: retried, never kept as an answer.
-FAILED_FINISHES = frozenset({"error", "timeout"})
+#: Finish reasons that mean the generation failed: retried, never kept as an answer
+#: (vLLM reports an aborted request as ``abort``).
+FAILED_FINISHES = frozenset({"error", "timeout", "abort"})
+
+#: At most one line per this many seconds says that requests are being retried.
+NOTICE_EVERY = 5.0
 
 _MAX_BODY_CHARS = 200
+_MAX_LOGPROB = 1e-3  # a log probability is <= 0; a server's rounding may go a hair above
 
 
 class Failure(Exception):
@@ -57,6 +64,29 @@ class _Skipped(Exception):
 def malformed(what: str) -> Failure:
     """A retryable failure for a reply the service sent but that cannot be used."""
     return Failure(f"malformed response: {what}")
+
+
+def parsed(parse: Callable[[object], Completion], reply: object) -> Completion:
+    """``parse(reply)``; a reply of an unexpected shape (a number where a list belongs) is
+    malformed, like one that is not JSON."""
+    try:
+        return parse(reply)
+    except (TypeError, AttributeError, KeyError, IndexError) as exc:
+        raise malformed(f"unexpected reply shape ({type(exc).__name__})") from None
+
+
+def read_key(given: str | None, variables: Sequence[str], option: str = "--api-key") -> str | None:
+    """The API key: ``given``, else the first of the environment ``variables`` that is set,
+    without surrounding whitespace (a key read from a file keeps its line end). ``UabError``,
+    never showing the key, for one an HTTP header cannot carry."""
+    source, key = option, given
+    if not key:
+        source, key = next(((v, os.environ[v]) for v in variables if os.environ.get(v)), (option, None))
+    key = key.strip() if key else None
+    if key and not (key.isascii() and key.isprintable()):
+        raise UabError(f"the API key in {source} holds characters an HTTP header cannot carry "
+                       "(non-ASCII or control characters)")
+    return key or None
 
 
 def http_failure(
@@ -137,15 +167,19 @@ def make_completion(
         logprobs = None if token_logprobs is None else tuple(float(x) for x in token_logprobs)
     except (TypeError, ValueError):
         raise malformed("non-numeric logprobs") from None
+    if logprobs is not None and not all(math.isfinite(x) and x <= _MAX_LOGPROB for x in logprobs):
+        raise malformed("a logprob that is not a finite number <= 0")
     if n_tokens is None:
         n_tokens = len(logprobs) if logprobs is not None else 0
+    if not isinstance(n_tokens, int) or n_tokens < 0:
+        raise malformed(f"token count {n_tokens!r}")
     texts = tuple(tokens) if tokens is not None and logprobs is not None else None
     if texts is not None and (len(texts) != len(logprobs) or not all(isinstance(t, str) for t in texts)):
         texts = None
     return Completion(
         text=text, token_logprobs=logprobs, n_tokens=int(n_tokens), finish_reason=reason,
         reasoning=reasoning, tokens=texts,
-        prompt_tokens=int(prompt_tokens) if isinstance(prompt_tokens, (int, float)) else None,
+        prompt_tokens=int(prompt_tokens) if isinstance(prompt_tokens, (int, float)) and prompt_tokens >= 0 else None,
     )
 
 
@@ -218,11 +252,12 @@ class RemoteBackend(BaseBackend):
 
     options = (
         backend_option("--base-url", "Server URL.", show_default="OPENAI_BASE_URL / Cohere's"),
-        backend_option("--api-key", "API key (prefer OPENAI_API_KEY / CO_API_KEY).", show_default=""),
+        backend_option("--api-key", "API key (prefer OPENAI_API_KEY / CO_API_KEY).", show_default="", secret=True),
         backend_option("--concurrency", "Parallel requests.", type=int, minimum=1),
         backend_option("--rpm", "Max requests per minute.", type=float, minimum=0, open_min=True,
                        show_default="unlimited"),
-        backend_option("--timeout", "Per-request timeout in seconds.", type=float, minimum=0, open_min=True),
+        backend_option("--timeout", "Seconds to wait for the server (to connect, or for the next bytes of a "
+                       "reply) before the request is retried.", type=float, minimum=0, open_min=True),
         backend_option("--retries", "Attempts per request before giving up.", type=int, minimum=1,
                        show_default=str(Retry.attempts)),
     )
@@ -243,6 +278,8 @@ class RemoteBackend(BaseBackend):
         self.retry = retry or Retry()
         self._limiter = RateLimiter(rpm)
         self._secret = api_key if api_key and len(api_key) >= 4 and api_key != "EMPTY" else None
+        self._noticed = float("-inf")
+        self._notice_lock = threading.Lock()
         warning = check_base_url(base_url)
         if warning:
             warnings.warn(warning, UserWarning, stacklevel=3)
@@ -269,39 +306,54 @@ class RemoteBackend(BaseBackend):
         """Run ``requests`` ``concurrency`` at a time; ``on_result`` runs in this thread only.
 
         When a request fails for good, no new ones start, the in-flight ones finish (and
-        successes still reach ``on_result``), then the first ``BackendError`` is raised.
+        successes still reach ``on_result``), then the first ``BackendError`` is raised. The
+        workers are daemon threads: an interrupt (Ctrl-C) ends the process at once rather
+        than waiting out the requests in flight.
         """
         results: list[Completion | None] = [None] * len(requests)
         stop = threading.Event()
-        error: BackendError | None = None
-        pool = ThreadPoolExecutor(
-            min(self.concurrency, len(requests)), thread_name_prefix=f"uab-{self.name}"
-        )
-        try:
-            futures = {
-                pool.submit(self._run_one, i, r, params, stop): i for i, r in enumerate(requests)
-            }
-            pending = set(futures)
-            while pending:
-                done, pending = wait(pending, return_when=FIRST_COMPLETED)
-                for future in sorted(done, key=futures.__getitem__):
+        todo: queue.SimpleQueue[int] = queue.SimpleQueue()
+        for i in range(len(requests)):
+            todo.put(i)
+        done: queue.SimpleQueue = queue.SimpleQueue()  # (index, completion, exception); None: a worker ended
+
+        def work() -> None:
+            try:
+                while not stop.is_set():
                     try:
-                        completion = future.result()
-                    except _Skipped:
-                        continue
-                    except BackendError as exc:
-                        error = error or exc
-                        stop.set()
-                        continue
-                    index = futures[future]
-                    results[index] = completion
-                    if on_result is not None:
-                        on_result(index, completion)
+                        i = todo.get_nowait()
+                    except queue.Empty:
+                        return
+                    try:
+                        done.put((i, self._run_one(i, requests[i], params, stop), None))
+                    except BaseException as exc:  # noqa: BLE001 - handed to the calling thread
+                        done.put((i, None, exc))
+            finally:
+                done.put(None)
+
+        workers = min(self.concurrency, len(requests))
+        for n in range(workers):
+            threading.Thread(target=work, name=f"uab-{self.name}-{n}", daemon=True).start()
+        error: BaseException | None = None
+        try:
+            while workers:
+                item = done.get()
+                if item is None:
+                    workers -= 1
+                    continue
+                index, completion, exc = item
+                if isinstance(exc, _Skipped):
+                    continue
+                if exc is not None:
+                    error = error or exc
+                    stop.set()
+                    continue
+                results[index] = completion
+                if on_result is not None:
+                    on_result(index, completion)
         except BaseException:
             stop.set()
-            pool.shutdown(wait=False, cancel_futures=True)
             raise
-        pool.shutdown(wait=True)
         if error is not None:
             raise error
         return results  # type: ignore[return-value]
@@ -319,7 +371,10 @@ class RemoteBackend(BaseBackend):
             if stop.is_set():
                 raise _Skipped
             try:
-                return self._call(request, params)
+                completion = self._call(request, params)
+                if params.logprobs and completion.token_logprobs is None:
+                    raise malformed("no token logprobs")
+                return completion
             except Failure as exc:
                 failure = exc
             except Exception as exc:  # noqa: BLE001 - mapped, or re-raised just below
@@ -335,15 +390,9 @@ class RemoteBackend(BaseBackend):
                 )
             if attempt < attempts:
                 delay = self.retry.delay(attempt, failure.retry_after)
-                log.info(
-                    "%s: request %d attempt %d/%d failed: %s; retrying in %.2fs",
-                    self.name,
-                    index,
-                    attempt,
-                    attempts,
-                    message,
-                    delay,
-                )
+                log.info("%s: request %d attempt %d/%d failed: %s; retrying in %.2fs",
+                         self.name, index, attempt, attempts, message, delay)
+                self._notice(f"{self.name}: {message}; retrying (attempt {attempt + 1} of {attempts})")
                 self._pause(delay, stop)
         stop.set()
         message = self._redact(failure.message)
@@ -358,6 +407,25 @@ class RemoteBackend(BaseBackend):
         else:
             self.retry.sleep(seconds)
 
+    def _notice(self, message: str) -> None:
+        """Say on stderr that requests are being retried: at most one line per
+        ``NOTICE_EVERY`` seconds, however many requests retry."""
+        with self._notice_lock:
+            now = time.monotonic()
+            if now - self._noticed < NOTICE_EVERY:
+                return
+            self._noticed = now
+        warnings.warn(message, RetryNotice, stacklevel=1)
+
     def _redact(self, text: str) -> str:
-        """``text`` with the API key masked, should a service ever echo it back."""
-        return text.replace(self._secret, "***") if self._secret else text
+        """``text`` with the API key masked, should a service ever echo it back (also as an
+        escaped string)."""
+        if not self._secret:
+            return text
+        for form in (self._secret, repr(self._secret)[1:-1]):
+            text = text.replace(form, "***")
+        return text
+
+
+class RetryNotice(UserWarning):
+    """A request is being retried (shown on stderr, at most one line per few seconds)."""
