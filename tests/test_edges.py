@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import pathlib
 import re
 
@@ -117,3 +118,29 @@ def test_a_pool_directory_given_to_run_says_so(tmp_path):
     assert result.exit_code == 2 and "(it is a `uab pool` directory, not a `uab run` one)" in result.stderr
     result = cli(["pool", q, "-K", "2", "-o", run, "--backend", "scripted", "-q"])
     assert result.exit_code == 2 and "(it is a `uab run` directory, not a `uab pool` one)" in result.stderr
+
+
+def test_one_line_takes_a_validation_error_s_reason():
+    from uab_cli.errors import one_line
+
+    pydantic_like = ValueError("1 validation error for VllmConfig\n  Value error, Total number of attention heads (9) "
+                               "must be divisible by tensor parallel size (2). [type=value_error, input_value=...]\n"
+                               "    For further information visit https://errors.pydantic.dev/2/v/value_error")
+    assert one_line(pydantic_like) == "Total number of attention heads (9) must be divisible by tensor parallel size (2)."
+    assert one_line(OSError("first\n\nsecond")) == "first" and one_line(KeyError()) == "KeyError"
+
+
+@pytest.mark.parametrize("value,threads", [("3", 3), (" 2", 2), ("", None), ("0", None), ("-1", None), ("abc", None)])
+def test_omp_num_threads_that_is_no_positive_integer_is_dropped(monkeypatch, value, threads):
+    """OpenMP warns about such a value and uses every CPU (3x slower here); uab drops it and
+    takes its own default."""
+    import warnings
+
+    from uab_cli.backends.local import _omp_threads
+
+    monkeypatch.setenv("OMP_NUM_THREADS", value)
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        assert _omp_threads() == threads
+    assert ("OMP_NUM_THREADS" in os.environ) == (threads is not None)
+    assert bool(said) == (threads is None)

@@ -414,3 +414,23 @@ def test_simulate_seeds_are_a_bounded_count():
     pool = str(Path(__file__).resolve().parent.parent / "results" / "smollm2-mc")
     refused(cli(["simulate", pool, "--seeds", BIG, "-q"]), "'--seeds'")  # an OverflowError traceback before
     refused(cli(["simulate", pool, "--seeds", "0", "-q"]), "'--seeds'")
+
+
+def test_a_model_directory_is_recorded_absolute(tmp_path, monkeypatch):
+    """`--model ./m` from two folders names two directories: recorded as typed, a rerun from
+    the other folder reused samples of the first model and drew the rest from the second."""
+    from uab_cli.settings import Generation, changes
+
+    for folder in ("a", "b"):
+        (tmp_path / folder / "m").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path / "a")
+    first = Generation(model="./m").info()
+    assert first["model"] == str(tmp_path / "a" / "m")
+    assert Generation(model="m").info()["model"] == first["model"]  # the same directory typed another way
+    assert Generation(model="org/hub-id").info()["model"] == "org/hub-id"  # not a path: as given
+    monkeypatch.chdir(tmp_path / "b")
+    assert changes("generation", first, Generation(model="./m").info()) == {
+        "--model": f"({tmp_path / 'a' / 'm'} → {tmp_path / 'b' / 'm'})"}
+    # an older uab recorded it as typed: read from the folder it was typed in, the same model
+    monkeypatch.chdir(tmp_path / "a")
+    assert changes("generation", {**first, "model": "./m"}, Generation(model="./m").info()) == {}

@@ -24,6 +24,16 @@ class BackendError(Exception):
     """A model backend failed after its retries (network, API, engine): exit code 1."""
 
 
+def one_line(exc: BaseException) -> str:
+    """An exception's message on one line: a pydantic validation error (vLLM's config) by its
+    reason (``Value error, …``), else the message's first non-empty line."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    for line in lines:
+        if "Value error, " in line:
+            return line.split("Value error, ", 1)[1].split(" [type=", 1)[0]
+    return lines[0] if lines else type(exc).__name__
+
+
 def require(module: str, extra: str):
     """Import an optional dependency or raise a ``UabError`` naming the extra to install."""
     import importlib

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import BackendError, UabError, require
+from .errors import BackendError, UabError, one_line, require
 
 DEFAULT_MODEL = "SmolLM2-135M-Instruct"
 ALIASES = {"smollm2": DEFAULT_MODEL, DEFAULT_MODEL.lower(): DEFAULT_MODEL}
@@ -79,6 +79,14 @@ def resolve_model(model: str | None) -> ResolvedModel:
     if _looks_like_path(model):
         raise UabError(f"{model}: no such model file or directory")
     return ResolvedModel(model, model, None)
+
+
+def cannot_load(name: str, path: str, exc: BaseException) -> str:
+    """One line for a model that does not load: which, from where, why (the error's first
+    line) and, for a converted copy in the cache (a truncated file, say), how to redo it."""
+    inside = Path(path).resolve().is_relative_to((cache_root() / "models").resolve())
+    redo = f"; delete {path} to convert it again" if inside else ""
+    return f"cannot load model {name!r} from {path}: {one_line(exc)}{redo}"
 
 
 def cache_root() -> Path:
@@ -192,10 +200,17 @@ def _convert_gguf(resolved: ResolvedModel, target: Path, on_status: OnStatus) ->
         if hasattr(hf_model.config, "quantization_config"):
             del hf_model.config.quantization_config
         step(3, "writing safetensors")
-        with quiet_stderr():
-            hf_model.save_pretrained(tmp)
-            tokenizer.save_pretrained(tmp)
+        try:
+            with quiet_stderr():
+                hf_model.save_pretrained(tmp)
+                tokenizer.save_pretrained(tmp)
+        except OSError:
+            raise
+        except Exception as exc:  # safetensors' SafetensorError (a full disk) is no OSError
+            raise OSError(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from exc
         size = sum(f.stat().st_size for f in tmp.iterdir())
+        if target.exists():  # an entry left incomplete (no config.json): this conversion replaces it
+            shutil.rmtree(target)
         os.replace(tmp, target)
         on_status(f"converted in {time.monotonic() - start:.0f} s ({size / 1e6:.0f} MB); later runs reuse it")
     except OSError:

@@ -100,6 +100,9 @@ class Generation:
     def __post_init__(self) -> None:
         check_fields(self)
         object.__setattr__(self, "backend_options", sample_options(self.backend, self.backend_options))
+        # a model directory or file recorded absolute, as --tokenizer's: a rerun or Phase 2 from
+        # another folder finds it, and ./m and m are the same model
+        object.__setattr__(self, "model", as_path(self.model))
         if self.prompt_template is not None:
             self._template  # noqa: B018  (read and check the file now, before anything is drawn)
             # recorded absolute: a rerun or Phase 2 from another folder finds it
@@ -396,6 +399,8 @@ def changes(section: str, old: dict, new: dict, ignore=()) -> dict[str, str]:
     differs between two recorded dicts, an entry absent from one (older uab) taken as its
     default; the first change wins where two entries share an option; ``ignore``: names to skip."""
     out: dict[str, str] = {}
+    if section == "generation":  # a model path an older uab recorded relative: the same file
+        old, new = ({**d, "model": as_path(d["model"])} if isinstance(d.get("model"), str) else d for d in (old, new))
     digest = "prompt_template_sha256"
     if section == "generation" and old.get(digest) is not None and old.get(digest) == new.get(digest):
         ignore = {*ignore, "prompt_template"}  # the same template, its file named another way (./t.json)
@@ -410,6 +415,12 @@ def changes(section: str, old: dict, new: dict, ignore=()) -> dict[str, str]:
         if was != now:
             out.setdefault(flag(f"{section}.{name}"), f"({show(was)} → {show(now)})")
     return out
+
+
+def as_path(value: str) -> str:
+    """``value`` made absolute where it names an existing file or directory (else a hub id or
+    a name, as given)."""
+    return os.path.abspath(value) if value and os.path.exists(value) else value
 
 
 def show(value) -> str:

@@ -79,6 +79,18 @@ def test_non_gguf_file_and_missing_path_are_user_errors(tmp_path):
         resolve_model("absent.gguf")
 
 
+@pytest.mark.parametrize("files", [{}, {"config.json": '{"model_type": "llama"}'}, {"config.json": "{"}])
+def test_a_directory_that_holds_no_model_is_one_line_and_exit_2(tmp_path, files):
+    """Not a backend failure to resume after (exit 1, "re-run the same command"): the files are wrong."""
+    from uab_cli.backends.local import LocalBackend
+
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    with pytest.raises(UabError) as error:
+        LocalBackend(model=str(tmp_path))
+    assert "\n" not in str(error.value) and str(error.value).startswith(f"cannot load model {tmp_path.name!r} from ")
+
+
 def test_hub_id_passes_through():
     hub = "HuggingFaceTB/SmolLM2-135M-Instruct"
     assert resolve_model(hub) == ResolvedModel(hub, hub, None)
@@ -187,6 +199,11 @@ def test_conversion_writes_plain_safetensors_once(cache_dir, capfd):
     assert again == []
     leftovers = [p for p in path.parent.iterdir() if p.name.startswith(".")]
     assert leftovers == []
+    # An entry left without its config.json (a crash, a hand edit) is converted again, in place:
+    # before, the conversion could not replace the non-empty directory and failed every time.
+    (path / "config.json").unlink()
+    assert vllm_model_dir(None, again.append) == str(path)
+    assert again[-1].startswith("converted in") and (path / "config.json").is_file()
 
 
 @pytest.mark.slow

@@ -131,3 +131,22 @@ def test_the_context_is_the_engines_and_prompts_are_counted_as_it_counts_them(ba
     records = [{"id": "long", "question": "What is " + "one " * 2000 + "1 + 1?"}]
     with pytest.raises(UabError, match=r"question 'long': its prompt has .* context of 1,024 tokens"):
         pipeline.fit(records, backend, Generation(backend="vllm", max_tokens=24))
+
+
+def test_phase1_on_vllm_writes_only_records_to_stdout(tmp_path):
+    """vLLM logs to stdout unless told otherwise: `uab phase1 --backend vllm | uab allocate -`
+    would read its log lines as records."""
+    import pathlib
+    import subprocess
+    import sys
+
+    import orjson
+
+    root = pathlib.Path(__file__).resolve().parents[2]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("VLLM_LOGGING")}
+    done = subprocess.run([sys.executable, "-m", "uab_cli", "phase1", str(root / "sample_data" / "quickstart.jsonl"),
+                           "--backend", "vllm", "--max-tokens", "8", "-q"], capture_output=True, env=env, timeout=600,
+                          cwd=tmp_path)
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
+    lines = done.stdout.splitlines()
+    assert len(lines) == 6 and all(orjson.loads(line)["samples"] for line in lines), done.stdout[:500]

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from itertools import groupby
 
 from ..errors import BackendError, UabError
-from ..models import quiet_stderr, resolve_model, vllm_model_dir
+from ..models import cannot_load, quiet_stderr, resolve_model, vllm_model_dir
 from ..reasoning import answer_start, opening_marker
 from .base import (
     DTYPE,
@@ -37,6 +37,21 @@ _DTYPES = DTYPES[1:]  # "auto" means float32
 _SEED_MASK = 0xFFFF_FFFF_FFFF_FFFF
 _PREFILL_TOKENS = 4096  # at most this many (padded) prompt tokens per prefill forward
 _SHARED_PREFIX = 16  # prompts sharing this many leading tokens prefill them once
+
+
+def _omp_threads() -> int | None:
+    """``$OMP_NUM_THREADS`` as torch's thread count; unset, ``None`` (half the CPUs). A value
+    that is no positive integer is dropped with a warning (OpenMP would warn and use every CPU,
+    several times slower), before torch loads OpenMP."""
+    value = os.environ.get("OMP_NUM_THREADS")
+    if value is None:
+        return None
+    if value.strip().isdigit() and int(value) > 0:
+        return int(value)
+    del os.environ["OMP_NUM_THREADS"]
+    warnings.warn(f"OMP_NUM_THREADS={value!r} is not a positive integer: ignored (half the CPUs instead)",
+                  UserWarning, stacklevel=3)
+    return None
 
 
 def _default_threads() -> int:
@@ -77,6 +92,7 @@ class LocalBackend(BaseBackend):
         dtype = self.same_as["dtype"].get(dtype, dtype)
         if dtype not in _DTYPES:
             raise UabError(f"dtype must be one of {', '.join(_DTYPES)}, got {dtype!r}")
+        threads = threads if threads is not None else _omp_threads()
         torch = require("torch", "local")
         transformers = require("transformers", "local")
         self._torch = torch
@@ -86,7 +102,7 @@ class LocalBackend(BaseBackend):
         path = vllm_model_dir(model, on_status) if resolved.gguf_file else resolved.path
         if threads is not None:
             torch.set_num_threads(max(1, threads))
-        elif device == "cpu" and "OMP_NUM_THREADS" not in os.environ:
+        elif device == "cpu":
             torch.set_num_threads(_default_threads())
         try:
             self.device = torch.device(device)
@@ -99,14 +115,8 @@ class LocalBackend(BaseBackend):
                     path, dtype=getattr(torch, dtype)
                 )
             self.lm.to(self.device).eval()
-        except OSError as exc:
-            raise UabError(f"cannot load model {resolved.name!r}: {exc}") from exc
-        except (
-            Exception
-        ) as exc:  # transformers raises many types on bad weights / devices
-            raise BackendError(
-                f"loading model {resolved.name!r} failed: {exc}"
-            ) from exc
+        except Exception as exc:  # transformers raises many types on bad weights and missing files
+            raise UabError(cannot_load(resolved.name, path, exc)) from exc
         self._transformers = transformers
         self._chat = ChatTokens(self.tokenizer, self.model)
         known = config_context(self.lm.config)

@@ -10,7 +10,7 @@ import gc
 import os
 from collections.abc import Sequence
 
-from ..errors import BackendError, UabError
+from ..errors import BackendError, UabError, one_line
 from ..reasoning import answer_start, opening_marker
 from .base import (
     DTYPE,
@@ -27,6 +27,9 @@ from .base import (
 
 # Set (when absent) before a CPU engine starts; the engine's worker processes inherit them.
 CPU_ENV = {"VLLM_CPU_KVCACHE_SPACE": "2"}
+# vLLM logs INFO lines to stdout, where `uab phase1` writes its records: its warnings go to
+# stderr instead (set the variables to see more, or elsewhere).
+LOGGING_ENV = {"VLLM_LOGGING_STREAM": "ext://sys.stderr", "VLLM_LOGGING_LEVEL": "WARNING"}
 CPU_MAX_LEN = 4096  # CPU default context: prompts are prefilled whole (see below)
 
 
@@ -135,6 +138,8 @@ class VLLMBackend(BaseBackend):
             )
         if max_model_len is not None and max_model_len < 1:
             raise UabError(f"--max-model-len must be positive, got {max_model_len}")
+        for key, value in LOGGING_ENV.items():  # before vllm is imported: it configures its logging then
+            os.environ.setdefault(key, value)
         self._vllm = require("vllm", "vllm")
         self.model = resolve_model(model).name
         self._model_arg = model
@@ -175,7 +180,7 @@ class VLLMBackend(BaseBackend):
             try:
                 self._llm = self._vllm.LLM(path, **self.engine_args)
             except (ValueError, OSError) as exc:
-                raise UabError(f"vLLM cannot load {self.model}: {exc}") from exc
+                raise UabError(f"vLLM cannot load {self.model}: {one_line(exc)}") from exc
             except Exception as exc:
                 raise BackendError(f"starting the vLLM engine failed: {exc}") from exc
         return self._llm
