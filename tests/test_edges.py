@@ -144,3 +144,120 @@ def test_omp_num_threads_that_is_no_positive_integer_is_dropped(monkeypatch, val
         assert _omp_threads() == threads
     assert ("OMP_NUM_THREADS" in os.environ) == (threads is not None)
     assert bool(said) == (threads is None)
+
+
+# --- what a fuzzer of every input found ----------------------------------------------------------
+
+def _sampled(n: int = 3, **sample) -> list[dict]:
+    return [{**r, "samples": [{"index": 0, "phase": 1, "text": "1", "answer": "1", "anll": 0.1, **sample}]}
+            for r in arithmetic(n)]
+
+
+@pytest.mark.parametrize("change,says", [
+    ({"index": "0"}, "sample 'index' must be a non-negative integer, got '0'"),
+    ({"index": -1}, "sample 'index' must be a non-negative integer, got -1"),
+    ({"phase": True}, "sample 'phase' must be 1 or 2, got True"),
+    ({"phase": 1.0}, "sample 'phase' must be 1 or 2, got 1.0"),
+])
+def test_a_sample_s_index_and_phase_are_checked(tmp_path, change, says):
+    path = write_jsonl(tmp_path / "p.jsonl", _sampled(**change))
+    result = cli(["allocate", path, "-N", "2"])
+    assert result.exit_code == 2 and f"p.jsonl:1: {says}" in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("field,value,says", [
+    ("level", {"a": 1}, "'level' must be a string or number, got dict"),
+    ("uab", {"phase1": "x"}, "'uab.phase1' (what produced the record) must be an object, got str"),
+])
+def test_record_fields_a_stage_reads_are_checked(tmp_path, field, value, says):
+    rows = arithmetic(2)
+    rows[1][field] = value
+    result = cli(["phase1", write_jsonl(tmp_path / "q.jsonl", rows), "--backend", "scripted"])
+    assert result.exit_code == 2 and f"q.jsonl:2: {says}" in result.stderr, result.stderr
+
+
+def test_a_damaged_checkpoint_sample_is_named_not_a_traceback(tmp_path):
+    q = write_jsonl(tmp_path / "q.jsonl", arithmetic(3))
+    run = ["run", q, "-N", "2", "-o", str(tmp_path / "r"), "--backend", "scripted", "-q"]
+    assert cli(run).exit_code == 0
+    ckpt = tmp_path / "r" / "samples.ckpt.jsonl"
+    lines = ckpt.read_text().splitlines()
+    lines[0] = lines[0].replace('"phase":1', '"phase":"one"')
+    ckpt.write_text("\n".join(lines) + "\n")
+    result = cli(run)
+    assert result.exit_code == 2 and "samples.ckpt.jsonl:1: not a sample of this run's checkpoint" in result.stderr
+
+
+def test_an_empty_list_of_temperatures_is_one_line(tmp_path):
+    pool = write_jsonl(tmp_path / "p.jsonl", _sampled())
+    result = cli(["simulate", pool, "-T", ","])
+    assert result.exit_code == 2 and "-T/--signal-temperature takes comma-separated numbers, got ','" in result.stderr
+
+
+def test_a_named_pipe_is_read_once_like_stdin(tmp_path):
+    """`uab allocate <(cat p1.jsonl)`: the input is read twice; a pipe read a second time is
+    empty ("empty input: no records", or a FIFO that hangs)."""
+    import threading
+
+    data = (tmp_path / "p.jsonl")
+    write_jsonl(data, _sampled())
+    fifo = tmp_path / "fifo.jsonl"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=lambda: fifo.write_bytes(data.read_bytes()), daemon=True)
+    writer.start()
+    result = cli(["allocate", str(fifo), "-N", "2", "--allocator", "uniform"])
+    assert result.exit_code == 0, result.stderr
+    assert len(result.stdout.splitlines()) == 3
+
+
+def test_an_output_file_path_ending_in_a_slash_is_refused_before_drawing(tmp_path, fake_backend):
+    fake_backend.in_cli()
+    q = write_jsonl(tmp_path / "q.jsonl", arithmetic(2))
+    result = cli(["phase1", q, "--backend", "scripted", "-o", str(tmp_path / "new") + "/"])
+    assert result.exit_code == 2 and "it names a directory (-o takes a file)" in result.stderr
+    assert fake_backend.drawn == 0
+
+
+def test_a_record_nested_deeper_than_json_can_be_written_is_one_line(tmp_path):
+    path = tmp_path / "q.jsonl"
+    path.write_text('{"id": "a", "question": "q", "x": ' + "[" * 300 + "]" * 300 + "}\n")
+    result = cli(["phase1", str(path), "--backend", "scripted", "-o", str(tmp_path / "out.jsonl")])
+    assert result.exit_code == 2 and "record 'a' cannot be written as JSON" in result.stderr
+    assert not (tmp_path / "out.jsonl").exists()
+
+
+def test_a_budget_beyond_the_machine_is_one_line(tmp_path):
+    path = write_jsonl(tmp_path / "p.jsonl", _sampled())
+    result = cli(["allocate", path, "-N", "100000", "--allocator", "majority"])
+    assert result.exit_code == 2 and "out of memory" in result.stderr
+
+
+def _results(tmp_path) -> str:
+    q = write_jsonl(tmp_path / "q.jsonl", arithmetic(8))
+    assert cli(["pool", q, "-K", "4", "-o", str(tmp_path / "pool"), "--backend", "scripted", "-q"]).exit_code == 0
+    res = str(tmp_path / "res.jsonl")
+    assert cli(["simulate", str(tmp_path / "pool"), "--budgets", "2,4", "--seeds", "2", "-o", res, "-q"]).exit_code == 0
+    return res
+
+
+def test_report_on_a_malformed_results_row_leaves_the_report_as_it_was(tmp_path):
+    res = _results(tmp_path)
+    assert cli(["report", res, "-o", str(tmp_path / "rep")]).exit_code == 0
+    before = {p.name: p.read_bytes() for p in (tmp_path / "rep").iterdir()}
+    rows = [line.replace('"min_N":', '"min_N":"x","was":') for line in pathlib.Path(res).read_text().splitlines()]
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("\n".join(rows) + "\n")
+    assert '"min_N":"x"' in bad.read_text()
+    result = cli(["report", str(bad), "-o", str(tmp_path / "rep")])
+    assert result.exit_code == 2 and "bad.jsonl: a row is not what `uab simulate -o` writes" in result.stderr
+    assert {p.name: p.read_bytes() for p in (tmp_path / "rep").iterdir()} == before
+    result = cli(["report", str(bad), "-o", str(tmp_path / "fresh")])
+    assert result.exit_code == 2 and not (tmp_path / "fresh").exists()
+
+
+def test_check_on_a_malformed_recommendation_names_the_file(tmp_path):
+    res = _results(tmp_path)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(pathlib.Path(res).read_text().replace('{"recommendation":{"N":2', '{"recommendation":{"N":null'))
+    result = cli(["simulate", str(tmp_path / "pool"), "--check", str(bad)])
+    assert result.exit_code == 2 and "bad.jsonl: a recommendation row without 'N'" in result.stderr, result.stderr

@@ -78,6 +78,10 @@ class _Group(typer.core.TyperGroup):
             err.print("interrupted: finished samples are kept; re-run the same command to resume."
                       if resumable() else "interrupted: nothing was written.")
             raise typer.Exit(130) from None
+        except MemoryError:  # a budget or -K far beyond the machine (N = 10⁵ under --allocator majority)
+            err.print("[red]error:[/red] out of memory: the budget, -K or input is too large for this machine",
+                      highlight=False, soft_wrap=True)
+            raise typer.Exit(2) from None
 
     def format_commands(self, ctx, formatter):
         # Whole first paragraphs of the docstrings: click would cut them at ~45 characters.
@@ -520,9 +524,12 @@ def _budgets(text: str | None) -> list[int] | None:
 
 def _floats(text: str, option: str) -> list[float]:
     try:
-        return [float(t) for t in _csv(text)]
+        values = [float(t) for t in _csv(text)]
     except ValueError:
-        raise UabError(f"{option} takes comma-separated numbers, got {text!r}") from None
+        values = []
+    if not values:
+        raise UabError(f"{option} takes comma-separated numbers, got {text!r}")
+    return values
 
 
 def _targets(text: str | None) -> list[float] | None:

@@ -309,8 +309,10 @@ def produced_by(records: Sequence[dict], pool: str, seeds: int, vote: Vote | Non
 
 
 def about(rows: Sequence[dict]) -> dict | None:
-    """The ``produced_by`` row of a results file (None in one written before it existed)."""
-    return next((r["simulation"] for r in rows if "simulation" in r), None)
+    """The ``produced_by`` row of a results file (None in one written before it existed, or
+    one of another shape)."""
+    found = next((r["simulation"] for r in rows if "simulation" in r), None)
+    return found if isinstance(found, dict) else None
 
 
 def drawn_otherwise(rows: Sequence[dict], records: Sequence[dict]) -> dict[str, str]:

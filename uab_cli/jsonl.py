@@ -171,15 +171,15 @@ def rereadable(path: str) -> Iterator[str]:
     """A path to read the input from more than once: the file itself, or for ``-`` a
     temporary copy of stdin (removed on leaving). A path that cannot be read is a ``UabError``
     naming it, here, before anything reads it."""
-    if path != "-":
+    if path != "-" and not _special(path):
         with _open_input(path):
             pass
         yield path
         return
     fd, tmp = tempfile.mkstemp(prefix="uab-stdin.", suffix=".jsonl")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            shutil.copyfileobj(sys.stdin.buffer, fh, _WRITE_BUFFER)
+    try:  # stdin, or a pipe named by a path (a FIFO, <(...)): read once, into a copy
+        with os.fdopen(fd, "wb") as fh, _open_input(path) as source:
+            shutil.copyfileobj(source, fh, _WRITE_BUFFER)
         yield tmp
     finally:
         os.unlink(tmp)
@@ -237,8 +237,12 @@ _DUMP_OPTIONS = orjson.OPT_APPEND_NEWLINE | orjson.OPT_SERIALIZE_NUMPY
 
 
 def dumps(rec: dict) -> bytes:
-    """One JSONL line."""
-    return orjson.dumps(rec, None, _DUMP_OPTIONS)
+    """One JSONL line; ``UabError`` for a record orjson reads but cannot write (nested over 254
+    levels deep)."""
+    try:
+        return orjson.dumps(rec, None, _DUMP_OPTIONS)
+    except orjson.JSONEncodeError as exc:
+        raise UabError(f"record {rec.get('id')!r} cannot be written as JSON: {exc}") from None
 
 
 _WRITE_BUFFER = 1 << 20
@@ -259,6 +263,8 @@ def check_output(path: str, directory: str | None = None) -> None:
     what = f"cannot use as a {directory}" if directory else "cannot write the output here"
     if not path:
         raise UabError(f"{what}: the path is empty")
+    if not directory and path.endswith(os.sep):
+        raise UabError(f"{what}: it names a directory (-o takes a file)", path)
     if path == "-":  # a directory cannot be stdout: a folder named "-" is never what was meant
         raise UabError(f"{what}: - is stdout, and a {directory} holds several files (give a folder)")
     if os.path.exists(path) and os.path.isdir(path) != bool(directory):

@@ -507,7 +507,7 @@ def voted_samples(rec: dict, settings: Vote | None = None) -> Sequence[dict]:
     pool = rec.get("samples") or ()
     if _beyond(rec):
         stop = len(samples(rec, 1)) + rec["extra"]
-        pool = [s for s in pool if s.get("phase") != 2 or s["index"] < stop]
+        pool = [s for s in pool if s.get("phase") != 2 or s.get("index", 0) < stop]
     if settings is not None and not settings.include_phase1:
         pool = [s for s in pool if s.get("phase") == 2]
     return pool

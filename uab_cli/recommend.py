@@ -350,6 +350,21 @@ def markdown_check(checks: Sequence[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
+_SHAPE = {"N": (int,), "allocator": (str,), "vote_rule": (str, type(None)), "signal": (str, type(None)),
+          "T": (int, float, type(None)), "settings": (dict, type(None)), "flags": (str, type(None))}
+
+
+def _check_shape(rec: dict, path: str) -> None:
+    """``UabError`` naming ``path`` for a recommendation row of another shape than ``simulate``
+    writes (a field of another type, no N or allocator)."""
+    for key, kinds in _SHAPE.items():
+        value = rec.get(key)
+        if value is None and key in ("N", "allocator"):
+            raise UabError(f"a recommendation row without {key!r}", path)
+        if type(value) not in kinds or (key == "N" and value < 1):
+            raise UabError(f"a recommendation row's {key!r} is {value!r}, not what `uab simulate -o` writes", path)
+
+
 def from_results(path: str, budgets: Sequence[int] | None = None, rows: Sequence[dict] | None = None) -> list[dict]:
     """The ``{"recommendation": ...}`` rows of a ``uab simulate -o`` results file (``rows``, when
     the caller read it already: stdin reads once), those for ``budgets`` when given;
@@ -357,6 +372,8 @@ def from_results(path: str, budgets: Sequence[int] | None = None, rows: Sequence
     N = 3 and silently left out, a check would look complete)."""
     rows = [row for _, row in read_jsonl(path)] if rows is None else rows
     found = [row["recommendation"] for row in rows if isinstance(row.get("recommendation"), dict)]
+    for rec in found:
+        _check_shape(rec, path)
     have = ", ".join(str(r.get("N")) for r in found)
     if not found:
         raise UabError("no recommendation rows: expected a `uab simulate -o` results file", path)

@@ -49,7 +49,7 @@ def check_record(rec: dict, stage: str = "question") -> None:
         if type(samples) is not list:
             raise UabError("'samples' must be a list of objects")
         for s in samples:
-            _check_sample(s)
+            check_sample(s)
     if stage == "allocated":
         extra = rec.get("extra")
         if extra is None:
@@ -99,6 +99,12 @@ def _check_question(rec: dict) -> None:
     prov = rec.get(PROVENANCE)
     if prov is not None and type(prov) is not dict:
         raise UabError(f"'{PROVENANCE}' (what produced the record) must be an object, got {type(prov).__name__}")
+    for stage, info in (prov or {}).items():
+        if type(info) is not dict and stage in _STAGES:
+            raise UabError(f"'{PROVENANCE}.{stage}' (what produced the record) must be an object, got {type(info).__name__}")
+    level = rec.get("level")
+    if level is not None and type(level) not in _SCALARS:
+        raise UabError(f"'level' must be a string or number, got {type(level).__name__}")
     t = rec.get("type")
     if t is not None and t not in TYPES:
         raise UabError(f"'type' must be one of {', '.join(TYPES)}, got {t!r}")
@@ -107,19 +113,23 @@ def _check_question(rec: dict) -> None:
 
 
 _SCALARS = (str, int, float)
+_STAGES = ("phase1", "allocate", "phase2", "vote")
 _STATS = ("anll", "total_nll", "max_nll", "nll_var")
 _COUNTS = ("n_tokens", "prompt_tokens")  # a sample's completion and prompt tokens
 _NUMBER_OR_NONE = (int, float, type(None))
 
 
-def _check_sample(s: dict) -> None:
+def check_sample(s: dict) -> None:
     if type(s) is not dict:
         raise UabError("'samples' must be a list of objects")
     get = s.get
     if type(get("text")) is not str:
         raise UabError("each sample needs a string 'text'")
-    if get("phase") not in (1, 2):
+    if type(get("phase")) is not int or get("phase") not in (1, 2):
         raise UabError(f"sample 'phase' must be 1 or 2, got {get('phase')!r}")
+    i = get("index")
+    if i is not None and (type(i) is not int or i < 0):
+        raise UabError(f"sample 'index' must be a non-negative integer, got {i!r}")
     for key in _STATS:
         if type(get(key)) not in _NUMBER_OR_NONE:
             raise UabError(f"sample {key!r} must be a number or null, got {get(key)!r}")

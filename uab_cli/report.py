@@ -3,6 +3,8 @@ accuracy, tokens per response) and the files a report writes (``summary.md`` and
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 from collections.abc import Callable, Sequence
 
@@ -173,6 +175,24 @@ def report(rows: Sequence[dict], records: Sequence[dict] | None, out_dir: str,
     has none; the signal deciles need its ``deciles`` rows. A plot the inputs cannot draw is
     named, with why, in ``summary.md`` and to ``on_skipped(name, why)``. ``summary.md`` opens
     with where the results came from (``source``, the results file, and its ``produced_by`` row)."""
+    try:
+        files, skipped = _render(rows, records, targets, on_skipped, source)
+    except (TypeError, ValueError, KeyError, AttributeError, IndexError) as exc:  # a row of another shape
+        raise UabError(f"a row is not what `uab simulate -o` writes ({type(exc).__name__}: {exc})", source) from None
+    for name in skipped:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(os.path.join(out_dir, name))
+    paths = []
+    for name, data in files.items():
+        paths.append(os.path.join(out_dir, name))
+        with atomic_output(paths[-1]) as fh:
+            fh.write(data.getvalue())
+    return paths
+
+
+def _render(rows: Sequence[dict], records: Sequence[dict] | None, targets: Sequence[float] | None,
+            on_skipped: Callable[[str, str], None] | None, source: str | None) -> tuple[dict, dict]:
+    """The report's files (name -> bytes) and the plots it cannot draw (name -> why), written nowhere."""
     summary = summarize(rows)
     if not any("skipped" not in e for e in summary):
         raise UabError("no result rows to report")
@@ -211,12 +231,6 @@ def report(rows: Sequence[dict], records: Sequence[dict] | None, out_dir: str,
     for name, why in skipped.items():
         if on_skipped:
             on_skipped(name, why)
-    paths = []
-    for name, fig in figures.items():
-        paths.append(os.path.join(out_dir, name))
-        with atomic_output(paths[-1]) as fh:
-            fig.savefig(fh, format="png", dpi=120)
-        plt.close(fig)
     checks = [r["check"] for r in rows if "check" in r]  # `simulate --check`: its verdicts, not a recommendation
     text = "# UAB simulation summary\n\n" + produced(source, about(rows)) + markdown_table(summary, correlation, recommendations(rows),
                                                            advise=not checks)
@@ -224,7 +238,12 @@ def report(rows: Sequence[dict], records: Sequence[dict] | None, out_dir: str,
         text += "\n" + part if part else ""
     if skipped:
         text += "\nPlots not drawn:\n\n" + "".join(f"- {name}: {why}\n" for name, why in skipped.items())
-    paths.append(os.path.join(out_dir, "summary.md"))
-    with atomic_output(paths[-1]) as fh:
-        fh.write(text.encode("utf-8"))
-    return paths
+    # Everything rendered before the first file is written: a report that fails leaves the
+    # directory as it was, and one that succeeds leaves no plot of an earlier report beside it.
+    files = {}
+    for name, fig in figures.items():
+        files[name] = io.BytesIO()
+        fig.savefig(files[name], format="png", dpi=120)
+        plt.close(fig)
+    files["summary.md"] = io.BytesIO(text.encode("utf-8"))
+    return files, skipped

@@ -20,7 +20,7 @@ from . import allocators, cost, pipeline, settings
 from .backends.base import Backend
 from .errors import UabError
 from .jsonl import atomic_output, dumps, write_records
-from .records import is_int, provenance, questions_fingerprint, samples
+from .records import check_sample, is_int, provenance, questions_fingerprint, samples
 
 CONFIG = "config.json"
 CHECKPOINT = "samples.ckpt.jsonl"
@@ -104,7 +104,8 @@ class RunDir:
                     existing = orjson.loads(fh.read())
                 except orjson.JSONDecodeError:
                     existing = None
-            if not isinstance(existing, dict):
+            if not isinstance(existing, dict) or not all(isinstance(existing.get(k, {}), dict)
+                                                         for k in ("generation", "allocate", "vote")):
                 changed = [f"unreadable {CONFIG}"]
             elif ("pool" in existing) != ("pool" in config):  # a pool's directory given to run, or the reverse
                 was, now = ("pool", "run") if "pool" in existing else ("run", "pool")
@@ -158,9 +159,10 @@ class RunDir:
                     row = orjson.loads(raw)
                     qid, sample = row["id"], row["sample"]
                     index = sample["index"]
-                    if not is_int(index) or index < 0:
-                        raise ValueError("bad index")
-                except (ValueError, TypeError, KeyError):
+                    if not is_int(index) or type(qid) is not str:
+                        raise ValueError("bad index or id")
+                    check_sample(sample)
+                except (ValueError, TypeError, KeyError, UabError):
                     if fh.read().strip():  # a kill tears the last line only
                         raise UabError("not a sample of this run's checkpoint, and samples follow it: fix or "
                                        "remove the line (or --force to start over)", self.file(CHECKPOINT),
@@ -522,7 +524,8 @@ def pool_file(path: str) -> str:
         if "pool" in config:
             raise UabError("an unfinished `uab pool` directory: rerun the same `uab pool` command to finish it",
                            path)
-        allocator = (config.get("allocate") or {}).get("allocator")
+        allocate = config.get("allocate")
+        allocator = allocate.get("allocator") if isinstance(allocate, dict) else None
         votes = os.path.join(path, STAGE_FILES[-1])
         if allocator == "uniform" and os.path.exists(votes):
             return votes
