@@ -492,3 +492,19 @@ def test_default_targets_use_every_curve_only_when_no_majority_curve_rises():
                for n in (2, 4) for name, rule, acc in (("uniform", "majority", lambda n: 0.5),
                                                        ("uniform", "weighted", lambda n: 0.4 + 0.05 * n))]
     assert analyses.default_targets(analyses.curves(summary)) == [0.517, 0.533, 0.55, 0.567, 0.583]
+
+
+@pytest.mark.parametrize("damage", [b"{", b"[]", b'{"counts": {}}', b'{"counts": {}, "labels": {"q0": "easy"}}'])
+def test_a_judge_file_that_does_not_label_every_question_is_judged_again(tmp_path, damage):
+    """Damaged, or written for fewer questions: the judge runs again (seeded per question, so the
+    labels it had come out the same); it was a traceback."""
+    q = write_jsonl(tmp_path / "q.jsonl", arithmetic(6))
+    out = tmp_path / "run"
+    run = ["run", q, "--budget", "3", "--backend", "scripted", "--allocator", "judge", "-o", str(out), "-q"]
+    assert cli(run).exit_code == 0
+    labels = orjson.loads((out / "judge.json").read_bytes())["labels"]
+    (out / "judge.json").write_bytes(damage)
+    result = cli(run)
+    assert result.exit_code == 0, result.stderr
+    assert orjson.loads((out / "judge.json").read_bytes())["labels"] == labels
+    assert not orjson.loads((out / "summary.json").read_bytes())["stages"]["judge"]["reused"]

@@ -261,3 +261,13 @@ def test_check_on_a_malformed_recommendation_names_the_file(tmp_path):
     bad.write_text(pathlib.Path(res).read_text().replace('{"recommendation":{"N":2', '{"recommendation":{"N":null'))
     result = cli(["simulate", str(tmp_path / "pool"), "--check", str(bad)])
     assert result.exit_code == 2 and "bad.jsonl: a recommendation row without 'N'" in result.stderr, result.stderr
+
+
+def test_phase2_names_the_record_whose_provenance_holds_a_bad_value(tmp_path):
+    rows = _sampled()
+    for r in rows:
+        r["extra"] = 1
+        r["uab"] = {"phase1": {"backend": "scripted", "model": "scripted", "temperature": "hot", "k": 1}}
+    result = cli(["phase2", write_jsonl(tmp_path / "a.jsonl", rows)])
+    assert result.exit_code == 2, result.stderr
+    assert "a.jsonl:1: its Phase-1 provenance (uab.phase1): --temperature takes a number, got 'hot'" in result.stderr

@@ -605,6 +605,11 @@ def phase1_settings(records: list[dict], path: str | None = None, lines: Sequenc
     if first is None:
         return {}
     r0, shared = first
+    try:  # values no option takes (a hand-edited file): named here, not as an option never given
+        Generation.build(shared)
+    except UabError as exc:
+        raise UabError(f"its Phase-1 provenance (uab.phase1): {exc.message}", path, lines[r0] if lines else None) \
+            from None
     ignore = {"version", "k", *Generation.SAMPLE_FREE}
     for r, rec in enumerate(records[r0 + 1:], r0 + 1):
         other = generation_of(rec)

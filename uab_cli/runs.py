@@ -496,14 +496,17 @@ def _changed(old: dict, new: dict) -> list[str]:
 
 
 def _judge_once(rundir: RunDir, records: list[dict], backend: Backend, gen: pipeline.Generation) -> dict:
-    """Judge labels survive resume in ``judge.json`` (they are not part of the budget)."""
+    """Judge labels survive resume in ``judge.json`` (they are not part of the budget). A file
+    that does not label every question (damaged, or more questions now) is judged again: the
+    judge's calls are seeded per question, so the labels it had come out the same."""
     path = rundir.file(JUDGE)
-    if os.path.exists(path):
-        with open(path, "rb") as fh:
-            saved = orjson.loads(fh.read())
+    saved = _read_json(path)
+    labels, counts = saved.get("labels"), saved.get("counts")
+    if isinstance(labels, dict) and isinstance(counts, dict) and all(
+            labels.get(rec["id"]) in ("easy", "hard") for rec in records):
         for rec in records:
-            rec["judge"] = saved["labels"][rec["id"]]
-        return {**saved["counts"], "reused": True}
+            rec["judge"] = labels[rec["id"]]
+        return {**counts, "reused": True}
     counts = pipeline.judge(records, backend, gen)
     with atomic_output(path) as fh:
         fh.write(orjson.dumps({"counts": counts, "labels": {r["id"]: r["judge"] for r in records}}))
@@ -546,9 +549,14 @@ def check_pool(records: list[dict], path: str, lines: list[int] | None = None) -
 
 
 def _read_config(path: str) -> dict:
+    return _read_json(os.path.join(path, CONFIG))
+
+
+def _read_json(path: str) -> dict:
+    """A JSON object file; ``{}`` where there is none, or something else."""
     try:
-        with open(os.path.join(path, CONFIG), "rb") as fh:
-            config = orjson.loads(fh.read())
+        with open(path, "rb") as fh:
+            found = orjson.loads(fh.read())
     except (OSError, orjson.JSONDecodeError):
         return {}
-    return config if isinstance(config, dict) else {}
+    return found if isinstance(found, dict) else {}
