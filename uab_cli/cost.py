@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from . import __version__
 from .errors import UabError
+from .records import STAGES
 
 
 def _plus(a: int | None, b: int | None) -> int | None:
@@ -93,7 +94,7 @@ def run_summary(held: dict[str, Tokens], drawn: dict[str, Tokens], seconds: dict
     if judge is not None:
         calls = {k: judge.get(k) for k in ("calls", "prompt_tokens", "completion_tokens")}
         stages["judge"] = {**calls, "reused": bool(judge.get("reused")), "seconds": seconds.get("judge", 0.0)}
-    for name in ("phase1", "allocate", "phase2", "vote"):
+    for name in STAGES:
         stages[name] = {"seconds": seconds.get(name, 0.0)}
         if name in SAMPLING:
             stages[name] = {**held[name].to_json(), "drawn": drawn[name].to_json(),

@@ -207,7 +207,7 @@ def _convert_gguf(resolved: ResolvedModel, target: Path, on_status: OnStatus) ->
         except OSError:
             raise
         except Exception as exc:  # safetensors' SafetensorError (a full disk) is no OSError
-            raise OSError(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from exc
+            raise OSError(one_line(exc)) from exc
         size = sum(f.stat().st_size for f in tmp.iterdir())
         if target.exists():  # an entry left incomplete (no config.json): this conversion replaces it
             shutil.rmtree(target)

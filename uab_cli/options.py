@@ -11,6 +11,7 @@ flags name options through them.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Any
@@ -22,6 +23,12 @@ PANELS = ("Input/output", "Options", "Generation", "Backend", "Allocation", "Vot
 GENERATING = ("phase1", "phase2", "run", "pool")  # the commands that draw samples
 INT64 = (-(2**63), 2**63 - 1)  # what an integer option may hold: records and configs are JSON read by orjson
 _KINDS = {bool: "true or false", int: "an integer", float: "a number", str: "a string"}
+
+
+def as_path(value: str) -> str:
+    """``value`` made absolute where it names an existing file or directory (else a hub id or
+    a name, as given): how an option that names a path is recorded (``Option.path``, ``--model``)."""
+    return os.path.abspath(value) if value and os.path.exists(value) else value
 
 
 def param_name(flag: str) -> str:

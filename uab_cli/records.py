@@ -100,7 +100,7 @@ def _check_question(rec: dict) -> None:
     if prov is not None and type(prov) is not dict:
         raise UabError(f"'{PROVENANCE}' (what produced the record) must be an object, got {type(prov).__name__}")
     for stage, info in (prov or {}).items():
-        if type(info) is not dict and stage in _STAGES:
+        if type(info) is not dict and stage in STAGES:
             raise UabError(f"'{PROVENANCE}.{stage}' (what produced the record) must be an object, got {type(info).__name__}")
     level = rec.get("level")
     if level is not None and type(level) not in _SCALARS:
@@ -113,7 +113,7 @@ def _check_question(rec: dict) -> None:
 
 
 _SCALARS = (str, int, float)
-_STAGES = ("phase1", "allocate", "phase2", "vote")
+STAGES = ("phase1", "allocate", "phase2", "vote")  # the stages, each recorded in provenance under its name
 _STATS = ("anll", "total_nll", "max_nll", "nll_var")
 _COUNTS = ("n_tokens", "prompt_tokens")  # a sample's completion and prompt tokens
 _NUMBER_OR_NONE = (int, float, type(None))

@@ -24,6 +24,7 @@ from .options import (
     GENERATING,
     INT64,
     Option,
+    as_path,
     check_fields,
     declared,
     declared_fields,
@@ -415,12 +416,6 @@ def changes(section: str, old: dict, new: dict, ignore=()) -> dict[str, str]:
         if was != now:
             out.setdefault(flag(f"{section}.{name}"), f"({show(was)} → {show(now)})")
     return out
-
-
-def as_path(value: str) -> str:
-    """``value`` made absolute where it names an existing file or directory (else a hub id or
-    a name, as given)."""
-    return os.path.abspath(value) if value and os.path.exists(value) else value
 
 
 def show(value) -> str:

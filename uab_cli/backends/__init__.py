@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import inspect
-import os
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
 from ..errors import UabError
-from ..options import Option
+from ..options import Option, as_path
 from .base import Backend, BaseBackend, Completion, Retry, SampleRequest, SamplingParams
 
 DEFAULT_BACKEND = "local"
@@ -120,8 +119,8 @@ def sample_options(name: str, given: Mapping[str, Any] | None = None,
             values[o.name] = _default(cls, o.name)
         value = values[o.name]
         values[o.name] = cls.same_as.get(o.name, {}).get(value, value)
-        if o.path and isinstance(value, str) and value and os.path.exists(value):
-            values[o.name] = os.path.abspath(value)
+        if o.path and isinstance(value, str):
+            values[o.name] = as_path(value)
     return values
 
 

@@ -75,13 +75,13 @@ def parsed(parse: Callable[[object], Completion], reply: object) -> Completion:
         raise malformed(f"unexpected reply shape ({type(exc).__name__})") from None
 
 
-def read_key(given: str | None, variables: Sequence[str], option: str = "--api-key") -> str | None:
+def read_key(given: str | None, variables: Sequence[str]) -> str | None:
     """The API key: ``given``, else the first of the environment ``variables`` that is set,
     without surrounding whitespace (a key read from a file keeps its line end). ``UabError``,
     never showing the key, for one an HTTP header cannot carry."""
-    source, key = option, given
+    source, key = "--api-key", given
     if not key:
-        source, key = next(((v, os.environ[v]) for v in variables if os.environ.get(v)), (option, None))
+        source, key = next(((v, os.environ[v]) for v in variables if os.environ.get(v)), (source, None))
     key = key.strip() if key else None
     if key and not (key.isascii() and key.isprintable()):
         raise UabError(f"the API key in {source} holds characters an HTTP header cannot carry "
