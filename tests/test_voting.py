@@ -112,6 +112,28 @@ def test_bad_vote_settings_are_user_errors():
             Vote(**kw)
 
 
+@pytest.mark.parametrize("args, message", [
+    (["vote", "--vote-keep", "0.3"], "--vote-keep applies to the vote rule filtered, not majority"),
+    (["vote", "--vote-rule", "weighted", "--vote-keep", "0.3"], "--vote-keep applies to the vote rule filtered"),
+    (["vote", "--vote-temperature", "0.5"], "--vote-temperature applies to the vote rules confident-ties"),
+    (["vote", "--vote-signal", "max-nll"], "--vote-signal applies to the vote rules confident-ties"),
+    (["vote", "--vote-rule", "most-confident", "--tie-seed", "3"], "--tie-seed applies to the vote rule majority"),
+    (["vote", "--tie-seed", "-1"], "--tie-seed must be >= 0, got -1"),
+    (["simulate", "--vote-rules", "majority,weighted", "--vote-keep", "0.3"],
+     "--vote-keep applies to the vote rule filtered, not majority, weighted"),
+])
+def test_a_vote_option_no_chosen_rule_reads_is_refused(tmp_path, args, message):
+    """As an allocator option the allocator ignores is: a typo'd rule would otherwise run silently."""
+    path = tmp_path / "s.jsonl"
+    path.write_text(json.dumps(record(TIE)) + "\n")
+    out = tmp_path / "v"
+    result = CliRunner().invoke(app, [args[0], str(path), "-o", str(out), *args[1:]])
+    assert result.exit_code == 2 and message in result.output, result.output
+    assert not out.exists()
+    Vote(rule="filtered", keep=0.3).check_rules()  # the rule that reads it: accepted
+    Vote(keep=0.3).check_rules(["majority", "filtered"])
+
+
 @pytest.mark.parametrize("rule", list(voting.RULES))
 def test_vote_and_simulate_elect_the_same_answer(rule):
     """``uab vote`` (one question) and the replay (every prefix at once) share ``elect``."""

@@ -90,6 +90,7 @@ def simulate(
     for a pool drawn with ``--vcs``, else ``anll``.
     """
     vote = vote or Vote()
+    vote.check_rules(list(vote_rules))
     pool = records if isinstance(records, Pool) else Pool(records, vote.cut)
     own = default_signal(pool.records[0])
     signals = list(dict.fromkeys(signals)) if signals else [own]  # a repeated value is replayed once

@@ -323,6 +323,7 @@ def run(
     started = time.perf_counter()
     signal = alloc.signal or ("vcs" if gen.vcs else "anll")
     alloc.check(k, signal, len(records))  # fail before any sampling
+    vote.check_rules()
     vote = pipeline.resolve_vote_signal(vote, signal, gen.vcs)
     rundir = RunDir(out, force)
     try:

@@ -259,7 +259,7 @@ class Vote:
     include_phase1: bool = _vote("--include-phase1/--exclude-phase1", True,
                                  "Vote over Phase-1 samples too (--exclude-phase1: Phase 2 only, an ablation).")
     tie_seed: int | None = _vote("--tie-seed", None, "Break majority ties at random with this seed.", type=int,
-                                 show_default="earliest answer")
+                                 minimum=0, show_default="earliest answer")
     rule: str = _vote("--vote-rule", voting.DEFAULT_RULE, "Vote rule:",
                       described=lambda: {r.name: r.summary for r in voting.RULES.values()})
     signal: str | None = _vote("--vote-signal", None, "Per-sample signal the confidence rules read.",
@@ -277,6 +277,21 @@ class Vote:
     @property
     def uses_confidence(self) -> bool:
         return voting.RULES[self.rule].confidence
+
+    def check_rules(self, rules: tuple[str, ...] | list[str] | None = None) -> None:
+        """Refuse an option set away from its default that none of ``rules`` (default: this
+        rule) reads, as ``Allocation`` refuses one its allocator ignores: ``--tie-seed`` is
+        majority's, the confidence options are the confidence rules', ``--vote-keep`` filtered's."""
+        chosen = [voting.RULES[r] for r in (rules or (self.rule,)) if r in voting.RULES]
+        readers = {"tie_seed": [r.name for r in voting.RULES.values() if not r.confidence],
+                   "signal": [r.name for r in voting.RULES.values() if r.confidence],
+                   "keep": [r.name for r in voting.RULES.values() if r.keep]}
+        readers["temperature"] = readers["signal"]
+        for name, users in readers.items():
+            if getattr(self, name) != default(f"vote.{name}") and not any(r.name in users for r in chosen):
+                given = ", ".join(r.name for r in chosen)
+                raise UabError(f"{flag(f'vote.{name}')} applies to the vote rule{'s' * (len(users) > 1)} "
+                               f"{', '.join(users)}, not {given}")
 
     def vote_signal(self, default: str = "anll") -> str:
         return self.signal or default

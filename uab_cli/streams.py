@@ -89,6 +89,7 @@ class AnnotateBlock:
 def vote_file(path: str, settings: Vote, output: str) -> VoteSummary:
     """``vote`` every record of a JSONL file (``-``: stdin) into ``output``, streaming, on every
     CPU (see ``blocks``); a confidence rule's signal is resolved from the first record."""
+    settings.check_rules()
     name = display_name(path)
     if settings.uses_confidence and settings.signal is None:
         with rereadable(path) as source:
