@@ -259,6 +259,7 @@ CASES = [
     ("extra_float.jsonl", "phase2", "'extra' must be a non-negative integer, got 1.5", 2),
     ("extra_string.jsonl", "phase2", "'extra' must be a non-negative integer, got '2'", 1),
     ("extra_bool.jsonl", "phase2", "'extra' must be a non-negative integer, got True", 2),
+    ("extra_string.jsonl", "vote", "'extra' must be a non-negative integer, got '2'", 1),  # it picks the votes
     ("anll_non_numeric.jsonl", "allocate", "sample 'anll' must be a number or null, got '0.1'", 2),
     ("anll_non_numeric.jsonl", "phase1", "sample 'anll' must be a number", 2),
     ("confidence_non_integer.jsonl", "vote", "sample 'confidence' must be an integer from 1 to 10 or null", 1),

@@ -50,11 +50,11 @@ def check_record(rec: dict, stage: str = "question") -> None:
             raise UabError("'samples' must be a list of objects")
         for s in samples:
             check_sample(s)
-    if stage == "allocated":
+    if stage in ("sampled", "allocated"):  # vote reads an 'extra' it finds: how many Phase-2 samples count
         extra = rec.get("extra")
-        if extra is None:
+        if extra is None and stage == "allocated":
             raise UabError(f"record {rec['id']!r} has no 'extra': run `uab allocate` first")
-        if not is_int(extra) or extra < 0:
+        if extra is not None and (not is_int(extra) or extra < 0):
             raise UabError(f"'extra' must be a non-negative integer, got {extra!r}")
 
 
