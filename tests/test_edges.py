@@ -271,3 +271,13 @@ def test_phase2_names_the_record_whose_provenance_holds_a_bad_value(tmp_path):
     result = cli(["phase2", write_jsonl(tmp_path / "a.jsonl", rows)])
     assert result.exit_code == 2, result.stderr
     assert "a.jsonl:1: its Phase-1 provenance (uab.phase1): --temperature takes a number, got 'hot'" in result.stderr
+
+
+@pytest.mark.parametrize("args, names", [(["report", "-", "--pool", "-", "-o", "rep"], "RESULTS and --pool"),
+                                         (["simulate", "-", "--check", "-"], "POOL and --check")])
+def test_two_inputs_from_stdin_are_refused_by_name(tmp_path, monkeypatch, args, names):
+    """The first would read stdin to its end and the second report "empty input"."""
+    monkeypatch.chdir(tmp_path)
+    result = cli(args, stdin=(ROOT / "results" / "smollm2-math" / "simulate.jsonl").read_bytes())
+    assert result.exit_code == 2 and f"{names} cannot both read stdin" in result.stderr, result.stderr
+    assert not (tmp_path / "rep").exists()

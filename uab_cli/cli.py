@@ -24,7 +24,7 @@ from .backends import backend_factory
 from .backends import options as backend_options
 from .convert import PRESETS
 from .errors import BackendError, UabError
-from .jsonl import check_output, display_name, load_records, read_jsonl, write_failure, write_records
+from .jsonl import check_inputs, check_output, display_name, load_records, read_jsonl, write_failure, write_records
 from .options import INT64, PANELS, Option, from_params, overlay
 from .progress import StageProgress
 from .settings import Allocation, Generation, Vote, load_file
@@ -615,6 +615,7 @@ def _check_recommendations(ctx: typer.Context, pool: str, results: str, budgets:
     given = [n for n in taken if ctx.get_parameter_source(n).name not in ("DEFAULT", "DEFAULT_MAP")]
     if given:
         raise UabError(f"--check replays the combinations of its results file: drop --{given[0].replace('_', '-')}")
+    check_inputs(POOL=pool, check=results)
     check_output(output)
     result_rows = [row for _, row in read_jsonl(results)]  # once: it may be stdin
     recs = recommend.from_results(results, _budgets(budgets), result_rows)
@@ -646,6 +647,7 @@ def report(
     from . import report as reports
 
     accuracies = _targets(targets)
+    check_inputs(RESULTS=results, pool=pool)
     check_output(output, "report directory")
     rows = [row for _, row in read_jsonl(results)]
     records = _pool(pool) if pool else None

@@ -248,6 +248,15 @@ def dumps(rec: dict) -> bytes:
 _WRITE_BUFFER = 1 << 20
 
 
+def check_inputs(**paths: str | None) -> None:
+    """``UabError`` when more than one of a command's inputs (by option: ``RESULTS=..., pool=...``)
+    is stdin (``-``): the first would read it all and the second find it empty."""
+    stdin = [name for name, path in paths.items() if path == "-"]
+    if len(stdin) > 1:
+        raise UabError(f"{' and '.join(n if n.isupper() else '--' + n for n in stdin)} cannot both read stdin "
+                       "('-'): give one of them as a file")
+
+
 def check_output(path: str, directory: str | None = None) -> None:
     """``UabError`` naming ``path`` when an output cannot be written there, so that a bad ``-o``
     fails before anything is read or drawn; creates nothing. A file (``-``: stdout) unless
