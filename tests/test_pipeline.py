@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import json
 
 import pytest
 from conftest import arithmetic
@@ -204,6 +205,28 @@ def test_grown_run_equals_fresh_run_and_draws_only_missing(tmp_path, fake_backen
         assert (tmp_path / "grown" / "votes.jsonl").read_bytes() == (tmp_path / f"fresh{n}" / "votes.jsonl").read_bytes()
         assert grown.restored + grown.drawn == fresh.drawn == n * 15
     assert grown.drawn == 0  # N=3 after N=5: everything was drawn already
+
+
+def test_a_failed_grow_leaves_no_earlier_votes_beside_its_config(tmp_path, fake_backend):
+    """votes.jsonl and summary.json are the last run's; a grow that fails in Phase 2 removes them
+    (its config already says N=4), the N=2 votes stay in their own file, and a rerun finishes."""
+    out = tmp_path / "run"
+    runs.run(arithmetic(6), fake_backend, GEN, str(out), Allocation(2))
+    with pytest.raises(BackendError):
+        runs.run(arithmetic(6), fake_backend.failing(3), GEN, str(out), Allocation(4))
+    assert not any((out / name).exists() for name in ("votes.jsonl", "summary.json", "phase2.jsonl"))
+    assert [p.name.split("-")[1] for p in out.glob("votes-*.jsonl")] == ["N2"]
+    assert json.loads((out / "config.json").read_text())["n"] == 4
+    done = runs.run(arithmetic(6), fake_backend, GEN, str(out), Allocation(4))
+    assert done.restored + done.drawn == 24 and (out / "summary.json").exists()
+
+
+def test_an_unfinished_uniform_run_is_no_pool_yet(tmp_path, fake_backend):
+    out = tmp_path / "run"
+    with pytest.raises(BackendError):
+        runs.run(arithmetic(6), fake_backend.failing(9), GEN, str(out), Allocation(2, "uniform"))
+    with pytest.raises(UabError, match="an unfinished `uab run` directory"):
+        runs.pool_file(str(out))
 
 
 def test_pool_grows_to_more_samples(tmp_path, fake_backend):

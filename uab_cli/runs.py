@@ -133,12 +133,18 @@ class RunDir:
 
     def open(self, config: dict, force: bool = False) -> None:
         """Check ``config`` against the directory's (``UabError`` if a fixed entry differs,
-        unless ``force``, which empties the directory), record it, and load the sample store."""
+        unless ``force``, which empties the directory), remove the last run's outputs after
+        Phase 1, record ``config``, and load the sample store."""
         if self.check(config, force):
             earlier = glob.glob(os.path.join(glob.escape(self.path), VOTES_OF.format("*")))
             for name in (CHECKPOINT, JUDGE, SUMMARY, *STAGE_FILES, POOL, *map(os.path.basename, earlier)):
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(self.file(name))
+        # The last run's outputs after Phase 1 (this run writes its own): a run that fails midway
+        # leaves none of them beside its new config (that run's votes stay in votes-<setting>.jsonl).
+        for name in (SUMMARY, *STAGE_FILES[1:]):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self.file(name))
         # Temporary files of a write that a kill interrupted (we hold the lock: nobody else writes).
         for tmp in glob.glob(os.path.join(glob.escape(self.path), ".*.tmp")):
             with contextlib.suppress(FileNotFoundError):
@@ -533,6 +539,9 @@ def pool_file(path: str) -> str:
         votes = os.path.join(path, STAGE_FILES[-1])
         if allocator == "uniform" and os.path.exists(votes):
             return votes
+        if allocator == "uniform":
+            raise UabError("an unfinished `uab run` directory (no votes.jsonl): rerun the same `uab run` command "
+                           "to finish it", path)
         raise UabError(f"a `uab run` directory, not a pool: --allocator {allocator} chose how many samples each "
                        "question has; draw a pool with `uab pool INPUT -K 16 -o DIR`", path)
     raise UabError(f"no {POOL} in this directory: give a pool file or a `uab pool` directory", path)
