@@ -5,13 +5,17 @@ local directories and ``.gguf`` files, or hub ids, plus a one-time GGUF-to-safet
 from __future__ import annotations
 
 import contextlib
+import difflib
 import hashlib
 import importlib.util
 import io
 import os
 import shutil
+import socket
+import sys
 import tempfile
 import time
+import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -81,12 +85,35 @@ def resolve_model(model: str | None) -> ResolvedModel:
     return ResolvedModel(model, model, None)
 
 
-def cannot_load(name: str, path: str, exc: BaseException) -> str:
+def offline_unless_reachable(path: str) -> str:
+    """Before loading ``path`` (a resolved model path): when it is a hub id and the hub's host
+    does not resolve (no network), turn on huggingface_hub's offline mode, so that the load reads
+    the local hub cache at once instead of retrying for about 50 seconds; returns what to add to
+    a load error then ("" otherwise, or when ``HF_HUB_OFFLINE`` is set already)."""
+    if os.path.exists(path) or os.environ.get("HF_HUB_OFFLINE") or os.environ.get("TRANSFORMERS_OFFLINE"):
+        return ""
+    host = urllib.parse.urlsplit(os.environ.get("HF_ENDPOINT") or "https://huggingface.co").hostname or ""
+    try:
+        socket.getaddrinfo(host, 443)
+        return ""
+    except (OSError, UnicodeError):
+        pass
+    os.environ["HF_HUB_OFFLINE"] = "1"  # read at import (and by vLLM's worker processes)
+    constants = sys.modules.get("huggingface_hub.constants")
+    if constants is not None:  # imported already: is_offline_mode() reads this
+        constants.HF_HUB_OFFLINE = True
+    return f" ({host} cannot be reached: only the local hub cache was tried)"
+
+
+def cannot_load(name: str, path: str, exc: BaseException, offline: str = "") -> str:
     """One line for a model that does not load: which, from where, why (the error's first
-    line) and, for a converted copy in the cache (a truncated file, say), how to redo it."""
+    line, with ``offline``: ``offline_unless_reachable``'s note), for a converted copy in the
+    cache (a truncated file, say) how to redo it, and for a near miss of an alias the alias."""
     inside = Path(path).resolve().is_relative_to((cache_root() / "models").resolve())
     redo = f"; delete {path} to convert it again" if inside else ""
-    return f"cannot load model {name!r} from {path}: {one_line(exc)}{redo}"
+    close = difflib.get_close_matches(name.lower(), ALIASES, n=1, cutoff=0.8)
+    redo += f"; did you mean --model {close[0]}?" if close and not os.path.exists(path) else ""
+    return f"cannot load model {name!r} from {path}: {one_line(exc)}{offline}{redo}"
 
 
 def cache_root() -> Path:

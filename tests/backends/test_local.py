@@ -382,3 +382,32 @@ def test_uab_run_leaves_no_third_party_warning_on_stderr(cache_dir, tmp_path):
     assert (tmp_path / "quick" / "votes.jsonl").is_file()
     for word in ("deprecat", "warning", "[transformers]", "site-packages"):
         assert word not in err, run.stderr
+
+
+@needs_wheel
+def test_a_hub_id_without_network_loads_from_the_hub_cache_without_retrying(tmp_path):
+    """Where the hub's host does not resolve, a hub id is read from the local hub cache at once
+    (huggingface_hub retried each request 5 times, about 50 seconds, first); one missing from
+    the cache says so, and a near miss of the default's alias names it."""
+    snapshot = tmp_path / "hub" / "models--uab-test--tiny" / "snapshots" / ("0" * 40)
+    snapshot.mkdir(parents=True)
+    for f in Path(vllm_model_dir(None)).iterdir():
+        (snapshot / f.name).symlink_to(f)
+    (snapshot.parents[1] / "refs").mkdir()
+    (snapshot.parents[1] / "refs" / "main").write_text("0" * 40)
+    (tmp_path / "q.jsonl").write_text(json.dumps({"id": "a", "question": "What is 2 + 3?", "answer": "5"}) + "\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")}
+    env.update(HF_HUB_CACHE=str(tmp_path / "hub"), HF_ENDPOINT="https://hub.uab-test.invalid")
+
+    def phase1(model: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "uab_cli", "phase1", str(tmp_path / "q.jsonl"), "--model", model,
+                               "--max-tokens", "4", "-o", str(tmp_path / "out.jsonl")],
+                              env=env, capture_output=True, text=True, timeout=300)
+
+    cached = phase1("uab-test/tiny")
+    assert cached.returncode == 0 and "Retr" not in cached.stderr, cached.stderr
+    assert json.loads((tmp_path / "out.jsonl").read_text())["uab"]["phase1"]["model"] == "uab-test/tiny"
+    missing = phase1("smolm2")
+    assert missing.returncode == 2 and "Retr" not in missing.stderr, missing.stderr
+    assert "hub.uab-test.invalid cannot be reached: only the local hub cache was tried" in missing.stderr
+    assert missing.stderr.strip().endswith("did you mean --model smollm2?")

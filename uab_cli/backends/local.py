@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from itertools import groupby
 
 from ..errors import BackendError, UabError
-from ..models import cannot_load, quiet_stderr, resolve_model, vllm_model_dir
+from ..models import cannot_load, offline_unless_reachable, quiet_stderr, resolve_model, vllm_model_dir
 from ..reasoning import answer_start, opening_marker
 from .base import (
     DTYPE,
@@ -108,6 +108,7 @@ class LocalBackend(BaseBackend):
             self.device = torch.device(device)
         except RuntimeError as exc:
             raise UabError(f"unknown device {device!r}") from exc
+        offline = offline_unless_reachable(path)
         try:
             with quiet_stderr(), _quiet_third_party(transformers):
                 self.tokenizer = transformers.AutoTokenizer.from_pretrained(path)
@@ -116,7 +117,7 @@ class LocalBackend(BaseBackend):
                 )
             self.lm.to(self.device).eval()
         except Exception as exc:  # transformers raises many types on bad weights and missing files
-            raise UabError(cannot_load(resolved.name, path, exc)) from exc
+            raise UabError(cannot_load(resolved.name, path, exc, offline)) from exc
         self._transformers = transformers
         self._chat = ChatTokens(self.tokenizer, self.model)
         known = config_context(self.lm.config)

@@ -171,16 +171,17 @@ class VLLMBackend(BaseBackend):
     def llm(self):
         """The engine, started on first use (tens of seconds on a CPU)."""
         if self._llm is None:
-            from ..models import vllm_model_dir
+            from ..models import offline_unless_reachable, vllm_model_dir
 
             path = vllm_model_dir(self._model_arg)
+            offline = offline_unless_reachable(path)
             if self.on_cpu:
                 for key, value in CPU_ENV.items():
                     os.environ.setdefault(key, value)
             try:
                 self._llm = self._vllm.LLM(path, **self.engine_args)
             except (ValueError, OSError) as exc:
-                raise UabError(f"vLLM cannot load {self.model}: {one_line(exc)}") from exc
+                raise UabError(f"vLLM cannot load {self.model}: {one_line(exc)}{offline}") from exc
             except Exception as exc:
                 raise BackendError(f"starting the vLLM engine failed: {exc}") from exc
         return self._llm
