@@ -64,6 +64,8 @@ def test_corpus_is_real_and_covers_each_case():
     ("analysisWe need \\boxed{1}.assistantfinal\\boxed{2}", "\\boxed{2}"),
     ("analysisWe need \\boxed{1}, more", None),
     ("The analysis shows \\boxed{3}", "The analysis shows \\boxed{3}"),
+    ("analysis: 2+3 = 5.\nAnswer: 5", "analysis: 2+3 = 5.\nAnswer: 5"),  # a plain reply, not decoded harmony
+    ("analysis—2+3 = 5", "analysis—2+3 = 5"),
 ])
 def test_final_part_of_each_family(text, final):
     assert final_text(text) == final

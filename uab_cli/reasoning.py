@@ -20,7 +20,7 @@ FAMILIES = (
     # GPT-OSS (harmony): the analysis channel, then <|channel|>final<|message|>
     (re.compile(r"<\|channel\|>\s*analysis"), re.compile(r"<\|channel\|>\s*final\b.*?<\|message\|>")),
     # harmony decoded with its special tokens skipped: "analysis…assistantfinal…"
-    (re.compile(r"^analysis(?=\S)"), re.compile(r"assistantfinal")),
+    (re.compile(r"^analysis(?=[^\W\d_])"), re.compile(r"assistantfinal")),  # "analysisWe…", not "analysis: …"
 )
 _HARMONY_END = re.compile(r"\s*<\|(?:return|end|call)\|>\s*$")
 

@@ -381,3 +381,38 @@ def test_an_interrupt_does_not_wait_for_requests_in_flight():
         waited = time.monotonic() - started
     assert done.returncode == 130, done.stderr
     assert waited < 20, waited  # the hanging request would hold the process 30 s
+
+
+def _text(text: str, finish: str):
+    """A ``FakeServer.rewrite`` whose completions replies all say ``text``."""
+    return lambda r: {**r, "choices": [{**r["choices"][0], "text": text, "finish_reason": finish, "logprobs": None}]}
+
+
+def test_a_completions_reply_whose_prompt_opens_the_reasoning_starts_with_its_marker():
+    """An R1-style chat template (``--tokenizer``) ends the prompt "<think>\\n": a reply cut while
+    thinking is one without an answer, not the box of its draft (as local's and vllm's are)."""
+    from uab_cli.reasoning import final_text
+
+    draft = "Let me compute 7 + 71. That is \\boxed{78}. Hmm, wait, let me double-check"
+    with FakeServer(rewrite=_text(draft, "length")) as server, \
+            backend(server, "completions", logprobs=False) as b:
+        b.render = lambda messages: "<|user|>What is 7 + 71?<|assistant|><think>\n"
+        out = b.generate(sample_requests(1), PARAMS)[0]
+        assert out.text == "<think>\n" + draft and final_text(out.text) is None
+        b.render = render_prompt  # a template that opens nothing: the reply as sent
+        assert b.generate(sample_requests(1), PARAMS)[0].text == draft
+
+
+def test_the_plain_templates_role_blocks_stop_before_the_next_turn():
+    """A base model answering "User: …\\n\\nAssistant:" writes the next turn itself; its answer
+    would be graded. A lone user message (sent verbatim) and a chat template send no stop."""
+    from uab_cli.backends.base import SampleRequest
+
+    turns = ({"role": "system", "content": "Be brief."}, {"role": "user", "content": "What is 7 + 71?"})
+    with FakeServer() as server, backend(server, "completions") as b:
+        b.generate([SampleRequest(turns, 1)], PARAMS)
+        b.generate([SampleRequest(turns[1:], 2)], PARAMS)
+        b.render = lambda messages: "<|user|>What is 7 + 71?<|assistant|>"
+        b.generate([SampleRequest(turns, 3)], PARAMS)
+    stops = [r.body.get("stop") for r in sorted(server.requests, key=lambda r: r.body["seed"])]
+    assert stops == [["\n\nUser:", "\n\nSystem:"], None, None]

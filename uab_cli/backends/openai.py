@@ -11,6 +11,7 @@ import warnings
 from concurrent.futures import ThreadPoolExecutor
 
 from ..errors import UabError
+from ..reasoning import opening_marker
 from .base import (
     MAX_MODEL_LEN,
     Completion,
@@ -38,12 +39,28 @@ ENDPOINTS = ("chat", "completions")
 def render_prompt(messages: tuple[Message, ...]) -> str:
     """Messages as one raw prompt (the plain template): a lone user message verbatim, else
     ``Role: text`` blocks ending with ``Assistant:``."""
-    if len(messages) == 1 and messages[0].get("role") == "user":
+    if _verbatim(messages):
         return str(messages[0].get("content", ""))
     blocks = [
         f"{str(m.get('role', 'user')).capitalize()}: {m.get('content', '')}" for m in messages
     ]
     return "\n\n".join(blocks + ["Assistant:"])
+
+
+def _verbatim(messages: tuple[Message, ...]) -> bool:
+    return len(messages) == 1 and messages[0].get("role") == "user"
+
+
+# Where a reply to ``render_prompt``'s role blocks ends: a base model goes on to write the next
+# turn itself ("…Answer: 78\n\nUser: What is 5 + 5?\n\nAssistant: …Answer: 10"), whose answer
+# would be graded and whose tokens would count in the signal.
+PLAIN_STOP = ["\n\nUser:", "\n\nSystem:"]
+
+
+def plain_stop(messages: tuple[Message, ...]) -> list[str] | None:
+    """The stop strings of ``render_prompt(messages)``: ``PLAIN_STOP`` for role blocks, none for
+    a lone user message (sent verbatim: its reply has no turns to stop at)."""
+    return None if _verbatim(messages) else PLAIN_STOP
 
 
 def chat_template(tokenizer: str):
@@ -189,10 +206,13 @@ class OpenAIBackend(RemoteBackend):
             )
             return parsed(self._parse_chat, reply)
         extra = {"logprobs": 1} if self.returns_logprobs else {}
-        reply = self._client.completions.create(
-            prompt=self.render(request.messages), **common, **extra
-        )
-        return parsed(self._parse_completion, reply)
+        if self.render is render_prompt and (stop := plain_stop(request.messages)):
+            extra["stop"] = stop
+        prompt = self.render(request.messages)
+        reply = self._client.completions.create(prompt=prompt, **common, **extra)
+        # a chat template that opens the reasoning in the prompt (R1 distills end it "<think>\n"):
+        # the reply starts with the marker, as local's and vllm's do, so one cut while thinking reads so
+        return parsed(functools.partial(self._parse_completion, opened=opening_marker(prompt)), reply)
 
     def _parse_chat(self, reply) -> Completion:
         choice = _first_choice(reply)
@@ -210,7 +230,7 @@ class OpenAIBackend(RemoteBackend):
             reasoning, tokens, _usage(reply, "prompt_tokens"),
         )
 
-    def _parse_completion(self, reply) -> Completion:
+    def _parse_completion(self, reply, opened: str = "") -> Completion:
         choice = _first_choice(reply)
         logprobs = tokens = None
         values = getattr(getattr(choice, "logprobs", None), "token_logprobs", None)
@@ -220,6 +240,7 @@ class OpenAIBackend(RemoteBackend):
             kept = [(x, t) for x, t in zip(values, names) if x is not None]
             logprobs, tokens = [x for x, _ in kept], [t for _, t in kept]
         text = getattr(choice, "text", None)
+        text = opened + text if opened and isinstance(text, str) else text
         return make_completion(
             text, logprobs, _usage(reply, "completion_tokens"), getattr(choice, "finish_reason", None),
             None, tokens, _usage(reply, "prompt_tokens"),
