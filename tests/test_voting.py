@@ -5,6 +5,9 @@ round trip into ``uab run --settings``."""
 from __future__ import annotations
 
 import json
+import re
+import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -272,6 +275,82 @@ def test_the_recommendation_round_trips_into_uab_run(tmp_path):
     missing = runner.invoke(app, ["run", str(q), "--budget", "5", "--out", str(tmp_path / "run3"), "--settings",
                                   str(res)])
     assert missing.exit_code == 2 and "no recommendation for --budget 5 (it has N = 2, 3)" in missing.output
+
+
+def _recommending(tmp_path, settings: dict) -> Path:
+    """A pool of 24 questions (scripted, 48 tokens) simulated into a results file whose N = 2
+    recommendation is rewritten to ``settings`` (its header, how the pool was drawn, kept)."""
+    q = questions(tmp_path)
+    runner = CliRunner()
+    assert runner.invoke(app, ["pool", str(q), "-K", "4", "--out", str(tmp_path / "pool"), "--backend", "scripted",
+                               "--max-tokens", "48", "-q"]).exit_code == 0
+    res = tmp_path / "res.jsonl"
+    assert runner.invoke(app, ["simulate", str(tmp_path / "pool"), "--budgets", "2", "--seeds", "2", "-o", str(res),
+                               "-q"]).exit_code == 0
+    rows = [json.loads(line) for line in res.read_text().splitlines()]
+    rec = next(r["recommendation"] for r in rows if "recommendation" in r)
+    rec["settings"] = {**{k: v for k, v in rec["settings"].items() if k in ("backend", "model", "max_tokens")},
+                       **settings}
+    res.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return q
+
+
+def test_an_allocator_or_rule_given_over_a_recommendation_starts_from_its_defaults(tmp_path):
+    """As on a rerun: `--allocator uab` over a uab-coverage recommendation is plain uab, and
+    `--allocator uniform` over an exit is no error; the other half of the combination stays."""
+    q = _recommending(tmp_path, {"allocator": "uab", "gain": "coverage", "signal": "max-nll", "signal_temperature": 0.5,
+                                 "exit": "easy", "vote_rule": "filtered", "vote_keep": 0.3})
+    for i, (more, allocate, vote) in enumerate([
+            (["--allocator", "uab"], ("uab", "algorithm1", "anll", None), ("filtered", 0.3)),
+            (["--allocator", "uniform"], ("uniform", "algorithm1", "anll", None), ("filtered", 0.3)),
+            (["--vote-rule", "weighted"], ("uab", "coverage", "max-nll", "easy"), ("weighted", None)),
+            ([], ("uab", "coverage", "max-nll", "easy"), ("filtered", 0.3))]):
+        out = tmp_path / f"run{i}"
+        result = CliRunner().invoke(app, ["run", str(q), "--budget", "2", "--out", str(out), "--settings",
+                                          str(tmp_path / "res.jsonl"), *more, "-q"])
+        assert result.exit_code == 0, (more, result.output)
+        config = json.loads((out / "config.json").read_text())
+        a, v = config["allocate"], config["vote"]
+        assert (a["allocator"], a["gain"], a["signal"], a["exit"]) == allocate and (v["rule"], v.get("keep")) == vote
+
+
+def test_a_run_on_a_recommendation_says_where_it_draws_otherwise_than_its_pool(tmp_path):
+    """A run directory's recorded system prompt (which a recommendation cannot unset) wins over
+    the pool's settings: the run says so. An option given on the command line is a choice, not said."""
+    q = _recommending(tmp_path, {"allocator": "uniform", "vote_rule": "majority"})
+    res, out = str(tmp_path / "res.jsonl"), str(tmp_path / "run")
+    first = CliRunner().invoke(app, ["run", str(q), "-N", "2", "--backend", "scripted", "--max-tokens", "48",
+                                     "--system-prompt", "Be terse.", "--out", out, "-q"])
+    assert first.exit_code == 0, first.output
+    with warnings.catch_warnings():  # uab prints them (a test's warning is otherwise an error)
+        warnings.simplefilter("always")
+        again = CliRunner().invoke(app, ["run", str(q), "-N", "2", "--settings", res, "--out", out, "-q"])
+    assert again.exit_code == 0, again.output
+    assert re.search(r"warning: .*res.jsonl: its recommendation was chosen on a pool drawn otherwise \(--system-prompt "
+                     r"\(.* → Be terse.\)\)", " ".join(again.output.split())), again.output
+    fresh = CliRunner().invoke(app, ["run", str(q), "-N", "2", "--settings", res, "--out", str(tmp_path / "f"), "-q"])
+    given = CliRunner().invoke(app, ["run", str(q), "-N", "2", "--settings", res, "--max-tokens", "20",
+                                     "--out", str(tmp_path / "g"), "-q"])
+    assert fresh.exit_code == given.exit_code == 0, fresh.output + given.output  # a warning: an error in tests
+
+
+def test_a_recommendation_the_pool_capped_runs_capped(monkeypatch):
+    """Where the pool could not serve an allocation (its optimum wanted more samples than a
+    question holds), the replay ran the allocator capped at the pool's K: so must the run."""
+    from uab_cli import recommend
+
+    seen = {}
+    real = recommend.held_out
+    monkeypatch.setattr(recommend, "held_out", lambda outcomes, bounds, context: seen.update(context) or
+                        real(outcomes, bounds, context))
+    rng = np.random.default_rng(5)
+    records = [{**record([("7", 0.05) if rng.random() < 0.5 else ("3", 2.0) for _ in range(2)]), "id": f"q{i}"}
+               for i in range(60)]
+    list(evaluation.simulate(records, [2], ["uab", "uniform"], ["anll"], 2, recommendations=True))
+    assert ("uab", "anll", 0.2, 2) in seen["capped"] and ("uniform", None, None, 2) not in seen["capped"]
+    entry = {"N": 2, "allocator": "uab", "signal": "anll", "T": 0.2, "vote_rule": "majority"}
+    assert recommend.run_settings(entry, seen)["max_per_question"] == 2
+    assert "max_per_question" not in recommend.run_settings({**entry, "allocator": "uniform", "signal": None}, seen)
 
 
 def test_a_settings_file_with_an_unknown_option_is_refused(tmp_path):

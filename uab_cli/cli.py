@@ -285,6 +285,27 @@ Price = Annotated[str | None, typer.Option(metavar="IN,OUT", show_default=False,
 NOT_FROM_FILE = frozenset({"settings", "input", "output", "force"})
 
 
+def _given(ctx: typer.Context) -> dict:
+    """The options given on the command line (not defaults, not a settings file's), by name."""
+    return {n: v for n, v in ctx.params.items() if ctx.get_parameter_source(n).name not in ("DEFAULT", "DEFAULT_MAP")}
+
+
+def _unlike_pool(ctx: typer.Context, gen: Generation) -> None:
+    """Warn where a run on a recommendation (``--settings RESULTS``) will draw otherwise than the
+    pool it was chosen on, by a setting the command line does not give: the run directory's
+    record (a system prompt a recommendation cannot unset) or a template edited since."""
+    from . import evaluation
+
+    rec = ctx.meta.get("uab.recommended")
+    if rec is None:
+        return
+    given = [*_given(ctx), *(() if gen.model else ("model",)), *(("backend_options",) if "backend" in _given(ctx) else ())]
+    changed = evaluation.generation_changes(rec.generation, gen.info(), given)
+    if changed:
+        warnings.warn(f"{ctx.params['settings']}: its recommendation was chosen on a pool drawn otherwise ("
+                      + "; ".join(f"{o} {c}" for o, c in changed.items()) + ")", UserWarning, stacklevel=2)
+
+
 def _apply_settings(ctx: typer.Context, path: str, remembered: dict) -> None:
     """Fill the options left unset with a ``--settings`` file's values (the command line
     wins, also over the option a given one excludes); an unknown name is an error. A results
@@ -299,8 +320,10 @@ def _apply_settings(ctx: typer.Context, path: str, remembered: dict) -> None:
     if where:
         raise UabError(f"{', '.join(where)} cannot come from a settings file: give {'them' if len(where) > 1 else 'it'}"
                        " on the command line", path)
-    given = {n: v for n, v in ctx.params.items() if ctx.get_parameter_source(n).name not in ("DEFAULT", "DEFAULT_MAP")}
-    loaded = settings.for_backend(loaded, given.get("backend"))
+    given = _given(ctx)
+    loaded = settings.for_backend(settings.without_led(loaded, given), given.get("backend"))
+    if isinstance(loaded, settings.Recommended):
+        ctx.meta["uab.recommended"] = loaded
     declared = {o.name: o for o in _declared(ctx.info_name)}  # checked by Option.check; the command's own by click
     params = {p.name: p for p in ctx.command.params}
     ctx.meta["uab.from_file"] = taken = []
@@ -439,6 +462,7 @@ def run(ctx: typer.Context, input: In, output: OutDir, force: Force = False, sam
     check_output(output, "run directory")
     records, note = _questions(input)
     gen = Generation.from_params(params, recorded.generation)
+    _unlike_pool(ctx, gen)
     with _Bar(quiet) as bar:
         shown = runs.Callbacks(bar.stage, bar.sample, None if quiet else _print_allocation, _skipped)
         result = runs.run(records, _backend(ctx, gen), gen, output, alloc, votes, samples or recorded.k or alloc.phase1_samples, force,
@@ -612,7 +636,7 @@ def _check_recommendations(ctx: typer.Context, pool: str, results: str, budgets:
     from . import evaluation, recommend, report
 
     taken = (*COMBINATION, *(o.name for o in _declared("simulate") if o is not SETTINGS_FILE))
-    given = [n for n in taken if ctx.get_parameter_source(n).name not in ("DEFAULT", "DEFAULT_MAP")]
+    given = [n for n in taken if n in _given(ctx)]
     if given:
         raise UabError(f"--check replays the combinations of its results file: drop --{given[0].replace('_', '-')}")
     check_inputs(POOL=pool, check=results)

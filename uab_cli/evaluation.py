@@ -136,6 +136,7 @@ def _replay(pool, combos, skipped, seeds, gain, thresholds, on_progress, rules, 
     confident = any(voting.RULES[r].confidence for r in rules)
     log_w = pool.log_w(vote.vote_signal(), vote.temperature) if confident else None
     outcomes: dict[tuple, list[np.ndarray]] = {}  # per combo and rule, per seed: graded questions right
+    capped: set[tuple] = set()  # (allocator, signal, T, N) the pool capped in some seed
     gains = {c[0]: preset(c[0]).get("--gain", gain) for c in combos}  # a preset's own gain (uab-coverage)
     done, total = 0, len(combos) * len(seeds)
     for seed in seeds:
@@ -161,6 +162,7 @@ def _replay(pool, combos, skipped, seeds, gain, thresholds, on_progress, rules, 
             over = extra > pool.k - k1
             if over.any():  # the pool cannot serve it: the allocator's own capped optimum
                 job.cap = pool.k - k1
+                capped.add((name, sig, t, n))
                 extra, saved = call(name, job)
             per_question = k1 + extra
             used = int(per_question.sum())
@@ -202,7 +204,8 @@ def _replay(pool, combos, skipped, seeds, gain, thresholds, on_progress, rules, 
         return
     context = {"gain": gain, "vote": vote, "generation": generation_of(pool.records[0]),
                "whole_pool": {c[4] for c in combos if c[4] * m >= pool.k.sum()},
-               "k1": {(c[0], c[1], c[2], c[4]): c[3] for c in combos}}
+               "k1": {(c[0], c[1], c[2], c[4]): c[3] for c in combos},
+               "capped": capped, "pool_k": int(pool.k.min())}
     for rec in recommend.held_out({k: np.array(v) for k, v in outcomes.items()}, UPPER_BOUNDS, context):
         yield {"recommendation": rec}
 
@@ -323,9 +326,17 @@ def drawn_otherwise(rows: Sequence[dict], records: Sequence[dict]) -> dict[str, 
     record compare (not -K: another pool size is no other draw), and not the seed (another
     seed is a fresh draw of the same settings)."""
     was, now = (about(rows) or {}).get("generation"), generation_of(records[0]) if records else {}
+    return generation_changes(was, now)
+
+
+def generation_changes(was: dict | None, now: dict, given: Sequence[str] = ()) -> dict[str, str]:
+    """``{option: "(then → now)"}`` between two recorded generation settings (``Generation.info``):
+    the entries both record, but for the seed, what changes no sample, and the options ``given``
+    on the command line (a deliberate change; ``prompt_template`` covers its content's digest)."""
     if not isinstance(was, dict):
         return {}
-    compared = {*Generation.__dataclass_fields__, "prompt_template_sha256"} - {"seed", *Generation.SAMPLE_FREE}
+    skip = {"seed", *Generation.SAMPLE_FREE, *given} | ({"prompt_template_sha256"} if "prompt_template" in given else set())
+    compared = {*Generation.__dataclass_fields__, "prompt_template_sha256"} - skip
     both = set(was) & set(now) & compared
     return changes("generation", {k: was[k] for k in both}, {k: now[k] for k in both})
 

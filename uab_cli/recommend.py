@@ -207,6 +207,9 @@ def run_settings(entry: dict, context: dict) -> dict:
     k1 = (context.get("k1") or {}).get((entry["allocator"], entry["signal"], entry["T"], entry["N"]), 1)
     if k1 > 1:
         out["samples"] = k1
+    key = (entry["allocator"], entry["signal"], entry["T"], entry["N"])
+    if key in (context.get("capped") or ()):  # replayed as its own optimum capped at the pool: run it so
+        out["max_per_question"] = context["pool_k"]
     out.update(replace(vote, rule=entry["vote_rule"]).options())
     return out
 

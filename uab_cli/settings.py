@@ -330,6 +330,34 @@ _INFO_NAMES = {Allocation: {"temperature": "T"}, Vote: {"cut": "cut_samples"}}
 _LEADS = {Allocation: "allocator", Vote: "vote_rule"}
 
 
+class Recommended(dict):
+    """Option values (by parameter name) of one ``uab simulate`` recommendation: one allocator ×
+    vote rule combination; ``generation``: how its pool was drawn (the results file's header),
+    empty when the file does not say."""
+
+    def __init__(self, values: dict, generation: dict | None = None):
+        super().__init__(values)
+        self.generation = generation or {}
+
+
+def without_led(values: dict, given: dict) -> dict:
+    """A recommendation's ``values`` without the options that tune its allocator (its vote rule)
+    where ``given`` (the command line) gives ``--allocator`` (``--vote-rule``): as on a rerun
+    (``with_recorded``), an allocator or rule given starts from the defaults. Other settings
+    files keep every value (an option at odds with a given one is then an error naming the file)."""
+    if not isinstance(values, Recommended):
+        return values
+    kept = dict(values)
+    for cls, lead in _LEADS.items():
+        if given.get(lead) is not None:
+            for f in declared_fields(cls):
+                if not f.metadata["option"].required:
+                    kept.pop(f.metadata["option"].name, None)
+    if "signal" not in kept:  # the -K its allocator and signal needed
+        kept.pop("samples", None)
+    return Recommended(kept, values.generation)
+
+
 def with_recorded(cls, params: dict, info: dict | None) -> dict:
     """``params`` (by option name) with the ``cls`` options they leave unset (``None``) taken
     from a run directory's recorded ``info`` (``Allocation.info``, ``Vote.info``), so that a
@@ -453,7 +481,7 @@ def load_file(path: str, budget: int | None = None, recommendation: bool = True)
             data = fh.read()
     except OSError as exc:
         raise UabError(f"cannot read: {exc.strerror}", path) from None
-    if path.endswith(".toml"):
+    if path.lower().endswith(".toml"):
         try:
             import tomllib
         except ImportError:  # Python 3.10
@@ -492,6 +520,9 @@ def load_file(path: str, budget: int | None = None, recommendation: bool = True)
         if not at:
             raise UabError(f"no recommendation for --budget {budget} (it has N = {have})", path)
         found = at[0].get("settings")
+        header = next((o["simulation"] for o in objects if isinstance(o, dict) and isinstance(o.get("simulation"), dict)),
+                      {})
+        generation = header.get("generation") if isinstance(header.get("generation"), dict) else None
     else:
         found = objects[0] if len(objects) == 1 else None
     if not isinstance(found, dict):
@@ -506,4 +537,4 @@ def load_file(path: str, budget: int | None = None, recommendation: bool = True)
         if name in out:
             raise UabError(f"an option is given twice: {spelled[name]!r} and {key!r}", path)
         out[name], spelled[name] = value, key
-    return out
+    return Recommended(out, generation) if recs else out
