@@ -232,3 +232,37 @@ def test_vote_and_grade_needs_math_equal_for_non_canonical_answers():
 @settings(max_examples=300, deadline=None)
 def test_gold_answer_integer_path_matches_normalize_math(gold):
     assert gold_answer({"question": "q", "answer": gold}) == normalize_math(str(gold))
+
+
+CITIES = {"question": "q", "choices": ["Paris", "London", "Berlin", "Madrid"]}
+
+
+@pytest.mark.parametrize("text, rec, expected", [
+    # "the answer is C" outranks a later mention of another option in the discussion
+    ("Therefore the correct answer is C. Note that option A might seem plausible.", CITIES, "C"),
+    ("The answer is (B); choice D is a distractor.", CITIES, "B"),
+    # a choice's text matches whole words only: "2" is not found inside "12"
+    ("The order of the group is 12.", {"question": "q", "choices": ["1", "2", "12", "21"]}, "C"),
+    ("So we get 24", {"question": "q", "choices": ["2", "4", "24", "42"]}, "C"),
+    # dollars, not a LaTeX span: the amount after the first "$" is the answer
+    ("The answer is $18 per day, since she sells 9 eggs at $2.", MATH, "18"),
+    ("The final answer is $18\n\nExplanation: 9 eggs at $2 each.", MATH, "18"),
+    ("The answer is $\\frac{1}{2}$ and not $3$.", MATH, "\\frac{1}{2}"),
+])
+def test_extraction_edges_found_by_the_audit(text, rec, expected):
+    assert extract_answer(text, rec) == expected
+
+
+@pytest.mark.parametrize("pred, gold, expected", [
+    ("5 thousand", "5000", True), ("5 thousand", "5", False), ("1.2 million dollars", "1200000", True),
+    ("3 hundred", "300", True), ("5 dozen", "5", True),  # "dozen" answers "how many dozen": a unit
+])
+def test_scale_words_multiply(pred, gold, expected):
+    assert is_correct({"question": "q", "answer": gold}, extract_answer(f"The answer is {pred}.", MATH)) is expected
+
+
+@pytest.mark.parametrize("gold", ["", "  ", "\\text{}"])
+def test_an_empty_gold_is_no_gold(gold):
+    """Graded, it was wrong whatever the answer: now the question is ungraded."""
+    assert is_correct({"question": "q", "answer": gold}, "5") is None
+    assert vote_and_grade(["5", "5"], gold_answer({"question": "q", "answer": gold}))[1] is None

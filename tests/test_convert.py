@@ -690,3 +690,45 @@ def test_synthetic_wrong_answers_sort_before_or_after_the_gold_at_random(wrong):
     pairs = [(a < r["answer"]) for r in records for a in {s["answer"] for s in r["samples"]} - {r["answer"]}]
     assert len({len(s["answer"]) for r in records for s in r["samples"]} | {len(r["answer"]) for r in records}) == 1
     assert 0.45 < np.mean(pairs) < 0.55
+
+
+def test_arc_choices_labelled_1_to_4_take_the_gold_by_label():
+    """Some ARC rows label their choices "1".."4" and name the gold by label: "2" is the second
+    choice (B), not index 2 (C); a gold that is no label is an error."""
+    row = {"question": "Which is a mammal?", "answerKey": "2",
+           "choices": {"text": ["shark", "whale", "trout", "eel"], "label": ["1", "2", "3", "4"]}}
+    lettered = {**row, "answerKey": "D", "choices": {**row["choices"], "label": ["A", "B", "D", "E"]}}
+    got = list(convert_records([row, lettered], None, answer_field="answerKey", choices_field="choices"))
+    assert [r["answer"] for r in got] == ["B", "C"] and got[0]["choices"] == ["shark", "whale", "trout", "eel"]
+    with pytest.raises(UabError, match=r"answer '5' is none of the choice labels \['1', '2', '3', '4'\]"):
+        list(convert_records([{**row, "answerKey": "5"}], None, answer_field="answerKey", choices_field="choices"))
+
+
+def test_an_empty_generic_gold_is_an_error_naming_the_row():
+    with pytest.raises(UabError, match="field 'answer' is empty") as info:
+        list(convert_records([{"question": "a?", "answer": "1"}, {"question": "b?", "answer": ""}], None))
+    assert info.value.line == 2
+
+
+def test_parquet_binary_and_decimal_columns_convert(tmp_path):
+    """Binary text reads as text (it was written as "b'12'", a gold nothing equals), a decimal as
+    its exact value, and binary that is no text (an image column) as null with a warning."""
+    import decimal
+    import warnings
+
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    table = pa.table({"question": pa.array([b"What is 5 + 7?", b"What is 1 + 1?"], pa.binary()),
+                      "answer": pa.array([b"12", b"2"], pa.binary()),
+                      "price": pa.array([decimal.Decimal("1.50"), decimal.Decimal("3")], pa.decimal128(5, 2)),
+                      "image": pa.array([{"bytes": b"\x89PNG\xff", "path": "a.png"}, None],
+                                        pa.struct([("bytes", pa.binary()), ("path", pa.string())]))})
+    path = tmp_path / "t.parquet"
+    pq.write_table(table, path)
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        got = list(convert_records(read_table(path), None))
+    assert [(r["question"], r["answer"], r["price"]) for r in got] == [("What is 5 + 7?", "12", "1.50"),
+                                                                        ("What is 1 + 1?", "2", 3)]
+    assert got[0]["image"] == {"bytes": None, "path": "a.png"}
+    assert any("column 'image' holds binary data that is no text" in str(w.message) for w in said)

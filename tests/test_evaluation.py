@@ -303,6 +303,22 @@ def test_exact_majority_values_hold_for_a_pool_of_a_thousand_samples():
     assert values[-1] == 1.0 and (np.diff(values[1::2]) >= -1e-12).all()
 
 
+def test_majority_values_in_floats_equal_the_exact_integers(monkeypatch):
+    """Up to a thousand samples the values are summed in float64 (every partial sum counts
+    subsets of the pool, < 2^1000): they equal the exact-integer sums to ~1e-15, ties included."""
+    from uab_cli import majority
+
+    rng = np.random.default_rng(7)
+    pools = [(rng.multinomial(k, rng.dirichlet(np.ones(c))), int(rng.integers(0, 4)))
+             for k, c in [(5, 2), (16, 3), (40, 6), (200, 4), (600, 12)]]
+    floats = [majority.empirical_values(list(n), [True] + [False] * (len(n) - 1), list(range(len(n))), none)
+              for n, none in pools]
+    monkeypatch.setattr(majority, "_FLOAT_POOL", 0)
+    for (n, none), got in zip(pools, floats):
+        exact = majority.empirical_values(list(n), [True] + [False] * (len(n) - 1), list(range(len(n))), none)
+        assert np.abs(got - exact).max() < 1e-13
+
+
 def test_oracle_keeps_the_budget_and_pool_caps_and_ignores_the_signal():
     records = noisy_pool(m=30, k=8)
     for i, rec in enumerate(records):  # uneven pools: 3..8 samples

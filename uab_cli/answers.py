@@ -117,6 +117,9 @@ def _math_span(t: str) -> str | None:
                 break
         else:
             end = None
+        if end is not None and open_ == "$" and _currency(t[i + 1:end.start()]):
+            # "$18 per day, ... at $2": dollars, not a math span; the amount is the answer
+            return ",".join([*parts, _NUMBER.match(t, i + 1).group()])
         if end is None:
             return ",".join(parts) if parts else None
         parts.append(t[i + len(open_):end.start()])
@@ -124,6 +127,12 @@ def _math_span(t: str) -> str | None:
         if not joint:
             return ",".join(parts)
         i = joint.end()
+
+
+def _currency(span: str) -> bool:
+    """Whether a "$...$" span is two dollar amounts and the prose between them: it starts with
+    a number and runs over a line break or through words."""
+    return bool(re.match(r"\d", span)) and ("\n" in span or _PROSE.search(span) is not None)
 
 
 def _after_marker(tail: str) -> str:
@@ -201,10 +210,11 @@ def extract_choice(text: str, choices: Sequence[str]) -> str | None:
         b = normalize_math(boxed).upper()
         if b in valid:
             return b
-    marked = [(m.group(1) or m.group(2)).upper() for m in _MC_MARKED.finditer(text)]
-    marked = [m for m in marked if m in valid]
-    if marked:
-        return marked[-1]
+    found = [m for m in _MC_MARKED.finditer(text) if (m.group(1) or m.group(2)).upper() in valid]
+    # "the answer is C" outranks a later mention of "option A" in the discussion
+    answered = [m for m in found if m.group(0)[:6].lower() == "answer"] or found
+    if answered:
+        return (answered[-1].group(1) or answered[-1].group(2)).upper()
     for pattern in _MC_PATTERNS:  # bare letters count only in upper case
         found = [f for f in pattern.findall(text) if f in valid]
         if found:
@@ -212,10 +222,11 @@ def extract_choice(text: str, choices: Sequence[str]) -> str | None:
     stripped = text.strip().strip(".*").strip()
     if stripped.upper() in valid and len(stripped) == 1:
         return stripped.upper()
-    lowered = normalize_text(text)
-    hits = [(lowered.rfind(normalize_text(c)), letter) for letter, c in zip(valid, choices)
-            if normalize_text(c) and normalize_text(c) in lowered]
-    return max(hits)[1] if hits else None
+    lowered = f" {normalize_text(text)} "
+    # whole words only ("12" is not the choice "2"); the latest end wins, then the longest
+    hits = [(lowered.rfind(f" {t} ") + len(t), len(t), letter) for letter, c in zip(valid, choices)
+            if (t := normalize_text(c)) and f" {t} " in lowered]
+    return max(hits)[2] if hits else None
 
 
 def extract_text(text: str) -> str | None:
@@ -254,6 +265,7 @@ _UNICODE = str.maketrans({"\u2212": "-", "\u2013": "-", "\u03c0": "\\pi ", "\u22
                           "\u2260": "\\ne ", "\u00b2": "^2", "\u00b3": "^3"})
 _ROOT = re.compile(r"\u221a\s*(?:\(([^()]*)\)|\{([^{}]*)\}|(\d+(?:\.\d+)?|[A-Za-z]))")
 _NOT_UNITS = {"pi", "sqrt", "infty", "inf", "sin", "cos", "tan", "log", "ln", "am", "pm", "i", "e"}
+_SCALES = {"hundred": 100, "thousand": 10**3, "million": 10**6, "billion": 10**9, "trillion": 10**12}
 _AND_OR = re.compile(r"\s+(?:and|or)\s+|\s*,\s*(?:and|or)\s+")
 _ASSIGN = re.compile(r"^\s*([A-Za-z](?:_\{?\w+\}?)?|[A-Za-z]{3,})\s*(?:=|\\in)\s*(?=[^=])")
 _THOUSANDS = re.compile(r"^-?\d{1,3}(?:,\d{3})+(?:\.\d+)?$")
@@ -294,6 +306,9 @@ def _drop_units(a: str) -> str:
     words = m.group(1).lower().replace(".", "").split()
     head = a[:m.start()].rstrip()
     bare = re.sub(r"\\[A-Za-z]+", "", head)
+    if words[0] in _SCALES and (value := as_number(re.sub(r"\s+", "", head).replace(",", ""))) is not None:
+        value *= _SCALES[words[0]]  # "5 thousand" is 5000, not 5 (nor "5 thousand dollars")
+        return str(value.numerator) if value.denominator == 1 else a
     if (len("".join(words)) < 2 or words[0] in _NOT_UNITS or not re.search(r"\d", bare)
             or re.search(r"[A-Za-z=]", bare) or head.endswith(("^", "_", "\\"))):
         return a
@@ -534,10 +549,12 @@ def gold_answer(rec: dict, kind: str | None = None) -> str | None:
         return None
     kind = kind or question_type(rec)
     if kind == "math":  # distinct integer golds would only churn normalize_math's cache
-        return (type(gold) is str and _plain_int(gold)) or normalize_math(str(gold))
-    if kind == "mc":
-        return gold_letter(rec)
-    return normalize_text(str(gold))
+        found = (type(gold) is str and _plain_int(gold)) or normalize_math(str(gold))
+    elif kind == "mc":
+        found = gold_letter(rec)
+    else:
+        found = normalize_text(str(gold))
+    return found or None  # "" or "\\text{}": no gold (ungraded), not one every answer misses
 
 
 def is_correct(rec: dict, prediction: str | None) -> bool | None:

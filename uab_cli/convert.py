@@ -5,10 +5,12 @@ Presets cover the paper's benchmarks in their Hugging Face layouts; field option
 
 from __future__ import annotations
 
+import decimal
 import hashlib
 import io
 import re
 import sys
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -172,11 +174,20 @@ def _build_generic(row: _Row) -> dict:
     if choices_raw is not None:
         choices = _choice_list(row, choices_raw)
         record["choices"] = choices
-        if answer is not None:
+        labels = choices_raw.get("label") if isinstance(choices_raw, Mapping) else None
+        if answer is not None and isinstance(labels, (list, tuple)) and len(labels) == len(choices):
+            # ARC: the gold names a label ("1".."4" on some rows, "A".."E" on others), not a position
+            names = [_answer_text(label) for label in labels]
+            if _answer_text(answer) not in names:
+                raise row.error(f"answer {answer!r} is none of the choice labels {names}")
+            record["answer"] = LETTERS[names.index(_answer_text(answer))]
+        elif answer is not None:
             record["answer"] = _gold_letter(row, answer, choices)
         record["type"] = "mc"
     elif answer is not None:
         record["answer"] = _answer_text(answer)
+        if not record["answer"]:  # graded as always wrong: a gold no answer equals
+            raise row.error(f"field {row.fields['answer']!r} is empty (give the gold, or leave the field out)")
     used = {name for name in row.fields.values() if name}
     for key, value in row.data.items():
         if key not in used and key not in record and key not in ("id", "question", "answer", "choices"):
@@ -455,11 +466,31 @@ def _read_parquet(path: Path | str, source=None) -> Iterator[tuple[int, dict]]:
             for batch in parquet.iter_batches(batch_size=1024):
                 for row in batch.to_pylist():
                     number += 1
-                    yield number, row
+                    yield number, {key: _plain(value, key) for key, value in row.items()}
         except (pa.ArrowException, OSError) as exc:
             raise UabError(f"cannot read Parquet: {exc}", path=str(path), line=number + 1) from None
 
     return rows()
+
+
+def _plain(value: Any, column: str) -> Any:
+    """A Parquet value as JSON can hold it: binary as its UTF-8 text, else (an image, say) null
+    with a warning naming ``column``; a decimal as an int when integral, else as its exact text
+    ("1.50"); nested values alike."""
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        try:
+            return bytes(value).decode("utf-8")
+        except UnicodeDecodeError:
+            warnings.warn(f"column {column!r} holds binary data that is no text (an image?): written as null",
+                          UserWarning, stacklevel=2)
+            return None
+    if isinstance(value, decimal.Decimal):
+        return int(value) if value.is_finite() and value == value.to_integral_value() else str(value)
+    if isinstance(value, dict):
+        return {k: _plain(v, column) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v, column) for v in value]
+    return value
 
 
 READERS = (".jsonl", ".json", ".parquet")

@@ -139,6 +139,7 @@ def _replay(pool, combos, skipped, seeds, gain, thresholds, on_progress, rules, 
     capped: set[tuple] = set()  # (allocator, signal, T, N) the pool capped in some seed
     gains = {c[0]: preset(c[0]).get("--gain", gain) for c in combos}  # a preset's own gain (uab-coverage)
     done, total = 0, len(combos) * len(seeds)
+    fixed: dict[tuple, tuple[np.ndarray, int, np.ndarray]] = {}  # upper bounds: one allocation for every seed
     for seed in seeds:
         perm = pool.permutations(seed)
         votes, cover = pool.outcomes(perm, rules, log_w, vote.keep)
@@ -158,12 +159,17 @@ def _replay(pool, combos, skipped, seeds, gain, thresholds, on_progress, rules, 
                 if table is None:
                     table = pool.margins(perm)
                 job.cap, job.margins = pool.k - k1, lambda drawn, table=table: table[idx, drawn]
-            extra, saved = call(name, job)
-            over = extra > pool.k - k1
-            if over.any():  # the pool cannot serve it: the allocator's own capped optimum
-                job.cap = pool.k - k1
-                capped.add((name, sig, t, n))
+            if name in UPPER_BOUNDS and (name, k1, n) in fixed:  # reads the pool, not the draws
+                extra, saved, over = fixed[name, k1, n]
+            else:
                 extra, saved = call(name, job)
+                over = extra > pool.k - k1
+                if over.any():  # the pool cannot serve it: the allocator's own capped optimum
+                    job.cap = pool.k - k1
+                    capped.add((name, sig, t, n))
+                    extra, saved = call(name, job)
+                if name in UPPER_BOUNDS:
+                    fixed[name, k1, n] = (extra, saved, over)
             per_question = k1 + extra
             used = int(per_question.sum())
             if used + saved != n * m or (per_question > pool.k).any():

@@ -6,6 +6,7 @@ Vote models: ``plurality-2`` (each wrong sample is one shared wrong answer; a ti
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 
@@ -117,7 +118,7 @@ def _dp(f: np.ndarray, room: np.ndarray, budget: int) -> np.ndarray:
     b = np.arange(budget + 1)
     shift = b[None, :] - e[:, None]  # V[e, b] = best[b - e] + f[i, e]
     shift = np.where(shift >= 0, shift + 1, 0)
-    choice = np.zeros((m, budget + 1), np.int32)
+    choice = np.zeros((m, budget + 1), np.min_scalar_type(top))  # top < 256: one byte a cell
     best = np.full(budget + 1, -np.inf)
     best[0] = 0.0
     for i in range(m):
@@ -217,25 +218,53 @@ def empirical_values(counts: Sequence[int], correct: Sequence[bool], order: Sequ
     ``counts[b]``: the pool's samples of answer class b; ``correct[b]``: whether b is right;
     ``order[b]``: b's tie rank (a tie goes to the lowest); ``none``: samples without an
     answer (they draw but never vote). Sums over the correct class's vote count x the ways
-    every other class stays below x (at x when it loses ties), by polynomial products, in exact
-    integers (binomials of a pool of a thousand samples overflow a float).
+    every other class stays below x (at x when it loses ties), by polynomial products. The
+    classes that cannot reach x (and the samples without an answer) enter as one binomial row
+    (1 + z)^S; only the others are truncated and convolved. Every partial sum counts subsets
+    of the pool (at most 2^k), all terms are positive: float64 is exact to ~k ulp up to
+    k = 1000 samples; beyond, exact integers.
     """
-    k = int(sum(counts)) + int(none)
+    counts = [int(c) for c in counts]
+    k = sum(counts) + int(none)
     n_max = k if n_max is None else min(int(n_max), k)
-    ways = [0] * (k + 1)
+    big = k > _FLOAT_POOL
+    ways = [0] * (k + 1) if big else np.zeros(k + 1)
     for a, (n_a, right) in enumerate(zip(counts, correct)):
         if not right or n_a == 0:
             continue
+        others = [(n_b, order[b] < order[a]) for b, n_b in enumerate(counts) if b != a and n_b]
         for x in range(1, n_a + 1):
-            poly = np.array([math.comb(none, y) for y in range(none + 1)], dtype=object)
-            for b, n_b in enumerate(counts):
-                if b != a and n_b:
-                    top = min(n_b, x - 1 if order[b] < order[a] else x)
-                    poly = np.convolve(poly, np.array([math.comb(n_b, y) for y in range(top + 1)], dtype=object))
-            c = math.comb(n_a, x)
-            for y, w in enumerate(poly[: k + 1 - x]):
-                ways[x + y] += c * w
-    return np.array([ways[n] / math.comb(k, n) for n in range(n_max + 1)], dtype=np.float64)
+            full, poly = int(none), None
+            for n_b, beats in others:
+                top = x - 1 if beats else x
+                if n_b <= top:
+                    full += n_b
+                else:
+                    row = _binomials(n_b, big)[: top + 1]
+                    poly = row if poly is None else np.convolve(poly, row)
+            row = _binomials(full, big)
+            poly = (row if poly is None else np.convolve(poly, row))[: k + 1 - x] * _comb(n_a, x, big)
+            if big:
+                for y, w in enumerate(poly):
+                    ways[x + y] += w
+            else:
+                ways[x : x + poly.size] += poly
+    return np.array([ways[n] / _comb(k, n, big) for n in range(n_max + 1)], dtype=np.float64)
+
+
+_FLOAT_POOL = 1000  # 2^1000 < the largest float64
+
+
+def _comb(n: int, y: int, big: bool):
+    return math.comb(n, y) if big else float(math.comb(n, y))
+
+
+@functools.lru_cache(maxsize=4096)
+def _binomials(n: int, big: bool) -> np.ndarray:
+    """C(n, 0..n): exact integers (``big``) or float64."""
+    row = np.array([_comb(n, y, big) for y in range(n + 1)], dtype=object if big else np.float64)
+    row.flags.writeable = False  # shared by every caller (cached)
+    return row
 
 
 def allocate_values(values: np.ndarray, budget: int) -> np.ndarray:
