@@ -1,7 +1,7 @@
 """The grading regression corpus: model-style and real model responses with the expected grade.
 
 tests/data/grading_corpus.jsonl holds one row per case: ``response``, ``gold``, ``expected``
-(the right grade), ``class`` (what it exercises) and ``source`` (hand-written, or the public
+(the right grade; null: ungraded), ``class`` (what it exercises) and ``source`` (hand-written, or the public
 repository, commit, file and model a real response comes from); rows with ``choices`` are
 multiple choice. Every row is asserted: no false positive, no missed equivalence.
 """
