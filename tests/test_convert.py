@@ -732,3 +732,13 @@ def test_parquet_binary_and_decimal_columns_convert(tmp_path):
                                                                         ("What is 1 + 1?", "2", 3)]
     assert got[0]["image"] == {"bytes": None, "path": "a.png"}
     assert any("column 'image' holds binary data that is no text" in str(w.message) for w in said)
+
+
+def test_a_datasets_server_rows_download_is_unwrapped(tmp_path):
+    """The Hugging Face datasets-server's /rows answer: each row is under "row"."""
+    path = tmp_path / "rows.json"
+    path.write_text(json.dumps({"features": [], "rows": [
+        {"row_idx": 0, "row": {"question": "What is 2 + 2?", "answer": "#### 4"}, "truncated_cells": []},
+        {"row_idx": 1, "row": {"question": "What is 3 + 3?", "answer": "#### 6"}, "truncated_cells": []}]}))
+    assert [(r["question"], r["answer"]) for r in convert_records(read_table(path), "gsm8k")] == [
+        ("What is 2 + 2?", "4"), ("What is 3 + 3?", "6")]

@@ -431,7 +431,8 @@ def _read_jsonl(path: Path | str, text: bytes) -> Iterator[tuple[int, dict]]:
 
 
 def _read_json(path: Path | str, text: bytes) -> Iterator[tuple[int, dict]]:
-    """Rows of a .json file: an array of objects, {"data"|"rows": [...]}, or JSON Lines (HF to_json)."""
+    """Rows of a .json file: an array of objects, {"data"|"rows": [...]} (the datasets-server's
+    ``{"row_idx", "row"}`` entries unwrapped), or JSON Lines (HF to_json)."""
     try:
         doc = orjson.loads(text)
     except orjson.JSONDecodeError:
@@ -442,10 +443,12 @@ def _read_json(path: Path | str, text: bytes) -> Iterator[tuple[int, dict]]:
         doc = nested if nested is not None else [doc]
     if not isinstance(doc, list):
         raise UabError("expected a JSON array of objects", path=str(path))
+    # the Hugging Face datasets-server's /rows: {"rows": [{"row_idx": 0, "row": {...}, ...}]}
+    served = bool(doc) and all(isinstance(r, dict) and "row_idx" in r and isinstance(r.get("row"), dict) for r in doc)
     for number, row in enumerate(doc, start=1):
         if not isinstance(row, dict):
             raise UabError(f"expected a JSON object, got {type(row).__name__}", path=str(path), line=number)
-        yield number, row
+        yield number, row["row"] if served else row
 
 
 def _read_parquet(path: Path | str, source=None) -> Iterator[tuple[int, dict]]:
