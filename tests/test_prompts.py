@@ -56,6 +56,16 @@ def test_a_template_fills_its_fields_and_keeps_doubled_braces(tmp_path):
     assert len(digest) == 64
 
 
+def test_a_template_that_shows_no_options_warns_on_a_multiple_choice_question():
+    """{stem} alone asks an MC question without its options: said, not silent; a math question,
+    or a template that names {choices} or {question}, says nothing."""
+    stem_only = Prompt(template=({"role": "user", "content": "{stem}\nAnswer with the letter."},))
+    with pytest.warns(UserWarning, match="names neither {question} nor {choices}"):
+        assert stem_only.messages(MC)[-1]["content"] == "Which is even?\nAnswer with the letter."
+    stem_only.messages(MATH)  # no warning: an error in tests
+    Prompt(template=({"role": "user", "content": "{stem}\n{choices}"},)).messages(MC)
+
+
 @pytest.mark.parametrize("content, says", [
     ('[{"role": "user", "content": "{question}"}', ":1: prompt template is not JSON"),
     ('{"role": "user", "content": "{question}"}', "a prompt template is a JSON list of messages"),

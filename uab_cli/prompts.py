@@ -8,9 +8,11 @@ A template is a list of chat messages whose contents name the question's fields 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import string
+import warnings
 from dataclasses import dataclass
 
 from .errors import UabError
@@ -131,10 +133,19 @@ class Prompt:
         if self.preset not in PRESETS:
             raise ValueError(f"unknown prompt style {self.preset!r}")
 
+    @functools.cached_property
+    def _shows_choices(self) -> bool:
+        """Whether the template shows a question's options ({question} lists them, {choices} is them)."""
+        named = {f for m in self.template or () for _, f, _, _ in string.Formatter().parse(m["content"]) if f}
+        return bool(named & {"question", "choices"})
+
     def messages(self, rec: dict, vcs: bool = False) -> tuple[dict, ...]:
         """The chat conversation that asks the model to answer ``rec``; with ``vcs`` the
         confidence request ends its last user message."""
         base = self.template if self.template is not None else PRESETS[self.preset][1][question_type(rec)]
+        if self.template is not None and rec.get("choices") and not self._shows_choices:
+            warnings.warn("the prompt template names neither {question} nor {choices}: multiple-choice questions "
+                          "are asked without their options", UserWarning, stacklevel=2)
         values = _fields(rec)
         messages = [{"role": m["role"], "content": m["content"].format(**values)} for m in base]
         if self.system is not None:
