@@ -434,3 +434,12 @@ def test_a_model_directory_is_recorded_absolute(tmp_path, monkeypatch):
     # an older uab recorded it as typed: read from the folder it was typed in, the same model
     monkeypatch.chdir(tmp_path / "a")
     assert changes("generation", {**first, "model": "./m"}, Generation(model="./m").info()) == {}
+
+
+def test_the_default_models_alias_is_the_default_model():
+    """`--model smollm2` on a run drawn with the default model is the same model (it was refused
+    as a change, `--model (SmolLM2-135M-Instruct → smollm2)`); a server's model name stays."""
+    from uab_cli.models import DEFAULT_MODEL
+
+    assert Generation(model="smollm2").model == Generation(model=" SmolLM2 ", backend="vllm").model == DEFAULT_MODEL
+    assert Generation(model="smollm2", backend="openai").model == "smollm2"

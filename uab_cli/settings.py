@@ -20,6 +20,7 @@ from .backends import options as backend_options
 from .backends.base import SamplingParams
 from .errors import UabError
 from .majority import MODELS as VOTE_MODELS
+from .models import ALIASES
 from .options import (
     GENERATING,
     INT64,
@@ -104,6 +105,8 @@ class Generation:
         # a model directory or file recorded absolute, as --tokenizer's: a rerun or Phase 2 from
         # another folder finds it, and ./m and m are the same model
         object.__setattr__(self, "model", as_path(self.model))
+        if self.backend in ("local", "vllm"):  # "smollm2" is the default model, by its name
+            object.__setattr__(self, "model", ALIASES.get((self.model or "").strip().lower(), self.model))
         if self.prompt_template is not None:
             self._template  # noqa: B018  (read and check the file now, before anything is drawn)
             # recorded absolute: a rerun or Phase 2 from another folder finds it
