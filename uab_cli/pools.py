@@ -112,13 +112,19 @@ class Pool:
         rp = np.take_along_axis(self.rank, perm, 1)
         wp = np.take_along_axis(np.full(self.cls.shape, np.nan) if log_w is None else log_w, perm, 1)
         m, kmax = cp.shape
-        idx = np.arange(m)[:, None]
         out = {rule: (np.zeros((m, kmax + 1), dtype=bool), np.zeros((m, kmax + 1), dtype=bool)) for rule in rules}
-        for t in range(1, kmax + 1):
-            for rule in rules:
-                win, fell = voting.elect(cp[:, :t], wp[:, :t], rp[:, :t], rule, keep)
-                out[rule][0][:, t] = self.class_correct[idx[:, 0], win]  # win -1: the no-winner column
-                out[rule][1][:, t] = fell
+        # elect's work grows with the most answer classes among the questions it is given: the
+        # questions go in groups of similar class counts, so one question whose answers all
+        # differ does not make every question's vote count hundreds of classes
+        group = np.ceil(np.log2(np.maximum(self.cls.max(axis=1, initial=-1) + 1, 1))).astype(np.int64)
+        for g in np.unique(group):
+            rows = np.flatnonzero(group == g)
+            c, w, r = cp[rows], wp[rows], rp[rows]
+            for t in range(1, kmax + 1):
+                for rule in rules:
+                    win, fell = voting.elect(c[:, :t], w[:, :t], r[:, :t], rule, keep)
+                    out[rule][0][rows, t] = self.class_correct[rows, win]  # win -1: the no-winner column
+                    out[rule][1][rows, t] = fell
         cover = np.logical_or.accumulate(np.take_along_axis(self.correct, perm, 1), axis=1)
         return out, np.hstack([np.zeros((m, 1), dtype=bool), cover])
 
