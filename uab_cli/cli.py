@@ -334,6 +334,9 @@ def _apply_settings(ctx: typer.Context, path: str, remembered: dict) -> None:
         try:
             if name in declared:
                 declared[name].check(value)
+            elif isinstance(value, bool) != bool(getattr(params[name], "is_flag", False)):  # click reads true as 1
+                raise UabError(f"{name} is not a true/false option, got {settings.show(value)}" if isinstance(value, bool)
+                               else f"{name} takes true or false, got {settings.show(value)}")
             ctx.params[name] = value if name in declared else params[name].process_value(ctx, value)
         except UabError as exc:  # the file's value: the file says where
             raise UabError(exc.message, path) from None
