@@ -416,3 +416,21 @@ def test_the_plain_templates_role_blocks_stop_before_the_next_turn():
         b.generate([SampleRequest(turns, 3)], PARAMS)
     stops = [r.body.get("stop") for r in sorted(server.requests, key=lambda r: r.body["seed"])]
     assert stops == [["\n\nUser:", "\n\nSystem:"], None, None]
+
+
+def test_a_hub_tokenizer_without_network_fails_at_once_in_one_line(monkeypatch):
+    """--tokenizer ORG/NAME where the hub's host does not resolve: the hub cache only (no ~50 s
+    of retries), and one line that says so."""
+    pytest.importorskip("transformers")
+    from huggingface_hub import constants
+
+    from uab_cli.backends.openai import chat_template
+
+    monkeypatch.setenv("HF_ENDPOINT", "https://hub.uab-test.invalid")
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.delenv("TRANSFORMERS_OFFLINE", raising=False)
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", constants.HF_HUB_OFFLINE)  # restored after the test
+    with pytest.raises(UabError) as error:
+        chat_template("uab-test/no-such-tokenizer")
+    assert "\n" not in str(error.value) and str(error.value).endswith(
+        "(hub.uab-test.invalid cannot be reached: only the local hub cache was tried)")

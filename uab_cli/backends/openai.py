@@ -10,7 +10,7 @@ import os
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 
-from ..errors import UabError
+from ..errors import UabError, one_line
 from ..reasoning import opening_marker
 from .base import (
     MAX_MODEL_LEN,
@@ -66,14 +66,15 @@ def plain_stop(messages: tuple[Message, ...]) -> list[str] | None:
 def chat_template(tokenizer: str):
     """``render_prompt``'s counterpart through a model's own chat template: the tokenizer of
     ``tokenizer`` (a hub id or a local directory) renders messages as the chat endpoint would."""
-    from ..models import quiet_stderr
+    from ..models import offline_unless_reachable, quiet_stderr
 
     transformers = require("transformers", "local")
+    offline = offline_unless_reachable(tokenizer)
     try:
         with quiet_stderr():
             tok = transformers.AutoTokenizer.from_pretrained(tokenizer)
     except (OSError, ValueError) as exc:
-        raise UabError(f"--tokenizer {tokenizer}: cannot load its tokenizer: {exc}") from None
+        raise UabError(f"--tokenizer {tokenizer}: cannot load its tokenizer: {one_line(exc)}{offline}") from None
     if not getattr(tok, "chat_template", None):
         raise UabError(f"--tokenizer {tokenizer} has no chat template; leave --tokenizer out for the plain one")
 
