@@ -211,7 +211,10 @@ def _replay(pool, combos, skipped, seeds, gain, thresholds, on_progress, rules, 
     context = {"gain": gain, "vote": vote, "generation": generation_of(pool.records[0]),
                "whole_pool": {c[4] for c in combos if c[4] * m >= pool.k.sum()},
                "k1": {(c[0], c[1], c[2], c[4]): c[3] for c in combos},
-               "capped": capped, "pool_k": int(pool.k.min())}
+               "capped": capped,
+               # the cap a run gets: K of an even pool; of an uneven one its largest K_i, since a cap at the
+               # smallest would refuse every N above it (the replay capped each question at its own K_i)
+               "pool_k": int(pool.k.max())}
     for rec in recommend.held_out({k: np.array(v) for k, v in outcomes.items()}, UPPER_BOUNDS, context):
         yield {"recommendation": rec}
 
@@ -228,7 +231,8 @@ def check(records: Sequence[dict], recommended: Sequence[dict], seeds: int | Seq
         n, name, rule = rec["N"], rec["allocator"], rec["vote_rule"]
         settings = rec.get("settings") or {}
         entry = {"N": n, "allocator": name, "signal": rec["signal"], "T": rec["T"], "vote_rule": rule,
-                 "chosen_gain": rec.get("gain"), "chosen_se": rec.get("se")}
+                 "chosen_gain": rec.get("gain"), "chosen_se": rec.get("se"),
+                 "settings": settings}  # what it replayed with (vote signal, temperature, keep, gain): provenance
         if (name, rule) == (recommend.BASELINE[0], recommend.BASELINE[3]):
             yield {"check": {**entry, "gain": 0.0, "se": 0.0, "worse": False}}
             continue

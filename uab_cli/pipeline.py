@@ -192,6 +192,10 @@ def phase1(records: list[dict], backend: Backend, gen: Generation, k: int = 1,
     if k < 1:
         raise UabError(f"--k must be >= 1, got {k}")
     same_draws(records, "phase1", gen)
+    for rec in records:  # Phase-1 indices 0..k-1 would collide with its Phase-2 samples
+        if samples(rec, 2):
+            raise UabError(f"record {rec['id']!r} already holds Phase-2 samples: Phase 1 takes questions or "
+                           "Phase-1 records (allocate, phase2 and vote come after it)")
     wanted = [(r, i, 1) for r, rec in enumerate(records) for i in missing(rec, 0, k)]
     n = 0
     if probes(signal, len(wanted)):
@@ -207,8 +211,8 @@ def phase1(records: list[dict], backend: Backend, gen: Generation, k: int = 1,
             on_sample(records[r], probe)
         wanted = wanted[1:]
     n += draw(records, wanted, backend, gen, on_sample, logprobs=bool(signal) and needs_logprobs(signal))
-    for rec in records:
-        with_provenance(rec, "phase1", {**gen.info(), "k": k})
+    for rec in records:  # the Phase-1 samples it holds: more than k when it came with more
+        with_provenance(rec, "phase1", {**gen.info(), "k": max(k, len(samples(rec, 1)))})
     return n
 
 

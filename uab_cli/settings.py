@@ -224,6 +224,9 @@ class Allocation:
             raise UabError(f"--allocator {self.allocator} needs at least {need} Phase-1 samples per question (-K {need})")
         if self.max_per_question is not None and self.max_per_question < k:
             raise UabError(f"--max-per-question must be >= {k}")
+        if self.max_per_question is not None and self.max_per_question < self.n:  # M·cap < N·M: no allocation fits
+            raise UabError(f"--max-per-question is too small: {self.max_per_question} per question cannot hold "
+                           f"the budget of N={self.n} per question")
 
     @property
     def phase1_samples(self) -> int:

@@ -30,8 +30,10 @@ def token_stats(logprobs: Sequence[float] | None) -> dict:
     token. Returns ``anll`` (mean NLL, Eq. 2), ``total_nll``, ``max_nll`` (largest
     token NLL) and ``nll_var`` (variance of token NLLs); all ``None`` without logprobs.
     """
-    if not logprobs:
+    if logprobs is None:
         return {"anll": None, "total_nll": None, "max_nll": None, "nll_var": None}
+    if len(logprobs) == 0:  # an empty reply (0 tokens) from a backend that has logprobs: nothing uncertain
+        return {"anll": 0.0, "total_nll": 0.0, "max_nll": 0.0, "nll_var": 0.0}
     nll = -np.asarray(logprobs, dtype=np.float64)
     return {
         "anll": float(nll.mean()),

@@ -1,0 +1,220 @@
+"""The budget contract and provenance: samples drawn (plus those a skip exit saves) equal N·M
+for every allocator, through the registry and through phase1 → allocate → phase2 → vote and a
+reallocation (Hypothesis); and the edges where a run used to break it or record it wrongly."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import numpy as np
+import orjson
+import pytest
+from conftest import arithmetic, cli, write_jsonl
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from uab_cli import allocators, evaluation, pipeline
+from uab_cli.backends.remote import make_completion
+from uab_cli.backends.scripted import ScriptedBackend
+from uab_cli.errors import UabError
+from uab_cli.settings import Allocation, Generation, Vote
+
+P = st.one_of(st.floats(0, 1), st.sampled_from([0.0, 1.0, 0.5, 1e-300, 1 - 1e-16, 5e-324]))
+
+RUNNABLE = [n for n in allocators.ALLOCATORS if n not in allocators.ROUNDS and n != "oracle"]
+
+
+@st.composite
+def jobs(draw):
+    m = draw(st.integers(1, 8))
+    p = np.array(draw(st.lists(P, min_size=m, max_size=m)))
+    budget = draw(st.integers(0, 40))
+    capped = draw(st.booleans())
+    cap = np.array(draw(st.lists(st.integers(0, 12), min_size=m, max_size=m))) if capped else None
+    hard = np.array(draw(st.lists(st.booleans(), min_size=m, max_size=m)))
+    lengths = np.array(draw(st.lists(st.integers(0, 50), min_size=m, max_size=m)), dtype=float)
+    k1 = draw(st.integers(1, 3))
+    return allocators.Job(p, budget, cap, draw(st.integers(0, 5)), lengths, hard, k1=k1,
+                          vote_model=draw(st.sampled_from(["plurality-2", "scatter"])))
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(job=jobs(), name=st.sampled_from(RUNNABLE))
+def test_every_allocator_spends_exactly_within_caps(job, name):
+    if job.cap is not None and job.cap.sum() < job.budget:
+        try:
+            allocators.call(name, job)
+        except UabError:
+            return
+        raise AssertionError("a budget the caps cannot hold was accepted")
+    extra, saved = allocators.call(name, job)
+    assert extra.shape == job.p.shape
+    assert (extra >= 0).all()
+    if job.cap is not None:
+        assert (extra <= job.cap).all(), (extra, job.cap)
+    assert int(extra.sum()) + saved == job.budget
+    assert saved >= 0
+    if not name.endswith("-skip"):
+        assert saved == 0
+
+
+@settings(max_examples=150, deadline=None)
+@given(m=st.integers(1, 6), budget=st.integers(0, 30), seed=st.integers(0, 3), data=st.data())
+def test_adaptive_spends_exactly(m, budget, seed, data):
+    margins = np.array(data.draw(st.lists(st.integers(-1, 3), min_size=m, max_size=m)))
+    cap = data.draw(st.one_of(st.none(), st.lists(st.integers(0, 12), min_size=m, max_size=m).map(np.array)))
+    assume(cap is None or cap.sum() >= budget)
+    job = allocators.Job(np.zeros(m), budget, cap, seed, np.ones(m), np.zeros(m, bool), k1=2,
+                         margins=lambda n: np.maximum(margins - (n - 2) % 2, -1))
+    extra, saved = allocators.call("adaptive", job)
+    assert int(extra.sum()) == budget and saved == 0
+    if cap is not None:
+        assert (extra <= cap).all()
+
+
+# --- through the pipeline, on records: phase1 -> allocate -> phase2 -> vote, then reallocated ---
+
+GEN = Generation.build(None, backend="scripted", model="scripted", max_tokens=9)
+ALLOCATIONS = [
+    {"allocator": "uab"}, {"allocator": "uab-coverage"}, {"allocator": "uniform"}, {"allocator": "random", "seed": 3},
+    {"allocator": "length"}, {"allocator": "majority"}, {"allocator": "majority", "vote_model": "scatter"},
+    {"allocator": "uab", "exit": "hard"}, {"allocator": "uab", "exit": "easy", "exit_mode": "skip"},
+    {"allocator": "uab-exit-hard-skip"}, {"allocator": "judge"}, {"allocator": "uab", "signal": "vote-entropy"},
+    {"allocator": "uab", "signal": "max-nll", "temperature": 5.0},
+]
+RULES = [Vote(), Vote(rule="weighted", signal="anll"), Vote(rule="filtered", signal="anll", keep=0.3),
+         Vote(rule="confident-ties", signal="anll"), Vote(rule="most-confident", signal="anll"),
+         Vote(include_phase1=False), Vote(include_phase1=False, rule="weighted", signal="anll")]
+
+
+def _phase1(m: int, k: int) -> list[dict]:
+    recs = [{"id": f"q{i}", "question": f"What is {i} + {2 * i + 1}?", "answer": str(3 * i + 1),
+             "judge": "hard" if i % 3 else "easy"} for i in range(m)]
+    pipeline.phase1(recs, ScriptedBackend(), GEN, k)
+    return recs
+
+
+_PHASE1 = {}
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(m=st.integers(1, 6), k=st.integers(1, 2), data=st.data())
+def test_pipeline_budget_contract_and_reallocation(m, k, data):
+    recs = copy.deepcopy(_PHASE1.setdefault((m, k), _phase1(m, k)))
+    for _ in range(2):  # allocate, draw, vote; then allocate the drawn records again, at another N
+        opts = data.draw(st.sampled_from(ALLOCATIONS))
+        if opts.get("signal") == "vote-entropy" and k < 2:
+            continue
+        n = data.draw(st.integers(k, k + 5))
+        cap = data.draw(st.one_of(st.none(), st.integers(k, k + 6)))
+        if cap is not None and cap < n:
+            cap = None
+        alloc = Allocation(n=n, max_per_question=cap, **opts)
+        summary = pipeline.allocate(recs, alloc)
+        assert summary.phase1 + summary.phase2 + summary.saved == n * m
+        pipeline.phase2(recs, ScriptedBackend(), GEN)
+        rule = data.draw(st.sampled_from(RULES))
+        tally = pipeline.VoteSummary(rule=rule)
+        for rec in recs:
+            tally.add(pipeline.vote(rec, rule))
+            assert rec["uab"]["allocate"]["n"] == n and rec["uab"]["vote"]["rule"] == rule.rule
+            if cap is not None:
+                assert len(pipeline.voted_samples(rec)) <= cap
+        counted = tally.samples + (m * k if not rule.include_phase1 else 0)
+        assert counted + summary.saved == n * m, (counted, summary.saved, n, m)
+
+
+# --- edges found by an audit: each test failed on the code before its fix ---
+
+
+def test_a_confidence_rule_with_exclude_phase1_votes_a_question_without_phase2_samples():
+    """--exclude-phase1 leaves a question that got no Phase-2 sample nothing to vote: majority says
+    no answer; a confidence rule crashed (numpy: zero-size array to reduction operation minimum)."""
+    rec = {"id": "q0", "question": "What is 1 + 1?", "answer": "2", "extra": 0,
+           "samples": [{"index": 0, "phase": 1, "text": "Answer: 2", "answer": "2", "anll": 0.1}]}
+    for rule in ("confident-ties", "weighted", "filtered", "most-confident"):
+        out = pipeline.vote(dict(rec), Vote(include_phase1=False, rule=rule, signal="anll"))
+        assert out["prediction"] is None and out["correct"] is False
+
+
+def test_an_infeasible_max_per_question_is_refused_before_the_run_directory_changes(tmp_path, fake_backend):
+    fake_backend.in_cli()
+    q = write_jsonl(tmp_path / "q.jsonl", arithmetic(4))
+    out = str(tmp_path / "r")
+    assert cli(["run", q, "-N", "4", "-o", out, "-q", "--backend", "scripted"]).exit_code == 0
+    before = {p.name: p.read_bytes() for p in (tmp_path / "r").iterdir() if p.is_file()}
+    bad = cli(["run", q, "-N", "4", "--max-per-question", "2", "-o", out, "-q", "--backend", "scripted"])
+    assert bad.exit_code == 2 and "--max-per-question" in bad.output
+    after = {p.name: p.read_bytes() for p in (tmp_path / "r").iterdir() if p.is_file()}
+    assert after == before  # votes.jsonl and summary.json kept, config.json not rewritten
+    assert cli(["run", q, "-o", out, "-q", "--backend", "scripted"]).exit_code == 0  # resumes the run it was
+
+
+class _EmptyReply(ScriptedBackend):
+    """Logprobs on every reply, but one question's replies are empty (0 tokens, finish stop)."""
+
+    def complete(self, req, params):
+        if "1 + 3" in req.messages[-1]["content"]:
+            return make_completion("", [], None, "stop")
+        return super().complete(req, params)
+
+
+def test_an_empty_reply_from_a_backend_with_logprobs_does_not_stop_the_allocation():
+    records = arithmetic(3)
+    pipeline.phase1(records, _EmptyReply(), GEN, 1, signal="anll")
+    summary = pipeline.allocate(records, Allocation(n=3))
+    assert summary.phase1 + summary.phase2 == 9
+
+
+def test_phase1_records_the_phase1_samples_a_record_holds():
+    records = arithmetic(2)
+    pipeline.phase1(records, ScriptedBackend(), GEN, 2)
+    pipeline.phase1(records, ScriptedBackend(), GEN, 1)  # asks for 1; each record holds 2
+    assert all(r["uab"]["phase1"]["k"] == len(r["samples"]) == 2 for r in records)
+
+
+def test_phase1_refuses_records_that_hold_phase2_samples():
+    records = arithmetic(2)
+    pipeline.phase1(records, ScriptedBackend(), GEN, 1)
+    pipeline.allocate(records, Allocation(n=3))
+    pipeline.phase2(records, ScriptedBackend(), GEN)
+    with pytest.raises(UabError, match="already holds Phase-2 samples"):  # index 1 is a Phase-2 sample
+        pipeline.phase1(records, ScriptedBackend(), GEN, 2)
+
+
+def _uneven_pool(tmp_path):
+    rows = []
+    for i in range(12):
+        k = 2 if i == 0 else 8
+        rows.append({"id": f"q{i}", "question": f"What is {i} + 1?", "answer": str(i + 1),
+                     "samples": [{"index": j, "phase": 1, "text": "x", "answer": str(i + 1 + j % 2),
+                                  "anll": 0.05 * j, "n_tokens": 3, "finish_reason": "stop"} for j in range(k)]})
+    return write_jsonl(tmp_path / "pool.jsonl", rows)
+
+
+def test_a_recommendation_from_an_uneven_pool_runs(tmp_path, fake_backend):
+    """A pool whose questions hold 2 and 8 samples, replayed at N = 4: Uniform is capped by the
+    small question's pool; its recommendation must not carry a cap no run at N = 4 can meet."""
+    fake_backend.in_cli()
+    pool = _uneven_pool(tmp_path)
+    res = str(tmp_path / "res.jsonl")
+    assert cli(["simulate", pool, "--budgets", "4", "--seeds", "2", "--allocators", "uniform", "--vote-rules", "majority", "-o", res,
+                "-q"]).exit_code == 0
+    q = write_jsonl(tmp_path / "q.jsonl", arithmetic(5))
+    result = cli(["run", q, "--budget", "4", "--backend", "scripted", "--settings", res, "-o", str(tmp_path / "r"), "-q"])
+    assert result.exit_code == 0, result.output
+
+
+def test_simulate_check_rows_record_the_vote_settings_they_replayed(tmp_path):
+    rows = []
+    for i in range(10):
+        rows.append({"id": f"q{i}", "question": f"What is {i}?", "answer": "1",
+                     "samples": [{"index": j, "phase": 1, "text": "x", "answer": str(1 + (i + j) % 2),
+                                  "anll": 0.1 * j, "n_tokens": 3, "finish_reason": "stop"} for j in range(4)]})
+    settings = {"allocator": "uab", "signal": "anll", "signal_temperature": 0.2, "vote_rule": "filtered",
+                "vote_keep": 0.3, "vote_temperature": 0.5, "vote_signal": "anll"}
+    rec = {"N": 2, "allocator": "uab", "signal": "anll", "T": 0.2, "vote_rule": "filtered", "gain": 0.0,
+           "se": 0.0, "settings": settings}
+    checks = [r["check"] for r in evaluation.check(rows, [rec], seeds=2) if "check" in r]
+    assert json.loads(orjson.dumps(checks))[0]["settings"]["vote_keep"] == 0.3
