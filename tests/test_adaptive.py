@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 from conftest import cli, read_jsonl, write_jsonl
@@ -68,6 +70,8 @@ def test_allocate_refuses_it_and_run_draws_it_in_rounds(tmp_path):
     assert all(r["uab"]["allocate"]["allocator"] == "adaptive" and r["uab"]["allocate"]["rounds"] >= 1
                for r in votes)
     assert all(len([s for s in r["samples"] if s["phase"] == 1]) == 2 for r in votes)  # its default -K
+    summary = json.loads((out / "summary.json").read_text())  # what the run did, as its records say
+    assert summary["uab"]["allocate"]["rounds"] == votes[0]["uab"]["allocate"]["rounds"]
     # the live rounds are the replay's: the same function on the margins of the run's own samples
     pool = Pool(votes)
     table = pool.margins(np.tile(np.arange(pool.cls.shape[1]), (len(votes), 1)))

@@ -258,6 +258,7 @@ class AllocationSummary:
     saved: int = 0
     fallbacks: int = 0
     histogram: dict = field(default_factory=dict)
+    rounds: int | None = None  # of an allocator that draws in rounds (adaptive)
 
 
 def allocate(records: list[dict], settings: Allocation, lines: Sequence[int] | None = None,
@@ -352,7 +353,7 @@ class AllocationInputs:
                                     dict(zip(totals.tolist(), counts.tolist())))
         info = settings.info(signal, budget, saved)
         if settings.allocator in allocators.ROUNDS:
-            info["rounds"] = job.rounds
+            info["rounds"] = summary.rounds = job.rounds
         return AllocationPlan([None if math.isnan(x) else x for x in p.tolist()], extra.tolist(), info, summary)
 
 

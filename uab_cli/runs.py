@@ -341,7 +341,8 @@ def run(
             rundir.open({**config, "generation": gen.info()}, force)
             result = _stages(rundir, records, be, gen, alloc, vote, k, signal, callbacks, skipped)
             about = {"input": input_name, "generation": gen.info(), "k": k, "vote": vote.info(),
-                     "allocate": alloc.info(signal, result.planned, result.allocation.saved),
+                     "allocate": {**alloc.info(signal, result.planned, result.allocation.saved),
+                                  **({"rounds": result.allocation.rounds} if result.allocation.rounds is not None else {})},
                      "votes_file": result.votes_file, "skipped": [t.id for t in result.skipped]}
             result.summary = _summary(records, result, alloc, time.perf_counter() - started, about, price)
             rundir.write_json(SUMMARY, result.summary)
