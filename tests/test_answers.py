@@ -266,3 +266,13 @@ def test_an_empty_gold_is_no_gold(gold):
     """Graded, it was wrong whatever the answer: now the question is ungraded."""
     assert is_correct({"question": "q", "answer": gold}, "5") is None
     assert vote_and_grade(["5", "5"], gold_answer({"question": "q", "answer": gold}))[1] is None
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("2 + 3 = 5.\nConfidence: 8/10", "5"), ("2 + 3 = 5.\nConfidence level: 8", "5"),
+    ("2 + 3 = 5.\nConfidence: 8 out of 10", "5"), ("2 + 3 = 5.\nConfidence (1-10): 9", "5"),
+])
+def test_a_confidence_line_is_never_the_answer(text, expected):
+    """With --vcs the reply ends with its confidence; in the forms models write, it is cut before
+    the answer is read (the last number was the score: 8/10 graded as the answer)."""
+    assert extract_answer(text, MATH) == expected

@@ -24,6 +24,10 @@ def test_token_stats_hand_computed():
     ("Answer: 4\nConfidence: 8", 8), ("confidence: 10", 10), ("Confidence: **7**", 7),
     ("Confidence: 0", None), ("Confidence: 11", None), ("Confidence: 7.5", None),
     ("Confidence: high", None), ("no score", None), ("Confidence: 3 ... Confidence: 9", 9),
+    # the paper's "Confidence: <1-10>" as models write it: a restated scale is no score, a sign is part of it
+    ("Confidence (1-10): 8", 8), ("Confidence level: 8", 8), ("Confidence: 8/10", 8),
+    ("Confidence: 8 out of 10", 8), ("{confidence: 8}", 8), ("Confidence: -2", None),
+    ("Confidence score [1-10]: 6", 6),
 ])
 def test_parse_confidence(text, score):
     assert parse_confidence(text) == score
@@ -46,6 +50,9 @@ def test_vcs_paper_rule_and_official_power():
     assert p.tolist() == pytest.approx([0.8, 0.5]) and fallbacks == 1
     p, _ = success_probabilities([[{"confidence": 8}]], "vcs-pow", 0.5)
     assert p[0] == pytest.approx(0.8 ** 2)
+    # a missing score is score 5 before the power, as the official code: not above a score of 8
+    p, fallbacks = success_probabilities([[{"confidence": None}], [{"confidence": 8}]], "vcs-pow", 0.2)
+    assert p.tolist() == pytest.approx([0.5 ** 5, 0.8 ** 5]) and fallbacks == 1
 
 
 def test_vote_entropy():
@@ -64,3 +71,22 @@ def test_vote_entropy():
 def test_missing_logprobs_is_a_clear_error():
     with pytest.raises(UabError, match="--signal vcs"):
         success_probabilities([[{"anll": None}]], "anll")
+
+
+def test_vote_entropy_counts_each_unanswered_sample_apart_in_allocate_and_simulate():
+    """Two replies cut off while thinking are no consensus: p = exp(-ln 2 / T), as for two
+    different answers, not 1 (the easiest); allocate and simulate's replay agree."""
+    from uab_cli import pipeline
+    from uab_cli.pools import Pool
+    from uab_cli.settings import Allocation
+
+    def rec(i, answers):
+        return {"id": f"q{i}", "question": "q", "answer": "5", "samples": [
+            {"index": j, "phase": 1, "text": "…", "answer": a, "anll": 0.1} for j, a in enumerate(answers)]}
+
+    records = [rec(0, [None, None]), rec(1, ["5", "5"]), rec(2, ["5", "6"])]
+    pipeline.allocate(records, Allocation(n=4, signal="vote-entropy"))
+    split = math.exp(-math.log(2) / 0.2)
+    assert [r["p"] for r in records] == pytest.approx([split, 1.0, split])
+    replayed = Pool(records).probabilities(np.tile(np.arange(2), (3, 1)), 2, "vote-entropy", 0.2)
+    assert replayed.tolist() == pytest.approx([split, 1.0, split])

@@ -18,10 +18,11 @@ from fractions import Fraction
 from typing import NamedTuple
 
 from .records import gold_letter, letters, question_type
+from .signals import CONFIDENCE_PATTERN
 
 # --- extraction --------------------------------------------------------------------
 
-_CONF_TAIL = re.compile(r"confidence\W{0,6}-?\d+(?:\.\d+)?\W*$", re.IGNORECASE | re.MULTILINE)
+_CONF_TAIL = re.compile(CONFIDENCE_PATTERN + r"(?:\s*\([^)\n]*\))?\W*$", re.IGNORECASE | re.MULTILINE)
 _MARKER = re.compile(r"(?:final\s+answer|the\s+answer)[\s*]*(?:is\b|:|=)|^[\s*#>-]*answer[\s*]*(?:is\b|:|=)|####",
                      re.IGNORECASE | re.MULTILINE)
 _LAST_SPAN = re.compile(r"(?<!\\)\$((?:\\\$|[^$])+)(?<!\\)\$|\\\((.+?)\\\)")

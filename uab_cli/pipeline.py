@@ -308,8 +308,9 @@ class AllocationInputs:
         if SIGNAL_REGISTRY[self.signal].per_sample:
             score = question_score(phase1, self.signal)
         elif len(phase1) >= SIGNAL_REGISTRY[self.signal].phase1:
-            score = question_score(phase1, self.signal,
-                                   _answer_counts([voted_answer(s, Vote.cut) for s in phase1], question_type(rec)))
+            counts = _answer_counts([voted_answer(s, Vote.cut) for s in phase1], question_type(rec))
+            # samples without an answer agree on nothing: each is its own outcome (two cut replies are no consensus)
+            score = question_score(phase1, self.signal, counts[:-1] + [1] * counts[-1])
         else:
             score = None  # settings.check rejects too few Phase-1 samples
         label = rec.get("judge")

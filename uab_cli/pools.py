@@ -159,7 +159,7 @@ class Pool:
 
         def answer_counts(i: int, _ss: list[dict]) -> list[int]:
             ids = self.answer_cls[i, perm[i, :k1]]
-            return list(Counter(int(c) for c in ids if c >= 0).values()) + [int((ids < 0).sum())]
+            return list(Counter(int(c) for c in ids if c >= 0).values()) + [1] * int((ids < 0).sum())
 
         return success_probabilities(phase1, signal, temperature, answer_counts)[0]
 

@@ -20,7 +20,14 @@ VCS_INSTRUCTION = (
     "from 1 (not confident at all) to 10 (completely certain). "
     "End your response with: Confidence: <integer>."
 )
-_CONFIDENCE = re.compile(r"confidence\W{0,6}(-?\d+(?:\.\d+)?)", re.IGNORECASE)
+# "Confidence: 8", "Confidence level: 8", "Confidence (1-10): 8", "confidence 8/10", "{confidence: 8}":
+# the scale a model restates ("(1-10)") is no score, and a sign is part of the number (-2 is no score).
+CONFIDENCE_PATTERN = (
+    r"confidence(?:\s+(?:level|score|rating))?"
+    r"(?:\s*[(\[]\s*(?:(?:on\s+a\s+)?scale\s+(?:of|from)\s+)?[01]\s*(?:-|\u2013|to)\s*10\s*[)\]])?"
+    r"[^\w-]{0,6}(-?\d+(?:\.\d+)?)(?:\s*(?:/\s*10\b|out\s+of\s+10\b|%))?"
+)
+_CONFIDENCE = re.compile(CONFIDENCE_PATTERN, re.IGNORECASE)
 
 
 def token_stats(logprobs: Sequence[float] | None) -> dict:
@@ -137,7 +144,8 @@ def probabilities(scores: Sequence[float | None], signal: str = "anll",
     if signal == "vote-entropy":
         return np.clip(np.array([math.exp(-h / temperature) for h in s.tolist()]), 0.0, 1.0), 0
     power = 1.0 if signal == "vcs" else 1 / temperature  # vcs-pow: (score/10)^(1/T)
-    p = [VCS_MISSING_P if m else (x / 10) ** power for x, m in zip(s.tolist(), missing.tolist())]
+    # a missing score counts as score 5 (0.5 on the 0-1 scale) before the power, as the official code's parse_vcs
+    p = [(VCS_MISSING_P if m else x / 10) ** power for x, m in zip(s.tolist(), missing.tolist())]
     return np.clip(np.array(p, dtype=np.float64), 0.0, 1.0), int(missing.sum())
 
 
