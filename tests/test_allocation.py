@@ -147,3 +147,14 @@ def test_length_proportional():
 def test_bad_probabilities(p):
     with pytest.raises(UabError):
         A.uab_allocate(p, 3)
+
+
+def test_a_forfeit_exit_saves_each_exited_questions_even_share():
+    """The official code's rule behind the paper's "% Saved": an exited question's N − 1 share is
+    not drawn, the staying questions spend theirs by UAB; skip instead saves what UAB gave it."""
+    p = np.array([0.9, 0.8, 0.3, 0.1, 0.5])
+    budget = 3 * p.size  # N = 4
+    e, saved = A.threshold_exit(p, budget, "easy", 0.7, "forfeit")
+    assert saved == 6 and e[:2].sum() == 0 and np.array_equal(e[2:], A.uab_allocate(p[2:], 9))
+    skipped, skip_saved = A.threshold_exit(p, budget, "easy", 0.7, "skip")
+    assert skip_saved == A.uab_allocate(p, budget)[:2].sum() != saved

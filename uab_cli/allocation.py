@@ -296,6 +296,15 @@ def _room(m: int, max_extra, budget: int) -> np.ndarray:
     return np.array(room, dtype=np.int64)
 
 
+# What an exit does with the budget it frees (``--exit-mode``).
+EXIT_MODES = {
+    "redistribute": "their share goes to the other questions (the budget is spent)",
+    "skip": "what UAB would give them is not drawn (saved)",
+    "forfeit": "each forfeits its even share, N − 1 samples, not drawn (saved); the others get theirs by UAB "
+               "(the official code's rule behind the paper's % Saved)",
+}
+
+
 def threshold_exit(
     p: np.ndarray,
     budget: int,
@@ -309,15 +318,17 @@ def threshold_exit(
     keep only their Phase-1 sample.
 
     ``redistribute`` gives their share to the other questions (budget exact); ``skip``
-    keeps UAB's allocation for the others and leaves the exited share unspent. Returns
-    ``(extra, saved)``, where ``saved`` counts the samples not drawn.
+    keeps UAB's allocation for the others and leaves what UAB gave the exited ones unspent;
+    ``forfeit`` (the official code's rule behind the paper's "% Saved") leaves each exited
+    question's even share (budget / M) unspent and spends the staying questions' shares on them
+    by UAB. Returns ``(extra, saved)``, where ``saved`` counts the samples not drawn.
     """
     if kind not in ("hard", "easy"):
         raise UabError(f"unknown exit {kind!r}: use hard or easy")
     p = np.asarray(p, dtype=np.float64)
     exits = p < theta if kind == "hard" else p > theta
-    if mode not in ("redistribute", "skip"):
-        raise UabError(f"unknown exit mode {mode!r}: use redistribute or skip")
+    if mode not in EXIT_MODES:
+        raise UabError(f"unknown exit mode {mode!r}: use {', '.join(EXIT_MODES)}")
     cap = caps(max_extra, p.size)
     if mode == "skip":
         e = uab_allocate(p, budget, gain, cap)
@@ -326,12 +337,17 @@ def threshold_exit(
         return e, saved
     limit = cap if cap is not None else budget
     room = np.where(exits, 0, limit)
+    if mode == "forfeit":  # the staying questions' shares are the budget to spend
+        saved = budget - budget * int((~exits).sum()) // max(p.size, 1)
+        budget -= saved
+    else:
+        saved = 0
     if room.sum() >= budget:
-        return uab_allocate(p, budget, gain, room), 0
+        return uab_allocate(p, budget, gain, room), saved
     # The staying questions cannot hold the budget (none stays, or their caps are short):
     # they are filled to their caps and UAB spends the rest on the exited ones, so the
     # budget contract holds and the exit gives way only as far as it must.
-    return room + uab_allocate(p, budget - int(room.sum()), gain, np.where(exits, limit, 0)), 0
+    return room + uab_allocate(p, budget - int(room.sum()), gain, np.where(exits, limit, 0)), saved
 
 
 def vote_margins(counts: np.ndarray) -> np.ndarray:

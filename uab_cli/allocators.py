@@ -19,7 +19,7 @@ from .errors import UabError
 from .majority import allocate_values, majority_allocate
 
 EXITS = {"hard": 0.5, "easy": 0.7}  # default thresholds (paper, Threshold Exits)
-EXIT_MODES = ("redistribute", "skip")
+EXIT_MODES = tuple(allocation.EXIT_MODES)
 
 
 @dataclass
@@ -121,9 +121,10 @@ register("uab-coverage", partial(_uab, gain="coverage"), "uab with the coverage 
          flags={"--allocator": "uab", "--gain": "coverage"})
 for _kind in EXITS:
     for _mode in EXIT_MODES:
-        register(f"uab-exit-{_kind}" + ("-skip" if _mode == "skip" else ""), partial(_uab, exit=_kind, mode=_mode),
+        register(f"uab-exit-{_kind}" + ("" if _mode == "redistribute" else f"-{_mode}"),
+                 partial(_uab, exit=_kind, mode=_mode),
                  f"uab; {_kind} questions (p {'<' if _kind == 'hard' else '>'} {EXITS[_kind]:g}) keep their Phase-1 "
-                 + ("sample, their share left unspent" if _mode == "skip" else "sample, their share to the others"),
+                 f"sample; {allocation.EXIT_MODES[_mode]}",
                  flags={"--allocator": "uab", "--gain": None, "--exit": _kind, "--exit-mode": _mode})
 register("majority", lambda j: majority_allocate(j.p, j.budget, j.vote_model, max_extra=j.cap, phase1=j.k1),
          "maximises expected majority-vote accuracy under --vote-model",

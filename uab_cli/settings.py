@@ -175,8 +175,8 @@ class Allocation:
                               show_default="none")
     exit_threshold: float | None = _alloc("--exit-threshold", None, "Exit threshold θ (a probability).", type=float,
                                           minimum=0, maximum=1, show_default="hard 0.5, easy 0.7")
-    exit_mode: str = _alloc("--exit-mode", "redistribute", "What an exit does with the budget it frees.",
-                            choices=allocators.EXIT_MODES, noun="exit mode")
+    exit_mode: str = _alloc("--exit-mode", "redistribute", "What an exit does with the budget it frees:",
+                            described=lambda: allocation.EXIT_MODES, noun="exit mode")
     max_per_question: int | None = _alloc("--max-per-question", None, "At most this many samples per question in "
                                           "total.", type=int, minimum=1, show_default="no cap")
     vote_model: str = _alloc("--vote-model", "plurality-2", "The majority allocator's vote model.",
