@@ -294,6 +294,14 @@ def test_min_budget_edges():
     assert 2 < analyses.min_budget(ns, acc, 0.34) < 4  # the first crossing, before the peak
 
 
+def test_min_budget_target_met_within_float_rounding():
+    # 230 right of 1000 (50 questions x 20 seeds) averages to 0.22999999999999998: a 23.0 % target is met at N = 2
+    ns, acc = [1, 2, 4], [0.219, 0.22999999999999998, 0.201]
+    assert acc[1] < 0.23
+    assert analyses.min_budget(ns, acc, 0.23) == pytest.approx(2, abs=1e-3)
+    assert analyses.min_budget(ns, [0.219, 0.23, 0.201], 0.23) == pytest.approx(2, abs=1e-3)  # same answer either way
+
+
 def test_saving_is_against_uniform_in_samples_and_tokens():
     summary = []
     for n, (u, a) in {2: (0.30, 0.34), 4: (0.36, 0.40), 8: (0.40, 0.42)}.items():
@@ -328,6 +336,16 @@ def test_a_curve_above_the_target_at_its_least_budget_gives_bounds_not_values():
     line = next(x for x in fig.get_axes()[0].get_lines() if x.get_label() == "random")
     x, y = line.get_xdata(), line.get_ydata()
     assert np.isnan(y[x < 38 - 1e-9]).all() and np.isfinite(y[x >= 38]).any()
+
+
+def test_cost_plot_draws_a_skip_exit_at_the_samples_it_spends():
+    summary = [{"allocator": name, "signal": None, "T": None, "N": n, "vote_rule": "majority", "accuracy": acc,
+                "samples_per_question": n * (0.5 if "skip" in name else 1), "tokens_per_question": 10.0 * n}
+               for n, u, a in ((2, 0.30, 0.34), (4, 0.36, 0.40), (8, 0.40, 0.42))
+               for name, acc in (("uniform", u), ("uab-exit-easy-skip", a))]
+    fig = plots.plot_cost(summary)
+    line = next(x for x in fig.get_axes()[0].get_lines() if x.get_label() == "uab-exit-easy-skip")
+    assert np.nanmax(line.get_ydata()) == pytest.approx(4)  # N = 8 spends 4 samples per question
 
 
 def test_targets_option_sets_the_targets_and_is_checked(tmp_path):

@@ -397,9 +397,10 @@ def test_a_pool_of_too_few_questions_or_seeds_recommends_uniform_majority():
     assert few["kept_over"] == {"allocator": "uniform", "signal": None, "T": None, "vote_rule": "weighted",
                                 "in_sample_gain": pytest.approx((better - base).mean()),
                                 "why": "fewer than 50 graded questions"}
-    assert "uniform + majority (kept over uniform + weighted: fewer than 50 graded questions)" in recommend.markdown(
-        [{"allocator": "uniform", "signal": None, "T": None, "N": 2, "vote_rule": "majority", "accuracy": 0.5,
-          "diff_uniform": 0.0, "diff_se": 0.0}], [few])
+    table = recommend.markdown([{"allocator": "uniform", "signal": None, "T": None, "N": 2, "vote_rule": "majority",
+                                 "accuracy": 0.5, "diff_uniform": 0.0, "diff_se": 0.0}], [few])
+    assert "uniform + majority (kept over uniform + weighted: fewer than 50 graded questions)" in table
+    assert "| +0.00 (the rule's: +" in table  # kept: the recommendation gains 0; the number beside is the rule's
     many = {k: np.tile(v, 2) for k, v in outcomes.items()}
     [chosen] = recommend.held_out(many, set(), context)
     assert chosen["vote_rule"] == "weighted" and "kept_over" not in chosen

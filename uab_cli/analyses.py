@@ -16,6 +16,7 @@ COST_KEY = ("allocator", "signal", "T", "vote_rule")  # one accuracy-against-N c
 BASELINE = recommend.BASELINE  # Uniform + majority: the reference of every saving
 DEFAULT_TARGETS = 5  # evenly spaced inside Uniform + majority's accuracy range
 BINS = 10  # deciles
+TIE = 1e-9  # accuracies (and targets) this close are equal: means over seeds carry float rounding
 
 
 def min_budget(n: Sequence[float], accuracy: Sequence[float], target: float) -> float | None:
@@ -23,16 +24,19 @@ def min_budget(n: Sequence[float], accuracy: Sequence[float], target: float) -> 
     one per budget in ``n``, increasing) reaches ``target``; None if it never does. A curve that
     falls again after its peak is inverted at its first crossing."""
     n, acc = np.asarray(n, dtype=np.float64), np.asarray(accuracy, dtype=np.float64)
-    if acc[0] >= target:
+    reached = acc >= target - TIE  # a mean of 0/1 outcomes equal to the target up to float rounding meets it
+    if reached[0]:
         return float(n[0])
-    if n.size < 2 or acc.max() < target:
+    if n.size < 2 or not reached.any():
         return None
     from scipy.interpolate import PchipInterpolator
 
     roots = PchipInterpolator(n, acc, extrapolate=False).solve(target, extrapolate=False)
     roots = roots[np.isfinite(roots) & (roots >= n[0]) & (roots <= n[-1])]
-    # No root found: the curve meets the target only at a data point, within rounding.
-    return float(roots.min()) if roots.size else float(n[np.argmax(acc >= target)])
+    # The first budget whose accuracy meets the target bounds the crossing; a curve that touches
+    # the target only at a data point (within rounding) has no root there.
+    first = float(n[np.argmax(reached)])
+    return min(float(roots.min()), first) if roots.size else first
 
 
 @dataclass(frozen=True)
@@ -51,7 +55,7 @@ class Curve:
     def above(self, target: float) -> bool:
         """Whether the curve starts above ``target``: its least budget already beats it, so
         ``min_n`` (that budget) is only an upper bound on the least N that reaches it."""
-        return bool(self.accuracy[0] > target)
+        return bool(self.accuracy[0] > target + TIE)
 
     def at(self, n: float | None, values: np.ndarray | None) -> float | None:
         """``values`` (samples or tokens per question) at budget ``n``, linear between budgets."""

@@ -174,8 +174,8 @@ def plot_anll(records: Sequence[dict]):
 
 
 def plot_cost(summary: Sequence[dict], targets: Sequence[float] = ()):
-    """Figure 3: the least N (left) and the completion tokens per question (right) that reach each
-    target accuracy, per allocation under majority vote (the other vote rules are in the table);
+    """Figure 3: the samples per question spent at the least N (left: N itself but for skip-mode exits)
+    and the completion tokens per question (right) that reach each target accuracy, per allocation under majority vote (the other vote rules are in the table);
     the table's targets dotted."""
     plt = pyplot()
     summary = [e for e in summary if e.get("vote_rule") == voting.DEFAULT_RULE]
@@ -193,10 +193,10 @@ def plot_cost(summary: Sequence[dict], targets: Sequence[float] = ()):
         ns = [None if c.above(t) else c.min_n(t) for t in grid]  # below its least budget's accuracy: unknown
         x = 100 * grid
         style = {**style, "markevery": 15, "markersize": 4}
-        left.plot(x, [np.nan if n is None else n for n in ns], label=label, **style)
+        left.plot(x, [np.nan if n is None else c.at(n, c.samples) for n in ns], label=label, **style)
         if c.tokens is not None and tokens:
             right.plot(x, [np.nan if n is None else c.at(n, c.tokens) for n in ns], label=label, **style)
-    labelled = [(left, "least budget N that reaches it")] + [(right, "completion tokens per question there")] * tokens
+    labelled = [(left, "samples per question spent there (N; less for skip exits)")] + [(right, "completion tokens per question there")] * tokens
     for ax, ylabel in labelled:
         for t in targets:
             ax.axvline(100 * t, color="grey", lw=0.8, ls=":")

@@ -287,10 +287,12 @@ def _recommended(rec: dict) -> str:
     return label(rec) + (f" (kept over {label(over)}: {over['why']})" if over else "")
 
 
-def _held_out(held: dict) -> str:
-    """The held-out gain ± its standard error over seeds / over questions (pp)."""
+def _held_out(held: dict, kept: bool = False) -> str:
+    """The held-out gain ± its standard error over seeds / over questions (pp); ``kept``: Uniform +
+    majority was recommended, so the gain is the selection rule's, not the recommendation's (0)."""
     over = held.get("se_questions")
-    return _pp(held["gain"], held["se"]) + ("" if over is None else f" / {100 * over:.2f}")
+    text = _pp(held["gain"], held["se"]) + ("" if over is None else f" / {100 * over:.2f}")
+    return f"+0.00 (the rule's: {text})" if kept else text
 
 
 def _pp(gain: float, se: float | None) -> str:
@@ -315,7 +317,7 @@ def markdown(summary: Sequence[dict], recommendations: Sequence[dict] = ()) -> s
             f"{'—' if head is None else _pp(head['diff_uniform'], head['diff_se'])} | "
             f"{'—' if best is None else label(best)} | {'—' if best is None else _pp(best['diff_uniform'], best['diff_se'])} | "
             f"{'—' if part is None else f'{100 * part:.0f} %'} | {'—' if rec is None else _recommended(rec)} | "
-            f"{'—' if rec is None else _held_out(rec['held_out'])} |")
+            f"{'—' if rec is None else _held_out(rec['held_out'], _is_baseline(rec))} |")
     lines += ["", ("Headroom: the oracle's accuracy minus Uniform + majority's, paired by seed (± standard error); the "
                    "oracle knows each question's answer distribution in the pool, so it bounds every allocation fixed "
                    "before a sample is seen, under majority vote on this pool (one that reads the draws, such as UAB or "
