@@ -174,7 +174,7 @@ def plot_anll(records: Sequence[dict]):
 
 
 def plot_cost(summary: Sequence[dict], targets: Sequence[float] = ()):
-    """Figure 3: the samples per question spent at the least N (left: N itself but for skip-mode exits)
+    """Figure 3: the samples per question spent at the least N (left: N itself but for the exits that save, skip and forfeit)
     and the completion tokens per question (right) that reach each target accuracy, per allocation under majority vote (the other vote rules are in the table);
     the table's targets dotted."""
     plt = pyplot()
@@ -196,7 +196,7 @@ def plot_cost(summary: Sequence[dict], targets: Sequence[float] = ()):
         left.plot(x, [np.nan if n is None else c.at(n, c.samples) for n in ns], label=label, **style)
         if c.tokens is not None and tokens:
             right.plot(x, [np.nan if n is None else c.at(n, c.tokens) for n in ns], label=label, **style)
-    labelled = [(left, "samples per question spent there (N; less for skip exits)")] + [(right, "completion tokens per question there")] * tokens
+    labelled = [(left, "samples per question spent there (N; less for exits that save)")] + [(right, "completion tokens per question there")] * tokens
     for ax, ylabel in labelled:
         for t in targets:
             ax.axvline(100 * t, color="grey", lw=0.8, ls=":")
