@@ -526,3 +526,12 @@ def test_a_judge_file_that_does_not_label_every_question_is_judged_again(tmp_pat
     assert result.exit_code == 0, result.stderr
     assert orjson.loads((out / "judge.json").read_bytes())["labels"] == labels
     assert not orjson.loads((out / "summary.json").read_bytes())["stages"]["judge"]["reused"]
+
+
+def test_money_carries_no_float_noise():
+    """0.15 and 0.6 per million tokens on 100 prompt and 36 completion tokens is 0.0000366: the
+    float sum 3.6599999999999995e-05 was written to summary.json (and printed as 0.000037)."""
+    from uab_cli.cost import Price
+
+    assert Price(0.15, 0.6).of(100, 36) == 3.66e-05
+    assert Price(0.15, 0.6).of(None, 311) is None

@@ -77,7 +77,8 @@ class Price:
         """The money ``prompt_tokens`` and ``completion_tokens`` cost (None if one is unknown)."""
         if prompt_tokens is None or completion_tokens is None:
             return None
-        return (prompt_tokens * self.input + completion_tokens * self.output) / 1e6
+        # 12 significant digits: the prices' own precision, without float noise (0.00037259999999999995)
+        return float(f"{(prompt_tokens * self.input + completion_tokens * self.output) / 1e6:.12g}")
 
 
 SAMPLING = ("phase1", "phase2")  # the stages that draw samples: the budget
@@ -143,7 +144,7 @@ def describe(summary: dict) -> list[str]:
         reused = summary["stages"].get("judge", {}).get("reused")  # the labels were paid for by an earlier run
         names = {"samples": "the run's samples", "drawn": "drawn now",
                  "judge": "judge calls (an earlier run's)" if reused else "judge calls"}
-        money = ", ".join(f"{names[k]} {'?' if v is None else f'{v:.6f}'}" for k, v in cost.items())
+        money = ", ".join(f"{names[k]} {'?' if v is None else f'{v:.6g}'}" for k, v in cost.items())
         lines.append(f"cost at {summary['price']['input']:g} in / {summary['price']['output']:g} out per 1M tokens: "
                      f"{money}")
     return lines
