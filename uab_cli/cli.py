@@ -190,7 +190,8 @@ def _declared(command: str) -> list[Option]:
         found = [dataclasses.replace(o, show_default="the run directory's") if o.required else o for o in found]
     settings_file = SETTINGS_FILE if command not in RECOMMENDED else dataclasses.replace(
         SETTINGS_FILE, help="JSON/TOML file of option values, or a `uab simulate -o` results file (its "
-        "recommendation for --budget); options given on the command line win.")
+        "recommendation for --budget); options given on the command line win, and --allocator (--vote-rule) "
+        "given starts that half of a recommendation from the defaults.")
     return [*found, settings_file] if found else []
 
 
