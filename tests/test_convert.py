@@ -704,9 +704,10 @@ def test_arc_choices_labelled_1_to_4_take_the_gold_by_label():
         list(convert_records([{**row, "answerKey": "5"}], None, answer_field="answerKey", choices_field="choices"))
 
 
-def test_an_empty_generic_gold_is_an_error_naming_the_row():
+@pytest.mark.parametrize("gold", ["", "\\text{}", "\\boxed{}"])
+def test_an_empty_generic_gold_is_an_error_naming_the_row(gold):
     with pytest.raises(UabError, match="field 'answer' is empty") as info:
-        list(convert_records([{"question": "a?", "answer": "1"}, {"question": "b?", "answer": ""}], None))
+        list(convert_records([{"question": "a?", "answer": "1"}, {"question": "b?", "answer": gold}], None))
     assert info.value.line == 2
 
 

@@ -18,6 +18,7 @@ from typing import Any
 
 import orjson
 
+from uab_cli.answers import gold_answer
 from uab_cli.errors import UabError
 from uab_cli.records import MAX_CHOICES, MIN_CHOICES
 
@@ -186,7 +187,7 @@ def _build_generic(row: _Row) -> dict:
         record["type"] = "mc"
     elif answer is not None:
         record["answer"] = _answer_text(answer)
-        if not record["answer"]:  # graded as always wrong: a gold no answer equals
+        if not record["answer"] or gold_answer(record) is None:  # "", or \text{}: nothing to grade against
             raise row.error(f"field {row.fields['answer']!r} is empty (give the gold, or leave the field out)")
     used = {name for name in row.fields.values() if name}
     for key, value in row.data.items():
