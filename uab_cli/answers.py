@@ -555,7 +555,7 @@ def gold_answer(rec: dict, kind: str | None = None) -> str | None:
         found = gold_letter(rec)
     else:
         found = normalize_text(str(gold))
-    return found or None  # "" or "\\text{}": no gold (ungraded), not one every answer misses
+    return found or None  # "" or \text{}: no gold (ungraded), not one every answer misses
 
 
 def is_correct(rec: dict, prediction: str | None) -> bool | None:

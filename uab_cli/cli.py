@@ -300,7 +300,8 @@ def _unlike_pool(ctx: typer.Context, gen: Generation) -> None:
     rec = ctx.meta.get("uab.recommended")
     if rec is None:
         return
-    given = [*_given(ctx), *(() if gen.model else ("model",)), *(("backend_options",) if "backend" in _given(ctx) else ())]
+    given = list(_given(ctx))  # a choice, not a difference to warn of; so are an unset model and another backend's options
+    given += [*(() if gen.model else ("model",)), *(("backend_options",) if "backend" in given else ())]
     changed = evaluation.generation_changes(rec.generation, gen.info(), given)
     if changed:
         warnings.warn(f"{ctx.params['settings']}: its recommendation was chosen on a pool drawn otherwise ("

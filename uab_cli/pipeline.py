@@ -36,6 +36,7 @@ from .signals import (
     question_score,
     sample_statistic,
     token_stats,
+    vote_outcomes,
 )
 
 __all__ = ["Allocation", "Generation", "Vote", "allocate", "fit", "phase1", "phase2", "vote"]
@@ -308,9 +309,9 @@ class AllocationInputs:
         if SIGNAL_REGISTRY[self.signal].per_sample:
             score = question_score(phase1, self.signal)
         elif len(phase1) >= SIGNAL_REGISTRY[self.signal].phase1:
-            counts = _answer_counts([voted_answer(s, Vote.cut) for s in phase1], question_type(rec))
-            # samples without an answer agree on nothing: each is its own outcome (two cut replies are no consensus)
-            score = question_score(phase1, self.signal, counts[:-1] + [1] * counts[-1])
+            answers = [voted_answer(s, Vote.cut) for s in phase1]
+            score = question_score(phase1, self.signal,
+                                   vote_outcomes(_answer_counts(answers, question_type(rec)), answers.count(None)))
         else:
             score = None  # settings.check rejects too few Phase-1 samples
         label = rec.get("judge")
@@ -380,7 +381,7 @@ class AllocationPlan:
 def vote_margins(records: list[dict], settings: Vote = Vote()) -> np.ndarray:
     """Each record's vote margin over the samples it holds (``allocation.vote_margins``): the
     votes of its most-voted equivalent answer minus the runner-up's, -1 with no answer yet."""
-    counts = [_answer_counts([voted_answer(s, settings.cut) for s in samples(rec)], question_type(rec))[:-1]
+    counts = [_answer_counts([voted_answer(s, settings.cut) for s in samples(rec)], question_type(rec))
               for rec in records]
     width = max((len(c) for c in counts), default=0)
     return allocation.vote_margins(np.array([c + [0] * (width - len(c)) for c in counts], dtype=np.int64)
@@ -388,8 +389,8 @@ def vote_margins(records: list[dict], settings: Vote = Vote()) -> np.ndarray:
 
 
 def _answer_counts(answers: list[str | None], kind: str) -> list[int]:
-    """Counts per equivalent answer; "no answer" counts as one more outcome of the vote (last)."""
-    return list(group(answers, kind).values()) + [sum(1 for a in answers if a is None)]
+    """Counts per equivalent answer (samples without an answer left out)."""
+    return list(group(answers, kind).values())
 
 
 def phase2(records: list[dict], backend: Backend, gen: Generation, on_sample: OnSample | None = None) -> int:

@@ -16,7 +16,7 @@ from .errors import UabError
 from .pipeline import is_cut, voted_answer
 from .records import question_type, samples
 from .settings import Vote
-from .signals import log_p, sample_statistic, success_probabilities
+from .signals import log_p, sample_statistic, success_probabilities, vote_outcomes
 
 _BIG = 1 << 30  # the rank of no answer: after every answer
 
@@ -159,7 +159,7 @@ class Pool:
 
         def answer_counts(i: int, _ss: list[dict]) -> list[int]:
             ids = self.answer_cls[i, perm[i, :k1]]
-            return list(Counter(int(c) for c in ids if c >= 0).values()) + [1] * int((ids < 0).sum())
+            return vote_outcomes(Counter(int(c) for c in ids if c >= 0).values(), (ids < 0).sum())
 
         return success_probabilities(phase1, signal, temperature, answer_counts)[0]
 

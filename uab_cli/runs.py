@@ -135,14 +135,14 @@ class RunDir:
         """Check ``config`` against the directory's (``UabError`` if a fixed entry differs,
         unless ``force``, which empties the directory), remove the last run's outputs after
         Phase 1, record ``config``, and load the sample store."""
+        # The last run's outputs after Phase 1 go (this run writes its own): a run that fails midway
+        # leaves none of them beside its new config (that run's votes stay in votes-<setting>.jsonl);
+        # --force over another configuration empties the directory of uab's files.
+        gone = [SUMMARY, *STAGE_FILES[1:]]
         if self.check(config, force):
             earlier = glob.glob(os.path.join(glob.escape(self.path), VOTES_OF.format("*")))
-            for name in (CHECKPOINT, JUDGE, SUMMARY, *STAGE_FILES, POOL, *map(os.path.basename, earlier)):
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(self.file(name))
-        # The last run's outputs after Phase 1 (this run writes its own): a run that fails midway
-        # leaves none of them beside its new config (that run's votes stay in votes-<setting>.jsonl).
-        for name in (SUMMARY, *STAGE_FILES[1:]):
+            gone += [CHECKPOINT, JUDGE, STAGE_FILES[0], POOL, *map(os.path.basename, earlier)]
+        for name in gone:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(self.file(name))
         # Temporary files of a write that a kill interrupted (we hold the lock: nobody else writes).

@@ -359,7 +359,7 @@ def without_led(values: dict, given: dict) -> dict:
             for f in declared_fields(cls):
                 if not f.metadata["option"].required:
                     kept.pop(f.metadata["option"].name, None)
-    if "signal" not in kept:  # the -K its allocator and signal needed
+    if given.get("allocator") is not None:  # and the -K its allocator and signal needed
         kept.pop("samples", None)
     return Recommended(kept, values.generation)
 
@@ -526,8 +526,9 @@ def load_file(path: str, budget: int | None = None, recommendation: bool = True)
         if not at:
             raise UabError(f"no recommendation for --budget {budget} (it has N = {have})", path)
         found = at[0].get("settings")
-        header = next((o["simulation"] for o in objects if isinstance(o, dict) and isinstance(o.get("simulation"), dict)),
-                      {})
+        from .evaluation import about  # the results file's header (evaluation imports this module)
+
+        header = about([o for o in objects if isinstance(o, dict)]) or {}
         generation = header.get("generation") if isinstance(header.get("generation"), dict) else None
     else:
         found = objects[0] if len(objects) == 1 else None

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -60,6 +60,13 @@ def parse_confidence(text: str) -> int | None:
         return None
     score = int(value)
     return score if 1 <= score <= 10 else None
+
+
+def vote_outcomes(answered: Iterable[int], unanswered: int) -> list[int]:
+    """The outcomes ``vote-entropy`` counts: each equivalent answer with its count, and each
+    sample without an answer as an outcome of its own (two replies cut while thinking agree on
+    nothing)."""
+    return [*answered, *[1] * int(unanswered)]
 
 
 def entropy(counts: Sequence[int]) -> float:
