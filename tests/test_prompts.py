@@ -123,7 +123,7 @@ def test_a_run_remembers_its_prompt_and_refuses_another(tmp_path, fake_backend):
     assert _run(tmp_path, "-N", "3").exit_code == 0
     assert fake_backend.drawn == 9 and fake_backend.calls[-1][0].messages[0] == {"role": "system", "content": "S"}
     for more, says in ((["--system-prompt", "T"], "--system-prompt (S → T)"),
-                       (["--prompt", "boxed"], "--prompt (fewshot → boxed)")):
+                       (["--prompt", "boxed"], "--prompt (unset → boxed)")):
         result = _run(tmp_path, *more)
         assert result.exit_code == 2 and says in result.stderr, result.stderr
     path.write_text(json.dumps([{"role": "user", "content": "Please: {question}"}]))  # edited in place

@@ -151,9 +151,11 @@ class Generation:
         return SamplingParams(self.temperature, self.max_tokens, self.top_p)
 
     def info(self) -> dict:
-        """Provenance: the fields, a template's content digest (an edited template is a change)."""
-        digest = {"prompt_template_sha256": self._template[1]} if self.prompt_template is not None else {}
-        return {**asdict(self), **digest, "version": __version__}
+        """Provenance: the fields, a template's content digest (an edited template is a change);
+        with a template, no built-in prompt (``prompt`` null: none was asked)."""
+        if self.prompt_template is None:
+            return {**asdict(self), "version": __version__}
+        return {**asdict(self), "prompt": None, "prompt_template_sha256": self._template[1], "version": __version__}
 
 
 @dataclass(frozen=True)
@@ -451,6 +453,8 @@ def changes(section: str, old: dict, new: dict, ignore=()) -> dict[str, str]:
     out: dict[str, str] = {}
     if section == "generation":  # a model path an older uab recorded relative: the same file
         old, new = ({**d, "model": as_path(d["model"])} if isinstance(d.get("model"), str) else d for d in (old, new))
+        # with a template no built-in prompt was asked (an older uab recorded the default's name)
+        old, new = ({**d, "prompt": None} if d.get("prompt_template") is not None else d for d in (old, new))
     digest = "prompt_template_sha256"
     if section == "generation" and old.get(digest) is not None and old.get(digest) == new.get(digest):
         ignore = {*ignore, "prompt_template"}  # the same template, its file named another way (./t.json)
