@@ -448,3 +448,19 @@ def test_the_default_models_alias_is_the_default_model():
 
     assert Generation(model="smollm2").model == Generation(model=" SmolLM2 ", backend="vllm").model == DEFAULT_MODEL
     assert Generation(model="smollm2", backend="openai").model == "smollm2"
+
+
+@pytest.mark.parametrize(("section", "key", "value", "says"), [
+    ("generation", "temperature", "hot", "--temperature takes a number, got 'hot' (recorded as generation.temperature)"),
+    ("allocate", "T", -1, "--signal-temperature must be > 0, got -1 (recorded as allocate.T)"),
+    ("vote", "rule", "best", "unknown vote rule 'best'"),
+])
+def test_a_hand_edited_config_value_its_option_refuses_names_the_file(tmp_path, questions, fake_backend, section, key,
+                                                                       value, says):
+    fake_backend.in_cli()
+    out = tmp_path / "r"
+    assert run(questions, out, "-N", "2").exit_code == 0
+    config = json.loads((out / "config.json").read_text())
+    config[section][key] = value
+    (out / "config.json").write_text(json.dumps(config))
+    refused(run(questions, out, "-N", "3"), f"{out / 'config.json'}: {says}")

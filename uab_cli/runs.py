@@ -290,6 +290,7 @@ class Recorded:
 def recorded(out: str) -> Recorded:
     """The settings a run or pool directory records (empty where it has none)."""
     config = _read_config(out) if os.path.isdir(out) else {}
+    settings.check_recorded(config, os.path.join(out, CONFIG))
     gen = config.get("generation")
     if not isinstance(gen, dict):
         return Recorded()

@@ -348,6 +348,20 @@ class Recommended(dict):
         self.generation = generation or {}
 
 
+def check_recorded(config: dict, path: str) -> None:
+    """``UabError`` naming ``path`` (a run or pool directory's ``config.json``) where a recorded
+    setting is no value its option takes (a hand edit): a rerun would take it as given."""
+    for section, cls in (("generation", Generation), ("allocate", Allocation), ("vote", Vote)):
+        info = config.get(section)
+        names = _INFO_NAMES.get(cls, {})
+        for f in declared_fields(cls) if isinstance(info, dict) else ():
+            key = names.get(f.name, f.name)
+            try:
+                f.metadata["option"].check(info.get(key))
+            except UabError as exc:
+                raise UabError(f"{exc.message} (recorded as {section}.{key})", path) from None
+
+
 def without_led(values: dict, given: dict) -> dict:
     """A recommendation's ``values`` without the options that tune its allocator (its vote rule)
     where ``given`` (the command line) gives ``--allocator`` (``--vote-rule``): as on a rerun
