@@ -120,6 +120,17 @@ def test_a_settings_value_of_the_wrong_type_is_refused(tmp_path, questions, text
     assert not (tmp_path / "r").exists()
 
 
+@pytest.mark.parametrize(("text", "given", "says"), [
+    ('{"quiet": "yes"}', [], "quiet takes true or false, got yes"),  # run() gives -q
+    ('{"temperature": "hot"}', ["--temperature", "0.5"], "--temperature takes a number, got 'hot'"),
+    ('{"samples": "x"}', ["-K", "1"], "Invalid value for '-K'")])
+def test_a_settings_files_bad_value_is_refused_where_the_command_line_gives_it_too(tmp_path, questions, text, given,
+                                                                                     says):
+    path = settings_file(tmp_path, text)
+    refused(run(questions, tmp_path / "r", "-N", "2", *given, "--settings", path), f"{path}: {says}")
+    assert not (tmp_path / "r").exists()
+
+
 def test_an_option_from_a_settings_file_at_odds_with_another_names_the_file(tmp_path, questions):
     path = settings_file(tmp_path, '{"gain": "coverage", "max_tokens": 16}')
     refused(run(questions, tmp_path / "r", "-N", "2", "--allocator", "uniform", "--settings", path),

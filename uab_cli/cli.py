@@ -328,22 +328,24 @@ def _apply_settings(ctx: typer.Context, path: str, remembered: dict) -> None:
         ctx.meta["uab.recommended"] = loaded
     declared = {o.name: o for o in _declared(ctx.info_name)}  # checked by Option.check; the command's own by click
     params = {p.name: p for p in ctx.command.params}
-    ctx.meta["uab.from_file"] = taken = []
-    for name, value in overlay(loaded, given, (*settings.options(), *backend_options())).items():
-        if name in given:
+    taken = [n for n in overlay(loaded, given, (*settings.options(), *backend_options())) if n not in given]
+    ctx.meta["uab.from_file"] = taken
+    for name, value in loaded.items():  # each checked, the ones the command line gives too
+        if value is None:
             continue
-        taken.append(name)
         try:
             if name in declared:
                 declared[name].check(value)
             elif isinstance(value, bool) != bool(getattr(params[name], "is_flag", False)):  # click reads true as 1
                 raise UabError(f"{name} is not a true/false option, got {settings.show(value)}" if isinstance(value, bool)
                                else f"{name} takes true or false, got {settings.show(value)}")
-            ctx.params[name] = value if name in declared else params[name].process_value(ctx, value)
+            value = value if name in declared else params[name].process_value(ctx, value)
         except UabError as exc:  # the file's value: the file says where
             raise UabError(exc.message, path) from None
         except typer.BadParameter as exc:
             raise UabError(exc.format_message(), path) from None
+        if name in taken:
+            ctx.params[name] = value
 
 
 def _backend(ctx: typer.Context, gen: Generation):
