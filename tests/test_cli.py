@@ -14,6 +14,7 @@ from conftest import arithmetic, read_jsonl, write_jsonl
 from typer.testing import CliRunner
 
 from uab_cli import __version__
+from uab_cli.backends.scripted import ScriptedBackend
 from uab_cli.cli import app
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -347,6 +348,27 @@ def test_simulate_takes_a_uniform_run_directory_as_its_votes(tmp_path, fake_back
                                        "--seeds", "2"])
     assert by_dir.exit_code == 0, by_dir.stderr
     assert by_dir.stdout.splitlines()[1:] == by_file.stdout.splitlines()[1:] and len(by_file.stdout.splitlines()) > 2
+
+
+def test_phase1_refuses_records_of_a_later_stage_naming_the_line_before_the_model_loads(tmp_path, monkeypatch):
+    """An allocation counts the Phase-1 samples it was made over: more of them (-K 2 on allocate's
+    output) kept its 'extra', and phase2 then drew N·M + M samples. Phase-2 samples collide with
+    Phase 1's indices. Either is one line naming the file and line, before any backend loads."""
+    q = write_jsonl(tmp_path / "q.jsonl", arithmetic(3))
+    p1, al, p2, out = (tmp_path / f for f in ("p1.jsonl", "al.jsonl", "p2.jsonl", "out.jsonl"))
+    uab("phase1", q, "--backend", "scripted", "-o", p1, "-q")
+    uab("allocate", p1, "--budget", 3, "-o", al, "-q")
+    uab("phase2", al, "-o", p2, "-q")
+    with monkeypatch.context() as patch:
+        patch.setattr(ScriptedBackend, "__init__", lambda *a, **kw: pytest.fail("the backend loaded"))
+        for path, held in ((al, "an allocation ('extra')"), (p2, "Phase-2 samples")):
+            result = CliRunner().invoke(app, ["phase1", str(path), "--backend", "scripted", "-K", "2", "-o", str(out)])
+            assert result.exit_code == 2 and not out.exists()
+            assert " ".join(result.stderr.split()) == (f"error: {path}:1: record 'q0' already holds {held}: Phase 1 "
+                                                       "takes questions or Phase-1 records (allocate, phase2 and "
+                                                       "vote come after it)")
+    uab("phase1", p1, "--backend", "scripted", "-K", "2", "-o", out, "-q")  # Phase-1 records: more samples
+    assert [len(r["samples"]) for r in read_jsonl(out)] == [2, 2, 2]
 
 
 def test_phase2_refuses_phase1_files_of_two_runs_joined(tmp_path):

@@ -22,7 +22,9 @@ from .signals import CONFIDENCE_PATTERN
 
 # --- extraction --------------------------------------------------------------------
 
-_CONF_TAIL = re.compile(CONFIDENCE_PATTERN + r"(?:\s*\([^)\n]*\))?\W*$", re.IGNORECASE | re.MULTILINE)
+# the confidence ending a reply, with the bracket that opens it ("Answer: 7 (Confidence: 9)")
+_CONF_TAIL = re.compile(r"[(\[{]?\s*" + CONFIDENCE_PATTERN + r"(?:\s*\([^)\n]*\))?\W*$",
+                        re.IGNORECASE | re.MULTILINE)
 _MARKER = re.compile(r"(?:final\s+answer|the\s+answer)[\s*]*(?:is\b|:|=)|^[\s*#>-]*answer[\s*]*(?:is\b|:|=)|####",
                      re.IGNORECASE | re.MULTILINE)
 _LAST_SPAN = re.compile(r"(?<!\\)\$((?:\\\$|[^$])+)(?<!\\)\$|\\\((.+?)\\\)")

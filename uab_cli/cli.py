@@ -409,7 +409,8 @@ def phase1(ctx: typer.Context, input: In, output: Out = "-", samples: K = 1,
                                                "judge.")] = False, quiet: Quiet = False) -> None:
     """Phase 1: draw K samples per question and record their uncertainty statistics."""
     check_output(output)
-    records, _ = _load(input, "question")
+    records, lines = _load(input, "question")
+    pipeline.phase1_takes(records, display_name(input), lines)
     gen = Generation.from_params(ctx.params)
     with _backend(ctx, gen)() as be, _Bar(quiet) as bar:
         gen = dataclasses.replace(gen, model=gen.model or be.model)

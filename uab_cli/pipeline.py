@@ -188,15 +188,14 @@ def phase1(records: list[dict], backend: Backend, gen: Generation, k: int = 1,
     With a ``signal`` that needs token logprobs, nothing is spent on a backend that has
     none: a backend that says so fails at once, any other is probed with one sample first
     (kept only when it has them); after it, a reply without them is retried, never kept.
+    Otherwise (a pipe: the signal is ``allocate``'s), a reply that came without them while
+    others have them is drawn again, with them.
     Callers ``fit`` the records to the model's context first.
     """
     if k < 1:
         raise UabError(f"--k must be >= 1, got {k}")
+    phase1_takes(records)
     same_draws(records, "phase1", gen)
-    for rec in records:  # Phase-1 indices 0..k-1 would collide with its Phase-2 samples
-        if samples(rec, 2):
-            raise UabError(f"record {rec['id']!r} already holds Phase-2 samples: Phase 1 takes questions or "
-                           "Phase-1 records (allocate, phase2 and vote come after it)")
     wanted = [(r, i, 1) for r, rec in enumerate(records) for i in missing(rec, 0, k)]
     n = 0
     if probes(signal, len(wanted)):
@@ -211,10 +210,43 @@ def phase1(records: list[dict], backend: Backend, gen: Generation, k: int = 1,
         if on_sample:
             on_sample(records[r], probe)
         wanted = wanted[1:]
-    n += draw(records, wanted, backend, gen, on_sample, logprobs=bool(signal) and needs_logprobs(signal))
+    logprobs = bool(signal) and needs_logprobs(signal)
+    n += draw(records, wanted, backend, gen, on_sample, logprobs=logprobs)
+    if not logprobs:  # the signal is allocate's (a pipe) or needs none: a reply that lost its logprobs, drawn again
+        draw(records, _unscored(records, wanted), backend, gen, on_sample, logprobs=True)
     for rec in records:  # the Phase-1 samples it holds: more than k when it came with more
         with_provenance(rec, "phase1", {**gen.info(), "k": max(k, len(samples(rec, 1)))})
     return n
+
+
+def phase1_takes(records: list[dict], path: str | None = None, lines: Sequence[int] | None = None) -> None:
+    """``UabError`` naming the first record Phase 1 cannot take (``path``/``lines`` locate it):
+    one holding Phase-2 samples (Phase-1 indices 0..k-1 would collide with theirs) or an
+    allocation (``extra``, over the Phase-1 samples it holds: more of them would overrun its
+    budget N·M). The CLI checks before the model loads."""
+    for r, rec in enumerate(records):
+        held = "Phase-2 samples" if samples(rec, 2) else "an allocation ('extra')" if rec.get("extra") is not None \
+            else None
+        if held:
+            raise UabError(f"record {rec['id']!r} already holds {held}: Phase 1 takes questions or Phase-1 records "
+                           "(allocate, phase2 and vote come after it)", path, lines[r] if lines else None)
+
+
+def _unscored(records: list[dict], wanted: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
+    """The samples of ``wanted`` that came without token logprobs where other Phase-1 samples
+    have them (none from a backend without logprobs), taken out of their records: the server
+    dropped them from those replies, and kept, they would leave their question without the
+    signal that ``allocate`` reads (and a rerun of Phase 1 would keep them)."""
+    if not any(s.get("anll") is not None for rec in records for s in samples(rec, 1)):
+        return []
+    lost = []
+    for r, i, phase in wanted:
+        rec = records[r]
+        sample = next(s for s in samples(rec, 1) if s.get("index") == i)
+        if sample.get("anll") is None:
+            rec["samples"].remove(sample)
+            lost.append((r, i, phase))
+    return lost
 
 
 def probes(signal: str | None, wanted: int) -> int:

@@ -155,8 +155,9 @@ class RunDir:
     def _load(self) -> None:
         """Read the checkpoint into ``store`` and rewrite it to hold exactly that (this
         drops a last line torn by a kill, and duplicates). A bad line with lines after it is
-        damage, not a kill: ``UabError`` naming it, the file left as it is."""
-        kept = []
+        damage, not a kill: ``UabError`` naming it, the file left as it is. Of two lines of one
+        sample the later wins, as in ``checkpoint`` (Phase 1 draws again a reply that lost its logprobs)."""
+        kept: dict[tuple[str, int], dict] = {}
         with contextlib.suppress(FileNotFoundError), open(self.file(CHECKPOINT), "rb") as fh:
             for lineno, raw in enumerate(fh, 1):
                 try:
@@ -174,10 +175,9 @@ class RunDir:
                                        "remove the line (or --force to start over)", self.file(CHECKPOINT),
                                        lineno) from None
                     break  # the last line, cut short by a kill
-                if index not in self.store.setdefault(qid, {}):
-                    self.store[qid][index] = sample
-                    kept.append(row)
-        write_records(self.file(CHECKPOINT), kept)
+                self.store.setdefault(qid, {})[index] = sample  # a later line wins: a sample drawn again
+                kept[qid, index] = row
+        write_records(self.file(CHECKPOINT), list(kept.values()))
         self._ckpt = open(self.file(CHECKPOINT), "ab")
 
     def take(self, records: list[dict], start: int | list[int], stop: int | list[int]) -> int:

@@ -91,6 +91,26 @@ def test_without_logprobs():
     assert out.token_logprobs is None and not co.returns_logprobs and co.supports_seed
 
 
+def test_an_empty_reply_has_the_empty_logprobs_a_signal_needs():
+    """A reply of no tokens carries no logprob chunks (``logprobs: []``): all its logprobs, as an
+    OpenAI server's empty ``content`` is. Taken as missing, where the signal needs them (Phase 2
+    after a Phase 1 with logprobs) it was retried as malformed until the stage failed."""
+    with FakeServer(fault_rate=1.0, faults=("empty_stop",)) as server:
+        (out,) = cohere_at(server, retry=no_sleep(3)).generate(sample_requests(1), SamplingParams(logprobs=True))
+        assert len(server.requests) == 1
+    assert (out.text, out.token_logprobs, out.n_tokens, out.finish_reason) == ("", (), 0, "stop")
+
+    def no_chunks(reply: dict) -> dict:  # a reply with text but without its logprobs: missing
+        reply["logprobs"] = []
+        return reply
+
+    with FakeServer(rewrite=no_chunks) as server:
+        with pytest.raises(BackendError, match="no token logprobs"):
+            cohere_at(server, retry=no_sleep(2)).generate(sample_requests(1), SamplingParams(logprobs=True))
+        (out,) = cohere_at(server).generate(sample_requests(1), SamplingParams())
+    assert out.text and out.token_logprobs is None
+
+
 def test_key_comes_from_co_api_key_then_cohere_api_key(monkeypatch):
     with pytest.raises(UabError, match="CO_API_KEY"):
         CohereBackend(base_url="http://127.0.0.1:9")

@@ -300,6 +300,7 @@ def _once(change):
 
 ODD_REPLIES = {
     "no logprobs": lambda choice, reply: choice.update(logprobs=None),
+    "no logprob of a reply's tokens": lambda choice, reply: choice.update(logprobs={"content": []}),  # not ANLL 0
     "a NaN logprob": lambda choice, reply: choice["logprobs"]["content"][0].update(logprob=float("nan")),
     "a positive logprob": lambda choice, reply: choice["logprobs"]["content"][0].update(logprob=5.0),
     "logprobs of another shape": lambda choice, reply: choice.update(logprobs={"content": 5}),

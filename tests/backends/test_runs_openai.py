@@ -173,3 +173,62 @@ def test_a_reply_that_drops_its_logprobs_mid_run_is_drawn_again(tmp_path):
     votes = read_jsonl(tmp_path / "r" / "votes.jsonl")
     assert sum(len(r["samples"]) for r in votes) == 4 * M
     assert all(s["anll"] is not None for r in votes for s in r["samples"])
+
+
+def test_a_reply_that_drops_its_logprobs_in_a_piped_phase1_is_drawn_again(tmp_path):
+    """`uab phase1` in a pipe does not know allocate's signal: a reply without logprobs where the
+    others have them is drawn again (kept, it left its question without a signal, `allocate`
+    refused it, and a rerun of phase1 kept it)."""
+    questions = write_jsonl(tmp_path / "q.jsonl", arithmetic(M))
+    replies = []
+
+    def drop_one(reply: dict) -> dict:
+        replies.append(1)
+        if len(replies) == 3:
+            reply["choices"][0]["logprobs"] = None
+        return reply
+
+    p1 = str(tmp_path / "p1.jsonl")
+    with FakeServer(rewrite=drop_one) as server:
+        result = cli(["phase1", questions, "-o", p1, "--backend", "openai", "--base-url", f"{server.url}/v1",
+                      "--model", "fake-model", "--max-tokens", "16", "-q"])
+        assert result.exit_code == 0, result.stderr
+        assert len(server.requests) == M + 1
+    records = read_jsonl(p1)
+    assert all([s["index"] for s in r["samples"]] == [0] and r["samples"][0]["anll"] is not None for r in records)
+    result = cli(["allocate", p1, "-N", "3", "-q"])
+    assert result.exit_code == 0, result.stderr
+
+
+def test_a_piped_phase1_against_a_server_without_logprobs_draws_each_sample_once(tmp_path):
+    questions = write_jsonl(tmp_path / "q.jsonl", arithmetic(M))
+    p1 = str(tmp_path / "p1.jsonl")
+    with FakeServer(logprobs=False) as server:
+        result = cli(["phase1", questions, "-o", p1, "--backend", "openai", "--base-url", f"{server.url}/v1",
+                      "--model", "fake-model", "--max-tokens", "16", "-q"])
+        assert result.exit_code == 0, result.stderr
+        assert len(server.requests) == M
+    assert all(s["anll"] is None for r in read_jsonl(p1) for s in r["samples"])
+
+
+def test_a_uniform_run_keeps_the_sample_drawn_again_for_its_logprobs_on_a_rerun(tmp_path):
+    """Uniform needs no signal, yet a reply that lost its logprobs is drawn again (the confidence
+    vote rules and a later allocator read them): the checkpoint's later line, the redrawn sample,
+    is the one a rerun restores (it restored the first, without logprobs)."""
+    questions = write_jsonl(tmp_path / "q.jsonl", arithmetic(M))
+    replies = []
+
+    def drop_one(reply: dict) -> dict:
+        replies.append(1)
+        if len(replies) == 3:
+            reply["choices"][0]["logprobs"] = None
+        return reply
+
+    with FakeServer(rewrite=drop_one) as server:
+        assert run(server, questions, tmp_path / "r", 2, "--allocator", "uniform").exit_code == 0
+        assert len(server.requests) == 2 * M + 1
+        result = run(server, questions, tmp_path / "r", 2, "--allocator", "uniform")
+        assert result.exit_code == 0, result.stderr
+        assert len(server.requests) == 2 * M + 1  # nothing drawn again
+    votes = read_jsonl(tmp_path / "r" / "votes.jsonl")
+    assert all(s["anll"] is not None for r in votes for s in r["samples"])

@@ -89,9 +89,10 @@ class CohereBackend(RemoteBackend):
         )
 
     def _logprobs(self, reply) -> list[float] | None:
-        """Per-token logprobs flattened from the reply's chunks, or ``None`` if absent."""
+        """Per-token logprobs flattened from the reply's chunks, or ``None`` if absent (an empty
+        list: ``make_completion`` tells an empty reply's from missing ones)."""
         items = getattr(reply, "logprobs", None)
-        if not self.returns_logprobs or not items:
+        if not self.returns_logprobs or items is None:
             return None
         values: list[float] = []
         for item in items:

@@ -149,7 +149,8 @@ def make_completion(
     reply cut at ``max_tokens`` before any visible text (a reasoning model still thinking),
     or one that is all reasoning, is a real, empty completion. ``reasoning``: the reasoning
     the server returned apart from the text (a string, else dropped); ``tokens``: each
-    generated token's text, one per logprob (else dropped).
+    generated token's text, one per logprob (else dropped). No logprobs (an empty list) are an
+    empty reply's; of any other reply they are missing (``None``), never a certainty.
     """
     if not isinstance(finish_reason, str) or not finish_reason:
         raise malformed("no finish reason")
@@ -169,6 +170,8 @@ def make_completion(
         raise malformed("non-numeric logprobs") from None
     if logprobs is not None and not all(math.isfinite(x) and x <= _MAX_LOGPROB for x in logprobs):
         raise malformed("a logprob that is not a finite number <= 0")
+    if logprobs == () and (text or reasoning or n_tokens):  # none for a reply of tokens: missing, not certain
+        logprobs = None
     if n_tokens is None:
         n_tokens = len(logprobs) if logprobs is not None else 0
     if not isinstance(n_tokens, int) or n_tokens < 0:
