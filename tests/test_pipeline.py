@@ -238,6 +238,20 @@ def test_pool_grows_to_more_samples(tmp_path, fake_backend):
     assert grown == (tmp_path / "fresh" / "pool.jsonl").read_bytes()
 
 
+def test_a_failed_pool_grow_leaves_no_smaller_pool_beside_its_config(tmp_path, fake_backend):
+    """pool.jsonl is what the config says: a grow from K=3 to 5 that fails midway leaves none
+    (simulate read the K=3 file as the pool, config.json said 5), and a rerun finishes it."""
+    out = tmp_path / "pool"
+    runs.pool(arithmetic(5), fake_backend, GEN, str(out), 3)
+    with pytest.raises(BackendError):
+        runs.pool(arithmetic(5), fake_backend.failing(4), GEN, str(out), 5)
+    assert not (out / "pool.jsonl").exists() and json.loads((out / "config.json").read_text())["pool"] == 5
+    with pytest.raises(UabError, match="an unfinished `uab pool` directory"):
+        runs.pool_file(str(out))
+    assert runs.pool(arithmetic(5), fake_backend, GEN, str(out), 5) == 6
+    assert all(len(r["samples"]) == 5 for r in map(json.loads, (out / "pool.jsonl").read_text().splitlines()))
+
+
 @pytest.mark.parametrize("workers", ["1", "2"])
 def test_exclude_phase1_counts_only_the_samples_it_voted(tmp_path, monkeypatch, workers):
     """``vote --exclude-phase1``: the summary's samples, tokens and cut samples are Phase 2's."""

@@ -516,6 +516,32 @@ def test_a_rerun_takes_the_generation_options_the_directory_records(questions, t
     assert "--seed (3 → 4)" in changed.stderr and "--max-tokens" not in changed.stderr
 
 
+@pytest.mark.parametrize("first,then", [
+    (["--exit", "hard"], ["--exit", "easy"]),  # hard's default threshold, 0.5, is not easy's 0.7
+    (["--vote-rule", "weighted"], ["--signal", "max-nll"]),  # the vote signal follows the allocation's
+])
+def test_a_rerun_derives_again_what_the_last_run_derived(questions, tmp_path, first, then):
+    """A default the last run resolved from another option (an exit's threshold, the confidence
+    rules' signal) is no choice of it: a rerun that changes that option votes as a fresh run does."""
+    base = ["--budget", "3", "--backend", "scripted", "-q"]
+    assert cli(["run", questions, "-o", str(tmp_path / "run"), *base, *first]).exit_code == 0
+    result = cli(["run", questions, "-o", str(tmp_path / "run"), *then])
+    assert result.exit_code == 0, result.stderr
+    assert cli(["run", questions, "-o", str(tmp_path / "fresh"), *base, *first, *then]).exit_code == 0
+    config, fresh = (orjson.loads((tmp_path / d / runs.CONFIG).read_bytes()) for d in ("run", "fresh"))
+    assert (config["allocate"], config["vote"]) == (fresh["allocate"], fresh["vote"])
+    assert (tmp_path / "run" / "votes.jsonl").read_bytes() == (tmp_path / "fresh" / "votes.jsonl").read_bytes()
+
+
+def test_a_rerun_keeps_a_threshold_or_vote_signal_the_last_run_was_given(questions, tmp_path):
+    out = str(tmp_path / "run")
+    given = ["--exit", "hard", "--exit-threshold", "0.3", "--vote-rule", "weighted", "--vote-signal", "max-nll"]
+    assert cli(["run", questions, "--budget", "3", "-o", out, "--backend", "scripted", "-q", *given]).exit_code == 0
+    assert cli(["run", questions, "--budget", "4", "-o", out, "--signal", "total-nll", "-q"]).exit_code == 0
+    config = orjson.loads((tmp_path / "run" / runs.CONFIG).read_bytes())
+    assert (config["allocate"]["exit_threshold"], config["vote"]["signal"]) == (0.3, "max-nll")
+
+
 def test_votes_of_every_allocation_setting_are_kept(questions, reference, tmp_path):
     out = tmp_path / "run"
     shutil.copytree(reference, out)

@@ -572,8 +572,13 @@ def resolve_vote_signal(settings: Vote, allocation_signal: str | None, vcs: bool
     signal when it has a per-sample statistic, else vcs after a --vcs Phase 1, else anll."""
     if not settings.uses_confidence or settings.signal is not None:
         return settings
-    fallback = "vcs" if vcs else "anll"
-    return replace(settings, signal=allocation_signal if allocation_signal in SAMPLE_SIGNALS else fallback)
+    return replace(settings, signal=default_vote_signal(allocation_signal, vcs))
+
+
+def default_vote_signal(allocation_signal: str | None, vcs: bool) -> str:
+    """The confidence rules' signal without ``--vote-signal``: the allocation's when it has a
+    per-sample statistic, else vcs after a --vcs Phase 1, else anll."""
+    return allocation_signal if allocation_signal in SAMPLE_SIGNALS else "vcs" if vcs else "anll"
 
 
 @dataclass

@@ -21,6 +21,7 @@ from .backends.base import Backend
 from .errors import UabError
 from .jsonl import atomic_output, dumps, write_records
 from .records import check_sample, is_int, provenance, questions_fingerprint, samples
+from .signals import SCALAR_SIGNALS
 
 CONFIG = "config.json"
 CHECKPOINT = "samples.ckpt.jsonl"
@@ -131,17 +132,25 @@ class RunDir:
         rest = {n for n in os.listdir(self.path) if not n.endswith(".tmp")} - {".lock", CONFIG, CHECKPOINT}
         return bool(rest)
 
-    def open(self, config: dict, force: bool = False) -> None:
+    def open(self, config: dict, force: bool = False,
+             reuse: Callable[[dict[str, dict[int, dict]]], None] | None = None) -> None:
         """Check ``config`` against the directory's (``UabError`` if a fixed entry differs,
-        unless ``force``, which empties the directory), remove the last run's outputs after
-        Phase 1, record ``config``, and load the sample store."""
-        # The last run's outputs after Phase 1 go (this run writes its own): a run that fails midway
-        # leaves none of them beside its new config (that run's votes stay in votes-<setting>.jsonl);
-        # --force over another configuration empties the directory of uab's files.
-        gone = [SUMMARY, *STAGE_FILES[1:]]
+        unless ``force``, which empties the directory), load the sample store, remove the last
+        run's outputs after Phase 1, and record ``config``. ``reuse(store)`` checks the samples the
+        run will reuse: its ``UabError``, as a damaged checkpoint's, leaves the directory as it was."""
+        # The last run's outputs after Phase 1 go (this run writes its own), and a pool's pool.jsonl: a
+        # run or a grown pool that fails midway leaves none of them beside its new config (that run's
+        # votes stay in votes-<setting>.jsonl; a pool's samples in the checkpoint); --force over
+        # another configuration empties the directory of uab's files.
+        gone = [SUMMARY, POOL, *STAGE_FILES[1:]]
+        kept: list[dict] = []
         if self.check(config, force):
             earlier = glob.glob(os.path.join(glob.escape(self.path), VOTES_OF.format("*")))
-            gone += [CHECKPOINT, JUDGE, STAGE_FILES[0], POOL, *map(os.path.basename, earlier)]
+            gone += [CHECKPOINT, JUDGE, STAGE_FILES[0], *map(os.path.basename, earlier)]
+        else:
+            kept = self._load()
+            if reuse:
+                reuse(self.store)
         for name in gone:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(self.file(name))
@@ -150,13 +159,14 @@ class RunDir:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
         self.write_json(CONFIG, config)
-        self._load()
+        write_records(self.file(CHECKPOINT), kept)  # exactly the store: no torn last line, no duplicate
+        self._ckpt = open(self.file(CHECKPOINT), "ab")
 
-    def _load(self) -> None:
-        """Read the checkpoint into ``store`` and rewrite it to hold exactly that (this
-        drops a last line torn by a kill, and duplicates). A bad line with lines after it is
-        damage, not a kill: ``UabError`` naming it, the file left as it is. Of two lines of one
-        sample the later wins, as in ``checkpoint`` (Phase 1 draws again a reply that lost its logprobs)."""
+    def _load(self) -> list[dict]:
+        """Read the checkpoint into ``store``; returns its rows, less a last line torn by a kill
+        and duplicates. A bad line with lines after it is damage, not a kill: ``UabError`` naming
+        it, the file left as it is. Of two lines of one sample the later wins, as in ``checkpoint``
+        (Phase 1 draws again a reply that lost its logprobs)."""
         kept: dict[tuple[str, int], dict] = {}
         with contextlib.suppress(FileNotFoundError), open(self.file(CHECKPOINT), "rb") as fh:
             for lineno, raw in enumerate(fh, 1):
@@ -177,8 +187,7 @@ class RunDir:
                     break  # the last line, cut short by a kill
                 self.store.setdefault(qid, {})[index] = sample  # a later line wins: a sample drawn again
                 kept[qid, index] = row
-        write_records(self.file(CHECKPOINT), list(kept.values()))
-        self._ckpt = open(self.file(CHECKPOINT), "ab")
+        return list(kept.values())
 
     def take(self, records: list[dict], start: int | list[int], stop: int | list[int]) -> int:
         """Give each record the stored samples with index in ``[start, stop)`` that it
@@ -296,7 +305,22 @@ def recorded(out: str) -> Recorded:
         return Recorded()
     alloc, vote = (v if isinstance(v := config.get(key), dict) else None for key in ("allocate", "vote"))
     k, n, pool = (v if is_int(v := config.get(key)) and v > 0 else None for key in ("k", "n", "pool"))
+    alloc, vote = _chosen(alloc, vote, bool(gen.get("vcs")))
     return Recorded({**gen, "model": config.get("model_option") or ""}, k, n, alloc, vote, pool)
+
+
+def _chosen(alloc: dict | None, vote: dict | None, vcs: bool) -> tuple[dict | None, dict | None]:
+    """The recorded allocation and vote settings less the values the last run derived rather than
+    was given: an exit's own default threshold, the vote signal its allocation's signal (or
+    ``--vcs``) chose. A rerun derives them again, so another ``--exit`` or ``--signal`` votes as a
+    fresh run would (it kept hard's 0.5 for ``--exit easy``, anll for ``--signal max-nll``)."""
+    if alloc is not None and alloc.get("exit_threshold") is not None \
+            and allocators.EXITS.get(alloc.get("exit")) == alloc["exit_threshold"]:
+        alloc = {**alloc, "exit_threshold": None}
+    if alloc is not None and vote is not None and vote.get("signal") is not None \
+            and vote["signal"] == pipeline.default_vote_signal(alloc.get("signal"), vcs):
+        vote = {**vote, "signal": None}
+    return alloc, vote
 
 
 def _setting_name(alloc: pipeline.Allocation, signal: str, vote: pipeline.Vote) -> str:
@@ -339,7 +363,8 @@ def run(
         with backend() as be:
             gen = dataclasses.replace(gen, model=gen.model or be.model)
             skipped = _fit(records, be, gen, callbacks.on_skip)
-            rundir.open({**config, "generation": gen.info()}, force)
+            rundir.open({**config, "generation": gen.info()}, force,
+                        lambda store: _reusable(records, store, k, signal if alloc.uses_signal else None, out))
             result = _stages(rundir, records, be, gen, alloc, vote, k, signal, callbacks, skipped)
             about = {"input": input_name, "generation": gen.info(), "k": k, "vote": vote.info(),
                      "allocate": {**alloc.info(signal, result.planned, result.allocation.saved),
@@ -350,6 +375,21 @@ def run(
             return result
     finally:
         rundir.close()
+
+
+def _reusable(records: list[dict], store: dict[str, dict[int, dict]], k: int, signal: str | None, out: str) -> None:
+    """``UabError`` naming the first question whose stored Phase-1 sample lacks the token-logprob
+    statistic ``signal`` reads (drawn by a run whose allocator read none, on a backend that returns
+    none): its allocation would fail after the last run's outputs and config were replaced, and
+    every plain rerun after it."""
+    if signal is None or not settings.needs_logprobs(signal):
+        return
+    for rec in records:
+        stored = store.get(rec["id"], {})
+        if any(stored[i].get(SCALAR_SIGNALS[signal]) is None for i in range(k) if i in stored):
+            raise UabError(f"question {rec['id']!r}: its stored Phase-1 samples have no token logprobs (the backend "
+                           f"returned none), which --signal {signal} needs; rerun with an allocator that reads no "
+                           "signal (--allocator uniform), or use a new --output", out)
 
 
 def _fit(records: list[dict], backend: Backend, gen: pipeline.Generation,

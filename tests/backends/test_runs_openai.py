@@ -66,6 +66,26 @@ def test_logprob_signal_without_logprobs_fails_after_one_request(tmp_path, signa
         assert len(server.requests) == probed + 8 * M
 
 
+def test_a_rerun_whose_signal_the_stored_samples_lack_leaves_the_directory_as_it_was(tmp_path):
+    """A Uniform run on a server without logprobs, rerun with --allocator uab: its allocation
+    failed after the last run's votes, summary and config were replaced, and so did every plain
+    resume after it. It fails before the directory changes, naming the question."""
+    questions = write_jsonl(tmp_path / "q.jsonl", arithmetic(M))
+    out = tmp_path / "run"
+    with FakeServer(logprobs=False) as server:
+        assert run(server, questions, out, 3, "--allocator", "uniform").exit_code == 0
+        before = {p.name: p.read_bytes() for p in out.iterdir()}
+        result = run(server, questions, out, 3, "--allocator", "uab")
+        assert result.exit_code == 2
+        assert result.stderr.startswith(f"error: {out}: question 'q0': its stored Phase-1 samples have no token "
+                                        "logprobs"), result.stderr
+        assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+        requests = len(server.requests)
+        again = run(server, questions, out, 3)  # a plain resume: the Uniform run it was
+        assert again.exit_code == 0, again.stderr
+        assert len(server.requests) == requests and (out / "votes.jsonl").read_bytes() == before["votes.jsonl"]
+
+
 def long_questions(tmp_path) -> str:
     rows = arithmetic(M)
     rows[3]["question"] = "What is " + "one " * 300 + "1 + 2?"
