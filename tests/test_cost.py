@@ -450,9 +450,39 @@ def test_deciles_figure_needs_only_the_results_rows(tmp_path):
                                     vote_rules=["majority"], analyses=True))
     paths = report.report(rows, None, str(tmp_path))  # no pool given
     assert any(p.endswith("signal_deciles.png") for p in paths)
-    fig = plots.plot_deciles(analyses.decile_rows(rows))
+    fig = plots.plot_deciles(analyses.decile_rows(rows), whole_pool={6})
     assert [ax.get_ylabel().split(":")[0] for ax in fig.get_axes()[::2]] == ["N = 2", "N = 4"]
     assert not math.isnan(analyses.decile_rows(rows)[0]["samples"][0])
+
+
+def test_the_deciles_figure_leaves_out_only_n_1_and_the_whole_pool(tmp_path, monkeypatch):
+    """The paper's budgets 2, 4, 8 on a pool of 16 get a row each (the least and the largest
+    budget were left out whatever they were); N = 1 and the N that spends the whole pool are."""
+    records = random_pool(40, 16, 6)
+    rows = list(evaluation.simulate(records, [2, 4, 8], ["uab", "uniform"], ["anll"], 2,
+                                    vote_rules=["majority"], analyses=True))
+    fig = plots.plot_deciles(analyses.decile_rows(rows))
+    assert [ax.get_ylabel().split(":")[0] for ax in fig.get_axes()[::2]] == ["N = 2", "N = 4", "N = 8"]
+    rows = list(evaluation.simulate(records, [1, 2, 4, 16], ["uab", "uniform"], ["anll"], 2,
+                                    vote_rules=["majority"], analyses=True))
+    drawn, draw = [], plots.plot_deciles
+    monkeypatch.setattr(plots, "plot_deciles", lambda *a, **k: drawn.append(draw(*a, **k)) or drawn[-1])
+    report.report(rows, None, str(tmp_path))
+    assert [ax.get_ylabel().split(":")[0] for ax in drawn[0].get_axes()[::2]] == ["N = 2", "N = 4"]
+
+
+def test_a_report_without_decile_rows_says_when_simulate_writes_them(tmp_path):
+    """A pool without token logprobs gets no decile rows from `uab simulate -o` itself: the
+    reason names that, not only that simulate writes them."""
+    records = random_pool(30, 4, 1)
+    for rec in records:
+        for s in rec["samples"]:
+            del s["anll"]
+    rows = list(evaluation.simulate(records, [2, 4], ["uniform"], None, 2, vote_rules=["majority"], analyses=True))
+    assert not analyses.decile_rows(rows)
+    why = {}
+    report.report(rows, records, str(tmp_path), on_skipped=why.__setitem__)
+    assert "per-sample signal" in why["signal_deciles.png"] and "logprobs" in why["signal_deciles.png"]
 
 
 def test_scripted_pool_has_prompt_tokens(tmp_path):
@@ -480,7 +510,7 @@ def test_the_deciles_figure_draws_uab_on_top_and_labels_every_panel_with_n():
     records = random_pool(40, 6, 6)
     rows = list(evaluation.simulate(records, [1, 2, 4, 6], ["uniform", "uab", "length", "oracle"], ["anll"], 2,
                                     vote_rules=["majority"], analyses=True))
-    fig = plots.plot_deciles(analyses.decile_rows(rows))
+    fig = plots.plot_deciles(analyses.decile_rows(rows), whole_pool={6})
     assert [ax.get_ylabel().split(":")[0] for ax in fig.get_axes()] == ["N = 2", "N = 2", "N = 4", "N = 4"]
     for ax in fig.get_axes():
         lines = {ln.get_label(): ln for ln in ax.get_lines()}

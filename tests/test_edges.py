@@ -255,6 +255,23 @@ def test_report_on_a_malformed_results_row_leaves_the_report_as_it_was(tmp_path)
     assert result.exit_code == 2 and not (tmp_path / "fresh").exists()
 
 
+def test_report_help_says_its_targets_default_to_the_results_files():
+    """`report` without --targets shows the targets `simulate` used (its cost rows), not 5 new ones."""
+    text = " ".join(cli(["report", "-h"]).stdout.split())
+    assert "[default: the results file's (simulate's targets), else 5 inside" in text, text
+
+
+def test_report_refuses_two_results_files_appended(tmp_path):
+    """The same replays twice (`cat a.jsonl a.jsonl`, a `>>`) would count every seed twice and
+    shrink every standard error by √2: one line naming the file, exit 2, nothing written."""
+    res = _results(tmp_path)
+    twice = tmp_path / "twice.jsonl"
+    twice.write_text(pathlib.Path(res).read_text() * 2)
+    result = cli(["report", str(twice), "-o", str(tmp_path / "rep")])
+    assert result.exit_code == 2 and "twice.jsonl: two result rows for " in result.stderr, result.stderr
+    assert "seed 0" in result.stderr and not (tmp_path / "rep").exists()
+
+
 def test_check_on_a_malformed_recommendation_names_the_file(tmp_path):
     res = _results(tmp_path)
     bad = tmp_path / "bad.jsonl"

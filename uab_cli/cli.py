@@ -578,9 +578,13 @@ def _targets(text: str | None) -> list[float] | None:
 
 OWN_SIGNAL = "the pool's own: vcs for a pool drawn with --vcs, else anll"
 PAPER_BUDGETS = "2,4,8 (the paper's), those the pool holds"
+_TARGETS_HELP = ("Target accuracies in percent for the cost at fixed accuracy: the least N that reaches each, and "
+                 "the saving against Uniform + majority.")
 Targets = Annotated[str | None, typer.Option(metavar="PCT,...", show_default="5 inside Uniform + majority's range",
-                                             help="Target accuracies in percent for the cost at fixed accuracy: the "
-                                             "least N that reaches each, and the saving against Uniform + majority.")]
+                                             help=_TARGETS_HELP)]
+ReportTargets = Annotated[str | None, typer.Option(
+    metavar="PCT,...", show_default="the results file's (simulate's targets), else 5 inside Uniform + majority's range",
+    help=_TARGETS_HELP)]
 
 
 @command
@@ -672,7 +676,7 @@ def report(
                                         show_default=False)],
     pool: Annotated[str | None, typer.Option(help="The pool, for the ANLL plot and correlation.",
                                                 show_default=False)] = None,
-    targets: Targets = None,
+    targets: ReportTargets = None,
 ) -> None:
     """Plots (accuracy vs N, allocation by level, ANLL of right vs wrong, cost at fixed accuracy,
     allocation by signal decile) and Markdown tables."""

@@ -210,16 +210,16 @@ def plot_cost(summary: Sequence[dict], targets: Sequence[float] = ()):
     return fig
 
 
-def plot_deciles(deciles: Sequence[dict], max_panels: int = 3):
+def plot_deciles(deciles: Sequence[dict], max_panels: int = 3, whole_pool: Sequence[int] = ()):
     """Figure 4: mean samples allocated (left) and majority-vote accuracy (right) per decile of the
-    Phase-1 statistic, one row per budget N (at most ``max_panels``, spread over the budgets
-    between the least and the largest)."""
+    Phase-1 statistic, one row per budget N (at most ``max_panels``, spread over the budgets).
+    N = 1 and the budgets ``whole_pool`` (those that spend every sample of the pool) are left out
+    while another budget remains: N = 1 allocates nothing, and there every allocator draws the
+    whole pool."""
     plt = pyplot()
     entries = [{**d, "vote_rule": voting.DEFAULT_RULE, "upper_bound": d["allocator"] in UPPER_BOUNDS} for d in deciles]
     budgets = sorted({e["N"] for e in entries})
-    if len(budgets) > 2:  # N = 1 allocates nothing, and at the pool's K most allocators draw it all
-        budgets = budgets[1:-1]
-    budgets = spread(budgets, max_panels)
+    budgets = spread([n for n in budgets if n > 1 and n not in whole_pool] or budgets, max_panels)
     statistic = deciles[0]["statistic"]
     fig, axes = plt.subplots(len(budgets), 2, figsize=(13, 3.6 * len(budgets) + 0.6), squeeze=False)
     x = np.arange(1, BINS + 1)

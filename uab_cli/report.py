@@ -190,9 +190,24 @@ def report(rows: Sequence[dict], records: Sequence[dict] | None, out_dir: str,
     return paths
 
 
+def _check_unique(rows: Sequence[dict], source: str | None) -> None:
+    """``UabError`` naming ``source`` for a replay that two result rows hold (two results files
+    appended): its seeds would count twice and every standard error shrink."""
+    seen = set()
+    for r in rows:
+        if "allocator" not in r or "skipped" in r:
+            continue
+        key = (r["allocator"], r["signal"], r["T"], r["N"], r["seed"], r.get("vote_rule"))
+        if key in seen:
+            raise UabError(f"two result rows for {recommend.label(r)} at N = {r['N']}, seed {r['seed']}: "
+                           "one simulation per results file (were two appended?)", source)
+        seen.add(key)
+
+
 def _render(rows: Sequence[dict], records: Sequence[dict] | None, targets: Sequence[float] | None,
             on_skipped: Callable[[str, str], None] | None, source: str | None) -> tuple[dict, dict]:
     """The report's files (name -> bytes) and the plots it cannot draw (name -> why), written nowhere."""
+    _check_unique(rows, source)
     summary = summarize(rows)
     if not any("skipped" not in e for e in summary):
         raise UabError("no result rows to report")
@@ -216,10 +231,13 @@ def _render(rows: Sequence[dict], records: Sequence[dict] | None, targets: Seque
         figures["cost_at_accuracy.png"] = plots.plot_cost(summary, sorted({c["target"] for c in costs}))
     else:
         skipped["cost_at_accuracy.png"] = "the results hold one budget: the cost at fixed accuracy needs two or more N"
+    whole = {e["N"] for e in summary if e.get("whole_pool")}
     if analyses.decile_rows(rows):
-        figures["signal_deciles.png"] = plots.plot_deciles(analyses.decile_rows(rows))
+        figures["signal_deciles.png"] = plots.plot_deciles(analyses.decile_rows(rows), whole_pool=whole)
     else:
-        skipped["signal_deciles.png"] = "the results have no 'deciles' rows (`uab simulate -o` writes them)"
+        skipped["signal_deciles.png"] = ("the results have no 'deciles' rows (`uab simulate -o` writes them when the "
+                                         "pool's samples carry a per-sample signal of its --signals: not without "
+                                         "token logprobs, nor for vote-entropy alone)")
     correlation = None
     if records is None:
         skipped["anll_correct_vs_incorrect.png"] = "no --pool given"
