@@ -298,3 +298,19 @@ def test_two_inputs_from_stdin_are_refused_by_name(tmp_path, monkeypatch, args, 
     result = cli(args, stdin=(ROOT / "results" / "smollm2-math" / "simulate.jsonl").read_bytes())
     assert result.exit_code == 2 and f"{names} cannot both read stdin" in result.stderr, result.stderr
     assert not (tmp_path / "rep").exists()
+
+
+def test_simulate_help_explains_each_allocator_signal_and_vote_rule_in_a_line():
+    """README: `uab COMMAND -h` explains each allocator, signal and vote rule in a line; simulate's
+    lists named them only."""
+    from uab_cli import allocators, signals, voting
+
+    lines = [line.strip() for line in cli(["simulate", "-h"]).stdout.splitlines()]
+    for name in [*allocators.ALLOCATORS, *signals.SUMMARIES, *voting.RULES]:
+        assert any(line.startswith(f"{name}: ") for line in lines), name
+
+
+def test_a_report_from_stdin_names_it_as_errors_do(tmp_path):
+    res = _results(tmp_path)
+    assert cli(["report", "-", "-o", str(tmp_path / "rep")], stdin=pathlib.Path(res).read_bytes()).exit_code == 0
+    assert "Results: `<stdin>`" in (tmp_path / "rep" / "summary.md").read_text()  # it said `-`

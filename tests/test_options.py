@@ -109,7 +109,8 @@ WRONG_TYPES = [('{"seed": 1.5}', "--seed takes an integer, got 1.5"),
                ('{"vcs": 1}', "--vcs takes true or false, got 1"),
                ('{"samples": "x"}', "Invalid value for '-K'"),
                ('{"price": 5}', "--price takes IN,OUT: two finite non-negative prices"),
-               ('{"api_key": ["sk-secret-1"]}', "--api-key takes a string, got a list")]  # never the key itself
+               ('{"api_key": ["sk-secret-1"]}', "--api-key takes a string, got a list"),  # never the key itself
+               ('{"api_key": 5}', "--api-key takes a string, got an int")]
 
 
 @pytest.mark.parametrize("text,says", WRONG_TYPES, ids=[t for t, _ in WRONG_TYPES])

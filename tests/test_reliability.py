@@ -389,7 +389,7 @@ def test_second_run_on_same_out_is_refused(questions, reference, tmp_path):
     rc, stderr = finish(start(run_args(questions, out)))
     assert first.poll() is None, "the first run ended before the second one started"
     assert rc == 2
-    assert re.fullmatch(r"error: .*: another `uab run` is using this directory \(its lock is held\)\n", stderr)
+    assert re.fullmatch(r"error: .*: another `uab run` or `uab pool` is using this directory \(its lock is held\)\n", stderr)
     rc, stderr = finish(first)  # closes its stdin: it goes on
     assert rc == 0, stderr
     assert_complete(out, reference)

@@ -28,7 +28,8 @@ from .jsonl import check_inputs, check_output, display_name, load_records, read_
 from .options import INT64, PANELS, Option, from_params, overlay
 from .progress import StageProgress
 from .settings import Allocation, Generation, Vote, load_file
-from .signals import DEFAULT_T, SAMPLE_SIGNALS, SIGNALS
+from .signals import DEFAULT_T, SAMPLE_SIGNALS
+from .signals import SUMMARIES as SIGNAL_SUMMARIES
 
 PresetName = Literal[tuple(PRESETS)]
 VoteSignalName = Literal[SAMPLE_SIGNALS]
@@ -205,8 +206,8 @@ def _parameter(option: Option) -> inspect.Parameter:
     help = option.help
     if option.required:  # checked by _Command.invoke, not the parser: click would not show it
         help += f"  [required{', or ' + option.show_default if option.show_default else ''}]"
-    if option.summaries():  # one line per name: \b keeps click from rewrapping them
-        help += "\n\n\b\n" + "\n".join(f"{k}: {v}" for k, v in option.summaries().items())
+    if option.summaries():
+        help += _one_per_line(option.summaries())
     shown = option.show_default if option.show_default is not None else option.default
     if isinstance(shown, bool):
         flags = option.flag.split("/")
@@ -216,6 +217,11 @@ def _parameter(option: Option) -> inspect.Parameter:
                         show_default=str(shown) if shown not in (None, "") and not option.required else False)
     return inspect.Parameter(option.name, inspect.Parameter.KEYWORD_ONLY, annotation=Annotated[kind | None, info],
                              default=None)
+
+
+def _one_per_line(summaries: dict[str, str]) -> str:
+    """Names explained in -h, one line each (``\\b`` keeps click from rewrapping them)."""
+    return "\n\n\b\n" + "\n".join(f"{k}: {v}" for k, v in summaries.items())
 
 
 def command(func):
@@ -594,16 +600,17 @@ def simulate(
                                         show_default=False)],
     output: Out = "-",
     budgets: Annotated[str | None, typer.Option(help="Comma-separated N values.", show_default=PAPER_BUDGETS)] = None,
-    allocators: Annotated[str, typer.Option(help=f"Comma-separated allocators: {', '.join(allocators.ALLOCATORS)} "
-                                            "(uniform is always replayed: Uniform + majority is the reference).")]
+    allocators: Annotated[str, typer.Option(help="Comma-separated allocators (uniform is always replayed: Uniform + "
+                                            "majority is the reference)." + _one_per_line(allocators.SUMMARIES))]
     = "uab,uniform,random,length,adaptive,oracle",
-    signals: Annotated[str | None, typer.Option(help=f"Comma-separated signals: {', '.join(SIGNALS)}.",
+    signals: Annotated[str | None, typer.Option(help="Comma-separated signals." + _one_per_line(SIGNAL_SUMMARIES),
                                                 show_default=OWN_SIGNAL)] = None,
     seeds: Annotated[int, typer.Option(min=1, max=100_000, help="Number of replay seeds (0..seeds-1).")] = 20,
     signal_temperature: Annotated[str, typer.Option("--signal-temperature", "-T", help="T, or comma-separated Ts.")]
     = str(DEFAULT_T),
-    vote_rules: Annotated[str, typer.Option(help=f"Comma-separated vote rules: {', '.join(voting.RULES)} "
-                                            "(majority is always replayed: Uniform + majority is the reference).")]
+    vote_rules: Annotated[str, typer.Option(help="Comma-separated vote rules (majority is always replayed: Uniform + "
+                                            "majority is the reference)." + _one_per_line(
+                                                {r.name: r.summary for r in voting.RULES.values()}))]
     = ",".join(voting.RULES),
     vote_signal: Annotated[VoteSignalName | None, typer.Option(help="Per-sample signal the confidence rules read.",
                                                                show_default=OWN_SIGNAL)] = None,
@@ -687,7 +694,7 @@ def report(
     check_output(output, "report directory")
     rows = [row for _, row in read_jsonl(results)]
     records = _pool(pool) if pool else None
-    for path in reports.report(rows, records, output, accuracies, _plot_skipped, source=results):
+    for path in reports.report(rows, records, output, accuracies, _plot_skipped, source=display_name(results)):
         typer.echo(path)
 
 

@@ -100,7 +100,8 @@ class Option:
             return
         flag = self.flag.split("/")[0]
         if not _is(value, self.type):
-            got = f"a {type(value).__name__}" if self.secret else repr(value)
+            kind = type(value).__name__
+            got = f"{'an' if kind[0] in 'aeiou' else 'a'} {kind}" if self.secret else repr(value)
             raise UabError(f"{flag} takes {_KINDS.get(self.type, self.type.__name__)}, got {got}")
         allowed = self.names()
         if allowed and value not in allowed:

@@ -88,7 +88,7 @@ class RunDir:
         try:
             self._lock.acquire(timeout=0)
         except Timeout:
-            raise UabError("another `uab run` is using this directory (its lock is held)", path) from None
+            raise UabError("another `uab run` or `uab pool` is using this directory (its lock is held)", path) from None
         self._ckpt = None
         self.store: dict[str, dict[int, dict]] = {}
 
