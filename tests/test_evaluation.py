@@ -291,6 +291,35 @@ def test_oracle_is_the_brute_force_optimum_of_exact_majority_values(case):
         assert value(extra) == pytest.approx(best, abs=1e-12)
 
 
+def test_oracle_keys_an_answer_written_two_ways_by_its_first_spelling_drawn():
+    """``0.5`` and ``1/2`` are one answer; a tie goes to the class whose first spelling among the
+    draws sorts first (``majority_vote``, the replay). Keyed by its first spelling in the pool,
+    the oracle counted the draws {1/2, 1} of the first question as won by 0.5's class, spent the
+    budget where a tie it loses waited, and fell below Uniform at N = 2 in expectation."""
+    designs = [(["0.5", "1/2", "1/2", "1", "1/2", "0.5"], "1"), (["2", "1/2", "2", "1", "2", "0.5"], "0.5")]
+    rng = np.random.default_rng(5)
+    for _ in range(8):  # and random ones: answers written two ways, ties, no answer
+        answers = [rng.choice(["0.5", "1/2", "1", "2", None]) for _ in range(int(rng.integers(2, 7)))]
+        designs.append((answers, str(rng.choice(["0.5", "1", "2"]))))
+    records = [{"id": f"t{i}", "question": "q", "answer": gold, "samples": [sample(j, a, 0.1) for j, a in enumerate(ans)]}
+               for i, (ans, gold) in enumerate(designs)]
+    pool = evaluation.Pool(records)
+    for i, rec in enumerate(records):
+        for n in range(1, int(pool.k[i]) + 1):
+            assert pool.majority_values[i, n] == pytest.approx(brute_majority(rec, n), abs=1e-12)
+    pair = [records[i % 2] | {"id": f"p{i}"} for i in range(60)]
+    pool = evaluation.Pool(pair)
+    job = evaluation.Job(np.zeros(60), 60, None, 0, pool.lengths, pool.hard, values=pool.majority_values,
+                         room=pool.k - 1)
+    extra = evaluation.ALLOCATORS["oracle"](job)
+    exact = [[brute_majority(rec, n) for n in range(7)] for rec in records[:2]]
+    oracle = np.mean([exact[i % 2][1 + e] for i, e in enumerate(extra)])
+    assert oracle >= np.mean([exact[i % 2][2] for i in range(60)]) - 1e-12  # a true bound on Uniform
+    rows = list(evaluation.simulate(pool, [2], ["oracle", "uniform"], None, 20, vote_rules=["majority"]))
+    head = next(e for e in evaluation.summarize(rows) if e["allocator"] == "oracle")
+    assert head["diff_uniform"] >= -2 * (head["diff_se"] or 0.0)
+
+
 def test_exact_majority_values_hold_for_a_pool_of_a_thousand_samples():
     """Binomials of 1,200 samples overflow a float: the values are computed in exact integers."""
     from uab_cli import majority
@@ -384,6 +413,34 @@ def test_recommendation_is_chosen_and_scored_on_held_out_questions():
     del outcomes["uniform", None, None, 4, "confident-ties"]
     [rec] = recommend.held_out(outcomes, set(), context)
     assert (rec["allocator"], rec["vote_rule"], rec["gain"]) == ("uniform", "majority", 0.0)
+
+
+def test_recommendation_does_not_depend_on_the_order_of_the_allocators_signals_or_temperatures():
+    """Of equally simple combinations within one standard error of the best (``length`` and
+    ``random``; ``uab`` on two signals or Ts), the one-standard-error rule took the first in the
+    order of ``--allocators`` (``--signals``, ``-T``): listing them the other way round changed
+    the recommendation. Now the registry's order decides, whatever the command line's."""
+    from uab_cli.settings import Vote
+
+    rng = np.random.default_rng(4)
+    s_, m = 6, 200
+    base = (rng.random((s_, m)) < 0.5).astype(float)
+    gains = [np.maximum(base, rng.random((s_, m)) < 0.12) for _ in range(2)]  # +~6 points each, within noise
+    context = {"gain": "algorithm1", "vote": Vote(), "generation": {}, "k1": {}}
+    for a, b in [(("length", None, None), ("random", None, None)), (("uab", "max-nll", 0.2), ("uab", "anll", 0.2)),
+                 (("uab", "anll", 1.0), ("uab", "anll", 0.2))]:
+        picks = []
+        for first, second in [(a, b), (b, a)]:
+            outcomes = {(*first, 4, "majority"): gains[0], (*second, 4, "majority"): gains[1],
+                        ("uniform", None, None, 4, "majority"): base}
+            [rec] = recommend.held_out(outcomes, set(), context)
+            assert rec["allocator"] != "uniform"
+            picks.append((rec["allocator"], rec["signal"], rec["T"], rec["held_out"]["gain"]))
+            outcomes = {(*first, 4, "majority"): gains[1], (*second, 4, "majority"): gains[0],
+                        ("uniform", None, None, 4, "majority"): base}
+            [rec] = recommend.held_out(outcomes, set(), context)
+            picks.append((rec["allocator"], rec["signal"], rec["T"], rec["held_out"]["gain"]))
+        assert picks[0] == picks[3] and picks[1] == picks[2]  # the same outcomes, the same pick
 
 
 def test_held_out_gain_is_cross_validated_with_its_standard_errors_over_seeds_and_questions():
@@ -677,6 +734,20 @@ def test_check_replays_with_the_recommendations_vote_settings():
     assert got["gain"] == direct(0.02) != direct(DEFAULT_T)
 
 
+def test_check_where_n_spends_the_whole_pool_reads_the_spread_over_questions():
+    """At N = K every seed draws the same samples: the standard error over seeds is 0, and the
+    check called a rule that loses one question of 120 "worse by more than 2 standard errors".
+    As simulate's gate there, it reads the spread over questions."""
+    records = [{"id": f"w{i}", "question": "q", "answer": "7", "samples": [sample(j, "7", 0.1) for j in range(4)]}
+               for i in range(119)]
+    records.append({"id": "tie", "question": "q", "answer": "1",  # majority's tie to "1"; confident-ties' to "7"
+                    "samples": [sample(0, "1", 0.1), sample(1, "1", 0.1), sample(2, "7", 0.05), sample(3, "7", 0.05)]})
+    got = [r["check"] for r in evaluation.check(records, [confident_ties_at(4)], 5) if "check" in r][0]
+    assert got["gain"] == pytest.approx(-1 / 120)
+    assert got["se"] == pytest.approx(float(recommend.standard_error(np.r_[np.zeros(119), -1.0])))
+    assert not got["worse"]
+
+
 def test_simulate_check_takes_a_results_file_and_nothing_it_would_override(tmp_path):
     a = write_jsonl(tmp_path / "a.jsonl", noisy_pool(m=60, k=8, seed=5))
     b = write_jsonl(tmp_path / "b.jsonl", noisy_pool(m=60, k=8, seed=6))
@@ -696,6 +767,21 @@ def test_simulate_check_takes_a_results_file_and_nothing_it_would_override(tmp_p
         assert bad.exit_code == 2 and says in bad.stderr and not (tmp_path / "bad.jsonl").exists()
     bad = cli(["simulate", b, "--check", a, "-q"])
     assert bad.exit_code == 2 and "a.jsonl: no recommendation rows" in bad.stderr
+
+
+def test_simulate_check_on_the_questions_it_chose_on_says_it_is_not_held_out(tmp_path):
+    """The same pool (or its questions drawn again) behind the results and the check: the same
+    seeds replay the very draws the recommendation was chosen on, and the check confirmed it
+    silently."""
+    a = write_jsonl(tmp_path / "a.jsonl", noisy_pool(m=60, k=8, seed=5))
+    b = write_jsonl(tmp_path / "b.jsonl", [{**r, "id": f"new-{r['id']}"} for r in noisy_pool(m=60, k=8, seed=6)])
+    results = str(tmp_path / "res.jsonl")
+    assert cli(["simulate", a, "--budgets", "2", "--seeds", "5", "--allocators", "uniform", "-q", "-o", results]).exit_code == 0
+    same = cli(["simulate", a, "--check", results, "--seeds", "5", "-o", str(tmp_path / "same.jsonl")])
+    assert same.exit_code == 0 and "holds the questions the recommendations of" in same.stderr
+    assert "not held out" in same.stderr
+    other = cli(["simulate", b, "--check", results, "--seeds", "5", "-o", str(tmp_path / "other.jsonl")])
+    assert other.exit_code == 0 and "not held out" not in other.stderr
 
 
 def test_a_value_repeated_in_a_list_option_is_replayed_once():

@@ -668,6 +668,10 @@ def _check_recommendations(ctx: typer.Context, pool: str, results: str, budgets:
         err.print(f"note: {pool} was drawn with other settings than the pool behind {results} ("
                   + "; ".join(f"{o} {c}" for o, c in otherwise.items()) + "): the check replays the recommendation "
                   "on samples unlike those it was chosen on", highlight=False, soft_wrap=True)
+    if evaluation.same_questions(result_rows, records) and not quiet:
+        err.print(f"note: {pool} holds the questions the recommendations of {results} were chosen on: the check is "
+                  "not held out (on the same samples it replays the draws they were chosen on); check on a pool of "
+                  "other questions", highlight=False, soft_wrap=True)
     rows = list(evaluation.check(records, recs, seeds))
     write_records(output, [evaluation.produced_by(records, pool, seeds, check=results), *rows])
     if not quiet:

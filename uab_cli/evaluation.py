@@ -223,7 +223,8 @@ def check(records: Sequence[dict], recommended: Sequence[dict], seeds: int | Seq
     """Replay recommendations (``simulate``'s ``{"recommendation": ...}`` rows, chosen on other
     questions) on ``records``: each N's combination, with its vote settings, and Uniform + majority
     on the same seeded draws. Yields the result rows, then one ``{"check": ...}`` row per N: the
-    combination, its gain here over Uniform + majority ± its standard error over seeds (paired),
+    combination, its gain here over Uniform + majority ± its standard error over seeds (paired; over
+    questions where N spends the whole pool, as ``recommend.held_out``'s gate),
     whether it was worse by more than ``recommend.SIGNIFICANCE`` of them, and the held-out gain it
     was chosen with. A recommendation of Uniform + majority gains 0 by definition: nothing is
     replayed for it."""
@@ -246,7 +247,21 @@ def check(records: Sequence[dict], recommended: Sequence[dict], seeds: int | Seq
             raise UabError(f"N={n}: {name} cannot run on this pool: "
                            f"{next((r['skipped'] for r in rows if r.get('allocator') == name), 'skipped')}")
         gain, se = found[0]["diff_uniform"], found[0]["diff_se"] or 0.0
+        if found[0].get("whole_pool"):  # every seed draws the same samples: the spread over questions, as simulate's gate
+            se = _whole_pool_se(records, rule, from_params(Vote, settings))
         yield {"check": {**entry, "gain": gain, "se": se, "worse": gain < -recommend.SIGNIFICANCE * se}}
+
+
+def _whole_pool_se(records: Sequence[dict], rule: str, vote: Vote) -> float:
+    """The standard error over the graded questions of ``rule``'s correctness minus majority's,
+    each question voted on its whole pool (where N spends it, what every allocation draws)."""
+    pool = Pool(records, vote.cut)
+    signal = vote.signal or default_signal(pool.records[0])
+    log_w = pool.log_w(signal, vote.temperature) if voting.RULES[rule].confidence else None
+    votes, _ = pool.outcomes(pool.permutations(0), list(dict.fromkeys([voting.DEFAULT_RULE, rule])), log_w, vote.keep)
+    idx = np.arange(len(pool.records))
+    diff = (votes[rule][0][idx, pool.k].astype(np.float64) - votes[voting.DEFAULT_RULE][0][idx, pool.k])[pool.graded]
+    return float(recommend.standard_error(diff)) if diff.size > 1 else 0.0
 
 
 def fitting_budgets(pool: Pool) -> list[int]:
@@ -337,6 +352,14 @@ def drawn_otherwise(rows: Sequence[dict], records: Sequence[dict]) -> dict[str, 
     seed is a fresh draw of the same settings)."""
     was, now = (about(rows) or {}).get("generation"), generation_of(records[0]) if records else {}
     return generation_changes(was, now)
+
+
+def same_questions(rows: Sequence[dict], records: Sequence[dict]) -> bool:
+    """Whether ``records`` are the questions the results ``rows`` were simulated on (the
+    fingerprint of ``produced_by``): a ``--check`` on them is not held out, and on the same
+    samples it replays, seed for seed, the very draws its recommendations were chosen on."""
+    made = (about(rows) or {}).get("fingerprint")
+    return bool(records) and made == questions_fingerprint(records)
 
 
 def generation_changes(was: dict | None, now: dict, given: Sequence[str] = ()) -> dict[str, str]:

@@ -211,20 +211,27 @@ def _exchange(f: np.ndarray, e: np.ndarray, rounds: int = 100) -> np.ndarray:
 
 
 def empirical_values(counts: Sequence[int], correct: Sequence[bool], order: Sequence[int], none: int = 0,
-                     n_max: int | None = None) -> np.ndarray:
+                     n_max: int | None = None, spellings: Sequence[Sequence[tuple[int, int]]] | None = None
+                     ) -> np.ndarray:
     """A(n), n = 0..n_max: the exact probability that a majority vote over n samples drawn
     without replacement from one question's pool elects a correct answer.
 
     ``counts[b]``: the pool's samples of answer class b; ``correct[b]``: whether b is right;
     ``order[b]``: b's tie rank (a tie goes to the lowest); ``none``: samples without an
-    answer (they draw but never vote). Sums over the correct class's vote count x the ways
-    every other class stays below x (at x when it loses ties), by polynomial products. The
-    classes that cannot reach x (and the samples without an answer) enter as one binomial row
-    (1 + z)^S; only the others are truncated and convolved. Every partial sum counts subsets
-    of the pool (at most 2^k), all terms are positive: float64 is exact to ~k ulp up to
-    k = 1000 samples; beyond, exact integers.
+    answer (they draw but never vote). ``spellings[b]``, where a class is written more than one
+    way (``0.5``, ``1/2``): its (tie rank, samples) per spelling; a class's tie rank is then
+    that of its first spelling among the draws, as the replay (``voting.elect``) keys it, not
+    among the pool (default: one spelling per class, ranked ``order[b]``). Sums over the
+    correct class's vote count x (and its first spelling drawn) the ways every other class
+    stays below x (at x when it loses the tie: none of its draws spelled before), by
+    polynomial products. The classes that cannot reach x (and the samples without an answer)
+    enter as one binomial row (1 + z)^S; only the others are truncated and convolved. Every
+    partial sum counts subsets of the pool (at most 2^k), all terms are positive: float64 is
+    exact to ~k ulp up to k = 1000 samples; beyond, exact integers.
     """
     counts = [int(c) for c in counts]
+    spelled = [sorted((int(r), int(c)) for r, c in s if c) for s in spellings] if spellings is not None \
+        else [[(int(order[b]), n_b)] if n_b else [] for b, n_b in enumerate(counts)]
     k = sum(counts) + int(none)
     n_max = k if n_max is None else min(int(n_max), k)
     big = k > _FLOAT_POOL
@@ -232,23 +239,31 @@ def empirical_values(counts: Sequence[int], correct: Sequence[bool], order: Sequ
     for a, (n_a, right) in enumerate(zip(counts, correct)):
         if not right or n_a == 0:
             continue
-        others = [(n_b, order[b] < order[a]) for b, n_b in enumerate(counts) if b != a and n_b]
-        for x in range(1, n_a + 1):
-            full, poly = int(none), None
-            for n_b, beats in others:
-                top = x - 1 if beats else x
-                if n_b <= top:
-                    full += n_b
+        for j, (first, _) in enumerate(spelled[a]):  # a's first spelling among its draws
+            after = sum(c for _, c in spelled[a][j + 1:])  # a's samples spelled after it
+            # each other class b: its samples, and those spelled after a's first (b loses a tie with those)
+            others = [(n_b, sum(c for r, c in spelled[b] if r > first))
+                      for b, n_b in enumerate(counts) if b != a and n_b]
+            for x in range(1, n_a + 1):
+                lead = math.comb(after + spelled[a][j][1], x) - math.comb(after, x)  # x of a's, first spelling j
+                if not lead:
+                    continue
+                full, poly = int(none), None
+                for n_b, later in others:
+                    if n_b < x or (n_b == x and later == n_b):
+                        full += n_b
+                    else:
+                        row = _binomials(n_b, big)[:x]
+                        if later >= x:  # b at x, every draw of it spelled after a's first: a wins the tie
+                            row = np.append(row, np.array([_comb(later, x, big)], dtype=row.dtype))
+                        poly = row if poly is None else np.convolve(poly, row)
+                row = _binomials(full, big)
+                poly = (row if poly is None else np.convolve(poly, row))[: k + 1 - x] * (lead if big else float(lead))
+                if big:
+                    for y, w in enumerate(poly):
+                        ways[x + y] += w
                 else:
-                    row = _binomials(n_b, big)[: top + 1]
-                    poly = row if poly is None else np.convolve(poly, row)
-            row = _binomials(full, big)
-            poly = (row if poly is None else np.convolve(poly, row))[: k + 1 - x] * _comb(n_a, x, big)
-            if big:
-                for y, w in enumerate(poly):
-                    ways[x + y] += w
-            else:
-                ways[x : x + poly.size] += poly
+                    ways[x : x + poly.size] += poly
     return np.array([ways[n] / _comb(k, n, big) for n in range(n_max + 1)], dtype=np.float64)
 
 

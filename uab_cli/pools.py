@@ -141,16 +141,21 @@ class Pool:
     @functools.cached_property
     def majority_values(self) -> np.ndarray:
         """A[i, n]: question i's exact expected majority-vote accuracy with n samples drawn
-        from its pool without replacement (ties as ``outcomes``: exact for answer classes of
-        one spelling, by the class's first spelling otherwise); -inf beyond K_i."""
+        from its pool without replacement (ties exactly as ``outcomes``: a class written several
+        ways, ``0.5`` and ``1/2``, is keyed by its first spelling among the draws); -inf beyond K_i."""
         out = np.full((len(self.records), self.cls.shape[1] + 1), -np.inf)
         for i in range(len(self.records)):
             k, row = int(self.k[i]), self.cls[i, : self.k[i]]
             counts = np.bincount(row[row >= 0], minlength=self.n_classes)
             order = np.full(self.n_classes, _BIG)
             np.minimum.at(order, row[row >= 0], self.rank[i, : k][row >= 0])
+            pairs, samples = np.unique(np.stack([row[row >= 0], self.rank[i, : k][row >= 0]]), axis=1,
+                                       return_counts=True)
+            spellings: list[list[tuple[int, int]]] = [[] for _ in range(self.n_classes)]  # (tie rank, samples)
+            for c, r, n in zip(*pairs.tolist(), samples.tolist()):
+                spellings[c].append((r, n))
             out[i, : k + 1] = majority.empirical_values(counts.tolist(), self.class_correct[i, :-1].tolist(),
-                                                        order.tolist(), int((row < 0).sum()))
+                                                        order.tolist(), int((row < 0).sum()), spellings=spellings)
         return out
 
     def probabilities(self, perm: np.ndarray, k1: int, signal: str, temperature: float) -> np.ndarray:

@@ -43,6 +43,7 @@ from .errors import UabError
 from .jsonl import read_jsonl
 from .options import exclusive
 from .settings import Generation, Vote, options, param_name
+from .signals import SIGNALS
 
 SIGNIFICANCE = 2.0  # a gain counts when it exceeds this many standard errors
 FOLDS = 5  # cross-validation: the selection rule chooses on 4/5 of the questions, scored on the other 1/5
@@ -64,7 +65,7 @@ def held_out(outcomes: dict[tuple, np.ndarray], upper_bounds, context: dict) -> 
         if base_key not in outcomes:
             continue
         keys = preferred([k for k in outcomes if k[3] == n and k[0] not in upper_bounds and k != base_key],
-                         lambda k: (k[0], k[1], k[4]))
+                         lambda k: (k[0], k[1], k[2], k[4]))
         base = outcomes[base_key].astype(np.float64)
         diffs = np.stack([outcomes[k] - base for k in keys]) if keys else np.zeros((0, *base.shape))
         gain, se, se_questions, rounds = _cross_validated_gain(diffs)
@@ -106,14 +107,18 @@ def preferred(items: list, describe) -> list:
     """``items`` from the simplest to the most elaborate, the order that breaks ties between equal
     gains (the first of equals wins) and that the one-standard-error rule reads: Uniform, then the
     other signal-free allocators, then the rest; within each, the vote rules in ``voting.RULES``
-    order (majority, then the rules that depart more and more from it); otherwise the given
-    order. ``describe(item)``: its (allocator, signal, vote rule). At N = the pool's samples per
-    question every allocator draws the whole pool: the simplest wins."""
-    order = list(voting.RULES)
+    order (majority, then the rules that depart more and more from it); otherwise the registry's
+    order of allocators (``allocators.ALLOCATORS``) and of signals (``signals.SIGNALS``), then the
+    lower T: never the order of ``--allocators``, ``--signals`` or ``-T``, which must not change
+    what is recommended. ``describe(item)``: its (allocator, signal, T, vote rule). At N = the
+    pool's samples per question every allocator draws the whole pool: the simplest wins."""
+    order, names, signals = list(voting.RULES), list(allocators.ALLOCATORS), list(SIGNALS)
 
-    def rank(item) -> tuple[bool, bool, int]:
-        allocator, signal, rule = describe(item)
-        return allocator != "uniform", signal is not None, order.index(rule or voting.DEFAULT_RULE)
+    def rank(item) -> tuple:
+        allocator, signal, t, rule = describe(item)
+        return (allocator != "uniform", signal is not None, order.index(rule or voting.DEFAULT_RULE),
+                names.index(allocator) if allocator in names else len(names),
+                signals.index(signal) if signal in signals else -1, t if t is not None else 0.0)
 
     return sorted(items, key=rank)
 
@@ -272,7 +277,7 @@ def by_budget(summary: Sequence[dict]) -> list[dict]:
             continue
         bounds = [e for e in at if e.get("upper_bound")]
         runnable = preferred([e for e in at if not e.get("upper_bound") and not _is_baseline(e)],
-                             lambda e: (e["allocator"], e["signal"], e.get("vote_rule")))
+                             lambda e: (e["allocator"], e["signal"], e["T"], e.get("vote_rule")))
         best = max(runnable, key=lambda e: e["diff_uniform"], default=None)
         if best is not None and best["diff_uniform"] <= 0:  # nothing gains: Uniform + majority is the best
             best = uniform
@@ -341,7 +346,7 @@ def markdown_check(checks: Sequence[dict]) -> str:
     """One line per N of ``evaluation.check``: the recommendation, the gain it was chosen with,
     its gain on these questions and the verdict."""
     lines = ["## Recommendations replayed on these questions", "",
-             "| N | recommended | held-out gain where chosen (pp) | gain here (pp, ± SE over seeds) | verdict |", "|---|---|---|---|---|"]
+             "| N | recommended | held-out gain where chosen (pp) | gain here (pp, ± SE over seeds; over questions at the whole pool) | verdict |", "|---|---|---|---|---|"]
     for c in checks:
         if _is_baseline(c):
             verdict, here = "Uniform + majority: nothing to replay", "—"
