@@ -93,6 +93,18 @@ def test_answer_logprobs_start_after_the_token_that_closes_the_reasoning():
     assert list(answer_logprobs(logprobs, None, text, False)) == logprobs
 
 
+def test_a_token_that_ends_the_marker_and_begins_the_answer_is_the_answers():
+    # Qwen2's and Llama 3's pre-tokenisers join one punctuation mark to the letters after it:
+    # a plain-text "</think>" before a choice letter ends in the token ">B", the answer's only word
+    tokens = ["x", "</", "think", ">B", ".", ""]  # the last: EOS, decoded without special tokens
+    logprobs = [-1.0, -2.0, -3.0, -4.0, -5.0, -6.0]
+    assert list(answer_logprobs(logprobs, tokens, "", False)) == [-4.0, -5.0, -6.0]
+    # the answer's one token, not the whole reply
+    assert list(answer_logprobs(logprobs[:4], tokens[:4], "", False)) == [-4.0]
+    # the server returned the reasoning apart and a token spans both
+    assert list(answer_logprobs(logprobs[:5], ["x", "</", "think", ">B", "."], "B.", True)) == [-4.0, -5.0]
+
+
 def test_sample_keeps_the_servers_reasoning_and_reads_confidence_from_the_final_part():
     rec = {"id": "q", "question": "What is 2 + 2?", "answer": "4"}
     done = Completion("<think>Confidence: 2, \\boxed{5}</think>\\boxed{4}\nConfidence: 9", (-0.1,), 1, "stop")

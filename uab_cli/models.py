@@ -113,7 +113,24 @@ def cannot_load(name: str, path: str, exc: BaseException, offline: str = "") -> 
     redo = f"; delete {path} to convert it again" if inside else ""
     close = difflib.get_close_matches(name.lower(), ALIASES, n=1, cutoff=0.8)
     redo += f"; did you mean --model {close[0]}?" if close and not os.path.exists(path) else ""
-    return f"cannot load model {name!r} from {path}: {one_line(exc)}{offline}{redo}"
+    return f"cannot load model {name!r} from {path}: {_lacks(path) or one_line(exc)}{offline}{redo}"
+
+
+def _lacks(path: str) -> str:
+    """What a model directory lacks ("it has no weights (…)"), "" when it has every part (or
+    is no directory): transformers' own error for a missing tokenizer ends at "from one of:"."""
+    try:
+        names = {f.name for f in Path(path).iterdir()}
+    except OSError:
+        return ""
+    missing = [what for what, found in (
+        ("config.json", "config.json" in names),
+        ("weights (*.safetensors, *.bin)", any(n.endswith((".safetensors", ".bin")) for n in names)),
+        ("tokenizer (tokenizer.json, tokenizer.model, vocab.json)",
+         any(n in ("tokenizer.json", "vocab.json", "tekken.json") or n.endswith((".model", ".tiktoken"))
+             for n in names)),
+    ) if not found]
+    return f"the directory has no {', no '.join(missing)}" if missing else ""
 
 
 def cache_root() -> Path:

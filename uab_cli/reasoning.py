@@ -65,8 +65,10 @@ def answer_logprobs(logprobs: Sequence[float], tokens: Sequence[str] | None, tex
     """The log-probabilities of the answer part of a reply: those of the tokens after its
     reasoning. ``tokens`` are the texts of the generated tokens, one per logprob; ``separated``:
     the server returned the reasoning apart from ``text`` (its logprobs still cover both), so
-    the answer part is the tokens that spell ``text``. A reply without an answer part, or
-    without token texts, is scored over all its tokens."""
+    the answer part is the tokens that spell ``text``. A token that ends the marker and begins
+    the answer (``>B`` after ``</think``) is the answer's: the marker's end is certain by then,
+    so its logprob is the answer's first word's; one that adds only whitespace is the marker's.
+    A reply without an answer part, or without token texts, is scored over all its tokens."""
     if not tokens or len(tokens) != len(logprobs):
         return logprobs
     joined = "".join(tokens)
@@ -81,6 +83,8 @@ def answer_logprobs(logprobs: Sequence[float], tokens: Sequence[str] | None, tex
     for i, token in enumerate(tokens):
         end += len(token)
         if end > start:
-            rest = logprobs[i:] if end - len(token) >= start else logprobs[i + 1:]  # not the marker's token
+            head = end - len(token)  # where the token starts: before ``start``, it ends the marker
+            answers = head >= start or token[start - head:].strip()
+            rest = logprobs[i:] if answers else logprobs[i + 1:]
             return rest or logprobs
     return logprobs

@@ -91,6 +91,19 @@ def test_a_directory_that_holds_no_model_is_one_line_and_exit_2(tmp_path, files)
     assert "\n" not in str(error.value) and str(error.value).startswith(f"cannot load model {tmp_path.name!r} from ")
 
 
+def test_a_directory_that_holds_no_model_says_what_it_lacks(tmp_path):
+    """Not transformers' first line ("Couldn't instantiate the backend tokenizer from one of:")."""
+    from uab_cli.backends.local import LocalBackend
+
+    with pytest.raises(UabError, match=r": the directory has no config.json, no weights \(\*.safetensors, \*.bin\), "
+                                       r"no tokenizer \(tokenizer.json, tokenizer.model, vocab.json\)$"):
+        LocalBackend(model=str(tmp_path))
+    (tmp_path / "config.json").write_text('{"model_type": "llama"}')
+    (tmp_path / "tokenizer.json").write_text("{}")
+    with pytest.raises(UabError, match=r": the directory has no weights \(\*.safetensors, \*.bin\)$"):
+        LocalBackend(model=str(tmp_path))
+
+
 def test_hub_id_passes_through():
     hub = "HuggingFaceTB/SmolLM2-135M-Instruct"
     assert resolve_model(hub) == ResolvedModel(hub, hub, None)

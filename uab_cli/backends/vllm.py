@@ -43,6 +43,23 @@ def _on_cpu(vllm) -> bool:
         return "cpu" in str(getattr(vllm, "__version__", ""))
 
 
+def _cpu_context(path: str) -> int:
+    """The CPU default context: ``CPU_MAX_LEN``, or the model's own where that is shorter (vLLM
+    refuses a ``max_model_len`` beyond it); ``CPU_MAX_LEN`` where the config cannot be read
+    (vLLM's load then says why)."""
+    from ..models import quiet_stderr
+    from .tokens import config_context
+
+    try:
+        import transformers
+
+        with quiet_stderr():
+            config = transformers.AutoConfig.from_pretrained(path)
+    except Exception:  # a missing or broken model: vLLM's own error names the problem
+        return CPU_MAX_LEN
+    return min(CPU_MAX_LEN, config_context(config) or CPU_MAX_LEN)
+
+
 def _token_logprobs(sample) -> tuple[float, ...]:
     """The sampled token's logprob at each generated position (``logprobs=0`` returns just it)."""
     values = []
@@ -82,6 +99,16 @@ def _token_texts(sample) -> tuple[str, ...] | None:
     texts = [getattr(position.get(token_id), "decoded_token", None)
              for token_id, position in zip(sample.token_ids, sample.logprobs or ())]
     return tuple(texts) if len(texts) == len(sample.token_ids) and all(isinstance(t, str) for t in texts) else None
+
+
+def _client_errors() -> tuple[type[BaseException], ...]:
+    """vLLM's errors for a request it refuses (a prompt over the context): a ``ValueError`` in
+    older releases, a ``VLLMClientError`` (no ``ValueError``) in newer ones."""
+    try:
+        from vllm.exceptions import VLLMClientError
+    except ImportError:
+        return ()
+    return (VLLMClientError,)
 
 
 def _external_id(request_id) -> str:
@@ -163,7 +190,7 @@ class VLLMBackend(BaseBackend):
             # ("CPU Generator does not use offset"), so prompts are prefilled whole.
             self.engine_args["enable_chunked_prefill"] = False
             self.engine_args["max_num_batched_tokens"] = max_model_len or CPU_MAX_LEN
-            self.engine_args["max_model_len"] = max_model_len or CPU_MAX_LEN
+            self.engine_args["max_model_len"] = max_model_len  # unset: CPU_MAX_LEN or less (``llm``)
         self._llm = None
         self._chat = None
 
@@ -178,6 +205,8 @@ class VLLMBackend(BaseBackend):
             if self.on_cpu:
                 for key, value in CPU_ENV.items():
                     os.environ.setdefault(key, value)
+                if self.engine_args["max_model_len"] is None:
+                    self.engine_args["max_model_len"] = _cpu_context(path)
             try:
                 self._llm = self._vllm.LLM(path, **self.engine_args)
             except (ValueError, OSError) as exc:
@@ -224,7 +253,7 @@ class VLLMBackend(BaseBackend):
         except Exception as exc:  # e.g. a prompt longer than max_model_len
             queued = getattr(getattr(engine, "output_processor", None), "external_req_ids", ())
             _abort(engine, list(queued))
-            if isinstance(exc, (ValueError, TypeError)):
+            if isinstance(exc, (ValueError, TypeError, *_client_errors())):
                 raise UabError(f"vLLM rejected the batch: {exc}") from exc
             raise BackendError(f"vLLM could not queue the batch: {exc}") from exc
         index = {_external_id(rid): i for i, rid in enumerate(ids)}
