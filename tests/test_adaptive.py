@@ -6,7 +6,7 @@ import json
 
 import numpy as np
 import pytest
-from conftest import cli, read_jsonl, write_jsonl
+from conftest import arithmetic, cli, read_jsonl, write_jsonl
 
 from uab_cli import allocation, evaluation
 from uab_cli.errors import UabError
@@ -132,3 +132,18 @@ def test_settings_without_a_margins_source_name_the_command_that_can():
     records = [{"id": "a", "question": "q", "samples": [{"index": i, "phase": 1, "answer": "1"} for i in range(2)]}]
     with pytest.raises(UabError, match="use `uab run`"):
         pipeline.allocate(records, Allocation(3, "adaptive"))
+
+
+def test_a_k1_run_directory_given_an_allocator_that_needs_k2_says_how_to_go_on(tmp_path, fake_backend):
+    """It said "needs -K 2"; given -K 2, the directory refused it as a change: the first message
+    now names the directory's -K and both ways on."""
+    fake_backend.in_cli()
+    q = write_jsonl(tmp_path / "q.jsonl", arithmetic(3))
+    out = tmp_path / "r"
+    assert cli(["run", q, "-N", "3", "-o", str(out), "--backend", "scripted", "-q"]).exit_code == 0
+    result = cli(["run", q, "-o", str(out), "--allocator", "adaptive", "-q"])
+    assert result.exit_code == 2
+    assert " ".join(result.stderr.split()) == (f"error: {out}: its samples were drawn with -K 1, and --allocator adaptive "
+                                               "needs -K 2 Phase-1 samples per question: use a new --output, or give "
+                                               "-K 2 --force to discard them")
+    assert cli(["run", q, "-o", str(out), "--allocator", "adaptive", "-K", "2", "--force", "-q"]).exit_code == 0

@@ -473,13 +473,14 @@ def run(ctx: typer.Context, input: In, output: OutDir, force: Force = False, sam
     recorded = runs.recorded(output)  # a rerun takes the options it does not give
     alloc = from_params(Allocation, settings.with_recorded(Allocation, params, recorded.allocate))
     votes = from_params(Vote, settings.with_recorded(Vote, params, recorded.vote))
+    k = runs.phase1_k(samples, recorded, alloc, output)
     check_output(output, "run directory")
     records, note = _questions(input)
     gen = Generation.from_params(params, recorded.generation)
     _unlike_pool(ctx, gen)
     with _Bar(quiet) as bar:
         shown = runs.Callbacks(bar.stage, bar.sample, None if quiet else _print_allocation, _skipped)
-        result = runs.run(records, _backend(ctx, gen), gen, output, alloc, votes, samples or recorded.k or alloc.phase1_samples, force,
+        result = runs.run(records, _backend(ctx, gen), gen, output, alloc, votes, k, force,
                           input, shown, price)
     if not quiet:
         if note:

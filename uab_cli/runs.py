@@ -21,7 +21,7 @@ from .backends.base import Backend
 from .errors import UabError
 from .jsonl import atomic_output, dumps, write_records
 from .records import check_sample, is_int, provenance, questions_fingerprint, samples
-from .signals import SCALAR_SIGNALS
+from .signals import REGISTRY, SCALAR_SIGNALS
 
 CONFIG = "config.json"
 CHECKPOINT = "samples.ckpt.jsonl"
@@ -321,6 +321,20 @@ def _chosen(alloc: dict | None, vote: dict | None, vcs: bool) -> tuple[dict | No
             and vote["signal"] == pipeline.default_vote_signal(alloc.get("signal"), vcs):
         vote = {**vote, "signal": None}
     return alloc, vote
+
+
+def phase1_k(given: int | None, recorded: Recorded, alloc: pipeline.Allocation, out: str) -> int:
+    """A run's -K: ``given``, else the directory's (``recorded``), else what the allocator needs.
+    A directory drawn with fewer Phase-1 samples than the allocator or its signal needs (a K = 1
+    run, then ``--allocator adaptive``) says how to go on: -K is how its samples were drawn."""
+    if given is not None or recorded.k is None:
+        return given or alloc.phase1_samples
+    need = max(alloc.phase1_samples, REGISTRY[alloc.signal].phase1 if alloc.signal in REGISTRY else 1)
+    if recorded.k < need:
+        raise UabError(f"its samples were drawn with -K {recorded.k}, and --allocator {alloc.allocator}"
+                       f"{f' --signal {alloc.signal}' if alloc.signal else ''} needs -K {need} Phase-1 samples per "
+                       f"question: use a new --output, or give -K {need} --force to discard them", out)
+    return recorded.k
 
 
 def _setting_name(alloc: pipeline.Allocation, signal: str, vote: pipeline.Vote) -> str:
