@@ -106,3 +106,16 @@ def test_capabilities_come_from_the_registration():
                     table.pop(name, None)
                 else:
                     table.discard(name)
+
+
+def test_too_few_phase1_samples_in_a_file_name_its_first_such_record(tmp_path):
+    # vote-entropy on a file whose third record holds one Phase-1 sample: the input's fault, so its
+    # line, and the command that draws more (allocate has no -K)
+    rows = two_sample_phase1()
+    rows[2]["samples"] = rows[2]["samples"][:1]
+    path = write_jsonl(tmp_path / "p1.jsonl", rows)
+    result = CliRunner().invoke(app, ["allocate", path, "--budget", "4", "--signal", "vote-entropy"])
+    errors = [ln for ln in result.stderr.splitlines() if ln.strip()]
+    assert result.exit_code == 2 and len(errors) == 1, result.stderr
+    assert errors[0].startswith(f"error: {path}:3: vote-entropy needs at least 2 Phase-1 samples")
+    assert "uab phase1 -K 2" in errors[0]

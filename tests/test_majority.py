@@ -186,3 +186,27 @@ def test_dp_with_per_question_caps_matches_enumeration(p, budget, phase1, data):
 
     best = max(value(a) for a in itertools.product(*(range(c + 1) for c in cap)) if sum(a) == budget)
     assert value(e) == pytest.approx(best, abs=1e-9)
+
+
+@pytest.mark.parametrize("method", ["dp", "greedy"])
+def test_each_question_counts_the_phase1_samples_it_holds(method):
+    # Files of a -K 1 and a -K 2 Phase 1 joined: A_i(phase1_i + e_i), not A_i(fewest + e_i) for all
+    # (which takes two even totals, where plurality-2's last sample adds nothing).
+    p, phase1 = [0.6] * 4, np.array([1, 2, 2, 1])
+    e = MJ.majority_allocate(p, 10, "plurality-2", method, phase1=phase1)
+    best = max(MJ.expected_accuracy(p, x, "plurality-2", phase1)
+               for x in itertools.product(range(11), repeat=4) if sum(x) == 10)
+    assert e.sum() == 10 and MJ.expected_accuracy(p, e, "plurality-2", phase1) == pytest.approx(best)
+    assert ((phase1 + e) % 2 == 1).all()
+
+
+def test_allocate_reads_each_records_phase1_samples(tmp_path):
+    from uab_cli import pipeline
+    from uab_cli.settings import Allocation
+
+    records = [{"id": f"q{i}", "question": f"What is {i} + 1?",
+                "samples": [{"index": j, "phase": 1, "text": "Answer: 1", "answer": "1", "anll": 0.1}
+                            for j in range(k)]} for i, k in enumerate([1, 2, 2, 1])]
+    pipeline.allocate(records, Allocation(4, "majority", temperature=0.2))  # p = exp(-0.5) ≈ 0.61 each
+    totals = [len(r["samples"]) + r["extra"] for r in records]
+    assert sum(totals) == 16 and all(n % 2 for n in totals)  # no even total: its last sample adds nothing

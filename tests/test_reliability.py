@@ -178,7 +178,6 @@ OPTION_CASES = [
      "--base-url does not apply to the scripted backend (only to openai, cohere)"),
     (["run", "--budget", "4", "--dtype", "float16"], "--dtype does not apply to the scripted backend"),
     (["allocate", "--budget", "0"], "--budget must be >= 1"),
-    (["allocate", "--budget", "4", "--signal", "vote-entropy"], "vote-entropy needs at least 2 Phase-1 samples"),
 ]
 
 # Choices are checked by the parser: exit 2 before any input is read, naming the valid values.

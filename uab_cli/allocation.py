@@ -300,7 +300,7 @@ def _room(m: int, max_extra, budget: int) -> np.ndarray:
 EXIT_MODES = {
     "redistribute": "their share goes to the other questions (the budget is spent)",
     "skip": "what UAB would give them is not drawn (saved)",
-    "forfeit": "each forfeits its even share, N − 1 samples, not drawn (saved); the others get theirs by UAB "
+    "forfeit": "each forfeits its even Phase-2 share, N − K samples, not drawn (saved); the others get theirs by UAB "
                "(the official code's rule behind the paper's % Saved)",
 }
 

@@ -34,7 +34,7 @@ class Job:
     hard: np.ndarray  # judge labels (the ``judge`` baseline)
     gain: str = "algorithm1"
     theta: dict | None = None  # exit thresholds by kind (None: EXITS)
-    k1: int = 1  # Phase-1 samples per question
+    k1: int = 1  # Phase-1 samples per question (the fewest any question holds)
     vote_model: str = "plurality-2"  # the majority allocator's vote model
     exit: str | None = None  # threshold exit on top of ``uab`` (hard or easy)
     exit_mode: str = "redistribute"
@@ -42,6 +42,7 @@ class Job:
     room: np.ndarray | None = None  # per question, the Phase-2 samples its pool can serve (upper bounds)
     margins: Callable[[np.ndarray], np.ndarray] | None = None  # n -> vote margins after n samples (ROUNDS)
     rounds: int = 0  # set by an allocator that draws in rounds: how many it took
+    drawn: np.ndarray | None = None  # the Phase-1 samples each question holds (None: k1 each)
 
 
 Allocator = Callable[[Job], "np.ndarray | tuple[np.ndarray, int]"]
@@ -126,7 +127,8 @@ for _kind in EXITS:
                  f"uab; {_kind} questions (p {'<' if _kind == 'hard' else '>'} {EXITS[_kind]:g}) keep their Phase-1 "
                  f"sample; {allocation.EXIT_MODES[_mode]}",
                  flags={"--allocator": "uab", "--gain": None, "--exit": _kind, "--exit-mode": _mode})
-register("majority", lambda j: majority_allocate(j.p, j.budget, j.vote_model, max_extra=j.cap, phase1=j.k1),
+register("majority", lambda j: majority_allocate(j.p, j.budget, j.vote_model, max_extra=j.cap,
+                                                 phase1=j.k1 if j.drawn is None else j.drawn),
          "maximises expected majority-vote accuracy under --vote-model",
          flags={"--allocator": "majority", "--vote-model": "plurality-2"})
 register("uniform", lambda j: allocation.uniform_allocate(j.p.size, j.budget, j.cap),

@@ -53,8 +53,8 @@ def majority_gain_table(p: Sequence[float] | np.ndarray, n_max: int, model: str 
     return out
 
 
-def expected_accuracy(p, extra, model: str = "plurality-2", phase1: int = 1) -> float:
-    """Σ_i A_i(phase1 + extra_i): the objective the majority allocator maximises."""
+def expected_accuracy(p, extra, model: str = "plurality-2", phase1: int | np.ndarray = 1) -> float:
+    """Σ_i A_i(phase1_i + extra_i): the objective the majority allocator maximises."""
     extra = np.asarray(extra, dtype=np.int64)
     n = phase1 + extra
     table = majority_gain_table(p, int(n.max(initial=0)), model)
@@ -67,9 +67,10 @@ def majority_allocate(
     model: str = "plurality-2",
     method: str = "auto",
     max_extra: int | np.ndarray | None = None,
-    phase1: int = 1,
+    phase1: int | np.ndarray = 1,
 ) -> np.ndarray:
-    """Phase-2 counts (sum == budget) maximising Σ_i A_i(phase1 + e_i) under the vote model.
+    """Phase-2 counts (sum == budget) maximising Σ_i A_i(phase1_i + e_i) under the vote model
+    (``phase1``: the Phase-1 samples each question holds, one count or one per question).
 
     ``dp`` is exact; ``greedy`` works on each A_i's concave majorant (see ``_greedy``);
     ``auto`` runs the DP when it is cheap (``DP_LIMIT``, ``DP_CELLS``).
@@ -81,8 +82,10 @@ def majority_allocate(
     m = p.size
     cap = caps(max_extra, m)
     check_budget(p, budget, cap)
-    if phase1 < 1:
-        raise UabError(f"each question needs at least one Phase-1 sample, got {phase1}")
+    phase1 = np.asarray(phase1, dtype=np.int64)
+    if phase1.size and phase1.min() < 1:
+        raise UabError(f"each question needs at least one Phase-1 sample, got {int(phase1.min())}")
+    phase1 = np.broadcast_to(phase1, (m,))
     room = np.full(m, budget, np.int64) if cap is None else np.minimum(cap, budget)
     if budget == 0 or int(room.sum()) == budget:  # nothing to choose
         return room if budget else np.zeros(m, dtype=np.int64)
@@ -101,8 +104,13 @@ def majority_allocate(
 
 
 def _values(p, room, top, model, phase1) -> np.ndarray:
-    """f[i, e] = A_i(phase1 + e) for e <= room_i, -inf beyond (e = 0..top)."""
-    f = majority_gain_table(p, phase1 + top, model)[:, phase1:]
+    """f[i, e] = A_i(phase1_i + e) for e <= room_i, -inf beyond (e = 0..top)."""
+    k = int(phase1.max(initial=0))
+    table = majority_gain_table(p, k + top, model)
+    if phase1.min(initial=k) == k:  # one Phase-1 count: a view
+        f = table[:, k:]
+    else:
+        f = np.take_along_axis(table, phase1[:, None] + np.arange(top + 1), axis=1)
     f[np.arange(top + 1) > room[:, None]] = -np.inf
     return f
 

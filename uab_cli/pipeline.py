@@ -361,6 +361,10 @@ class AllocationInputs:
         drawn = np.frombuffer(self.drawn, dtype=np.int64) if m else np.zeros(0, dtype=np.int64)
         k1 = int(drawn.min()) if m else 1
         allocators.check_rounds(settings.allocator, margins)
+        if lines and (short := settings.phase1_short(k1, signal)):  # a file's fault: name its first such record
+            what, need = short
+            raise UabError(f"{what} needs at least {need} Phase-1 samples per question and this record holds {k1}: "
+                           f"draw them with `uab phase1 -K {need}`", path, lines[int(np.argmax(drawn < need))])
         settings.check(k1, signal, m)
         budget = settings.n * m
         rest = budget - int(drawn.sum())
@@ -380,7 +384,7 @@ class AllocationInputs:
         job = allocators.Job(np.nan_to_num(p), rest, cap, settings.seed,
                              np.frombuffer(self.lengths, dtype=np.int64).astype(np.float64),
                              np.frombuffer(self.hard, dtype=np.int8).astype(bool), settings.gain, theta, k1,
-                             settings.vote_model, settings.exit, settings.exit_mode, margins=margins)
+                             settings.vote_model, settings.exit, settings.exit_mode, margins=margins, drawn=drawn)
         extra, saved = allocators.call(settings.allocator, job)
         totals, counts = np.unique(drawn + extra, return_counts=True)
         summary = AllocationSummary(budget, int(drawn.sum()), int(extra.sum()), saved, fallbacks,

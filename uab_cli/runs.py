@@ -21,7 +21,7 @@ from .backends.base import Backend
 from .errors import UabError
 from .jsonl import atomic_output, dumps, write_records
 from .records import check_sample, is_int, provenance, questions_fingerprint, samples
-from .signals import REGISTRY, SCALAR_SIGNALS
+from .signals import SCALAR_SIGNALS
 
 CONFIG = "config.json"
 CHECKPOINT = "samples.ckpt.jsonl"
@@ -329,11 +329,10 @@ def phase1_k(given: int | None, recorded: Recorded, alloc: pipeline.Allocation, 
     run, then ``--allocator adaptive``) says how to go on: -K is how its samples were drawn."""
     if given is not None or recorded.k is None:
         return given or alloc.phase1_samples
-    need = max(alloc.phase1_samples, REGISTRY[alloc.signal].phase1 if alloc.signal in REGISTRY else 1)
-    if recorded.k < need:
-        raise UabError(f"its samples were drawn with -K {recorded.k}, and --allocator {alloc.allocator}"
-                       f"{f' --signal {alloc.signal}' if alloc.signal else ''} needs -K {need} Phase-1 samples per "
-                       f"question: use a new --output, or give -K {need} --force to discard them", out)
+    short = alloc.phase1_short(recorded.k, alloc.signal or "anll")  # the default signals need one
+    if short:
+        raise UabError(f"its samples were drawn with -K {recorded.k}, and {short[0]} needs -K {short[1]} Phase-1 "
+                       f"samples per question: use a new --output, or give -K {short[1]} --force to discard them", out)
     return recorded.k
 
 

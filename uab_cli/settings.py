@@ -219,16 +219,22 @@ class Allocation:
             raise UabError(f"budget N·M = {self.n}·{m} does not fit in 64 bits: give a smaller --budget")
         if self.n < k:
             raise UabError(f"budget N={self.n} is smaller than the {k} Phase-1 samples per question")
-        if k < REGISTRY[signal].phase1:
-            need = REGISTRY[signal].phase1
-            raise UabError(f"{signal} needs at least {need} Phase-1 samples per question (-K {need})")
-        if k < (need := self.phase1_samples):
-            raise UabError(f"--allocator {self.allocator} needs at least {need} Phase-1 samples per question (-K {need})")
+        if short := self.phase1_short(k, signal):
+            raise UabError(f"{short[0]} needs at least {short[1]} Phase-1 samples per question (-K {short[1]})")
         if self.max_per_question is not None and self.max_per_question < k:
             raise UabError(f"--max-per-question must be >= {k}")
         if self.max_per_question is not None and self.max_per_question < self.n:  # M·cap < N·M: no allocation fits
             raise UabError(f"--max-per-question is too small: {self.max_per_question} per question cannot hold "
                            f"the budget of N={self.n} per question")
+
+    def phase1_short(self, k: int, signal: str) -> tuple[str, int] | None:
+        """What needs more than ``k`` Phase-1 samples per question (``signal``, else the allocator)
+        and how many it needs; None when ``k`` is enough."""
+        if k < (need := REGISTRY[signal].phase1):
+            return signal, need
+        if k < (need := self.phase1_samples):
+            return f"--allocator {self.allocator}", need
+        return None
 
     @property
     def phase1_samples(self) -> int:

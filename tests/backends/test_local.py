@@ -424,3 +424,42 @@ def test_a_hub_id_without_network_loads_from_the_hub_cache_without_retrying(tmp_
     assert missing.returncode == 2 and "Retr" not in missing.stderr, missing.stderr
     assert "hub.uab-test.invalid cannot be reached: only the local hub cache was tried" in missing.stderr
     assert missing.stderr.strip().endswith("did you mean --model smollm2?")
+
+
+# --- reasoning markers a tokenizer makes special tokens -------------------------------
+
+
+@needs_wheel
+def test_a_reasoning_marker_that_is_a_special_token_survives_decoding():
+    """Magistral's tokenizer makes [THINK] and [/THINK] special tokens: decoded with the special
+    tokens skipped, the reasoning ran into the answer and was graded ("x+1=4The answer is 5"
+    read 4... as the reply's last number). Both embedded backends keep the markers."""
+    from types import SimpleNamespace
+
+    import transformers
+
+    from uab_cli.backends.local import LocalBackend
+    from uab_cli.backends.tokens import decode, marker_ids
+    from uab_cli.backends.vllm import to_completion
+    from uab_cli.reasoning import final_text
+
+    tok = transformers.AutoTokenizer.from_pretrained(vllm_model_dir(None))
+    assert marker_ids(tok) == frozenset()  # <|im_end|> and the like are no markers
+    tok.add_special_tokens({"additional_special_tokens": ["[THINK]", "[/THINK]"]})
+    markers = marker_ids(tok)
+    assert len(markers) == 2
+    ids = [*tok.encode("[THINK]Maybe 4.[/THINK]The answer is 5."), tok.eos_token_id]
+    assert decode(tok, ids, markers) == "[THINK]Maybe 4.[/THINK]The answer is 5."
+    assert decode(tok, ids) == "Maybe 4.The answer is 5."  # what a plain decode gave
+
+    local = object.__new__(LocalBackend)  # its decoding only: no weights
+    local.tokenizer, local._markers = tok, markers
+    done = local._completion(ids, [-0.5] * len(ids), True)
+    assert final_text(done.text) == "The answer is 5." and "".join(done.tokens[:-1]) == done.text
+
+    sample = SimpleNamespace(token_ids=ids, text="Maybe 4.The answer is 5.", finish_reason="stop",
+                             logprobs=[{t: SimpleNamespace(logprob=-0.5, decoded_token="")} for t in ids])
+    output = SimpleNamespace(outputs=[sample], request_id="0", prompt="", prompt_token_ids=[1, 2])
+    done = to_completion(output, lambda t: decode(tok, t, markers))
+    assert final_text(done.text) == "The answer is 5." and done.tokens is not None
+    assert final_text(to_completion(output).text) == "Maybe 4.The answer is 5."  # vLLM's own text: no markers

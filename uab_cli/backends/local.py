@@ -31,7 +31,7 @@ from .base import (
     require,
 )
 from .batching import Rows, plain_cache_layers, prefill, use_grouped_decode
-from .tokens import ChatTokens, config_context
+from .tokens import ChatTokens, config_context, decode, marker_ids
 
 _DTYPES = DTYPES[1:]  # "auto" means float32
 _SEED_MASK = 0xFFFF_FFFF_FFFF_FFFF
@@ -120,6 +120,7 @@ class LocalBackend(BaseBackend):
             raise UabError(cannot_load(resolved.name, path, exc, offline)) from exc
         self._transformers = transformers
         self._chat = ChatTokens(self.tokenizer, self.model)
+        self._markers = marker_ids(self.tokenizer)
         known = config_context(self.lm.config)
         self.context_length = min(filter(None, (known, max_model_len)), default=None)
         self._stop_ids = self._eos_ids()
@@ -227,11 +228,11 @@ class LocalBackend(BaseBackend):
         self, tokens: list[int], logprobs: list[float], stop: bool
     ) -> Completion:
         body = tokens[:-1] if stop else tokens
-        text = self.tokenizer.decode(body, skip_special_tokens=True)
+        text = decode(self.tokenizer, body, self._markers)
         # each token's text, for a reply with reasoning (to find the answer part's logprobs)
         pieces = None
         if answer_start(text):
-            pieces = tuple(self.tokenizer.batch_decode([[t] for t in tokens], skip_special_tokens=True))
+            pieces = tuple(decode(self.tokenizer, [t], self._markers) for t in tokens)
         return Completion(
             text, tuple(logprobs), len(tokens), "stop" if stop else "length", tokens=pieces
         )

@@ -7,10 +7,38 @@ import functools
 from collections.abc import Sequence
 
 from ..errors import UabError
+from ..reasoning import FAMILIES
 from .base import PromptLength
 
 # Config entries that give a model's context length, most common first.
 _CONTEXT_KEYS = ("max_position_embeddings", "n_positions", "max_sequence_length", "seq_length")
+
+
+def marker_ids(tokenizer) -> frozenset[int]:
+    """The ids of a tokenizer's special tokens that open or close a model's reasoning (Magistral's
+    ``[THINK]`` and ``[/THINK]``): decoding skips special tokens, and without its markers a
+    reply's reasoning would be read as its answer."""
+    found = set()
+    for tid, token in (getattr(tokenizer, "added_tokens_decoder", None) or {}).items():
+        content = getattr(token, "content", None)
+        if getattr(token, "special", False) and isinstance(content, str) \
+                and any(marker.fullmatch(content) for pair in FAMILIES[:3] for marker in pair):
+            found.add(int(tid))
+    return frozenset(found)
+
+
+def decode(tokenizer, ids: Sequence[int], markers: frozenset[int] = frozenset()) -> str:
+    """``ids`` as text, the special tokens skipped but the reasoning ``markers`` (``marker_ids``)."""
+    if not markers.intersection(ids):
+        return tokenizer.decode(list(ids), skip_special_tokens=True)
+    parts, run = [], []
+    for t in ids:
+        if t in markers:
+            parts += [tokenizer.decode(run, skip_special_tokens=True), tokenizer.decode([t])]
+            run = []
+        else:
+            run.append(t)
+    return "".join([*parts, tokenizer.decode(run, skip_special_tokens=True)])
 
 
 def config_context(config) -> int | None:

