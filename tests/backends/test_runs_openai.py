@@ -174,19 +174,23 @@ def test_a_run_directory_from_before_backend_options_were_recorded_takes_any(tmp
     assert config["generation"]["backend_options"]["endpoint"] == "completions"
 
 
+def dropping_logprobs(*replies: int):
+    """A ``FakeServer.rewrite`` that drops the logprobs of the replies numbered ``replies`` (from 1)."""
+    seen = []
+
+    def rewrite(reply: dict) -> dict:
+        seen.append(1)
+        if len(seen) in replies:
+            reply["choices"][0]["logprobs"] = None
+        return reply
+    return rewrite
+
+
 def test_a_reply_that_drops_its_logprobs_mid_run_is_drawn_again(tmp_path):
     """Once the probe showed the server sends logprobs, a reply without them is malformed: kept,
     it would leave a question without a signal (and every rerun stuck on it)."""
     questions = write_jsonl(tmp_path / "q.jsonl", arithmetic(M))
-    replies = []
-
-    def drop_some(reply: dict) -> dict:
-        replies.append(1)
-        if len(replies) in (3, 2 * M):  # one in Phase 1, one in Phase 2
-            reply["choices"][0]["logprobs"] = None
-        return reply
-
-    with FakeServer(rewrite=drop_some) as server:
+    with FakeServer(rewrite=dropping_logprobs(3, 2 * M)) as server:  # one in Phase 1, one in Phase 2
         result = run(server, questions, tmp_path / "r", 4, "--retries", "3")
         assert result.exit_code == 0, result.stderr
         assert len(server.requests) == 4 * M + 2
@@ -200,16 +204,8 @@ def test_a_reply_that_drops_its_logprobs_in_a_piped_phase1_is_drawn_again(tmp_pa
     others have them is drawn again (kept, it left its question without a signal, `allocate`
     refused it, and a rerun of phase1 kept it)."""
     questions = write_jsonl(tmp_path / "q.jsonl", arithmetic(M))
-    replies = []
-
-    def drop_one(reply: dict) -> dict:
-        replies.append(1)
-        if len(replies) == 3:
-            reply["choices"][0]["logprobs"] = None
-        return reply
-
     p1 = str(tmp_path / "p1.jsonl")
-    with FakeServer(rewrite=drop_one) as server:
+    with FakeServer(rewrite=dropping_logprobs(3)) as server:
         result = cli(["phase1", questions, "-o", p1, "--backend", "openai", "--base-url", f"{server.url}/v1",
                       "--model", "fake-model", "--max-tokens", "16", "-q"])
         assert result.exit_code == 0, result.stderr
@@ -236,15 +232,7 @@ def test_a_uniform_run_keeps_the_sample_drawn_again_for_its_logprobs_on_a_rerun(
     vote rules and a later allocator read them): the checkpoint's later line, the redrawn sample,
     is the one a rerun restores (it restored the first, without logprobs)."""
     questions = write_jsonl(tmp_path / "q.jsonl", arithmetic(M))
-    replies = []
-
-    def drop_one(reply: dict) -> dict:
-        replies.append(1)
-        if len(replies) == 3:
-            reply["choices"][0]["logprobs"] = None
-        return reply
-
-    with FakeServer(rewrite=drop_one) as server:
+    with FakeServer(rewrite=dropping_logprobs(3)) as server:
         assert run(server, questions, tmp_path / "r", 2, "--allocator", "uniform").exit_code == 0
         assert len(server.requests) == 2 * M + 1
         result = run(server, questions, tmp_path / "r", 2, "--allocator", "uniform")
