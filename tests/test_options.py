@@ -424,7 +424,7 @@ def test_vote_help_says_what_the_weight_and_the_kept_fraction_are():
 def test_the_64_bit_cap_on_samples_stays_out_of_the_help(command):
     shown = " ".join(cli([command, "-h"]).stdout.split())
     assert str(2**63 - 1) not in shown and "x>=1" in shown
-    assert command != "run" or "[default: 1, or the run directory's; x>=1]" in shown
+    assert command != "run" or "[default: 1 (2 for --allocator adaptive), or the run directory's; x>=1]" in shown
 
 
 def test_simulate_seeds_are_a_bounded_count():

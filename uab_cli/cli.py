@@ -275,7 +275,7 @@ Force = Annotated[bool, typer.Option("--force", help="Discard samples in --outpu
 K = Annotated[int, typer.Option("-K", "--samples", "--k", min=1, max=INT64[1],
                                 help="Phase-1 samples per question (2 for vote entropy).")]
 KRun = Annotated[int | None, typer.Option("-K", "--samples", "--k", min=1, max=INT64[1],
-                                          show_default="1, or the run directory's",
+                                          show_default="1 (2 for --allocator adaptive), or the run directory's",
                                           help="Phase-1 samples per question (2 for vote entropy).")]
 
 

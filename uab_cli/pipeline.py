@@ -363,8 +363,9 @@ class AllocationInputs:
         allocators.check_rounds(settings.allocator, margins)
         if lines and (short := settings.phase1_short(k1, signal)):  # a file's fault: name its first such record
             what, need = short
-            raise UabError(f"{what} needs at least {need} Phase-1 samples per question and this record holds {k1}: "
-                           f"draw them with `uab phase1 -K {need}`", path, lines[int(np.argmax(drawn < need))])
+            first = int(np.argmax(drawn < need))
+            raise UabError(f"{what} needs at least {need} Phase-1 samples per question and this record holds "
+                           f"{int(drawn[first])}: draw them with `uab phase1 -K {need}`", path, lines[first])
         settings.check(k1, signal, m)
         budget = settings.n * m
         rest = budget - int(drawn.sum())

@@ -235,9 +235,9 @@ def _render(rows: Sequence[dict], records: Sequence[dict] | None, targets: Seque
     if analyses.decile_rows(rows):
         figures["signal_deciles.png"] = plots.plot_deciles(analyses.decile_rows(rows), whole_pool=whole)
     else:
-        skipped["signal_deciles.png"] = ("the results have no 'deciles' rows (`uab simulate -o` writes them when the "
-                                         "pool's samples carry a per-sample signal of its --signals: not without "
-                                         "token logprobs, nor for vote-entropy alone)")
+        skipped["signal_deciles.png"] = ("the results have no 'deciles' rows (`uab simulate -o` writes them for a "
+                                         "per-sample signal of its --signals that the pool's samples carry: no "
+                                         "logprob statistic without token logprobs, not vote-entropy)")
     correlation = None
     if records is None:
         skipped["anll_correct_vs_incorrect.png"] = "no --pool given"
