@@ -324,6 +324,9 @@ def test_read_table_errors(tmp_path):
         read_table(tmp_path / "data.csv")
     with pytest.raises(UabError, match="no such file"):
         read_table(tmp_path / "missing.jsonl")
+    (tmp_path / "folder.jsonl").mkdir()
+    with pytest.raises(UabError, match="cannot read: "):  # it exists: not "no such file"
+        read_table(tmp_path / "folder.jsonl")
 
 
 def test_read_table_parquet(tmp_path):

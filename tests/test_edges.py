@@ -314,3 +314,55 @@ def test_a_report_from_stdin_names_it_as_errors_do(tmp_path):
     res = _results(tmp_path)
     assert cli(["report", "-", "-o", str(tmp_path / "rep")], stdin=pathlib.Path(res).read_bytes()).exit_code == 0
     assert "Results: `<stdin>`" in (tmp_path / "rep" / "summary.md").read_text()  # it said `-`
+
+
+# --- odd input files ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", ["allocate", "phase2", "vote", "report"])
+@pytest.mark.parametrize("data", [b"\xef\xbb\xbf", b"\xef\xbb\xbf\r\n  \n"], ids=["bom", "bom-blank-lines"])
+def test_a_file_of_a_byte_order_mark_alone_is_empty(tmp_path, command, data):
+    """An editor's empty UTF-8 file: its byte-order mark is no record (it was a traceback in
+    `allocate` and an empty output in `vote` and `phase2`)."""
+    path = tmp_path / "in.jsonl"
+    path.write_bytes(data)
+    out = tmp_path / ("rep" if command == "report" else "out.jsonl")
+    extra = {"allocate": ["-N", "2"], "phase2": ["--backend", "scripted"]}.get(command, [])
+    result = cli([command, str(path), *extra, "-o", str(out)])
+    assert result.exit_code == 2, result.stderr
+    assert result.stderr.strip() == f"error: {path}: empty input: no records"
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("args,closed,says", [
+    (["vote", "-", "-q"], "<&-", "error: <stdin>: cannot read: it is closed"),
+    (["phase1", "-", "--backend", "scripted", "-q"], "<&-", "error: <stdin>: cannot read: it is closed"),
+    (["convert", "-", "--preset", "math500"], "<&-", "error: <stdin>: cannot read: it is closed"),
+    (["vote", "{rows}", "-q"], ">&-", "error: stdout: cannot write: it is closed"),
+], ids=["vote-stdin", "phase1-stdin", "convert-stdin", "vote-stdout"])
+def test_a_closed_stdin_or_stdout_is_one_line(tmp_path, args, closed, says):
+    """`uab vote - <&-`: a process started without stdin (or stdout) has none to read (write)."""
+    import subprocess
+    import sys
+
+    rows = write_jsonl(tmp_path / "p.jsonl", _sampled())
+    command = " ".join(a.replace("{rows}", rows) for a in args)
+    done = subprocess.run(["sh", "-c", f'exec "$0" -m uab_cli.cli {command} {closed}', sys.executable],
+                          capture_output=True, timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.decode().strip() == says
+
+
+def test_what_uab_prints_of_the_input_is_not_rich_markup(tmp_path):
+    """A level, or a path, that reads as rich markup (`[/]`, `[red]`) is printed as it is, not
+    styled, and not a MarkupError traceback after the output is written."""
+    rows = [{**r, "level": level} for r, level in zip(_sampled(3), ("[/]", "[red]x", "2"))]
+    votes = write_jsonl(tmp_path / "p.jsonl", rows)
+    result = cli(["vote", votes, "-o", str(tmp_path / "v.jsonl")])
+    assert result.exit_code == 0, result.stderr
+    assert "[/]" in result.stderr and "[red]x" in result.stderr
+    (tmp_path / "[").mkdir()
+    odd = write_jsonl(tmp_path / "[" / "]p.jsonl", _sampled())  # a path holding "[/]"; its samples make a note
+    result = cli(["run", odd, "-N", "2", "--backend", "scripted", "-o", str(tmp_path / "[" / "]run")])
+    assert result.exit_code == 0, result.stderr
+    assert f"record(s) of {odd} held samples" in result.stderr

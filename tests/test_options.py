@@ -476,3 +476,27 @@ def test_a_hand_edited_config_value_its_option_refuses_names_the_file(tmp_path, 
     config[section][key] = value
     (out / "config.json").write_text(json.dumps(config))
     refused(run(questions, out, "-N", "3"), f"{out / 'config.json'}: {says}")
+
+
+# --- odd settings files ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name,data,says", [
+    ("s.toml", b"x = " + b"[" * 5000 + b"]" * 5000 + b"\n", "not a TOML file: maximum recursion depth exceeded"),
+    ("s.json", b'{"model": "\\ud800"}', "not JSON text: \\ud800 is half of a UTF-16 surrogate pair"),
+], ids=["deep-toml", "lone-surrogate"])
+def test_a_settings_file_json_cannot_hold_is_one_line(tmp_path, questions, name, data, says):
+    """Refused where it is read, naming the file: a TOML nesting past Python's recursion (a
+    traceback), a JSON escape of half a surrogate pair (json reads it; no output can hold it)."""
+    path = tmp_path / name
+    path.write_bytes(data)
+    refused(run(questions, tmp_path / "r", "-N", "2", "--settings", str(path)), f"{path}: {says}")
+    assert not (tmp_path / "r").exists()
+
+
+def test_a_toml_settings_file_may_start_with_a_byte_order_mark(tmp_path, questions):
+    """As a JSON settings file and a JSONL input may."""
+    path = tmp_path / "s.toml"
+    path.write_bytes(b"\xef\xbb\xbfseed = 7\n")
+    assert run(questions, tmp_path / "r", "-N", "2", "--settings", str(path)).exit_code == 0
+    assert {r["uab"]["phase1"]["seed"] for r in read_jsonl(tmp_path / "r" / "phase1.jsonl")} == {7}

@@ -24,7 +24,16 @@ from .backends import backend_factory
 from .backends import options as backend_options
 from .convert import PRESETS
 from .errors import BackendError, UabError
-from .jsonl import check_inputs, check_output, display_name, load_records, read_jsonl, write_failure, write_records
+from .jsonl import (
+    check_inputs,
+    check_output,
+    display_name,
+    load_records,
+    read_jsonl,
+    stdin,
+    write_failure,
+    write_records,
+)
 from .options import INT64, PANELS, Option, from_params, overlay
 from .progress import StageProgress
 from .settings import Allocation, Generation, Vote, load_file
@@ -363,7 +372,7 @@ def _backend(ctx: typer.Context, gen: Generation):
 
 
 def _stdin_hint(path: str) -> None:
-    if path == "-" and sys.stdin.isatty():
+    if path == "-" and stdin().isatty():
         err.print("reading records from stdin (a terminal): pipe a file in or give its path; Ctrl-D ends input")
 
 
@@ -484,7 +493,7 @@ def run(ctx: typer.Context, input: In, output: OutDir, force: Force = False, sam
                           input, shown, price)
     if not quiet:
         if note:
-            err.print(note, highlight=False, soft_wrap=True)
+            err.print(note, markup=False, highlight=False, soft_wrap=True)
         if result.skipped:
             err.print(f"left out by --too-long skip: {len(result.skipped)} question(s) (named above); the budget "
                       f"and the votes are over the {result.votes.questions} that fit", highlight=False, soft_wrap=True)
@@ -493,7 +502,7 @@ def run(ctx: typer.Context, input: In, output: OutDir, force: Force = False, sam
         for line in cost.describe(result.summary):
             err.print(line, markup=False, highlight=False, soft_wrap=True)
         err.print(f"outputs in {output}/: {', '.join(runs.STAGE_FILES)}, {runs.SUMMARY} "
-                  f"(the votes also in {result.votes_file})")
+                  f"(the votes also in {result.votes_file})", markup=False)
 
 
 @command
@@ -541,8 +550,9 @@ def pool(ctx: typer.Context, input: In,
                           runs.Callbacks(bar.stage, bar.sample, on_skip=_skipped))
     if not quiet:
         if note:
-            err.print(note, highlight=False, soft_wrap=True)
-        err.print(f"pool: {len(records)} questions × {samples} samples in {output}/pool.jsonl ({drawn} drawn now)")
+            err.print(note, markup=False, highlight=False, soft_wrap=True)
+        err.print(f"pool: {len(records)} questions × {samples} samples in {output}/pool.jsonl ({drawn} drawn now)",
+                  markup=False)
 
 
 def _csv(text: str) -> list[str]:
@@ -668,11 +678,11 @@ def _check_recommendations(ctx: typer.Context, pool: str, results: str, budgets:
     if otherwise and not quiet:
         err.print(f"note: {pool} was drawn with other settings than the pool behind {results} ("
                   + "; ".join(f"{o} {c}" for o, c in otherwise.items()) + "): the check replays the recommendation "
-                  "on samples unlike those it was chosen on", highlight=False, soft_wrap=True)
+                  "on samples unlike those it was chosen on", markup=False, highlight=False, soft_wrap=True)
     if evaluation.same_questions(result_rows, records) and not quiet:
         err.print(f"note: {pool} holds the questions the recommendations of {results} were chosen on: the check is "
                   "not held out (on the same samples it replays the draws they were chosen on); check on a pool of "
-                  "other questions", highlight=False, soft_wrap=True)
+                  "other questions", markup=False, highlight=False, soft_wrap=True)
     rows = list(evaluation.check(records, recs, seeds))
     write_records(output, [evaluation.produced_by(records, pool, seeds, check=results), *rows])
     if not quiet:
@@ -704,7 +714,7 @@ def report(
 
 
 def _plot_skipped(name: str, why: str) -> None:
-    err.print(f"not drawn: {name}: {why}", highlight=False, soft_wrap=True)
+    err.print(f"not drawn: {name}: {why}", markup=False, highlight=False, soft_wrap=True)
 
 
 # --- summaries ---------------------------------------------------------------------
@@ -761,7 +771,7 @@ def _print_votes(s: pipeline.VoteSummary) -> None:
             lv.add_column(col, justify="right")
         for level in sorted(s.by_level, key=str):
             n, c = s.by_level[level]
-            lv.add_row(str(level), str(n), f"{100 * c / n:.1f}%")
+            lv.add_row(escape(str(level)), str(n), f"{100 * c / n:.1f}%")
         err.print(lv)
 
 

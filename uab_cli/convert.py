@@ -9,7 +9,6 @@ import decimal
 import hashlib
 import io
 import re
-import sys
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -20,6 +19,7 @@ import orjson
 
 from uab_cli.answers import gold_answer
 from uab_cli.errors import UabError
+from uab_cli.jsonl import stdin
 from uab_cli.records import MAX_CHOICES, MIN_CHOICES
 
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -504,7 +504,7 @@ def read_table(path: str | Path) -> Iterator[tuple[int, dict]]:
     """Return an iterator of (line or row number, row) over a .jsonl, .json or .parquet file, or
     over stdin (``-``), whose format is told from its content."""
     if str(path) == "-":
-        text = sys.stdin.buffer.read()
+        text = stdin().read()
         if text.startswith(b"PAR1"):
             return _read_parquet("<stdin>", io.BytesIO(text))
         return _read_text("<stdin>", text, ".json")
@@ -513,11 +513,15 @@ def read_table(path: str | Path) -> Iterator[tuple[int, dict]]:
     if suffix not in READERS:
         kinds = ", ".join(READERS)
         raise UabError(f"unsupported file type {suffix or '(none)'!r}; expected one of: {kinds}", path=str(path))
-    if not path.is_file():
+    if not path.exists():
         raise UabError("no such file", path=str(path))
     if suffix == ".parquet":
         return _read_parquet(path)
-    return _read_text(path, path.read_bytes(), suffix)
+    try:  # a FIFO reads as a file does; a directory, or no permission, is an error naming it
+        text = path.read_bytes()
+    except OSError as exc:
+        raise UabError(f"cannot read: {exc.strerror}", path=str(path)) from None
+    return _read_text(path, text, suffix)
 
 
 def _read_text(path: Path | str, text: bytes, suffix: str) -> Iterator[tuple[int, dict]]:

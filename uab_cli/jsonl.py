@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import itertools
 import os
 import shlex
 import shutil
@@ -55,11 +56,13 @@ def _blocks(path: str, name: str) -> Iterator[tuple[bytes, int, bool]]:
     Raises ``UabError`` for an empty input or a runaway line."""
     lineno = 0
     with _open_input(path) as fh:
+        # A byte-order mark is no content: held out of the blank-line tests (a file of a BOM and
+        # blank lines is empty) and given back with the first block, whose parse skips it.
+        head = fh.read(len(_BOM))
+        bom = _BOM if head == _BOM else b""
+        more = () if len(head) < len(_BOM) else iter(lambda: fh.read1(_CHUNK), b"")  # short: the end, read once
         rest = b""
-        while True:
-            chunk = fh.read1(_CHUNK)
-            if not chunk:
-                break
+        for chunk in itertools.chain([head[len(bom):]], more):
             cut = chunk.rfind(b"\n") + 1
             if not cut:  # no line ends here: keep reading this line
                 rest += chunk
@@ -71,12 +74,13 @@ def _blocks(path: str, name: str) -> Iterator[tuple[bytes, int, bool]]:
             if len(kept) < len(data):  # blank lines at the end are held back: an error only if more follows
                 data, rest = kept, data[len(kept):] + rest
             if data:
-                yield data, lineno + 1, False
+                yield bom + data, lineno + 1, False
                 lineno += data.count(b"\n")
+                bom = b""
             if len(rest) > MAX_LINE_BYTES:
                 raise UabError(_TOO_LONG, name, lineno + 1)
         if rest.strip():
-            yield rest, lineno + 1, True
+            yield bom + rest, lineno + 1, True
             lineno += 1
     if lineno == 0:
         raise UabError("empty input: no records", name)
@@ -185,10 +189,24 @@ def rereadable(path: str) -> Iterator[str]:
         os.unlink(tmp)
 
 
+def stdin() -> IO[bytes]:
+    """The binary stdin; ``UabError`` when the process has none (started with stdin closed, ``<&-``)."""
+    if sys.stdin is None:
+        raise UabError("cannot read: it is closed", display_name("-"))
+    return sys.stdin.buffer
+
+
+def stdout() -> IO[bytes]:
+    """The binary stdout; ``UabError`` when the process has none (started with stdout closed, ``>&-``)."""
+    if sys.stdout is None:
+        raise UabError("cannot write: it is closed", "stdout")
+    return sys.stdout.buffer
+
+
 @contextlib.contextmanager
 def _open_input(path: str):
     if path == "-":
-        yield sys.stdin.buffer
+        yield stdin()
         return
     try:
         fh = open(path, "rb")
@@ -264,6 +282,7 @@ def check_output(path: str, directory: str | None = None) -> None:
     when the output is written: here their nearest existing ancestor must be a directory
     uab can create files in."""
     if path == "-" and directory is None:
+        stdout()
         return
     if directory is None and _special(path):  # /dev/null, a FIFO: written in place
         if not os.access(path, os.W_OK):
@@ -300,9 +319,10 @@ def atomic_output(path: str) -> Iterator[IO[bytes]]:
     """A binary handle that becomes ``path`` only if the block succeeds (``-`` = stdout).
     Missing folders on the way are made; a failure to write is a ``UabError`` naming ``path``."""
     if path == "-":
+        out = stdout()
         with _in_place("-"):
-            yield sys.stdout.buffer
-            sys.stdout.buffer.flush()
+            yield out
+            out.flush()
         return
     if _special(path):  # renaming over /dev/null or a FIFO would replace it with a regular file
         try:

@@ -517,8 +517,8 @@ def load_file(path: str, budget: int | None = None, recommendation: bool = True)
         except ImportError:  # Python 3.10
             raise UabError("TOML settings need Python >= 3.11; use a JSON file", path) from None
         try:
-            objects = [tomllib.loads(data.decode("utf-8"))]
-        except (ValueError, UnicodeDecodeError) as exc:
+            objects = [tomllib.loads(data.decode("utf-8-sig"))]  # a byte-order mark, as JSON's reader skips it
+        except (ValueError, UnicodeDecodeError, RecursionError) as exc:
             raise UabError(f"not a TOML file: {exc}", path) from None
     else:
         try:  # one JSON object, read by json: orjson reads an integer beyond 64 bits as a float
@@ -538,6 +538,13 @@ def load_file(path: str, budget: int | None = None, recommendation: bool = True)
                     objects.append(orjson.loads(line))
                 except orjson.JSONDecodeError as exc:
                     raise UabError(f"not JSON: {exc}", path, lineno) from None
+        try:  # json reads an escaped lone surrogate ("\\ud800"), which no output can hold
+            json.dumps(objects, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError as exc:
+            half = ascii(exc.object[exc.start])[1:-1]
+            raise UabError(f"not JSON text: {half} is half of a UTF-16 surrogate pair", path) from None
+        except RecursionError:  # nested too deep for any option value: the option's check says so
+            pass
     recs = [o["recommendation"] for o in objects if isinstance(o, dict) and isinstance(o.get("recommendation"), dict)]
     if recs:
         if not recommendation:
