@@ -366,3 +366,17 @@ def test_what_uab_prints_of_the_input_is_not_rich_markup(tmp_path):
     result = cli(["run", odd, "-N", "2", "--backend", "scripted", "-o", str(tmp_path / "[" / "]run")])
     assert result.exit_code == 0, result.stderr
     assert f"record(s) of {odd} held samples" in result.stderr
+
+
+def test_a_reader_that_closes_stdout_early_ends_the_command_as_sigpipe_would():
+    """`uab vote f.jsonl | head -1`: exit 141 (128 + SIGPIPE, what a shell reports for a tool the
+    pipe stopped) in silence; it was exit 1, the code of a backend failure."""
+    import subprocess
+    import sys
+
+    pool = str(pathlib.Path(__file__).resolve().parent.parent / "results" / "smollm2-math" / "pool.jsonl")
+    proc = subprocess.Popen([sys.executable, "-m", "uab_cli", "vote", pool, "-q"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    assert proc.stdout.read(100)
+    proc.stdout.close()
+    assert proc.wait(timeout=120) == 141 and proc.stderr.read() == b""

@@ -30,6 +30,7 @@ from .jsonl import (
     display_name,
     load_records,
     read_jsonl,
+    reader_gone,
     stdin,
     write_failure,
     write_records,
@@ -74,6 +75,8 @@ class _Group(typer.core.TyperGroup):
             err.print(f"[red]error:[/red] {escape(message)} (see `{where} -h`)", highlight=False, soft_wrap=True)
             raise typer.Exit(2) from None
         except OSError as exc:  # what a command prints (report's paths) to a full stdout
+            if reader_gone(exc):  # `| head`: exit as a tool killed by SIGPIPE, 128 + 13, in silence
+                raise typer.Exit(141) from None
             failure = write_failure(exc)
             if failure is None:
                 raise

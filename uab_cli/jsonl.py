@@ -372,6 +372,16 @@ def _in_place(path: str) -> Iterator[None]:
         raise failure from None
 
 
+def reader_gone(exc: OSError) -> bool:
+    """Whether ``exc`` says stdout's reader closed it (``uab vote f.jsonl | head -1``): no error
+    to report, the rest goes to /dev/null, so that exit does not fail on it again."""
+    if exc.errno != errno.EPIPE:
+        return False
+    with contextlib.suppress(OSError, ValueError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return True
+
+
 def write_failure(exc: OSError, path: str = "-") -> UabError | None:
     """The ``UabError`` for a failure to write ``path`` (``-``: stdout), ``None`` for another
     error. Stdout's unwritten rest goes to /dev/null, so that exit does not fail on it again."""
