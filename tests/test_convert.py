@@ -746,3 +746,14 @@ def test_a_datasets_server_rows_download_is_unwrapped(tmp_path):
         {"row_idx": 1, "row": {"question": "What is 3 + 3?", "answer": "#### 6"}, "truncated_cells": []}]}))
     assert [(r["question"], r["answer"]) for r in convert_records(read_table(path), "gsm8k")] == [
         ("What is 2 + 2?", "4"), ("What is 3 + 3?", "6")]
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".json"])
+def test_a_gold_integer_beyond_64_bits_keeps_its_digits(tmp_path, suffix):
+    """orjson reads a 30-digit integer as a float: the gold became 1.2345678901234568e+29's digits."""
+    path = tmp_path / f"big{suffix}"
+    row = '{"question": "q?", "answer": 123456789012345678901234567890}'
+    path.write_text(row + "\n" if suffix == ".jsonl" else f"[{row}]")
+    [(_, found)] = list(read_table(str(path)))
+    assert found["answer"] == 123456789012345678901234567890
+    assert list(convert_records([found], None))[0]["answer"] == "123456789012345678901234567890"

@@ -167,3 +167,13 @@ def test_load_records_pauses_the_cyclic_gc_and_restores_it(tmp_path, monkeypatch
         assert 0 < gc.get_freeze_count() <= frozen and gc.isenabled()
     finally:
         gc.unfreeze()
+
+
+def test_a_gold_integer_beyond_64_bits_is_refused_not_rounded(tmp_path):
+    """JSON's reader makes it a float, whose digits are not the gold's: write it as a string."""
+    path = tmp_path / "big.jsonl"
+    path.write_text('{"id": "a", "question": "q?", "answer": 123456789012345678901234567890, '
+                    '"samples": [{"index": 0, "phase": 1, "text": "5", "answer": "5"}]}\n')
+    result = cli(["vote", str(path), "-o", str(tmp_path / "v.jsonl")])
+    assert result.exit_code == 2 and not (tmp_path / "v.jsonl").exists()
+    assert f"{path}:1: 'answer' 1.2345678901234568e+29: an integer beyond 64 bits" in result.stderr

@@ -417,13 +417,28 @@ def convert_records(
     return records()
 
 
+# A JSON integer of 20 digits or more: beyond 64 bits orjson reads it as a float (inexact).
+_LONG_INTEGER = re.compile(rb"\d{20}")
+
+
+def _loads(raw: bytes):
+    """JSON by orjson, or by json where a number may be an integer beyond 64 bits, which json
+    reads exactly (a gold answer of 30 digits kept its digits)."""
+    value = orjson.loads(raw)
+    if _LONG_INTEGER.search(raw):
+        import json
+
+        value = json.loads(raw)
+    return value
+
+
 def _read_jsonl(path: Path | str, text: bytes) -> Iterator[tuple[int, dict]]:
     """Rows of a JSON Lines file, numbered by line; blank lines are skipped."""
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:
-            row = orjson.loads(line)
+            row = _loads(line)
         except orjson.JSONDecodeError as exc:
             raise UabError(f"invalid JSON: {exc}", path=str(path), line=number) from None
         if not isinstance(row, dict):
@@ -435,7 +450,7 @@ def _read_json(path: Path | str, text: bytes) -> Iterator[tuple[int, dict]]:
     """Rows of a .json file: an array of objects, {"data"|"rows": [...]} (the datasets-server's
     ``{"row_idx", "row"}`` entries unwrapped), or JSON Lines (HF to_json)."""
     try:
-        doc = orjson.loads(text)
+        doc = _loads(text)
     except orjson.JSONDecodeError:
         yield from _read_jsonl(path, text)
         return

@@ -83,6 +83,8 @@ def _check_question(rec: dict) -> None:
     gold = rec.get("answer")
     if gold is not None and type(gold) not in _SCALARS and (not isinstance(gold, _SCALARS) or isinstance(gold, bool)):
         raise UabError(f"'answer' must be a string or number, got {type(gold).__name__}")
+    if type(gold) is float and gold.is_integer() and abs(gold) >= 2**63:  # JSON's reader made it a float
+        raise UabError(f"'answer' {gold!r}: an integer beyond 64 bits is read inexactly; write it as a JSON string")
     choices = rec.get("choices")
     if choices is not None:
         if not isinstance(choices, list) or not all(isinstance(c, str) for c in choices):
