@@ -380,3 +380,26 @@ def test_a_reader_that_closes_stdout_early_ends_the_command_as_sigpipe_would():
     assert proc.stdout.read(100)
     proc.stdout.close()
     assert proc.wait(timeout=120) == 141 and proc.stderr.read() == b""
+
+
+def test_a_results_file_without_result_rows_is_named(tmp_path):
+    res = _results(tmp_path)
+    header = tmp_path / "header.jsonl"
+    header.write_text(pathlib.Path(res).read_text().splitlines()[0] + "\n")  # the produced_by row alone
+    result = cli(["report", str(header), "-o", str(tmp_path / "rep")])
+    assert result.exit_code == 2 and f"error: {header}: no result rows to report" in result.stderr, result.stderr
+    assert not (tmp_path / "rep").exists()
+
+
+@pytest.mark.parametrize("field,value", [("N", "true"), ("N", "2.5"), ("N", "0"), ("seed", "-1")])
+def test_a_result_row_whose_n_or_seed_is_no_count_is_refused(tmp_path, field, value):
+    """`simulate` writes integers; a hand-edited `true` read as N = 1, a 2.5 made a budget of its own."""
+    res = _results(tmp_path)
+    lines = pathlib.Path(res).read_text().splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith('{"allocator"'))
+    lines[at] = re.sub(rf'"{field}":\s*-?\d+', f'"{field}":{value}', lines[at], count=1)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("\n".join(lines) + "\n")
+    result = cli(["report", str(bad), "-o", str(tmp_path / "rep")])
+    assert result.exit_code == 2 and f"error: {bad}: a result row's N and seed are counts" in result.stderr, result.stderr
+    assert not (tmp_path / "rep").exists()

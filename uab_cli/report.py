@@ -13,7 +13,7 @@ from .analyses import BASELINE, COST_KEY, at_accuracy
 from .errors import UabError
 from .evaluation import about, anll_correlation, recommendations, summarize
 from .jsonl import atomic_output
-from .records import questions_fingerprint, samples
+from .records import is_int, questions_fingerprint, samples
 
 
 def markdown_table(summary: Sequence[dict], correlation: float | None = None,
@@ -190,13 +190,16 @@ def report(rows: Sequence[dict], records: Sequence[dict] | None, out_dir: str,
     return paths
 
 
-def _check_unique(rows: Sequence[dict], source: str | None) -> None:
-    """``UabError`` naming ``source`` for a replay that two result rows hold (two results files
+def _check_rows(rows: Sequence[dict], source: str | None) -> None:
+    """``UabError`` naming ``source`` for a result row whose N or seed is no count (``true``, ``2.5``:
+    ``simulate`` writes integers), or a replay that two result rows hold (two results files
     appended): its seeds would count twice and every standard error shrink."""
     seen = set()
     for r in rows:
         if "allocator" not in r or "skipped" in r:
             continue
+        if not (is_int(r["N"]) and r["N"] >= 1 and is_int(r["seed"]) and r["seed"] >= 0):
+            raise UabError(f"a result row's N and seed are counts, got N = {r['N']!r}, seed = {r['seed']!r}", source)
         key = (r["allocator"], r["signal"], r["T"], r["N"], r["seed"], r.get("vote_rule"))
         if key in seen:
             raise UabError(f"two result rows for {recommend.label(r)} at N = {r['N']}, seed {r['seed']}: "
@@ -207,10 +210,10 @@ def _check_unique(rows: Sequence[dict], source: str | None) -> None:
 def _render(rows: Sequence[dict], records: Sequence[dict] | None, targets: Sequence[float] | None,
             on_skipped: Callable[[str, str], None] | None, source: str | None) -> tuple[dict, dict]:
     """The report's files (name -> bytes) and the plots it cannot draw (name -> why), written nowhere."""
-    _check_unique(rows, source)
+    _check_rows(rows, source)
     summary = summarize(rows)
     if not any("skipped" not in e for e in summary):
-        raise UabError("no result rows to report")
+        raise UabError("no result rows to report (`uab simulate -o` writes them)", source)
     simulated = {r["M"] for r in rows if "M" in r}
     if records is not None and simulated and simulated != {len(records)}:  # before any figure is drawn
         raise UabError(f"--pool holds {len(records)} questions, the results were simulated on "
