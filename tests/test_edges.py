@@ -403,3 +403,17 @@ def test_a_result_row_whose_n_or_seed_is_no_count_is_refused(tmp_path, field, va
     result = cli(["report", str(bad), "-o", str(tmp_path / "rep")])
     assert result.exit_code == 2 and f"error: {bad}: a result row's N and seed are counts" in result.stderr, result.stderr
     assert not (tmp_path / "rep").exists()
+
+
+def test_a_report_that_fails_while_drawing_leaves_no_figure_open(tmp_path):
+    """A row of another shape found after the first figure was drawn: each later report in the
+    process (a test run, a notebook) counted the figures left open, up to matplotlib's warning."""
+    import matplotlib.pyplot as plt
+
+    res = _results(tmp_path)
+    rows = [line.replace('"min_N":', '"min_N":"x","was":') for line in pathlib.Path(res).read_text().splitlines()]
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("\n".join(rows) + "\n")
+    before = set(plt.get_fignums())
+    assert cli(["report", str(bad), "-o", str(tmp_path / "rep")]).exit_code == 2
+    assert set(plt.get_fignums()) == before

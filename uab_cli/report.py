@@ -223,6 +223,17 @@ def _render(rows: Sequence[dict], records: Sequence[dict] | None, targets: Seque
         raise UabError(f"--pool holds other questions than the pool the results were simulated on "
                        f"({made.get('pool')}): give the pool they came from")
     plt = plots.pyplot()
+    opened = set(plt.get_fignums())
+    try:
+        return _draw(rows, records, targets, on_skipped, source, summary, plt)
+    except BaseException:  # a row of another shape found while drawing: no figure left open in this process
+        for number in set(plt.get_fignums()) - opened:
+            plt.close(number)
+        raise
+
+
+def _draw(rows, records, targets, on_skipped, source, summary, plt) -> tuple[dict, dict]:
+    """``_render``'s figures and ``summary.md``, each figure closed once saved."""
     figures = {"accuracy_vs_budget.png": plots.plot_accuracy(summary)}
     skipped = {}
     if any(e.get("by_level") for e in summary):
