@@ -374,22 +374,26 @@ def _in_place(path: str) -> Iterator[None]:
 
 def reader_gone(exc: OSError) -> bool:
     """Whether ``exc`` says stdout's reader closed it (``uab vote f.jsonl | head -1``): no error
-    to report, the rest goes to /dev/null, so that exit does not fail on it again."""
+    to report; the rest is discarded."""
     if exc.errno != errno.EPIPE:
         return False
-    with contextlib.suppress(OSError, ValueError):
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    _discard_stdout()
     return True
 
 
+def _discard_stdout() -> None:
+    """Stdout's unwritten rest goes to /dev/null, so that exit does not fail on it again."""
+    with contextlib.suppress(OSError, ValueError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
 def write_failure(exc: OSError, path: str = "-") -> UabError | None:
-    """The ``UabError`` for a failure to write ``path`` (``-``: stdout), ``None`` for another
-    error. Stdout's unwritten rest goes to /dev/null, so that exit does not fail on it again."""
+    """The ``UabError`` for a failure to write ``path`` (``-``: stdout, whose rest is discarded),
+    ``None`` for another error."""
     if exc.errno not in _WRITE_ERRNOS:
         return None
     if path == "-":
-        with contextlib.suppress(OSError, ValueError):
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        _discard_stdout()
     return _unwritable(exc, "stdout" if path == "-" else path)
 
 

@@ -218,7 +218,7 @@ def _exchange(f: np.ndarray, e: np.ndarray, rounds: int = 100) -> np.ndarray:
     return e
 
 
-def empirical_values(counts: Sequence[int], correct: Sequence[bool], order: Sequence[int], none: int = 0,
+def empirical_values(counts: Sequence[int], correct: Sequence[bool], order: Sequence[int] | None, none: int = 0,
                      n_max: int | None = None, spellings: Sequence[Sequence[tuple[int, int]]] | None = None
                      ) -> np.ndarray:
     """A(n), n = 0..n_max: the exact probability that a majority vote over n samples drawn
@@ -229,7 +229,7 @@ def empirical_values(counts: Sequence[int], correct: Sequence[bool], order: Sequ
     answer (they draw but never vote). ``spellings[b]``, where a class is written more than one
     way (``0.5``, ``1/2``): its (tie rank, samples) per spelling; a class's tie rank is then
     that of its first spelling among the draws, as the replay (``voting.elect``) keys it, not
-    among the pool (default: one spelling per class, ranked ``order[b]``). Sums over the
+    among the pool (given, ``order`` is not read; default: one spelling per class, ranked ``order[b]``). Sums over the
     correct class's vote count x (and its first spelling drawn) the ways every other class
     stays below x (at x when it loses the tie: none of its draws spelled before), by
     polynomial products. The classes that cannot reach x (and the samples without an answer)

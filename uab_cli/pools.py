@@ -147,15 +147,13 @@ class Pool:
         for i in range(len(self.records)):
             k, row = int(self.k[i]), self.cls[i, : self.k[i]]
             counts = np.bincount(row[row >= 0], minlength=self.n_classes)
-            order = np.full(self.n_classes, _BIG)
-            np.minimum.at(order, row[row >= 0], self.rank[i, : k][row >= 0])
             pairs, samples = np.unique(np.stack([row[row >= 0], self.rank[i, : k][row >= 0]]), axis=1,
                                        return_counts=True)
             spellings: list[list[tuple[int, int]]] = [[] for _ in range(self.n_classes)]  # (tie rank, samples)
             for c, r, n in zip(*pairs.tolist(), samples.tolist()):
                 spellings[c].append((r, n))
             out[i, : k + 1] = majority.empirical_values(counts.tolist(), self.class_correct[i, :-1].tolist(),
-                                                        order.tolist(), int((row < 0).sum()), spellings=spellings)
+                                                        None, int((row < 0).sum()), spellings=spellings)
         return out
 
     def probabilities(self, perm: np.ndarray, k1: int, signal: str, temperature: float) -> np.ndarray:
