@@ -268,8 +268,23 @@ def test_report_refuses_two_results_files_appended(tmp_path):
     twice = tmp_path / "twice.jsonl"
     twice.write_text(pathlib.Path(res).read_text() * 2)
     result = cli(["report", str(twice), "-o", str(tmp_path / "rep")])
-    assert result.exit_code == 2 and "twice.jsonl: two result rows for " in result.stderr, result.stderr
+    lines = pathlib.Path(res).read_text().splitlines()
+    again = len(lines) + next(i for i, line in enumerate(lines, 1) if '"allocator"' in line)  # its first result row
+    assert result.exit_code == 2 and f"twice.jsonl:{again}: two result rows for " in result.stderr, result.stderr
     assert "seed 0" in result.stderr and not (tmp_path / "rep").exists()
+
+
+@pytest.mark.parametrize("key, value", [("accuracy", '"0.5"'), ("seed", "true")])
+def test_report_names_the_line_of_a_result_row_it_cannot_read(tmp_path, key, value):
+    res = _results(tmp_path)
+    lines = pathlib.Path(res).read_text().splitlines()
+    at = next(i for i, line in enumerate(lines) if '"allocator"' in line) + 3
+    lines[at] = lines[at].replace(f'"{key}":', f'"{key}":{value},"was":', 1)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("\n".join(lines) + "\n")
+    result = cli(["report", str(bad), "-o", str(tmp_path / "rep")])
+    assert result.exit_code == 2 and f"bad.jsonl:{at + 1}: a result row's " in result.stderr, result.stderr
+    assert not (tmp_path / "rep").exists()
 
 
 def test_check_on_a_malformed_recommendation_names_the_file(tmp_path):

@@ -8,6 +8,7 @@ from collections import Counter
 
 import numpy as np
 import pytest
+from conftest import cli, sampled, write_jsonl
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -210,3 +211,12 @@ def test_allocate_reads_each_records_phase1_samples(tmp_path):
     pipeline.allocate(records, Allocation(4, "majority", temperature=0.2))  # p = exp(-0.5) ≈ 0.61 each
     totals = [len(r["samples"]) + r["extra"] for r in records]
     assert sum(totals) == 16 and all(n % 2 for n in totals)  # no even total: its last sample adds nothing
+
+
+def test_allocate_refuses_a_record_already_above_max_per_question(tmp_path):
+    # A -K 1 and a -K 3 file joined: the cap was checked against the fewest (1) only, so the
+    # question holding 3 stayed above a cap of 2 without a word.
+    path = tmp_path / "p1.jsonl"
+    write_jsonl(path, [sampled(i, k) for i, k in enumerate([1, 1, 3, 1])])
+    res = cli(["allocate", str(path), "-N", "2", "--max-per-question", "2", "--allocator", "uniform", "-q"])
+    assert res.exit_code == 2 and f"{path}:3:" in res.stderr and "holds 3 Phase-1 samples" in res.stderr

@@ -710,9 +710,11 @@ def report(
     accuracies = _targets(targets)
     check_inputs(RESULTS=results, pool=pool)
     check_output(output, "report directory")
-    rows = [row for _, row in read_jsonl(results)]
+    numbered = list(read_jsonl(results))
+    lines, rows = [n for n, _ in numbered], [row for _, row in numbered]
     records = _pool(pool) if pool else None
-    for path in reports.report(rows, records, output, accuracies, _plot_skipped, source=display_name(results)):
+    for path in reports.report(rows, records, output, accuracies, _plot_skipped, source=display_name(results),
+                               lines=lines):
         typer.echo(path)
 
 

@@ -371,7 +371,13 @@ class AllocationInputs:
         rest = budget - int(drawn.sum())
         if rest < 0:
             raise UabError(f"budget N={settings.n} is smaller than the {int(drawn.max())} Phase-1 samples per question")
-        cap = None if settings.max_per_question is None else np.maximum(settings.max_per_question - drawn, 0)
+        cap = None
+        if settings.max_per_question is not None:
+            if (over := drawn > settings.max_per_question).any():  # a mixed file: the cap was checked on the fewest
+                first = int(np.argmax(over))
+                raise UabError(f"this record holds {int(drawn[first])} Phase-1 samples, more than --max-per-question "
+                               f"{settings.max_per_question}", path, lines[first] if lines else None)
+            cap = settings.max_per_question - drawn
         if settings.allocator in allocators.NEEDS_JUDGE and self.unlabelled is not None:
             raise UabError("no 'judge' label: run `uab phase1 --judge` first", path,
                            lines[self.unlabelled] if lines else None)

@@ -169,14 +169,15 @@ def produced(source: str | None, simulation: dict | None) -> str:
 
 def report(rows: Sequence[dict], records: Sequence[dict] | None, out_dir: str,
            targets: Sequence[float] | None = None, on_skipped: Callable[[str, str], None] | None = None,
-           source: str | None = None) -> list[str]:
+           source: str | None = None, lines: Sequence[int] | None = None) -> list[str]:
     """Write the plots and ``summary.md`` into ``out_dir``; returns the paths written. The cost
     at fixed accuracy is the results file's (``simulate -o``) unless ``targets`` are given or it
     has none; the signal deciles need its ``deciles`` rows. A plot the inputs cannot draw is
     named, with why, in ``summary.md`` and to ``on_skipped(name, why)``. ``summary.md`` opens
-    with where the results came from (``source``, the results file, and its ``produced_by`` row)."""
+    with where the results came from (``source``, the results file, and its ``produced_by`` row);
+    ``lines`` (each row's line in it) locate a row that is no result row."""
     try:
-        files, skipped = _render(rows, records, targets, on_skipped, source)
+        files, skipped = _render(rows, records, targets, on_skipped, source, lines)
     except (TypeError, ValueError, KeyError, AttributeError, IndexError) as exc:  # a row of another shape
         raise UabError(f"a row is not what `uab simulate -o` writes ({type(exc).__name__}: {exc})", source) from None
     for name in skipped:
@@ -190,27 +191,35 @@ def report(rows: Sequence[dict], records: Sequence[dict] | None, out_dir: str,
     return paths
 
 
-def _check_rows(rows: Sequence[dict], source: str | None) -> None:
-    """``UabError`` naming ``source`` for a result row whose N or seed is no count (``true``, ``2.5``:
-    ``simulate`` writes integers), or a replay that two result rows hold (two results files
-    appended): its seeds would count twice and every standard error shrink."""
+def _check_rows(rows: Sequence[dict], source: str | None, lines: Sequence[int] | None) -> None:
+    """``UabError`` naming ``source`` and the line for a row that is no JSON object, a result row
+    whose N or seed is no count (``true``, ``2.5``: ``simulate`` writes integers) or whose accuracy
+    is no number, or a replay that two result rows hold (two results files appended): its seeds
+    would count twice and every standard error shrink."""
     seen = set()
-    for r in rows:
+    for i, r in enumerate(rows):
+        line = lines[i] if lines else None
+        if not isinstance(r, dict):
+            raise UabError(f"a row is not what `uab simulate -o` writes (a JSON {type(r).__name__})", source, line)
         if "allocator" not in r or "skipped" in r:
             continue
-        if not (is_int(r["N"]) and r["N"] >= 1 and is_int(r["seed"]) and r["seed"] >= 0):
-            raise UabError(f"a result row's N and seed are counts, got N = {r['N']!r}, seed = {r['seed']!r}", source)
-        key = (r["allocator"], r["signal"], r["T"], r["N"], r["seed"], r.get("vote_rule"))
+        if not (is_int(r.get("N")) and r["N"] >= 1 and is_int(r.get("seed")) and r["seed"] >= 0):
+            raise UabError(f"a result row's N and seed are counts, got N = {r.get('N')!r}, seed = {r.get('seed')!r}",
+                           source, line)
+        if not (is_int(r.get("accuracy")) or isinstance(r.get("accuracy"), float)):
+            raise UabError(f"a result row's accuracy is a number, got {r.get('accuracy')!r}", source, line)
+        key = (r["allocator"], r.get("signal"), r.get("T"), r["N"], r["seed"], r.get("vote_rule"))
         if key in seen:
             raise UabError(f"two result rows for {recommend.label(r)} at N = {r['N']}, seed {r['seed']}: "
-                           "one simulation per results file (were two appended?)", source)
+                           "one simulation per results file (were two appended?)", source, line)
         seen.add(key)
 
 
 def _render(rows: Sequence[dict], records: Sequence[dict] | None, targets: Sequence[float] | None,
-            on_skipped: Callable[[str, str], None] | None, source: str | None) -> tuple[dict, dict]:
+            on_skipped: Callable[[str, str], None] | None, source: str | None,
+            lines: Sequence[int] | None = None) -> tuple[dict, dict]:
     """The report's files (name -> bytes) and the plots it cannot draw (name -> why), written nowhere."""
-    _check_rows(rows, source)
+    _check_rows(rows, source, lines)
     summary = summarize(rows)
     if not any("skipped" not in e for e in summary):
         raise UabError("no result rows to report (`uab simulate -o` writes them)", source)
