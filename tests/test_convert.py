@@ -748,6 +748,36 @@ def test_a_datasets_server_rows_download_is_unwrapped(tmp_path):
         ("What is 2 + 2?", "4"), ("What is 3 + 3?", "6")]
 
 
+def _rows_page(path, offset, rows, truncated=()):
+    """A /rows (or /first-rows) reply holding ``rows`` from ``offset`` on."""
+    path.write_text(json.dumps({"features": [], "num_rows_total": 1319, "rows": [
+        {"row_idx": offset + i, "row": row, "truncated_cells": list(truncated)} for i, row in enumerate(rows)]}))
+    return path
+
+
+def test_a_datasets_server_page_keeps_the_splits_row_numbers_as_ids(tmp_path):
+    """/rows serves at most 100 rows a call: the page at offset 100 was numbered gsm8k-0.. again, so two
+    converted pages held the same ids (and gsm8k-0 was not the split's row 0)."""
+    rows = [{"question": f"What is {n} + {n}?", "answer": f"#### {2 * n}"} for n in range(3)]
+    first = convert_records(read_table(_rows_page(tmp_path / "p0.json", 0, rows)), "gsm8k")
+    later = convert_records(read_table(_rows_page(tmp_path / "p1.json", 100, rows)), "gsm8k")
+    assert [r["id"] for r in first] == ["gsm8k-0", "gsm8k-1", "gsm8k-2"]
+    assert [r["id"] for r in later] == ["gsm8k-100", "gsm8k-101", "gsm8k-102"]
+
+
+def test_a_cell_the_datasets_server_cut_short_is_an_error(tmp_path):
+    """/first-rows cuts long cells and names them in truncated_cells: the cut question was converted as it
+    stood. A null one (a column /rows cannot serve) is no cut text."""
+    cut = _rows_page(tmp_path / "first.json", 0, [{"question": "A long question cut", "answer": "#### 4"}],
+                     truncated=["question"])
+    with pytest.raises(UabError, match=r"cut cell\(s\) 'question' .*Parquet") as info:
+        list(convert_records(read_table(cut), "gsm8k"))
+    assert info.value.line == 1
+    null = _rows_page(tmp_path / "rows.json", 0, [{"question": "q?", "answer": "#### 4", "image": None}],
+                      truncated=["image"])
+    assert [r["answer"] for r in convert_records(read_table(null), None, answer_field="answer")] == ["#### 4"]
+
+
 @pytest.mark.parametrize("suffix", [".jsonl", ".json"])
 def test_a_gold_integer_beyond_64_bits_keeps_its_digits(tmp_path, suffix):
     """orjson reads a 30-digit integer as a float: the gold became 1.2345678901234568e+29's digits."""

@@ -25,7 +25,8 @@ from .signals import CONFIDENCE_PATTERN
 # the confidence ending a reply, with the bracket that opens it ("Answer: 7 (Confidence: 9)")
 _CONF_TAIL = re.compile(r"[(\[{]?\s*" + CONFIDENCE_PATTERN + r"(?:\s*\([^)\n]*\))?\W*$",
                         re.IGNORECASE | re.MULTILINE)
-_MARKER = re.compile(r"(?:final\s+answer|the\s+answer)[\s*]*(?:is\b|:|=)|^[\s*#>-]*answer[\s*]*(?:is\b|:|=)|####",
+_MARKER = re.compile(r"(?:final\s+answer|the\s+answer)[\s*]*(?:is\b|:|=)|^[\s*#>-]*answer[\s*]*(?:is\b|:|=)|####|"
+                     r"^[\s*#>-]*final\s+answer[\s*]*$",  # a heading: "### Final Answer", the answer below it
                      re.IGNORECASE | re.MULTILINE)
 _LAST_SPAN = re.compile(r"(?<!\\)\$((?:\\\$|[^$])+)(?<!\\)\$|\\\((.+?)\\\)")
 _ENUMERATOR = re.compile(r"^[\s*#]*\d+\.(?!\d)", re.MULTILINE)  # "**5. FORMAT:**" is no answer
@@ -272,6 +273,7 @@ _SCALES = {"hundred": 100, "thousand": 10**3, "million": 10**6, "billion": 10**9
 _AND_OR = re.compile(r"\s+(?:and|or)\s+|\s*,\s*(?:and|or)\s+")
 _ASSIGN = re.compile(r"^\s*([A-Za-z](?:_\{?\w+\}?)?|[A-Za-z]{3,})\s*(?:=|\\in)\s*(?=[^=])")
 _THOUSANDS = re.compile(r"^-?\d{1,3}(?:,\d{3})+(?:\.\d+)?$")
+_GROUPED = re.compile(r"\s*-?\d{1,3}(?:,\s*\d{3})+(?:\.\d+)?(?![\d,.])")  # thousands ("10,\!080" is "10, 080" here), then units at most
 _CHOICE = re.compile(r"^\(([A-Z])\)\s+[A-Za-z0-9$\\]")
 _SUBSCRIPT = re.compile(r"_\{(\w)\}")  # 4210_{5} is 4210_5
 _LETTER = re.compile(r"^\(([A-Za-z]|-?\d+(?:\.\d+)?)\)$")  # "(C)", "(051)"
@@ -325,6 +327,8 @@ def _drop_assign(a: str) -> str:
     if len(sides) > 1 and all(s.strip() and not re.search(r"[A-Za-z<>]", re.sub(r"\\[A-Za-z]+", "", s))
                               for s in sides[:-1]):
         a = sides[-1]
+    if (m := _ASSIGN.match(a)) and _GROUPED.match(a, m.end()):  # "n = 10,080": one number, not a list
+        return a[m.end():]
     parts = _split_top(a)
     names = {m.group(1) if (m := _ASSIGN.match(p)) else None for p in parts}
     if len(names) == 1 and None not in names:

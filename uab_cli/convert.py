@@ -379,7 +379,8 @@ def convert_records(
     source: str | None = None,
     path: str | None = None,
 ) -> Iterator[dict]:
-    """Map rows (dicts, or read_table's (line, dict) pairs) to question records, by preset or by field names."""
+    """Map rows (dicts, or read_table's (line, dict) pairs, or (line, dict, position) for a
+    datasets-server row: the default id counts by position) to question records, by preset or by field names."""
     spec, fields, required = _resolve(
         preset, {"question": question_field, "answer": answer_field, "choices": choices_field, "id": id_field}
     )
@@ -390,13 +391,14 @@ def convert_records(
         seen: dict[str, int] = {}
         any_choices = False
         for index, item in enumerate(rows):
-            line, data = item if isinstance(item, tuple) else (index + 1, item)
+            line, data, *at = item if isinstance(item, tuple) else (index + 1, item)
+            position = at[0] if at else index  # a datasets-server row's row_idx, else its place here
             if not isinstance(data, Mapping):
                 raise UabError(f"expected an object per row, got {type(data).__name__}", path=path, line=line)
             row = _Row(data, fields, required, line, path, label)
             body = spec.build(row)
             raw_id = row.role("id")
-            rec_id = _answer_text(raw_id) if raw_id is not None else f"{prefix}-{index}"
+            rec_id = _answer_text(raw_id) if raw_id is not None else f"{prefix}-{position}"
             if not rec_id:
                 raise row.error(f"field {fields['id']!r} is empty")
             if rec_id in seen:
@@ -416,6 +418,9 @@ def convert_records(
 
     return records()
 
+
+# A row as a reader yields it: its line (or row number), its cells and, for a datasets-server row, its row_idx.
+Located = tuple[int, dict] | tuple[int, dict, int]
 
 # A JSON integer of 20 digits or more: beyond 64 bits orjson reads it as a float (inexact).
 _LONG_INTEGER = re.compile(rb"\d{20}")
@@ -446,7 +451,7 @@ def _read_jsonl(path: Path | str, text: bytes) -> Iterator[tuple[int, dict]]:
         yield number, row
 
 
-def _read_json(path: Path | str, text: bytes) -> Iterator[tuple[int, dict]]:
+def _read_json(path: Path | str, text: bytes) -> Iterator[Located]:
     """Rows of a .json file: an array of objects, {"data"|"rows": [...]} (the datasets-server's
     ``{"row_idx", "row"}`` entries unwrapped), or JSON Lines (HF to_json)."""
     try:
@@ -464,7 +469,26 @@ def _read_json(path: Path | str, text: bytes) -> Iterator[tuple[int, dict]]:
     for number, row in enumerate(doc, start=1):
         if not isinstance(row, dict):
             raise UabError(f"expected a JSON object, got {type(row).__name__}", path=str(path), line=number)
-        yield number, row["row"] if served else row
+        if served:
+            yield _served(path, number, row)
+        else:
+            yield number, row
+
+
+def _served(path: Path | str, number: int, item: dict) -> Located:
+    """A datasets-server row: its cells, and its position in the split (``row_idx``: a page
+    fetched at an offset keeps the ids of the whole split). A cell the server cut short (named
+    in ``truncated_cells`` and not null, as /first-rows does to long cells) is an error."""
+    row = item["row"]
+    cut = [c for c in item.get("truncated_cells") or () if isinstance(c, str) and row.get(c) is not None]
+    if cut:
+        raise UabError(f"the datasets-server cut cell(s) {', '.join(map(repr, cut))} of this row short "
+                       "(truncated_cells): fetch the rows with /rows, or convert the split's Parquet file",
+                       path=str(path), line=number)
+    position = item["row_idx"]
+    if isinstance(position, int) and not isinstance(position, bool) and position >= 0:
+        return number, row, position
+    return number, row
 
 
 def _read_parquet(path: Path | str, source=None) -> Iterator[tuple[int, dict]]:
@@ -515,8 +539,8 @@ def _plain(value: Any, column: str) -> Any:
 READERS = (".jsonl", ".json", ".parquet")
 
 
-def read_table(path: str | Path) -> Iterator[tuple[int, dict]]:
-    """Return an iterator of (line or row number, row) over a .jsonl, .json or .parquet file, or
+def read_table(path: str | Path) -> Iterator[Located]:
+    """Return an iterator of (line or row number, row[, position]) over a .jsonl, .json or .parquet file, or
     over stdin (``-``), whose format is told from its content."""
     if str(path) == "-":
         text = stdin().read()
@@ -539,7 +563,7 @@ def read_table(path: str | Path) -> Iterator[tuple[int, dict]]:
     return _read_text(path, text, suffix)
 
 
-def _read_text(path: Path | str, text: bytes, suffix: str) -> Iterator[tuple[int, dict]]:
+def _read_text(path: Path | str, text: bytes, suffix: str) -> Iterator[Located]:
     if text.startswith(_BOM):
         text = text[len(_BOM):]
     is_array = text.lstrip()[:1] == b"["  # a JSON array saved as .jsonl reads as .json
