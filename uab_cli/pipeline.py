@@ -259,7 +259,7 @@ def judge(records: list[dict], backend: Backend, gen: Generation) -> dict:
     """LLM-judge pre-pass: label each question ``easy``/``hard`` in one batched call.
 
     Unparsable labels count as ``hard``. Returns counts, the calls' tokens included
-    (``prompt_tokens`` None where the backend does not report them); the calls are not samples.
+    (None where the backend does not report them); the calls are not samples.
     """
     params = SamplingParams(temperature=gen.temperature, max_tokens=8)
     fit(records, backend, gen, messages=judge_messages, max_tokens=params.max_tokens)
@@ -270,9 +270,9 @@ def judge(records: list[dict], backend: Backend, gen: Generation) -> dict:
         label = parse_judge(out.text)
         counts[label or "unparsed"] += 1
         rec["judge"] = label or "hard"
-    prompt = [out.prompt_tokens for out in outputs]
-    return {"calls": len(records), **counts, "completion_tokens": sum(out.n_tokens for out in outputs),
-            "prompt_tokens": None if None in prompt else sum(prompt)}
+    tokens = Tokens().add({"n_tokens": out.n_tokens, "prompt_tokens": out.prompt_tokens} for out in outputs)
+    return {"calls": len(records), **counts, "completion_tokens": tokens.completion_tokens,
+            "prompt_tokens": tokens.prompt_tokens}
 
 
 def default_signal(rec: dict | None) -> str:

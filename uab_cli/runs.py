@@ -430,7 +430,7 @@ def _summary(records, result: RunResult, alloc, seconds: float, about: dict, pri
 
 def _stages(rundir, records, be, gen, alloc, vote, k, signal, callbacks: Callbacks, skipped) -> RunResult:
     clock, seconds = time.perf_counter, {}
-    tokens = {"phase1": cost.Tokens(), "phase2": cost.Tokens()}  # of the samples drawn now
+    drawn_now: dict[tuple, dict] = {}  # (question, index) -> the sample drawn now; one drawn again replaces it
     judge_info: dict = {}
     if alloc.allocator in allocators.NEEDS_JUDGE:
         start = clock()
@@ -439,7 +439,7 @@ def _stages(rundir, records, be, gen, alloc, vote, k, signal, callbacks: Callbac
 
     def keep(rec: dict, sample: dict) -> None:
         rundir.checkpoint(rec, sample)
-        tokens[f"phase{sample['phase']}"].add((sample,))
+        drawn_now[rec["id"], sample["index"]] = sample
         if callbacks.on_sample:
             callbacks.on_sample(rec, sample)
 
@@ -484,6 +484,7 @@ def _stages(rundir, records, be, gen, alloc, vote, k, signal, callbacks: Callbac
     rundir.write(votes_file, records)
     rundir.copy(votes_file, "votes.jsonl")
     seconds["vote"] = clock() - start
+    tokens = {f"phase{p}": cost.Tokens().add(s for s in drawn_now.values() if s["phase"] == p) for p in (1, 2)}
     return RunResult(alloc.n * len(records), drawn, restored, summary, votes, judge_info, votes_file, skipped,
                      drawn_tokens=tokens, seconds=seconds, probes=pipeline.probes(sig, wanted))
 

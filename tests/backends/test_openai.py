@@ -20,7 +20,7 @@ from fakeserver import (
 
 from uab_cli.backends.base import Retry, SamplingParams
 from uab_cli.backends.openai import OpenAIBackend, render_prompt
-from uab_cli.backends.remote import RateLimiter, RetryNotice, check_base_url
+from uab_cli.backends.remote import RateLimiter, RetryNotice, check_base_url, http_failure, parse_retry_after
 from uab_cli.errors import BackendError, UabError
 
 pytest.importorskip("openai")
@@ -67,6 +67,22 @@ def test_logprobs_absent_or_disabled_gives_none():
         assert "logprobs" not in server.requests[-1].body
 
 
+@pytest.mark.parametrize("endpoint", ["chat", "completions"])
+def test_a_reply_without_usage_counts_its_tokens_by_its_logprobs_else_not_at_all(endpoint):
+    """No usage: the tokens are the logprobs' where the reply has them, else unknown (None), never
+    0 tokens (a run's summary showed 0 completion tokens and priced them at nothing)."""
+    reqs = sample_requests(2)
+    unused = {"rewrite": lambda reply: {**reply, "usage": None}}
+    with FakeServer(**unused) as server:
+        out = backend(server, endpoint).generate(reqs, PARAMS)
+    assert [c.n_tokens for c in out] == [len(reply_tokens(f"question {i}", i)) for i in range(2)]
+    assert {c.prompt_tokens for c in out} == {None}
+    with FakeServer(logprobs=False, **unused) as server:
+        out = backend(server, endpoint).generate(reqs, PARAMS)
+    assert [(c.n_tokens, c.prompt_tokens) for c in out] == [(None, None)] * 2
+    assert all(c.text for c in out)
+
+
 def test_retry_after_header_sets_the_delay():
     delays: list[float] = []
     with FakeServer(
@@ -75,6 +91,21 @@ def test_retry_after_header_sets_the_delay():
         out = backend(server, retry=no_sleep(log=delays)).generate(sample_requests(1), PARAMS)
     assert out[0].text == expected_text(sample_requests(1)[0])
     assert delays == [7.0] and len(server.requests) == 2
+
+
+@pytest.mark.parametrize(("headers", "seconds"), [
+    ({"retry-after-ms": "250"}, 0.25),
+    ({"Retry-After": "3"}, 3.0),
+    ({"retry-after-ms": "soon", "Retry-After": "2"}, 2.0),  # an unreadable -ms header: Retry-After's
+    ({"retry-after-ms": "soon"}, None),
+    ({"Retry-After": "later"}, None),
+    ({}, None),
+])
+def test_retry_after_headers_are_read_and_an_unreadable_one_is_none(headers, seconds):
+    """An unreadable retry-after-ms raised UnboundLocalError out of the retry policy (a traceback
+    instead of a retried 429)."""
+    assert parse_retry_after(headers) == seconds
+    assert http_failure(429, "slow down", headers).retry_after == seconds
 
 
 def test_retry_after_is_waited_for_real():

@@ -130,3 +130,27 @@ def test_completions_endpoint_renders_through_the_tokenizers_chat_template(tmp_p
         result = cli([*base, "-o", str(tmp_path / "c.jsonl"), "--base-url", f"{server.url}/v1",
                       "--tokenizer", str(tmp_path / "tok")])
     assert result.exit_code == 2 and "--endpoint completions" in result.stderr
+
+
+def test_completions_prompts_are_counted_as_the_tokenizers_chat_template_renders_them(tmp_path):
+    """/tokenize counts the prompt the completions endpoint is sent (it counted the plain 'Role:
+    text' rendering: a prompt the template makes too long passed the check, then the server
+    refused it mid-run)."""
+    pytest.importorskip("transformers")
+    tokenizers = pytest.importorskip("tokenizers")
+    import transformers
+
+    preamble = "You are a careful assistant. " * 20
+    tok = transformers.PreTrainedTokenizerFast(
+        tokenizer_object=tokenizers.Tokenizer(tokenizers.models.WordLevel({"[UNK]": 0}, unk_token="[UNK]")),
+        unk_token="[UNK]", chat_template=preamble + "{% for m in messages %}{{ m.content }}\n{% endfor %}")
+    tok.save_pretrained(tmp_path / "tok")
+    questions = write_jsonl(tmp_path / "q.jsonl", [{"id": "a", "question": "What is 3 + 4?", "answer": "7"}])
+    with FakeServer(max_model_len=150) as server:
+        result = cli(["phase1", questions, "-o", str(tmp_path / "p.jsonl"), "--backend", "openai", "--model",
+                      "fake-model", "--base-url", f"{server.url}/v1", "--endpoint", "completions",
+                      "--tokenizer", str(tmp_path / "tok"), "--max-tokens", "16", "-q"])
+        paths = [r.path for r in server.requests]
+    assert result.exit_code == 2, result.stderr
+    assert "question 'a': its prompt has" in result.stderr and "context of 150 tokens" in result.stderr
+    assert paths == ["/tokenize"]  # refused before anything was drawn

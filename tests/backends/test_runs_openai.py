@@ -4,6 +4,8 @@ fails before the batch is paid for."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from conftest import arithmetic, cli, read_jsonl, write_jsonl
 from fakeserver import FakeServer
@@ -240,3 +242,30 @@ def test_a_uniform_run_keeps_the_sample_drawn_again_for_its_logprobs_on_a_rerun(
         assert len(server.requests) == 2 * M + 1  # nothing drawn again
     votes = read_jsonl(tmp_path / "r" / "votes.jsonl")
     assert all(s["anll"] is not None for r in votes for s in r["samples"])
+
+
+def test_a_sample_drawn_again_for_its_logprobs_counts_once_in_the_summary(tmp_path):
+    """The reply that lost its logprobs is replaced, not kept: the summary's drawn samples are the
+    ones the stage files hold (it said 2·M + 1 drawn now and -1 reused)."""
+    questions = write_jsonl(tmp_path / "q.jsonl", arithmetic(M))
+    with FakeServer(rewrite=dropping_logprobs(3)) as server:
+        assert run(server, questions, tmp_path / "r", 2, "--allocator", "uniform").exit_code == 0
+        assert len(server.requests) == 2 * M + 1
+    summary = json.loads((tmp_path / "r" / "summary.json").read_text())
+    for part in (summary["stages"]["phase1"], summary["stages"]["phase2"], summary["total"]):
+        assert part["drawn"] == {k: part[k] for k in ("samples", "prompt_tokens", "completion_tokens")}
+        assert part["reused"] == {"samples": 0, "prompt_tokens": 0, "completion_tokens": 0}
+    assert summary["total"]["drawn"]["samples"] == 2 * M
+
+
+def test_a_server_that_reports_no_usage_leaves_the_summarys_counts_and_cost_unknown(tmp_path):
+    """No usage and no logprobs: each sample's tokens are unknown, so are the sums and the money
+    (the summary said 0 completion tokens, priced at nothing)."""
+    questions = write_jsonl(tmp_path / "q.jsonl", arithmetic(M))
+    with FakeServer(logprobs=False, rewrite=lambda reply: {**reply, "usage": None}) as server:
+        result = run(server, questions, tmp_path / "r", 2, "--allocator", "uniform", "--price", "1,2")
+    assert result.exit_code == 0, result.stderr
+    summary = json.loads((tmp_path / "r" / "summary.json").read_text())
+    assert summary["total"]["completion_tokens"] is None and summary["total"]["samples"] == 2 * M
+    assert summary["cost"] == {"samples": None, "drawn": None}
+    assert all(s["n_tokens"] is None for r in read_jsonl(tmp_path / "r" / "votes.jsonl") for s in r["samples"])

@@ -53,7 +53,7 @@ class Completion:
     generated token (EOS included when the engine reports it), or ``None`` when the
     service does not return them. ``finish_reason`` is ``"stop"`` (EOS or stop string)
     or ``"length"`` (hit ``max_tokens``), as the service reports it. ``n_tokens`` counts
-    the generated tokens, ``prompt_tokens`` the prompt's (``None`` where the service does
+    the generated tokens, ``prompt_tokens`` the prompt's (each ``None`` where the service does
     not report it). ``reasoning`` is the
     reasoning a server returned apart from ``text`` (vLLM's reasoning parsers:
     ``reasoning_content``), kept but never graded; ``tokens`` the text of each generated token,
@@ -62,7 +62,7 @@ class Completion:
 
     text: str
     token_logprobs: tuple[float, ...] | None
-    n_tokens: int
+    n_tokens: int | None
     finish_reason: str
     _: KW_ONLY  # the optional fields by name: several backends fill different ones
     reasoning: str | None = None

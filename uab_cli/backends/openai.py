@@ -164,7 +164,7 @@ class OpenAIBackend(RemoteBackend):
 
         def count(messages) -> PromptLength:
             body = ({"messages": list(messages), "add_generation_prompt": True} if self.endpoint == "chat"
-                    else {"prompt": render_prompt(messages)})
+                    else {"prompt": self.render(messages)})
             reply = http.post(url, json={"model": self.model, **body}, headers=headers)
             reply.raise_for_status()
             return PromptLength(int(reply.json()["count"]))

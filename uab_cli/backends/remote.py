@@ -119,11 +119,13 @@ def parse_retry_after(headers: Mapping | None) -> float | None:
         return None
     lower = {str(k).lower(): str(v) for k, v in headers.items()}
     try:
-        if "retry-after-ms" in lower:
-            return max(float(lower["retry-after-ms"]) / 1000.0, 0.0)
-        value = lower.get("retry-after")
-        if value is None:
-            return None
+        return max(float(lower["retry-after-ms"]) / 1000.0, 0.0)
+    except (KeyError, ValueError):  # none, or unreadable: Retry-After's
+        pass
+    value = lower.get("retry-after")
+    if value is None:
+        return None
+    try:
         return max(float(value), 0.0)
     except ValueError:
         pass
@@ -150,7 +152,8 @@ def make_completion(
     or one that is all reasoning, is a real, empty completion. ``reasoning``: the reasoning
     the server returned apart from the text (a string, else dropped); ``tokens``: each
     generated token's text, one per logprob (else dropped). No logprobs (an empty list) are an
-    empty reply's; of any other reply they are missing (``None``), never a certainty.
+    empty reply's; of any other reply they are missing (``None``), never a certainty. Without
+    ``n_tokens`` (a reply without usage) the tokens are the logprobs', else unknown (``None``).
     """
     if not isinstance(finish_reason, str) or not finish_reason:
         raise malformed("no finish reason")
@@ -172,15 +175,15 @@ def make_completion(
         raise malformed("a logprob that is not a finite number <= 0")
     if logprobs == () and (text or reasoning or n_tokens):  # none for a reply of tokens: missing, not certain
         logprobs = None
-    if n_tokens is None:
-        n_tokens = len(logprobs) if logprobs is not None else 0
-    if not isinstance(n_tokens, int) or n_tokens < 0:
+    if n_tokens is None and logprobs is not None:
+        n_tokens = len(logprobs)
+    if n_tokens is not None and (not isinstance(n_tokens, int) or n_tokens < 0):
         raise malformed(f"token count {n_tokens!r}")
     texts = tuple(tokens) if tokens is not None and logprobs is not None else None
     if texts is not None and (len(texts) != len(logprobs) or not all(isinstance(t, str) for t in texts)):
         texts = None
     return Completion(
-        text=text, token_logprobs=logprobs, n_tokens=int(n_tokens), finish_reason=reason,
+        text=text, token_logprobs=logprobs, n_tokens=None if n_tokens is None else int(n_tokens), finish_reason=reason,
         reasoning=reasoning, tokens=texts,
         prompt_tokens=int(prompt_tokens) if isinstance(prompt_tokens, (int, float)) and prompt_tokens >= 0 else None,
     )
