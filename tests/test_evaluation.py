@@ -149,7 +149,7 @@ def test_judge_without_labels_is_skipped_with_a_reason():
     records = known_pool(20, 4)
     rows = list(evaluation.simulate(records, [2], ["judge", "uniform"], ["anll"], 2))
     skipped = [r for r in rows if r["allocator"] == "judge"]
-    assert len(skipped) == 1 and "judge" in skipped[0]["skipped"]
+    assert len(skipped) == 1 and "uab phase1 -K K --judge" in skipped[0]["skipped"]  # `uab pool` has no judge
     assert len([r for r in rows if r["allocator"] == "uniform"]) == 2
 
 

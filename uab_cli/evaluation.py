@@ -303,7 +303,7 @@ def _check(pool, budgets, allocators, signals, seeds, temps, gain, rules=(), vot
 
 def _unrunnable(pool: Pool, name: str, signal: str | None) -> str | None:
     if name in NEEDS_JUDGE and not pool.judged:
-        return "no 'judge' label on every record (build the pool with the LLM judge)"
+        return "no 'judge' label on every record (`uab pool` does not judge: draw the pool with `uab phase1 -K K --judge`)"
     if signal in SCALAR_SIGNALS:
         key = signal.replace("-", "_")
         if any(s.get(key) is None for ss in pool.samples for s in ss):

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import logging
 
 import pytest
-from conftest import FakeClock, backs_off, no_sleep
+from conftest import FakeClock, arithmetic, backs_off, cli, no_sleep, write_jsonl
 from fakeserver import (
     FakeServer,
     expected_text,
@@ -83,6 +84,62 @@ def test_a_reply_without_content_is_retried_as_openai_s_is(content):
     assert out.text == expected_text(sample_requests(1)[0])
 
 
+@pytest.mark.parametrize("body", [[{"finish_reason": "COMPLETE"}], "COMPLETE", 5])
+def test_a_reply_that_is_no_json_object_is_retried(body):
+    """A 200 whose JSON is a list, a string or a number: the SDK's TypeError went up as a
+    traceback; it is malformed, retried like any reply that cannot be a sample."""
+    calls = []
+
+    def first_odd(reply: dict):
+        calls.append(1)
+        return body if len(calls) == 1 else reply
+
+    with FakeServer(rewrite=first_odd) as server:
+        (out,) = cohere_at(server, retry=no_sleep()).generate(sample_requests(1), SamplingParams())
+        assert len(server.requests) == 2
+    assert out.text == expected_text(sample_requests(1)[0])
+
+
+def test_a_reply_without_usage_counts_its_logprobs_else_no_tokens_known():
+    """No ``usage``: the logprobs count the tokens; without logprobs too the count is unknown
+    (``None``), where it was recorded as 0 completion tokens."""
+
+    def no_usage(reply: dict) -> dict:
+        reply.pop("usage", None)
+        return reply
+
+    with FakeServer(rewrite=no_usage) as server:
+        (counted,) = cohere_at(server).generate(sample_requests(1), SamplingParams())
+    with FakeServer(rewrite=no_usage, logprobs=False) as server:
+        (unknown,) = cohere_at(server).generate(sample_requests(1), SamplingParams())
+    assert counted.n_tokens == len(reply_tokens("question 0", 0)) and counted.prompt_tokens is None
+    assert unknown.text and (unknown.n_tokens, unknown.token_logprobs, unknown.prompt_tokens) == (None, None, None)
+
+
+def test_a_run_without_usage_reports_unknown_tokens_and_never_the_key(tmp_path, monkeypatch):
+    """``uab run --backend cohere --allocator judge`` against a service that reports no usage and
+    no logprobs: the summary's token counts (samples and judge calls) are null, not 0 (a price
+    then costs nothing it cannot know), and the key is in no output, config or message."""
+    monkeypatch.setenv("CO_API_KEY", SECRET)
+    questions = write_jsonl(tmp_path / "q.jsonl", arithmetic(4))
+
+    def no_usage(reply: dict) -> dict:
+        reply.pop("usage", None)
+        return reply
+
+    with FakeServer(rewrite=no_usage, logprobs=False) as server:
+        result = cli(["run", questions, "--budget", "2", "-o", str(tmp_path / "run"), "--backend", "cohere",
+                      "--base-url", server.url, "--allocator", "judge", "--price", "1,2"])
+    assert result.exit_code == 0, result.stderr
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary["total"]["samples"] == 8 and summary["total"]["completion_tokens"] is None
+    assert summary["stages"]["judge"]["completion_tokens"] is None
+    assert summary["cost"] == {"samples": None, "drawn": None, "judge": None}
+    assert "0 completion" not in result.stderr
+    written = [p.read_text() for p in (tmp_path / "run").iterdir()]
+    assert not [t for t in [result.stdout, result.stderr, *written] if SECRET in t]
+
+
 def test_without_logprobs():
     with FakeServer() as server:
         co = cohere_at(server, logprobs=False)
@@ -121,6 +178,19 @@ def test_key_comes_from_co_api_key_then_cohere_api_key(monkeypatch):
         CohereBackend(base_url=server.url).generate(sample_requests(1), SamplingParams())
     auth = [r.headers["authorization"] for r in server.requests]
     assert auth == ["Bearer legacy-key-123", "Bearer preferred-key-456"]
+
+
+def test_the_url_comes_from_base_url_then_co_api_url(monkeypatch):
+    """``CO_API_URL`` (the SDK's own variable) is honoured as ``OPENAI_BASE_URL`` is for openai:
+    uab passed ``base_url=None`` over it, so a pipe's ``phase2`` went to Cohere's own API."""
+    with FakeServer() as server, FakeServer() as other:
+        monkeypatch.setenv("CO_API_URL", server.url)
+        CohereBackend(api_key=SECRET, retry=no_sleep(1), timeout=5).generate(sample_requests(1), SamplingParams())
+        CohereBackend(api_key=SECRET, base_url=other.url).generate(sample_requests(1), SamplingParams())
+        assert (len(server.requests), len(other.requests)) == (1, 1)
+    monkeypatch.setenv("CO_API_URL", "http://cohere-proxy.example:8080")
+    with pytest.warns(UserWarning, match="plain http"):
+        CohereBackend(api_key=SECRET).close()
 
 
 def test_max_tokens_finish_is_length():

@@ -5,6 +5,8 @@ Uses Cohere's token logprobs (for ANLL) when the response carries them.
 
 from __future__ import annotations
 
+import os
+
 from ..errors import UabError
 from .base import Completion, SampleRequest, SamplingParams, require
 from .remote import (
@@ -19,13 +21,15 @@ from .remote import (
 )
 
 KEY_VARS = ("CO_API_KEY", "COHERE_API_KEY")
+URL_VAR = "CO_API_URL"  # the SDK's own; uab passes the URL, so it reads it here
 
 # Cohere accepts nucleus ``p`` only within [0.01, 0.99] and defaults it to 0.75.
 _P_MIN, _P_MAX = 0.01, 0.99
 
 
 class CohereBackend(RemoteBackend):
-    """Sample from Cohere's chat API (``ClientV2.chat``); the key comes from ``CO_API_KEY``.
+    """Sample from Cohere's chat API (``ClientV2.chat``); the key comes from ``CO_API_KEY``, the
+    URL from ``base_url`` or ``CO_API_URL`` (else Cohere's).
 
     ``top_p`` is sent as Cohere's ``p``, clamped to the accepted [0.01, 0.99] (so the
     default 1.0 becomes 0.99, not Cohere's own default of 0.75).
@@ -42,6 +46,7 @@ class CohereBackend(RemoteBackend):
             raise UabError(
                 "the cohere backend needs an API key: set CO_API_KEY (or COHERE_API_KEY)"
             )
+        base_url = base_url or os.environ.get(URL_VAR) or None
         super().__init__(model, base_url, key, **limits)
         self._sdk = require("cohere", "cohere")
         self._httpx = require("httpx", "cohere")
@@ -62,15 +67,18 @@ class CohereBackend(RemoteBackend):
 
     def _call(self, request: SampleRequest, params: SamplingParams) -> Completion:
         extra = {"logprobs": True} if self.returns_logprobs else {}
-        reply = self._client.chat(
-            model=self.model,
-            messages=list(request.messages),
-            temperature=params.temperature,
-            p=min(max(params.top_p, _P_MIN), _P_MAX),
-            max_tokens=params.max_tokens,
-            seed=request.seed,
-            **extra,
-        )
+        try:
+            reply = self._client.chat(
+                model=self.model,
+                messages=list(request.messages),
+                temperature=params.temperature,
+                p=min(max(params.top_p, _P_MIN), _P_MAX),
+                max_tokens=params.max_tokens,
+                seed=request.seed,
+                **extra,
+            )
+        except TypeError:  # the SDK builds its reply from JSON that is no object (a list, a string)
+            raise malformed("unexpected reply shape (not a JSON object)") from None
         return parsed(self._parse, reply)
 
     def _parse(self, reply) -> Completion:
