@@ -272,6 +272,7 @@ def test_an_empty_gold_is_no_gold(gold):
     ("2 + 3 = 5.\nConfidence: 8/10", "5"), ("2 + 3 = 5.\nConfidence level: 8", "5"),
     ("2 + 3 = 5.\nConfidence: 8 out of 10", "5"), ("2 + 3 = 5.\nConfidence (1-10): 9", "5"),
     ("Answer: 5 (Confidence: 9)", "5"), ("Answer: 5 [Confidence: 9/10]", "5"), ("Answer: 5 {confidence: 8}", "5"),
+    ("Answer: 5 | Confidence: 9", "5"), ("Answer: 5 - Confidence: 9", "5"), ("Answer: -5 Confidence: 9", "-5"),
 ])
 def test_a_confidence_line_is_never_the_answer(text, expected):
     """With --vcs the reply ends with its confidence; in the forms models write, it is cut before

@@ -10,7 +10,7 @@ import pytest
 from conftest import arithmetic, cli, read_jsonl, write_jsonl
 
 from uab_cli.errors import UabError
-from uab_cli.prompts import Prompt, answer_messages, load_template
+from uab_cli.prompts import Prompt, answer_messages, load_template, parse_judge
 from uab_cli.settings import Generation
 
 MC = {"id": "m", "question": "Which is even?", "choices": ["3", "8"], "answer": "B"}
@@ -203,3 +203,10 @@ def test_a_recommendation_carries_the_pools_prompt_quoted_for_the_shell():
     settings = recommend.run_settings(entry, context)
     assert settings["system_prompt"] == "Be brief." and settings["prompt"] == "boxed"
     assert "--system-prompt 'Be brief.'" in recommend.flags(settings)
+
+
+@pytest.mark.parametrize("text, label", [("easy", "easy"), ("Hard.", "hard"), ("not easy", "hard"),
+                                         ("Not hard at all: easy", "easy"), ("easy or hard", None), ("", None)])
+def test_the_judges_label_reads_a_negation(text, label):
+    """A judge that answers "not easy" calls the question hard; it was read as easy."""
+    assert parse_judge(text) == label

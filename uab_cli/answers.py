@@ -22,8 +22,9 @@ from .signals import CONFIDENCE_PATTERN
 
 # --- extraction --------------------------------------------------------------------
 
-# the confidence ending a reply, with the bracket that opens it ("Answer: 7 (Confidence: 9)")
-_CONF_TAIL = re.compile(r"[(\[{]?\s*" + CONFIDENCE_PATTERN + r"(?:\s*\([^)\n]*\))?\W*$",
+# the confidence ending a reply, with the bracket or bar that opens it ("Answer: 7 (Confidence: 9)",
+# "Answer: 7 | Confidence: 9") or a dash set apart ("Answer: 7 - Confidence: 9")
+_CONF_TAIL = re.compile(r"(?:[(\[{|]|(?<=\s)[-–—])?\s*" + CONFIDENCE_PATTERN + r"(?:\s*\([^)\n]*\))?\W*$",
                         re.IGNORECASE | re.MULTILINE)
 _MARKER = re.compile(r"(?:final\s+answer|the\s+answer)[\s*]*(?:is\b|:|=)|^[\s*#>-]*answer[\s*]*(?:is\b|:|=)|####|"
                      r"^[\s*#>-]*final\s+answer[\s*]*$",  # a heading: "### Final Answer", the answer below it

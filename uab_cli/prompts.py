@@ -231,5 +231,6 @@ def judge_messages(rec: dict) -> tuple[dict, ...]:
 
 def parse_judge(text: str) -> str | None:
     """``easy`` or ``hard`` from a judge response; ``None`` when it says neither (or both)."""
-    words = set(re.findall(r"\b(easy|hard)\b", (text or "").lower()))
+    found = re.findall(r"\b(not\s+)?(easy|hard)\b", (text or "").lower())  # "not easy" says hard
+    words = {word if not negated else {"easy": "hard", "hard": "easy"}[word] for negated, word in found}
     return words.pop() if len(words) == 1 else None
