@@ -274,7 +274,7 @@ def test_report_refuses_two_results_files_appended(tmp_path):
     assert "seed 0" in result.stderr and not (tmp_path / "rep").exists()
 
 
-@pytest.mark.parametrize("key, value", [("accuracy", '"0.5"'), ("seed", "true")])
+@pytest.mark.parametrize("key, value", [("accuracy", '"0.5"'), ("accuracy", "null")])
 def test_report_names_the_line_of_a_result_row_it_cannot_read(tmp_path, key, value):
     res = _results(tmp_path)
     lines = pathlib.Path(res).read_text().splitlines()
@@ -292,7 +292,44 @@ def test_check_on_a_malformed_recommendation_names_the_file(tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text(pathlib.Path(res).read_text().replace('{"recommendation":{"N":2', '{"recommendation":{"N":null'))
     result = cli(["simulate", str(tmp_path / "pool"), "--check", str(bad)])
-    assert result.exit_code == 2 and "bad.jsonl: a recommendation row without 'N'" in result.stderr, result.stderr
+    assert result.exit_code == 2 and re.search(r"bad.jsonl:\d+: a recommendation row without 'N'", result.stderr), \
+        result.stderr
+
+
+@pytest.mark.parametrize(("edit", "says"), [
+    (lambda rec: rec.update(N="2"), "a recommendation row's 'N' is '2', not what `uab simulate -o` writes"),
+    (lambda rec: rec["settings"].update(vote_rule="bogus"), "unknown vote rule 'bogus'"),
+    (lambda rec: rec["settings"].update(vote_temperature=-1), "--vote-temperature must be > 0, got -1"),
+    (lambda rec: rec["settings"].update(exit_mode="skip"), "--exit-mode applies with --exit only"),
+    (lambda rec: rec["settings"].update(foo=1), "unknown option for `uab run`: foo"),
+    (lambda rec: rec.pop("settings"), "the recommendation for N = 2 has no settings to run"),
+    (lambda rec: rec.update(N=4), "a second recommendation for N = 4 (the first on line {4}): one results file per "
+                                  "simulation")])
+def test_a_hand_edited_recommendation_is_refused_naming_its_line(tmp_path, edit, says):
+    """A recommendation row edited by hand (or two results files appended) is refused by `uab run
+    --settings` and `uab simulate --check` with the file and the line of the row, nothing written;
+    it was the file alone, a misleading message (no settings: "expected a JSON/TOML object of option
+    values"; N "2": "no recommendation for --budget 2 (it has N = 2, 4)"), or for --check a bad vote
+    rule without the file; and of two rows for one N the first ran, silently."""
+    import json
+
+    res = _results(tmp_path)
+    rows = [json.loads(line) for line in pathlib.Path(res).read_text().splitlines()]
+    at = next(i for i, r in enumerate(rows) if "recommendation" in r)  # N = 2's, then N = 4's
+    edit(rows[at]["recommendation"])
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    where = f"/bad.jsonl:{at + 1}: " if "second" not in says else f"/bad.jsonl:{at + 2}: "
+    says = says.replace("{4}", str(at + 1))
+    q = write_jsonl(tmp_path / "new.jsonl", arithmetic(4))
+    run = cli(["run", q, "--budget", "2", "--settings", str(bad), "-o", str(tmp_path / "run"), "-q"])
+    assert run.exit_code == 2 and f"{where}{says}" in " ".join(run.stderr.split()), run.stderr
+    assert not (tmp_path / "run").exists()
+    if "uab run" in says or "no settings" in says or "--exit-mode" in says:  # what --check does not read
+        return
+    check = cli(["simulate", str(tmp_path / "pool"), "--check", str(bad), "-o", str(tmp_path / "c.jsonl"), "-q"])
+    assert check.exit_code == 2 and f"{where}{says}" in " ".join(check.stderr.split()), check.stderr
+    assert not (tmp_path / "c.jsonl").exists()
 
 
 def test_phase2_names_the_record_whose_provenance_holds_a_bad_value(tmp_path):
@@ -416,7 +453,8 @@ def test_a_result_row_whose_n_or_seed_is_no_count_is_refused(tmp_path, field, va
     bad = tmp_path / "bad.jsonl"
     bad.write_text("\n".join(lines) + "\n")
     result = cli(["report", str(bad), "-o", str(tmp_path / "rep")])
-    assert result.exit_code == 2 and f"error: {bad}: a result row's N and seed are counts" in result.stderr, result.stderr
+    said = f"error: {bad}:{at + 1}: a result row's N and seed are counts"
+    assert result.exit_code == 2 and said in result.stderr, result.stderr
     assert not (tmp_path / "rep").exists()
 
 
@@ -432,3 +470,18 @@ def test_a_report_that_fails_while_drawing_leaves_no_figure_open(tmp_path):
     before = set(plt.get_fignums())
     assert cli(["report", str(bad), "-o", str(tmp_path / "rep")]).exit_code == 2
     assert set(plt.get_fignums()) == before
+
+
+def test_a_results_file_cut_before_its_recommendations_says_so(tmp_path):
+    """A results file that lost its last rows (the recommendations) is refused by `uab run
+    --settings` as one: it said `unknown option for uab run: simulation` (the header alone, one
+    JSON object) or `expected a JSON/TOML object of option values`."""
+    res = pathlib.Path(_results(tmp_path)).read_text().splitlines(keepends=True)
+    q = write_jsonl(tmp_path / "new.jsonl", arithmetic(4))
+    for keep in (1, 3):
+        cut = tmp_path / f"cut{keep}.jsonl"
+        cut.write_text("".join(res[:keep]))
+        result = cli(["run", q, "--budget", "2", "--settings", str(cut), "-o", str(tmp_path / "run"), "-q"])
+        assert result.exit_code == 2 and "a `uab simulate -o` results file without recommendation rows (they come " \
+            "last: is it cut short?)" in " ".join(result.stderr.split()), result.stderr
+        assert not (tmp_path / "run").exists()

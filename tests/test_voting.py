@@ -353,6 +353,25 @@ def test_a_recommendation_the_pool_capped_runs_capped(monkeypatch):
     assert "max_per_question" not in recommend.run_settings({**entry, "allocator": "uniform", "signal": None}, seen)
 
 
+def test_an_adaptive_recommendation_the_pool_capped_runs_capped(monkeypatch):
+    """``adaptive`` draws its rounds within the pool, so where a question reached the pool's end
+    the replay capped it (it gave that question's rounds to others); the run must cap it too,
+    else it keeps drawing for the unsettled questions the replay stopped (it was run uncapped)."""
+    from uab_cli import recommend
+
+    seen = {}
+    real = recommend.held_out
+    monkeypatch.setattr(recommend, "held_out", lambda outcomes, bounds, context: seen.update(context) or
+                        real(outcomes, bounds, context))
+    split, settled = [("7", 0.1), ("3", 0.1)] * 2, [("7", 0.1)] * 4  # the split votes take every round
+    records = [{**record(split if i % 2 else settled), "id": f"q{i}"} for i in range(60)]
+    rows = list(evaluation.simulate(records, [3], ["adaptive", "uniform"], None, 2, recommendations=True))
+    assert all(r["capped"] > 0 for r in rows if r.get("allocator") == "adaptive")
+    assert ("adaptive", None, None, 3) in seen["capped"]
+    entry = {"N": 3, "allocator": "adaptive", "signal": None, "T": None, "vote_rule": "majority"}
+    assert recommend.run_settings(entry, seen)["max_per_question"] == 4
+
+
 def test_a_settings_file_with_an_unknown_option_is_refused(tmp_path):
     q = questions(tmp_path, 3)
     bad = tmp_path / "s.json"

@@ -137,7 +137,7 @@ class _Command(typer.core.TyperCommand):
         except UabError as exc:  # an option the settings file set, at odds with another: the file says where
             taken = ctx.meta.get("uab.from_file", ())
             if exc.path is None and any(re.search(rf"--{n.replace('_', '-')}(?![\w-])", exc.message) for n in taken):
-                raise UabError(exc.message, ctx.params["settings"]) from None
+                raise UabError(exc.message, ctx.params["settings"], ctx.meta.get("uab.settings_line")) from None
             raise
 
     def format_help(self, ctx, formatter):
@@ -332,14 +332,15 @@ def _apply_settings(ctx: typer.Context, path: str, remembered: dict) -> None:
     file's recommendation is the one for ``--budget``, else for the run directory's."""
     budget = ctx.params.get("budget") or remembered.get("budget")
     loaded = load_file(path, budget, recommendation=ctx.info_name in RECOMMENDED)
+    line = getattr(loaded, "line", None)  # a results file's: its recommendation's line
     unknown = sorted(set(loaded) - set(ctx.params) - {"settings"})
     if unknown:
         raise UabError(f"unknown option{'s' * (len(unknown) > 1)} for `uab {ctx.info_name}`: "
-                       f"{', '.join(unknown)}", path)
+                       f"{', '.join(unknown)}", path, line)
     where = sorted(set(loaded) & NOT_FROM_FILE)  # what to read, write or discard: the command line says
     if where:
         raise UabError(f"{', '.join(where)} cannot come from a settings file: give {'them' if len(where) > 1 else 'it'}"
-                       " on the command line", path)
+                       " on the command line", path, line)
     given = _given(ctx)
     loaded = settings.for_backend(settings.without_led(loaded, given), given.get("backend"))
     if isinstance(loaded, settings.Recommended):
@@ -347,7 +348,7 @@ def _apply_settings(ctx: typer.Context, path: str, remembered: dict) -> None:
     declared = {o.name: o for o in _declared(ctx.info_name)}  # checked by Option.check; the command's own by click
     params = {p.name: p for p in ctx.command.params}
     taken = [n for n in overlay(loaded, given, (*settings.options(), *backend_options())) if n not in given]
-    ctx.meta["uab.from_file"] = taken
+    ctx.meta["uab.from_file"], ctx.meta["uab.settings_line"] = taken, line
     for name, value in loaded.items():  # each checked, the ones the command line gives too
         if value is None:
             continue
@@ -359,9 +360,9 @@ def _apply_settings(ctx: typer.Context, path: str, remembered: dict) -> None:
                                else f"{name} takes true or false, got {settings.show(value)}")
             value = value if name in declared else params[name].process_value(ctx, value)
         except UabError as exc:  # the file's value: the file says where
-            raise UabError(exc.message, path) from None
+            raise UabError(exc.message, path, line) from None
         except typer.BadParameter as exc:
-            raise UabError(exc.format_message(), path) from None
+            raise UabError(exc.format_message(), path, line) from None
         if name in taken:
             ctx.params[name] = value
 
@@ -674,8 +675,9 @@ def _check_recommendations(ctx: typer.Context, pool: str, results: str, budgets:
         raise UabError(f"--check replays the combinations of its results file: drop --{given[0].replace('_', '-')}")
     check_inputs(POOL=pool, check=results)
     check_output(output)
-    result_rows = [row for _, row in read_jsonl(results)]  # once: it may be stdin
-    recs = recommend.from_results(results, _budgets(budgets), result_rows)
+    lines = list(read_jsonl(results))  # once: it may be stdin
+    result_rows = [row for _, row in lines]
+    recs = recommend.from_results(results, _budgets(budgets), lines)
     records = _pool(pool)
     otherwise = evaluation.drawn_otherwise(result_rows, records)
     if otherwise and not quiet:

@@ -163,11 +163,13 @@ def _replay(pool, combos, skipped, seeds, gain, thresholds, on_progress, rules, 
                 extra, saved, over = fixed[name, k1, n]
             else:
                 extra, saved = call(name, job)
-                over = extra > pool.k - k1
+                # drawn in rounds within the pool (capped from the start): one at its end may have asked for more
+                over = extra >= pool.k - k1 if name in ROUNDS else extra > pool.k - k1
                 if over.any():  # the pool cannot serve it: the allocator's own capped optimum
-                    job.cap = pool.k - k1
                     capped.add((name, sig, t, n))
-                    extra, saved = call(name, job)
+                    if name not in ROUNDS:
+                        job.cap = pool.k - k1
+                        extra, saved = call(name, job)
                 if name in UPPER_BOUNDS:
                     fixed[name, k1, n] = (extra, saved, over)
             per_question = k1 + extra

@@ -32,12 +32,13 @@ one (a ``length`` or ``random`` allocation beside Uniform's, ``most-confident`` 
 from __future__ import annotations
 
 import shlex
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
 import numpy as np
 
 from . import allocators, voting
+from .backends import options as backend_options
 from .backends import sample_options
 from .errors import UabError
 from .jsonl import read_jsonl
@@ -364,26 +365,58 @@ _SHAPE = {"N": (int,), "allocator": (str,), "vote_rule": (str, type(None)), "sig
           "T": (int, float, type(None)), "settings": (dict, type(None)), "flags": (str, type(None))}
 
 
-def _check_shape(rec: dict, path: str) -> None:
-    """``UabError`` naming ``path`` for a recommendation row of another shape than ``simulate``
-    writes (a field of another type, no N or allocator)."""
+def _check_shape(rec: dict, path: str, line: int | None, required: tuple[str, ...]) -> None:
+    """``UabError`` naming ``path`` (and ``line``) for a recommendation row of another shape than
+    ``simulate`` writes (a field of another type, no N or allocator, a setting no value its option
+    takes: a hand edit); ``required``: the fields it must have."""
     for key, kinds in _SHAPE.items():
         value = rec.get(key)
-        if value is None and key in ("N", "allocator"):
-            raise UabError(f"a recommendation row without {key!r}", path)
+        if value is None:
+            if key in required:
+                raise UabError(f"a recommendation row without {key!r}", path, line)
+            continue
         if type(value) not in kinds or (key == "N" and value < 1):
-            raise UabError(f"a recommendation row's {key!r} is {value!r}, not what `uab simulate -o` writes", path)
+            raise UabError(f"a recommendation row's {key!r} is {value!r}, not what `uab simulate -o` writes", path, line)
+    declared = {o.name: o for o in (*options(), *backend_options())}
+    for name, value in (rec.get("settings") or {}).items():
+        try:
+            if name in declared:
+                declared[name].check(value)
+        except UabError as exc:
+            raise UabError(exc.message, path, line) from None
 
 
-def from_results(path: str, budgets: Sequence[int] | None = None, rows: Sequence[dict] | None = None) -> list[dict]:
-    """The ``{"recommendation": ...}`` rows of a ``uab simulate -o`` results file (``rows``, when
-    the caller read it already: stdin reads once), those for ``budgets`` when given;
-    ``UabError`` naming the file when there are none, or none for one of ``budgets`` (asked for
-    N = 3 and silently left out, a check would look complete)."""
-    rows = [row for _, row in read_jsonl(path)] if rows is None else rows
-    found = [row["recommendation"] for row in rows if isinstance(row.get("recommendation"), dict)]
-    for rec in found:
-        _check_shape(rec, path)
+def numbered(rows: Iterable[tuple[int | None, object]], path: str,
+             required: tuple[str, ...] = ("N", "allocator")) -> list[tuple[int | None, dict]]:
+    """The ``{"recommendation": ...}`` rows of a results file's ``(line, row)``, each with its
+    line, checked (``_check_shape``: ``uab run`` needs only N and the settings, ``--check`` the
+    combination); ``UabError`` naming the file and line of one of another shape, and of a second
+    one for the same N (two results files appended: which would run?)."""
+    found: list[tuple[int | None, dict]] = []
+    first: dict[int, int | None] = {}
+    for line, row in rows:
+        if not isinstance(row, dict) or "recommendation" not in row:
+            continue
+        rec = row["recommendation"]
+        if not isinstance(rec, dict):
+            raise UabError(f"a recommendation row holds {rec!r}, not what `uab simulate -o` writes", path, line)
+        _check_shape(rec, path, line, required)
+        if rec["N"] in first:
+            on = "" if first[rec["N"]] is None else f" (the first on line {first[rec['N']]})"
+            raise UabError(f"a second recommendation for N = {rec['N']}{on}: one results file per simulation",
+                           path, line)
+        first[rec["N"]] = line
+        found.append((line, rec))
+    return found
+
+
+def from_results(path: str, budgets: Sequence[int] | None = None,
+                 rows: Sequence[tuple[int, dict]] | None = None) -> list[dict]:
+    """The ``{"recommendation": ...}`` rows of a ``uab simulate -o`` results file (``rows``: its
+    ``(line, row)``, when the caller read it already: stdin reads once), those for ``budgets``
+    when given; ``UabError`` naming the file when there are none, or none for one of ``budgets``
+    (asked for N = 3 and silently left out, a check would look complete)."""
+    found = [rec for _, rec in numbered(read_jsonl(path) if rows is None else rows, path)]
     have = ", ".join(str(r.get("N")) for r in found)
     if not found:
         raise UabError("no recommendation rows: expected a `uab simulate -o` results file", path)

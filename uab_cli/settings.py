@@ -347,11 +347,12 @@ _LEADS = {Allocation: "allocator", Vote: "vote_rule"}
 class Recommended(dict):
     """Option values (by parameter name) of one ``uab simulate`` recommendation: one allocator ×
     vote rule combination; ``generation``: how its pool was drawn (the results file's header),
-    empty when the file does not say."""
+    empty when the file does not say; ``line``: its line in the results file (None: a JSON object)."""
 
-    def __init__(self, values: dict, generation: dict | None = None):
+    def __init__(self, values: dict, generation: dict | None = None, line: int | None = None):
         super().__init__(values)
         self.generation = generation or {}
+        self.line = line
 
 
 def check_recorded(config: dict, path: str) -> None:
@@ -383,7 +384,7 @@ def without_led(values: dict, given: dict) -> dict:
                     kept.pop(f.metadata["option"].name, None)
     if given.get("allocator") is not None:  # and the -K its allocator and signal needed
         kept.pop("samples", None)
-    return Recommended(kept, values.generation)
+    return Recommended(kept, values.generation, values.line)
 
 
 def with_recorded(cls, params: dict, info: dict | None) -> dict:
@@ -517,12 +518,12 @@ def load_file(path: str, budget: int | None = None, recommendation: bool = True)
         except ImportError:  # Python 3.10
             raise UabError("TOML settings need Python >= 3.11; use a JSON file", path) from None
         try:
-            objects = [tomllib.loads(data.decode("utf-8-sig"))]  # a byte-order mark, as JSON's reader skips it
+            objects = [(None, tomllib.loads(data.decode("utf-8-sig")))]  # a byte-order mark, as JSON's reader skips it
         except (ValueError, UnicodeDecodeError, RecursionError) as exc:
             raise UabError(f"not a TOML file: {exc}", path) from None
     else:
         try:  # one JSON object, read by json: orjson reads an integer beyond 64 bits as a float
-            objects = [json.loads(data)]
+            objects = [(None, json.loads(data))]
         except (ValueError, RecursionError) as exc:  # else JSONL (a results file)
             first = next((line for line in data.splitlines() if line.strip()), b"")
             try:
@@ -535,32 +536,41 @@ def load_file(path: str, budget: int | None = None, recommendation: bool = True)
                 if not line.strip():
                     continue
                 try:
-                    objects.append(orjson.loads(line))
+                    objects.append((lineno, orjson.loads(line)))
                 except orjson.JSONDecodeError as exc:
                     raise UabError(f"not JSON: {exc}", path, lineno) from None
         try:  # json reads an escaped lone surrogate ("\\ud800"), which no output can hold
-            json.dumps(objects, ensure_ascii=False).encode("utf-8")
+            json.dumps([o for _, o in objects], ensure_ascii=False).encode("utf-8")
         except UnicodeEncodeError as exc:
             half = ascii(exc.object[exc.start])[1:-1]
             raise UabError(f"not JSON text: {half} is half of a UTF-16 surrogate pair", path) from None
         except RecursionError:  # nested too deep for any option value: the option's check says so
             pass
-    recs = [o["recommendation"] for o in objects if isinstance(o, dict) and isinstance(o.get("recommendation"), dict)]
+    from .recommend import numbered  # recommend imports this module
+
+    recs, line = numbered(objects, path, required=("N",)), None
+    objects = [o for _, o in objects]
     if recs:
         if not recommendation:
             raise UabError("a `uab simulate -o` results file's recommendation is for `uab run --budget N` "
                            "(to replay it on another pool: `uab simulate POOL --check RESULTS`)", path)
-        have = ", ".join(str(r.get("N")) for r in recs)
+        have = ", ".join(str(r["N"]) for _, r in recs)
         if budget is None:
             raise UabError(f"give --budget N to choose its recommendation (it has N = {have})", path)
-        at = [r for r in recs if r.get("N") == budget]
-        if not at:
+        at = {r["N"]: (lineno, r) for lineno, r in recs}
+        if budget not in at:
             raise UabError(f"no recommendation for --budget {budget} (it has N = {have})", path)
-        found = at[0].get("settings")
+        line, found = at[budget][0], at[budget][1].get("settings")
+        if not isinstance(found, dict):
+            raise UabError(f"the recommendation for N = {budget} has no settings to run", path, line)
         from .evaluation import about  # the results file's header (evaluation imports this module)
 
         header = about([o for o in objects if isinstance(o, dict)]) or {}
         generation = header.get("generation") if isinstance(header.get("generation"), dict) else None
+    elif any(isinstance(o, dict) and isinstance(o.get("simulation"), dict) and "check" not in o["simulation"]
+             for o in objects):  # the header of a simulation that chose recommendations (not of a --check)
+        raise UabError("a `uab simulate -o` results file without recommendation rows (they come last: is it cut "
+                       "short?)", path)
     else:
         found = objects[0] if len(objects) == 1 else None
     if not isinstance(found, dict):
@@ -573,6 +583,6 @@ def load_file(path: str, budget: int | None = None, recommendation: bool = True)
     for key, value in found.items():
         name = param_name(str(key))
         if name in out:
-            raise UabError(f"an option is given twice: {spelled[name]!r} and {key!r}", path)
+            raise UabError(f"an option is given twice: {spelled[name]!r} and {key!r}", path, line)
         out[name], spelled[name] = value, key
-    return Recommended(out, generation) if recs else out
+    return Recommended(out, generation, line) if recs else out
