@@ -133,19 +133,21 @@ def test_bad_worker_count_is_a_usage_error(tmp_path, monkeypatch):
        st.booleans(), st.integers(1, 64))
 def test_blocks_cover_every_line_once(tmp_path_factory, lines, final_newline, size):
     """Cutting a file into byte ranges gives back each line exactly once, in order, with a
-    last line without newline set apart."""
+    last line without newline set apart and a byte-order mark left out."""
     data = b"\n".join(lines) + (b"\n" if final_newline else b"")
     path = tmp_path_factory.mktemp("b") / "f"
     path.write_bytes(data)
+    bom = 3 if data.startswith(b"\xef\xbb\xbf") else 0  # left out
     whole, finals = b"", []
     for begin in range(0, len(data), size):
         terminated, final, after = blocks._lines(str(path), begin, min(begin + size, len(data)))
-        assert after == len(whole) + len(terminated) + len(final) or not terminated + final
+        assert after == bom + len(whole) + len(terminated) + len(final) or not terminated + final
         assert terminated.endswith(b"\n") or not terminated
         whole += terminated + final
         finals.append(final)
-    assert whole == data
-    assert [f for f in finals if f] == ([] if final_newline or not lines[-1] else [lines[-1]])
+    assert whole == data[bom:]
+    tail = data[bom:].rpartition(b"\n")[2]  # a last line without newline
+    assert [f for f in finals if f] == ([tail] if tail else [])
 
 
 def test_allocate_reads_stdin_like_a_file(tmp_path, monkeypatch):
@@ -202,3 +204,147 @@ def test_a_bom_and_trailing_blank_lines_are_accepted(tmp_path, monkeypatch, stag
 def test_a_blank_line_before_more_records_is_still_an_error(tmp_path, pool):
     path = padded(tmp_path, b"", 120)  # blank line 120, one record after it
     check_error(cli(["vote", path, "-o", str(tmp_path / OUT)]), path, 120, "blank line")
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+@pytest.mark.parametrize("tail", [b"\n" * 3000, b"\n \t\n\r\n" * 600 + b"   "])
+def test_trailing_blank_lines_past_the_line_limit_are_accepted(tmp_path, monkeypatch, workers, tail):
+    """Blank lines that end the file are no line of their own, however many: in one process
+    they were held as one "line" and refused past the line limit."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(blocks, "MAX_LINE_BYTES", 1000)
+    monkeypatch.setattr("uab_cli.jsonl.MAX_LINE_BYTES", 1000)
+    plain = write_jsonl(tmp_path / "plain.jsonl", sampled_rows(120))
+    edited = tmp_path / "edited.jsonl"
+    edited.write_bytes((tmp_path / "plain.jsonl").read_bytes() + tail)
+    assert cli(["vote", plain, "-o", "want.jsonl"]).exit_code == 0
+    if workers == "2":
+        monkeypatch.setattr(blocks, "_BLOCK", 200)
+        monkeypatch.setattr(blocks, "_PARALLEL_FROM", 0)
+    monkeypatch.setenv("UAB_WORKERS", workers)
+    result = cli(["vote", str(edited), "-o", "got.jsonl"])
+    assert result.exit_code == 0, result.stderr
+    assert (tmp_path / "got.jsonl").read_bytes() == (tmp_path / "want.jsonl").read_bytes()
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_a_blank_line_before_a_runaway_line_is_the_error(tmp_path, monkeypatch, workers):
+    """The first error in file order: the blank line, not the over-long line after it (named
+    by the blank line's number in one process)."""
+    monkeypatch.setattr(blocks, "MAX_LINE_BYTES", 1000)
+    monkeypatch.setattr("uab_cli.jsonl.MAX_LINE_BYTES", 1000)
+    if workers == "2":
+        monkeypatch.setattr(blocks, "_BLOCK", 200)
+        monkeypatch.setattr(blocks, "_PARALLEL_FROM", 0)
+    monkeypatch.setenv("UAB_WORKERS", workers)
+    path = padded(tmp_path, b"\n" + b'{"id": "x", "question": "' + b"y" * 200_000 + b'"}', 60)  # past a read
+    check_error(cli(["vote", path, "-o", str(tmp_path / OUT)]), path, 60, "blank line")
+    check_no_output(tmp_path, "vote")
+
+
+def test_a_bom_and_only_blank_lines_is_an_empty_input_on_workers(tmp_path, pool):
+    path = tmp_path / "blank.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + b"\n \n" * 300)
+    check_error(cli(["vote", str(path), "-o", str(tmp_path / OUT)]), str(path), None, "empty input: no records")
+
+
+def test_a_work_error_on_workers_is_that_of_one_process(tmp_path, monkeypatch):
+    """An error of the work itself (a record too deeply nested to write) names no line, as in
+    one process: a worker named the first line of the record's batch."""
+    lines = [orjson.dumps(r) for r in sampled_rows(120)]
+    lines.insert(80, b'{"id": "deep", "question": "q", "samples": [{"phase": 1, "text": "t"}], "x": '
+                 + b"[" * 300 + b"]" * 300 + b"}")
+    path = tmp_path / "deep.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    monkeypatch.setenv("UAB_WORKERS", "1")
+    one = cli(["vote", str(path), "-o", str(tmp_path / OUT)])
+    monkeypatch.setattr(blocks, "_BLOCK", 2000)
+    monkeypatch.setattr(blocks, "_PARALLEL_FROM", 0)
+    monkeypatch.setenv("UAB_WORKERS", "2")
+    two = cli(["vote", str(path), "-o", str(tmp_path / OUT)])
+    assert one.exit_code == two.exit_code == 2
+    assert one.stderr == two.stderr == "error: record 'deep' cannot be written as JSON: Recursion limit reached\n"
+    check_no_output(tmp_path, "vote")
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_vote_notices_an_input_cut_while_it_is_read(tmp_path, monkeypatch, workers):
+    """Another process rewrites the input while vote reads it: an error, not the votes of the
+    first part of the file (or, on workers, a duplicate id the file does not hold)."""
+    from uab_cli import pipeline
+
+    if workers == "2":
+        monkeypatch.setattr(blocks, "_BLOCK", 20000)
+        monkeypatch.setattr(blocks, "_PARALLEL_FROM", 0)
+    monkeypatch.setenv("UAB_WORKERS", workers)
+    path = write_jsonl(tmp_path / "p1.jsonl", sampled_rows(3000))
+    keep = open(path, "rb").read().index(b"\n", 100_000) + 1
+    merge = pipeline.VoteSummary.merge
+
+    def merge_then_cut(self, other):
+        if os.path.getsize(path) > keep:
+            os.truncate(path, keep)
+        return merge(self, other)
+
+    monkeypatch.setattr(pipeline.VoteSummary, "merge", merge_then_cut)
+    result = cli(["vote", path, "-o", str(tmp_path / OUT)])
+    assert result.exit_code == 2 and "input changed while it was being read" in result.stderr
+    assert not (tmp_path / OUT).exists()
+
+
+@pytest.mark.parametrize("fails", ["mkdtemp", "write"])
+def test_a_temporary_directory_without_room_is_named(tmp_path, pool, monkeypatch, fails):
+    """Block outputs that cannot be kept name the temporary directory (and TMPDIR), not the
+    output, which has room; never a traceback."""
+    import builtins
+    import errno
+
+    def no_room(*args, **kwargs):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    def open_no_room(file, mode="r", *args, **kwargs):
+        return no_room() if "w" in mode else builtins.open(file, mode, *args, **kwargs)
+
+    if fails == "mkdtemp":
+        monkeypatch.setattr(tempfile, "mkdtemp", no_room)
+    else:
+        monkeypatch.setattr(blocks, "open", open_no_room, raising=False)
+    path = write_jsonl(tmp_path / "p1.jsonl", sampled_rows(60))
+    result = cli(["vote", path, "-o", str(tmp_path / OUT)])
+    check_error(result, tempfile.gettempdir(), None, "cannot keep block outputs in the temporary directory")
+    assert "TMPDIR" in result.stderr
+    check_no_output(tmp_path, "vote")
+
+
+def test_ctrl_c_while_the_workers_start_leaves_none_behind(tmp_path, monkeypatch):
+    """Ctrl-C as the pool forks its workers: exit 130 and no worker left waiting for tasks
+    (which the exit would have waited for, forever)."""
+    import multiprocessing
+    import signal
+    import time
+    from concurrent.futures import ProcessPoolExecutor
+
+    monkeypatch.setattr(blocks, "_BLOCK", 200)
+    monkeypatch.setattr(blocks, "_PARALLEL_FROM", 0)
+    monkeypatch.setenv("UAB_WORKERS", "2")
+    spawn = ProcessPoolExecutor._spawn_process
+
+    def spawn_then_interrupt(self):
+        spawn(self)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    monkeypatch.setattr(ProcessPoolExecutor, "_spawn_process", spawn_then_interrupt)
+    path = write_jsonl(tmp_path / "p1.jsonl", sampled_rows(60))
+    try:
+        result = cli(["vote", path, "-o", str(tmp_path / OUT)])
+        for _ in range(50):
+            if not multiprocessing.active_children():
+                break
+            time.sleep(0.1)
+        assert not multiprocessing.active_children()
+        assert result.exit_code == 130 and "interrupted: nothing was written" in result.stderr
+        assert not (tmp_path / OUT).exists()
+    finally:
+        for child in multiprocessing.active_children():
+            child.kill()
+            child.join()

@@ -12,13 +12,17 @@ process allowed one CPU runs the same code in-process. Either way errors are tho
 
 from __future__ import annotations
 
+import codecs
 import collections
+import contextlib
 import itertools
 import multiprocessing
 import os
 import shutil
 import signal
+import stat
 import tempfile
+import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from typing import IO, Any
@@ -57,19 +61,42 @@ def map_records(path: str, stage: str | None, work: Work, name: str | None = Non
     (``None``: parsed only); its JSONL goes to ``out`` (``None``: dropped) and its result is
     yielded, in input order. ``start`` counts records from 0; a second pass over the same
     file passes the ``layout`` list the first pass filled (records per block), else workers
-    see ``start=-1``."""
+    see ``start=-1``. A file replaced, cut or grown meanwhile is a ``UabError``."""
     name = name or display_name(path)
     n = workers()
-    if n < 2 or path == "-" or not os.path.isfile(path) or os.path.getsize(path) < _PARALLEL_FROM:
-        start = 0
-        for batch in read_batches(path, stage, name):
-            data, result = work(batch, start)
-            if out is not None:
-                out.write(data)
-            yield result
-            start += len(batch)
-        return
-    yield from _parallel(path, stage, work, name, n, out, layout)
+    before = fingerprint(path)
+    try:
+        if n < 2 or before is None or before[2] < _PARALLEL_FROM:  # [2]: its size
+            start = 0
+            for batch in read_batches(path, stage, name):
+                data, result = work(batch, start)
+                if out is not None:
+                    out.write(data)
+                yield result
+                start += len(batch)
+        else:
+            yield from _parallel(path, stage, work, name, n, out, layout)
+    except (UabError, OSError):  # what a changed input looks like: a bad line, a duplicate id, a vanished file
+        if before is not None and fingerprint(path) != before:
+            raise changed(name) from None
+        raise
+    if before is not None and fingerprint(path) != before:
+        raise changed(name)
+
+
+def changed(name: str | None) -> UabError:
+    return UabError("input changed while it was being read; run again", name)
+
+
+def fingerprint(path: str) -> tuple[int, int, int, int] | None:
+    """What tells a regular file's content changed (``None``: stdin, a pipe, no such file)."""
+    try:
+        st = os.stat(path) if path != "-" else None
+    except OSError:
+        return None
+    if st is None or not stat.S_ISREG(st.st_mode):
+        return None
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
 
 
 def _parallel(path: str, stage: str | None, work: Work, name: str, n: int, out: IO[bytes] | None,
@@ -79,13 +106,18 @@ def _parallel(path: str, stage: str | None, work: Work, name: str, n: int, out: 
     starts = [0, *itertools.accumulate(known)] if known else []  # each block's first record
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else None)
-    spool = tempfile.mkdtemp(prefix="uab-blocks.") if out is not None else None
+    try:
+        spool = tempfile.mkdtemp(prefix="uab-blocks.") if out is not None else None
+    except OSError as exc:
+        raise _unspoolable(exc) from None
     seen: set[str] = set()
     lines = 0  # lines of the input before the block being collected
     pending: collections.deque[Future] = collections.deque()
     try:
         with ProcessPoolExecutor(n, context, initializer=_start, initargs=(work,)) as pool:
             try:
+                with _interrupt_deferred():  # workers forked but not yet managed cannot be stopped
+                    pool.submit(int)  # starts them all
                 for k, begin in enumerate(range(0, size, _BLOCK)):
                     start = starts[k] if k < len(starts) else -1
                     spooled = spool and os.path.join(spool, str(k))
@@ -105,6 +137,30 @@ def _parallel(path: str, stage: str | None, work: Work, name: str, n: int, out: 
             shutil.rmtree(spool, ignore_errors=True)
 
 
+@contextlib.contextmanager
+def _interrupt_deferred() -> Iterator[None]:
+    """Ctrl-C held back to the end of the block (in the main thread, where Python takes it):
+    a process pool interrupted while it starts its processes cannot stop them, and the exit
+    would wait for them forever."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if caught:
+            signal.raise_signal(signal.SIGINT)  # to the handler it was meant for
+
+
+def _unspoolable(exc: OSError) -> UabError:
+    """A failure to keep a block's output in the temporary directory, named as such."""
+    return UabError(f"cannot keep block outputs in the temporary directory: {exc.strerror or exc} "
+                    "(set TMPDIR to a folder with room)", tempfile.gettempdir())
+
+
 def _collect(future: Future, lines: int, seen: set[str], name: str, out: IO[bytes] | None,
              layout: list[int] | None, known: list[int]):
     """One block's results, its ids checked against the earlier blocks' first (in line order,
@@ -118,8 +174,8 @@ def _collect(future: Future, lines: int, seen: set[str], name: str, out: IO[byte
                 raise UabError(f"duplicate id {rid!r}", name, lineno)
             seen.add(rid)
     if error is not None:
-        message, offset = error
-        raise UabError(message, name, lines + offset + 1)
+        message, where, offset = error
+        raise UabError(message, where, None if offset is None else lines + offset + 1)
     if layout is not None and not known:  # a first pass: record the layout for the next
         layout.append(count)
     if spooled is not None:
@@ -143,46 +199,49 @@ def _start(work: Work) -> None:
 def _task(path: str, begin: int, end: int, name: str, stage: str | None, start: int, spooled: str | None):
     """The lines that start in bytes ``[begin, end)`` of ``path``, in a worker: how many, their
     ids (for the parent's duplicate check), the work's results, the first error as
-    ``(message, line offset in the block)`` and the file holding the block's output.
+    ``(message, file, line offset in the block)`` and the file holding the block's output.
     ``start`` is the index of the block's first record (-1: not known)."""
     data, final = _without_trailing_blank_lines(path, *_lines(path, begin, end))
     first = 1 if begin == 0 else 2  # the file's first line gets its own checks (BOM, JSON array)
     ids: list[str] = []
     results: list[Any] = []
     count, error = 0, None
-    out = open(spooled, "wb") if spooled else None
     try:
-        for piece, last in ((data, False), (final, True)):
-            if not piece:
-                continue
-            for batch in parse_block(piece, first + count, last, path, name):
-                if stage is not None:
-                    try:
-                        validate_batch(batch, stage, name, first + count)
-                    except UabError as exc:  # the records before it are valid: their ids count
-                        ids += [rec["id"] for rec in batch[: exc.line - first - count]]
-                        raise
-                    ids += [rec["id"] for rec in batch]
-                output, result = _WORK(batch, start + count if start >= 0 else -1)
-                if out is not None:
-                    out.write(output)
-                results.append(result)
-                count += len(batch)
-    except UabError as exc:
-        error = (exc.message, exc.line - first if exc.line is not None else count)
-    finally:
-        if out is not None:
-            out.close()
+        with open(spooled, "wb") if spooled else contextlib.nullcontext() as out:
+            for piece, last in ((data, False), (final, True)):
+                if not piece:
+                    continue
+                for batch in parse_block(piece, first + count, last, path, name):
+                    if stage is not None:
+                        try:
+                            validate_batch(batch, stage, name, first + count)
+                        except UabError as exc:  # the records before it are valid: their ids count
+                            ids += [rec["id"] for rec in batch[: exc.line - first - count]]
+                            raise
+                        ids += [rec["id"] for rec in batch]
+                    output, result = _WORK(batch, start + count if start >= 0 else -1)
+                    if out is not None:
+                        out.write(output)
+                    results.append(result)
+                    count += len(batch)
+    except UabError as exc:  # a work's error names no line, as in one process
+        error = (exc.message, exc.path, None if exc.line is None else exc.line - first)
+    except OSError as exc:  # the block's output is all a worker writes
+        spill = _unspoolable(exc)
+        error = (spill.message, spill.path, None)
     return count, ids, results, error, spooled
 
 
 def _lines(path: str, begin: int, end: int) -> tuple[bytes, bytes, int]:
     """The lines of ``path`` that start in bytes ``[begin, end)``: those ending in a newline,
-    a last line of the file without one (``b""`` if none), and the offset after them."""
+    a last line of the file without one (``b""`` if none), and the offset after them; the
+    file's byte-order mark left out."""
     with open(path, "rb") as fh:
         base = max(begin - 1, 0)
+        if begin == 0 and fh.read(len(codecs.BOM_UTF8)) == codecs.BOM_UTF8:  # no content: a file of one
+            base = len(codecs.BOM_UTF8)  # and blank lines is empty
         fh.seek(base)
-        data = fh.read(end - base)
+        data = fh.read(max(end - base, 0))
         if begin > 0:  # skip the line that started in an earlier block
             skip = data.find(b"\n")
             data = data[skip + 1:] if skip >= 0 else b""

@@ -61,26 +61,29 @@ def _blocks(path: str, name: str) -> Iterator[tuple[bytes, int, bool]]:
         head = fh.read(len(_BOM))
         bom = _BOM if head == _BOM else b""
         more = () if len(head) < len(_BOM) else iter(lambda: fh.read1(_CHUNK), b"")  # short: the end, read once
-        rest = b""
+        held, blanks = b"", 0  # the blank lines that end what was read: the first (an error if more follows), how many
+        rest = b""  # the line being read
         for chunk in itertools.chain([head[len(bom):]], more):
             cut = chunk.rfind(b"\n") + 1
-            if not cut:  # no line ends here: keep reading this line
+            if cut:
+                data, rest = rest + chunk[:cut], chunk[cut:]
+                kept = without_trailing_blank_lines(data)
+                blank = data[len(kept):]
+                if kept:  # after blank lines held back, the first of them is the error
+                    yield bom + held + kept, lineno + 1, False
+                    lineno += kept.count(b"\n")
+                    bom, held, blanks = b"", b"", 0
+                if blank:
+                    held = held or blank[: blank.index(b"\n") + 1]
+                    blanks += blank.count(b"\n")
+            else:  # no line ends here: keep reading this line
                 rest += chunk
-                if len(rest) > MAX_LINE_BYTES:  # do not buffer a runaway line any further
-                    raise UabError(_TOO_LONG, name, lineno + 1)
-                continue
-            data, rest = rest + chunk[:cut], chunk[cut:]
-            kept = without_trailing_blank_lines(data)
-            if len(kept) < len(data):  # blank lines at the end are held back: an error only if more follows
-                data, rest = kept, data[len(kept):] + rest
-            if data:
-                yield bom + data, lineno + 1, False
-                lineno += data.count(b"\n")
-                bom = b""
-            if len(rest) > MAX_LINE_BYTES:
-                raise UabError(_TOO_LONG, name, lineno + 1)
+            if len(rest) > MAX_LINE_BYTES:  # do not buffer a runaway line any further
+                if held and rest.strip():
+                    yield bom + held, lineno + 1, False  # the blank line before it comes first
+                raise UabError(_TOO_LONG, name, lineno + blanks + 1)
         if rest.strip():
-            yield bom + rest, lineno + 1, True
+            yield bom + held + rest, lineno + 1, True
             lineno += 1
     if lineno == 0:
         raise UabError("empty input: no records", name)

@@ -5,12 +5,10 @@ from __future__ import annotations
 
 import contextlib
 import io
-import os
 from dataclasses import dataclass
 
 from . import gcpolicy
-from .blocks import map_records
-from .errors import UabError
+from .blocks import changed, fingerprint, map_records
 from .jsonl import atomic_output, display_name, dumps, read_batches, rereadable
 from .pipeline import (
     AllocationInputs,
@@ -31,7 +29,7 @@ def allocate_file(path: str, settings: Allocation, output: str) -> AllocationSum
     numbers per question."""
     name = display_name(path)
     with rereadable(path) as source, gcpolicy.paused():
-        before = _fingerprint(source)
+        before = fingerprint(source)
         signal = settings.signal or default_signal(next(read_batches(source, None, name))[0])
         inputs, layout = AllocationInputs(settings, signal), []
         for part in map_records(source, "sampled", CollectBlock(settings, signal), name, layout=layout):
@@ -39,18 +37,9 @@ def allocate_file(path: str, settings: Allocation, output: str) -> AllocationSum
         plan = inputs.solve(range(1, inputs.m + 1), name)
         with atomic_output(output) as fh:
             written = sum(map_records(source, None, AnnotateBlock(plan, name), name, fh, layout))
-            if written != inputs.m or _fingerprint(source) != before:
-                raise _changed(name)
+            if written != inputs.m or fingerprint(source) != before:
+                raise changed(name)
     return plan.summary
-
-
-def _changed(name: str | None) -> UabError:
-    return UabError("input changed while it was being read; run again", name)
-
-
-def _fingerprint(path: str) -> tuple[int, int]:
-    st = os.stat(path)
-    return st.st_size, st.st_mtime_ns
 
 
 @dataclass(frozen=True)
@@ -78,7 +67,7 @@ class AnnotateBlock:
 
     def __call__(self, batch: list[dict], start: int) -> tuple[bytes, int]:
         if start < 0 or start + len(batch) > len(self.plan.p):  # not the blocks the first pass read
-            raise _changed(self.name)
+            raise changed(self.name)
         out = io.BytesIO()
         write, annotate = out.write, self.plan.annotate
         for i, rec in enumerate(batch, start):
