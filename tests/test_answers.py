@@ -228,6 +228,17 @@ def test_vote_and_grade_needs_math_equal_for_non_canonical_answers():
     assert vote_and_grade(["B", "A", "A"], "B", "mc")[1:] == (False, True)
 
 
+def test_an_equation_and_the_value_it_solves_are_two_answers():
+    """Grading is one way (the value 25 does not answer the gold x^2+y^2=25, which the equation
+    does); grouping them under the key "25" made the majority that wrote the gold wrong and not
+    even covered, while the replay graded the class by its members (right)."""
+    vote, correct, covered = vote_and_grade(["25", "x^2+y^2=25", "x^2+y^2=25"], "x^2+y^2=25", "math")
+    assert (vote.prediction, vote.votes, correct, covered) == ("x^2+y^2=25", {"x^2+y^2=25": 2, "25": 1}, True, True)
+    assert group(["18", "f(-2)=18"], "math") == {"18": 1, "f(-2)=18": 1}
+    assert is_correct({"question": "q", "answer": "18"}, "f(-2)=18")  # grading is unchanged
+    assert group(["\\sqrt{12}", "2\\sqrt{3}", "0.5", "1/2"], "math") == {"0.5": 2, "2\\sqrt{3}": 2}
+
+
 @given(st.one_of(st.text(alphabet="0123456789 -./x\\{}frac١", max_size=6), st.integers(-50, 50)))
 @settings(max_examples=300, deadline=None)
 def test_gold_answer_integer_path_matches_normalize_math(gold):

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from uab_cli import evaluation, pipeline, report, voting
@@ -154,6 +156,76 @@ def test_vote_and_simulate_elect_the_same_answer(rule):
             drawn = {**rec, "samples": [rec["samples"][j] for j in perm[i, :t]]}
             right = pipeline.vote(drawn, vote)["correct"]
             assert votes[rule][0][i, t] == right, (i, t)
+
+
+# Answer classes written several ways, per question type; an equation is no spelling of its value.
+SPELLINGS = {"math": [["0.5", "1/2", "\\frac{1}{2}"], ["1000", "1,000"], ["2\\sqrt{3}", "\\sqrt{12}"], ["7"],
+                      ["25", "x^2+y^2=25"], ["18", "f(-2)=18"], ["2,3", "3,2", "(2,3)"]],
+             "mc": [["A"], ["B", "(B)"], ["C"]], "text": [["paris"], ["london"]]}
+GOLDS = {"math": ["1/2", "1000", "7", "x^2+y^2=25", "18", "(2,3)"], "mc": ["A", "B"], "text": ["paris"]}
+
+
+@st.composite
+def pools(draw):
+    """Small pools: equivalent spellings, no answer, cut samples, missing and tied confidences."""
+    records = []
+    for i in range(draw(st.integers(1, 4))):
+        kind = draw(st.sampled_from(sorted(SPELLINGS)))
+        rec = {"id": f"q{i}", "question": f"q{i}", "type": kind, "answer": draw(st.sampled_from(GOLDS[kind]))}
+        if kind == "mc":
+            rec["choices"] = ["w", "x", "y"]
+        rec["samples"] = []
+        for j in range(draw(st.integers(1, 5))):
+            spelled = draw(st.sampled_from([*SPELLINGS[kind], [None]]))
+            s = {"index": max(j - 1, 0), "phase": 1 if j == 0 else 2, "text": "", "answer": draw(st.sampled_from(spelled)),
+                 "finish_reason": draw(st.sampled_from(["stop", "stop", "length"])), "n_tokens": draw(st.integers(0, 9))}
+            if draw(st.integers(0, 5)):
+                s["anll"] = draw(st.sampled_from([0.1, 0.5]))
+            if draw(st.integers(0, 5)):
+                s["confidence"] = draw(st.integers(1, 10))
+            rec["samples"].append(s)
+        records.append(rec)
+    return records
+
+
+@given(records=pools(), rule=st.sampled_from(list(voting.RULES)), signal=st.sampled_from(["anll", "vcs"]),
+       cut=st.sampled_from(["count", "drop"]), seed=st.integers(0, 2))
+@settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
+@example(records=[{"id": "q", "question": "q", "answer": "x^2+y^2=25", "samples": [
+    {"index": 0, "phase": 1, "text": "", "answer": a, "anll": 0.1} for a in ("25", "x^2+y^2=25")]}],
+    rule="majority", signal="anll", cut="count", seed=0)
+@example(records=[{"id": "q", "question": "q", "answer": "(2,3)", "samples": [
+    {"index": 0, "phase": 1, "text": "", "answer": a, "anll": 0.1} for a in ("3,2", "2,3")]}],
+    rule="majority", signal="anll", cut="count", seed=0)
+def test_vote_and_the_replay_agree_on_every_prefix_of_a_draw(records, rule, signal, cut, seed):
+    """``uab vote`` over the first t draws of a seed and the replay's table for them: the same
+    correctness, coverage and fallback, with answers written several ways (``0.5``, ``1/2``; an
+    equation beside the value it solves), cut samples and missing or tied confidences."""
+    confident = voting.RULES[rule].confidence
+    vote = Vote(rule=rule, cut=cut, **({"signal": signal} if confident else {}))
+    pool = evaluation.Pool(records, cut)
+    perm = pool.permutations(seed)
+    votes, cover = pool.outcomes(perm, [rule], pool.log_w(signal, vote.temperature) if confident else None, vote.keep)
+    for i, rec in enumerate(records):
+        for t in range(1, pool.k[i] + 1):
+            out = pipeline.vote({**rec, "samples": [dict(rec["samples"][j]) for j in perm[i, :t]]}, vote)
+            assert (votes[rule][0][i, t], cover[i, t], votes[rule][1][i, t]) == \
+                (out["correct"], out["covered"], bool(out.get("vote_fallback"))), (i, t, out["prediction"])
+
+
+def test_a_class_is_graded_by_its_key_in_the_replay_and_the_oracle():
+    """math-verify groups the set ``3,2`` with ``2,3``, which answers the gold tuple ``(2,3)``
+    while ``3,2`` does not: ``uab vote`` grades the class by its key, the spelling that sorts
+    first among the draws. The replay graded it by its last sample in the pool (``|=`` with a
+    repeated index), so ``3,2`` drawn alone was right; the oracle's values likewise."""
+    rec = {"id": "q", "question": "q", "answer": "(2,3)",
+           "samples": [{"index": 0, "phase": 1, "text": "", "answer": a} for a in ("3,2", "2,3")]}
+    assert [pipeline.vote({**rec, "samples": ss})["correct"] for ss in
+            ([rec["samples"][0]], [rec["samples"][1]], rec["samples"])] == [False, True, True]
+    pool = evaluation.Pool([rec])
+    assert pool.majority_values.tolist() == [[0.0, 0.5, 1.0]]
+    votes, _ = pool.outcomes(np.array([[0, 1]]))
+    assert votes["majority"][0].tolist() == [[False, False, True]]
 
 
 def test_simulate_crosses_vote_rules_and_labels_every_row():

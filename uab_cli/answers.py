@@ -515,9 +515,11 @@ def _classes(answers: Sequence[str | None], kind: str, rep_of: dict | None = Non
         if value is not None and value in by_value:
             rep_of[a] = by_value[value]
             continue
-        # Distinct plain numbers differ; anything symbolic goes through math-verify.
+        # Distinct plain numbers differ; anything symbolic goes through math-verify, both ways: a
+        # class is graded by its key, so it holds only answers that grade alike (an equation is
+        # no value: "25" does not answer the gold "x^2+y^2=25" that its own samples do).
         candidates = reps if value is None else [r for r in reps if as_number(r) is None]
-        match = next((r for r in candidates if equal(r, a, kind)), None)
+        match = next((r for r in candidates if equal(r, a, kind) and equal(a, r, kind)), None)
         rep_of[a] = match or a
         if match is None:
             reps.append(a)

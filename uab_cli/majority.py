@@ -227,8 +227,9 @@ def empirical_values(counts: Sequence[int], correct: Sequence[bool], order: Sequ
     ``counts[b]``: the pool's samples of answer class b; ``correct[b]``: whether b is right;
     ``order[b]``: b's tie rank (a tie goes to the lowest); ``none``: samples without an
     answer (they draw but never vote). ``spellings[b]``, where a class is written more than one
-    way (``0.5``, ``1/2``): its (tie rank, samples) per spelling; a class's tie rank is then
-    that of its first spelling among the draws, as the replay (``voting.elect``) keys it, not
+    way (``0.5``, ``1/2``): its (tie rank, samples) per spelling, or (tie rank, samples, right)
+    where a spelling grades otherwise than ``correct[b]``; a class's tie rank, and its grade, are then
+    those of its first spelling among the draws, as the replay (``voting.elect``) keys it, not
     among the pool (given, ``order`` is not read; default: one spelling per class, ranked ``order[b]``). Sums over the
     correct class's vote count x (and its first spelling drawn) the ways every other class
     stays below x (at x when it loses the tie: none of its draws spelled before), by
@@ -238,19 +239,20 @@ def empirical_values(counts: Sequence[int], correct: Sequence[bool], order: Sequ
     exact to ~k ulp up to k = 1000 samples; beyond, exact integers.
     """
     counts = [int(c) for c in counts]
-    spelled = [sorted((int(r), int(c)) for r, c in s if c) for s in spellings] if spellings is not None \
-        else [[(int(order[b]), n_b)] if n_b else [] for b, n_b in enumerate(counts)]
+    spelled = [sorted((int(s[0]), int(s[1]), bool(s[2] if len(s) > 2 else correct[b])) for s in sp if s[1])
+               for b, sp in enumerate(spellings)] if spellings is not None \
+        else [[(int(order[b]), n_b, bool(correct[b]))] if n_b else [] for b, n_b in enumerate(counts)]
     k = sum(counts) + int(none)
     n_max = k if n_max is None else min(int(n_max), k)
     big = k > _FLOAT_POOL
     ways = [0] * (k + 1) if big else np.zeros(k + 1)
-    for a, (n_a, right) in enumerate(zip(counts, correct)):
-        if not right or n_a == 0:
-            continue
-        for j, (first, _) in enumerate(spelled[a]):  # a's first spelling among its draws
-            after = sum(c for _, c in spelled[a][j + 1:])  # a's samples spelled after it
+    for a, n_a in enumerate(counts):
+        for j, (first, _, right) in enumerate(spelled[a]):  # a's first spelling among its draws
+            if not right:  # a keyed by this spelling is wrong
+                continue
+            after = sum(c for _, c, _ in spelled[a][j + 1:])  # a's samples spelled after it
             # each other class b: its samples, and those spelled after a's first (b loses a tie with those)
-            others = [(n_b, sum(c for r, c in spelled[b] if r > first))
+            others = [(n_b, sum(c for r, c, _ in spelled[b] if r > first))
                       for b, n_b in enumerate(counts) if b != a and n_b]
             for x in range(1, n_a + 1):
                 lead = math.comb(after + spelled[a][j][1], x) - math.comb(after, x)  # x of a's, first spelling j

@@ -59,9 +59,6 @@ class Pool:
                 if voted is not None:
                     self.cls[i, j], self.rank[i, j], self.correct[i, j] = classes[a], ranked[a], right[ranked[a]]
         self.n_classes = max(int(self.cls.max()) + 1, 1)
-        self.class_correct = np.zeros((m, self.n_classes + 1), dtype=bool)  # last column: no winner
-        rows, cols = np.nonzero(self.cls >= 0)
-        self.class_correct[rows, self.cls[rows, cols]] |= self.correct[rows, cols]
         self.lengths = np.array([len(r["question"]) for r in self.records], dtype=np.float64)
         self.hard = np.array([r.get("judge") == "hard" for r in self.records])
         self.judged = all(r.get("judge") in ("easy", "hard") for r in self.records)
@@ -110,6 +107,7 @@ class Pool:
         the first t draws, and coverage: (M, K+1) tables (``voting.elect`` on every prefix)."""
         cp = np.take_along_axis(self.cls, perm, 1)
         rp = np.take_along_axis(self.rank, perm, 1)
+        right = np.take_along_axis(self.correct, perm, 1)
         wp = np.take_along_axis(np.full(self.cls.shape, np.nan) if log_w is None else log_w, perm, 1)
         m, kmax = cp.shape
         out = {rule: (np.zeros((m, kmax + 1), dtype=bool), np.zeros((m, kmax + 1), dtype=bool)) for rule in rules}
@@ -119,13 +117,13 @@ class Pool:
         group = np.ceil(np.log2(np.maximum(self.cls.max(axis=1, initial=-1) + 1, 1))).astype(np.int64)
         for g in np.unique(group):
             rows = np.flatnonzero(group == g)
-            c, w, r = cp[rows], wp[rows], rp[rows]
+            c, w, r, ok = cp[rows], wp[rows], rp[rows], right[rows]
             for t in range(1, kmax + 1):
                 for rule in rules:
                     win, fell = voting.elect(c[:, :t], w[:, :t], r[:, :t], rule, keep)
-                    out[rule][0][rows, t] = self.class_correct[rows, win]  # win -1: the no-winner column
+                    out[rule][0][rows, t] = _key_right(c[:, :t], r[:, :t], ok[:, :t], win)
                     out[rule][1][rows, t] = fell
-        cover = np.logical_or.accumulate(np.take_along_axis(self.correct, perm, 1), axis=1)
+        cover = np.logical_or.accumulate(right, axis=1)
         return out, np.hstack([np.zeros((m, 1), dtype=bool), cover])
 
     def margins(self, perm: np.ndarray) -> np.ndarray:
@@ -142,17 +140,18 @@ class Pool:
     def majority_values(self) -> np.ndarray:
         """A[i, n]: question i's exact expected majority-vote accuracy with n samples drawn
         from its pool without replacement (ties exactly as ``outcomes``: a class written several
-        ways, ``0.5`` and ``1/2``, is keyed by its first spelling among the draws); -inf beyond K_i."""
+        ways, ``0.5`` and ``1/2``, is keyed, and graded, by its first spelling among the draws); -inf beyond K_i."""
         out = np.full((len(self.records), self.cls.shape[1] + 1), -np.inf)
         for i in range(len(self.records)):
             k, row = int(self.k[i]), self.cls[i, : self.k[i]]
             counts = np.bincount(row[row >= 0], minlength=self.n_classes)
             pairs, samples = np.unique(np.stack([row[row >= 0], self.rank[i, : k][row >= 0]]), axis=1,
                                        return_counts=True)
-            spellings: list[list[tuple[int, int]]] = [[] for _ in range(self.n_classes)]  # (tie rank, samples)
+            right = dict(zip(self.rank[i, :k].tolist(), self.correct[i, :k].tolist()))  # per spelling
+            spellings: list[list[tuple]] = [[] for _ in range(self.n_classes)]  # (tie rank, samples, right)
             for c, r, n in zip(*pairs.tolist(), samples.tolist()):
-                spellings[c].append((r, n))
-            out[i, : k + 1] = majority.empirical_values(counts.tolist(), self.class_correct[i, :-1].tolist(),
+                spellings[c].append((r, n, right[r]))
+            out[i, : k + 1] = majority.empirical_values(counts.tolist(), [any(s[2] for s in sp) for sp in spellings],
                                                         None, int((row < 0).sum()), spellings=spellings)
         return out
 
@@ -165,6 +164,15 @@ class Pool:
             return vote_outcomes(Counter(int(c) for c in ids if c >= 0).values(), (ids < 0).sum())
 
         return success_probabilities(phase1, signal, temperature, answer_counts)[0]
+
+
+def _key_right(cls: np.ndarray, rank: np.ndarray, right: np.ndarray, win: np.ndarray) -> np.ndarray:
+    """Per row, whether the winning class ``win`` (-1: none) is right, graded as ``uab vote``
+    grades its prediction: by the class's key, its first spelling among these draws (an answer
+    that math-verify groups with the key need not grade as it does: ``2,3`` with ``3,2``)."""
+    mine = cls == win[:, None]
+    key = np.where(mine, rank, _BIG).min(axis=1, keepdims=True)
+    return (mine & (rank == key) & right).any(axis=1)
 
 
 def _counts(pool: list[list[dict]], key: str, kmax: int) -> np.ndarray | None:
