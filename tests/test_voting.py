@@ -498,3 +498,14 @@ def test_a_pool_of_too_few_questions_or_seeds_recommends_uniform_majority():
     # Four seeds: a standard error over four is too noisy to gate on.
     [four] = recommend.held_out({k: v[:4] for k, v in many.items()}, set(), context)
     assert four["vote_rule"] == "majority" and four["kept_over"]["why"] == "fewer than 5 seeds"
+
+
+def test_filtered_keeps_every_sample_tied_at_its_threshold_whatever_their_order():
+    """vcs scores are whole numbers, so ties at the keep boundary are common: the draw order
+    chose which tied samples stayed (A, B, C voted A; A, C, C voted C), and a whole-pool replay
+    varied by seed. Every sample as confident as the threshold stays: all four, C wins."""
+    log_w = np.log([0.9, 0.5, 0.5, 0.5])
+    for reps in (["A", "B", "C", "C"], ["A", "C", "C", "B"], ["A", "C", "B", "C"]):
+        assert voting.choose(reps, log_w, "filtered", keep=0.75) == ("C", False), reps
+    # below the threshold still goes: keep 0.25 holds A alone
+    assert voting.choose(["A", "B", "C", "C"], log_w, "filtered", keep=0.25) == ("A", False)
