@@ -124,21 +124,27 @@ def test_pipeline_budget_contract_and_reallocation(m, k, data):
             assert rec["uab"]["allocate"]["n"] == n and rec["uab"]["vote"]["rule"] == rule.rule
             if cap is not None:
                 assert len(pipeline.voted_samples(rec)) <= cap
-        counted = tally.samples + (m * k if not rule.include_phase1 else 0)
+        # --exclude-phase1 votes the Phase-1 samples of a question that holds no Phase-2 sample
+        counted = tally.samples + (k * (m - tally.phase1_only) if not rule.include_phase1 else 0)
         assert counted + summary.saved == n * m, (counted, summary.saved, n, m)
 
 
 # --- edges found by an audit: each test failed on the code before its fix ---
 
 
-def test_a_confidence_rule_with_exclude_phase1_votes_a_question_without_phase2_samples():
-    """--exclude-phase1 leaves a question that got no Phase-2 sample nothing to vote: majority says
-    no answer; a confidence rule crashed (numpy: zero-size array to reduction operation minimum)."""
+def test_exclude_phase1_votes_the_phase1_sample_of_a_question_without_phase2_samples():
+    """--exclude-phase1 (the paper's "w/o Phase-1 vote" ablation) votes a question that got no
+    Phase-2 sample by its Phase-1 sample, as the paper's code (src/main.py) did: it was left with
+    no answer and graded wrong, every confident question UAB gives nothing (a confidence rule
+    crashed on it before that: numpy's zero-size array to reduction operation minimum)."""
     rec = {"id": "q0", "question": "What is 1 + 1?", "answer": "2", "extra": 0,
            "samples": [{"index": 0, "phase": 1, "text": "Answer: 2", "answer": "2", "anll": 0.1}]}
-    for rule in ("confident-ties", "weighted", "filtered", "most-confident"):
-        out = pipeline.vote(dict(rec), Vote(include_phase1=False, rule=rule, signal="anll"))
-        assert out["prediction"] is None and out["correct"] is False
+    for rule in ("majority", "confident-ties", "weighted", "filtered", "most-confident"):
+        signal = None if rule == "majority" else "anll"
+        out = pipeline.vote(dict(rec), Vote(include_phase1=False, rule=rule, signal=signal))
+        assert out["prediction"] == "2" and out["correct"] is True
+    two = dict(rec, extra=1, samples=[*rec["samples"], {"index": 1, "phase": 2, "text": "Answer: 3", "answer": "3"}])
+    assert pipeline.vote(two, Vote(include_phase1=False))["prediction"] == "3"  # Phase 2's alone where it has any
 
 
 def test_an_infeasible_max_per_question_is_refused_before_the_run_directory_changes(tmp_path, fake_backend):

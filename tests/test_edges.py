@@ -104,8 +104,9 @@ def test_vote_says_when_it_votes_less_than_was_meant(tmp_path):
     result = cli(["vote", alloc, "-o", str(tmp_path / "v.jsonl")])  # phase2 forgotten
     assert "4 question(s) hold fewer Phase-2 samples than allocated ('extra')" in result.stderr
     result = cli(["vote", p1, "--exclude-phase1", "-o", str(tmp_path / "v.jsonl")])
-    assert "4 question(s) had no sample to vote (--exclude-phase1 votes Phase 2's only)" in result.stderr
-    assert "had no sample" not in cli(["vote", p1, "-o", str(tmp_path / "v.jsonl")]).stderr
+    assert ("4 question(s) hold no Phase-2 sample: --exclude-phase1 voted their Phase-1 sample(s), as the paper's "
+            "code did") in result.stderr
+    assert "hold no Phase-2" not in cli(["vote", p1, "-o", str(tmp_path / "v.jsonl")]).stderr
 
 
 def test_a_pool_directory_given_to_run_says_so(tmp_path):

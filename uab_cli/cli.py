@@ -764,8 +764,10 @@ def _print_votes(s: pipeline.VoteSummary) -> None:
         err.print(f"{s.beyond} question(s) hold more Phase-2 samples than allocated ('extra', an earlier allocation's): "
                   "voted over the ones this allocation asks for", highlight=False, soft_wrap=True)
     if s.unvoted:
-        err.print(f"{s.unvoted} question(s) had no sample to vote" + (" (--exclude-phase1 votes Phase 2's only)"
-                  if s.rule is not None and not s.rule.include_phase1 else ""), highlight=False, soft_wrap=True)
+        err.print(f"{s.unvoted} question(s) had no sample to vote", highlight=False, soft_wrap=True)
+    if s.phase1_only:
+        err.print(f"{s.phase1_only} question(s) hold no Phase-2 sample: --exclude-phase1 voted their Phase-1 "
+                  "sample(s), as the paper's code did", highlight=False, soft_wrap=True)
     if s.rule is not None and s.rule.uses_confidence:
         line = f"vote rule: {s.rule.rule} ({s.rule.signal}, T={s.rule.temperature:g}"
         line += f", keep {s.rule.keep:g})" if voting.RULES[s.rule.rule].keep else ")"

@@ -550,17 +550,23 @@ def vote(rec: dict, settings: Vote = Vote()) -> dict:
 
 
 def voted_samples(rec: dict, settings: Vote | None = None) -> Sequence[dict]:
-    """The samples ``settings`` vote over: all, or Phase 2's alone with ``--exclude-phase1``;
-    of an allocated record (``extra``), the Phase-2 samples its allocation asks for only
-    (indices below its Phase-1 count plus ``extra``, as a run votes), not those an earlier,
-    larger allocation drew: the budget is N·M."""
+    """The samples ``settings`` vote over: all, or Phase 2's alone with ``--exclude-phase1``
+    (a question that holds no Phase-2 sample votes its Phase-1 ones, as the paper's code did:
+    ``phase1_only``); of an allocated record (``extra``), the Phase-2 samples its allocation
+    asks for only (indices below its Phase-1 count plus ``extra``, as a run votes), not those an
+    earlier, larger allocation drew: the budget is N·M."""
     pool = rec.get("samples") or ()
     if _beyond(rec):
         stop = len(samples(rec, 1)) + rec["extra"]
         pool = [s for s in pool if s.get("phase") != 2 or s.get("index", 0) < stop]
     if settings is not None and not settings.include_phase1:
-        pool = [s for s in pool if s.get("phase") == 2]
+        pool = [s for s in pool if s.get("phase") == 2] or pool
     return pool
+
+
+def phase1_only(pool: Sequence[dict], settings: Vote | None) -> bool:
+    """Whether ``--exclude-phase1`` fell back to a question's Phase-1 samples (``voted_samples``)."""
+    return settings is not None and not settings.include_phase1 and any(s.get("phase") != 2 for s in pool)
 
 
 def _beyond(rec: dict) -> bool:
@@ -605,7 +611,8 @@ class VoteSummary:
     fallbacks: int = 0  # questions a confidence rule voted by majority (a sample without its statistic)
     cut: int = 0  # of those samples, the ones cut at --max-tokens, whether or not --cut-samples let them vote
     undrawn: int = 0  # questions holding fewer Phase-2 samples than their allocation's ``extra`` (no phase2 run)
-    unvoted: int = 0  # questions with no sample to vote (--exclude-phase1 on Phase-1 samples only)
+    unvoted: int = 0  # questions with no sample to vote
+    phase1_only: int = 0  # questions --exclude-phase1 voted by their Phase-1 samples (they hold no Phase-2 sample)
     beyond: int = 0  # questions holding more Phase-2 samples than their ``extra`` (an earlier allocation's)
     by_level: dict = field(default_factory=dict)
     rule: Vote | None = None  # the vote settings, signal resolved
@@ -618,6 +625,7 @@ class VoteSummary:
         self.cut += sum(map(is_cut, pool))
         self.tokens.add(pool)
         self.unvoted += not pool
+        self.phase1_only += phase1_only(pool, self.rule)
         extra = rec.get("extra")
         if is_int(extra):  # allocated: does it hold the Phase-2 samples its allocation asks for?
             held = len(samples(rec, 2))
@@ -639,7 +647,7 @@ class VoteSummary:
 
     def merge(self, other: VoteSummary) -> None:
         for name in ("questions", "graded", "correct", "no_answer", "samples", "any_correct", "fallbacks", "cut",
-                     "undrawn", "unvoted", "beyond"):
+                     "undrawn", "unvoted", "phase1_only", "beyond"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.tokens += other.tokens
         for level, (n, c) in other.by_level.items():

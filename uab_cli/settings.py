@@ -271,7 +271,8 @@ class Vote:
     read sample confidences, the per-sample signal, its temperature and the kept fraction."""
 
     include_phase1: bool = _vote("--include-phase1/--exclude-phase1", True,
-                                 "Vote over Phase-1 samples too (--exclude-phase1: Phase 2 only, an ablation).")
+                                 "Vote over Phase-1 samples too (--exclude-phase1: Phase 2 only, the paper's "
+                                 "ablation; a question with no Phase-2 sample votes its Phase-1 ones).")
     tie_seed: int | None = _vote("--tie-seed", None, "Break majority ties at random with this seed.", type=int,
                                  minimum=0, show_default="earliest answer")
     rule: str = _vote("--vote-rule", voting.DEFAULT_RULE, "Vote rule:",

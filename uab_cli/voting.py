@@ -103,7 +103,7 @@ def elect(cls: np.ndarray, log_w: np.ndarray, rank: np.ndarray, rule: str,
 def choose(reps: list[str | None], log_w: np.ndarray, rule: str, keep: float = DEFAULT_KEEP) -> tuple[str | None, bool]:
     """One question's winner under ``rule`` from each sample's answer class representative
     (``None``: no answer) and log confidence; and whether it fell back to majority."""
-    if not reps:  # nothing to vote (--exclude-phase1 on a question with no Phase-2 sample)
+    if not reps:  # nothing to vote (a record without samples)
         return None, False
     distinct = sorted({r for r in reps if r is not None})
     ids = {r: i for i, r in enumerate(distinct)}
