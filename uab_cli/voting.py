@@ -42,9 +42,8 @@ RULES: dict[str, VoteRule] = {r.name: r for r in (
              "uab"),
     VoteRule("weighted", "each sample votes with weight w = exp(-s/T) of its --vote-signal statistic s "
              "(vcs: score/10); most weight wins", "CISC, DeepConf"),
-    VoteRule("filtered", "keep the most confident --vote-keep fraction of the answered samples (and those tied "
-             "with the last kept), then majority; a tie goes to the answer whose best kept sample is most confident",
-             "DeepConf (top-η% filter)",
+    VoteRule("filtered", "keep the most confident --vote-keep fraction of the answered samples, then majority; "
+             "a tie goes to the answer whose best kept sample is most confident", "DeepConf (top-η% filter)",
              keep=True),
     VoteRule("most-confident", "the single most confident sample's answer", "DeepConf (η → 0)"),
 )}
@@ -76,13 +75,14 @@ def elect(cls: np.ndarray, log_w: np.ndarray, rank: np.ndarray, rule: str,
     lacking = (answered & np.isnan(log_w)).any(axis=1)
     w = np.where(answered & ~np.isnan(log_w), log_w, -np.inf)
     if rule == "filtered":
-        # the answered samples at least as confident as the ceil(keep·n)-th most confident of
-        # them (one of weight -inf, a vcs score of 0, included): ties at the threshold all kept,
-        # as DeepConf's percentile threshold keeps them, so the order of the samples never decides
-        ranked = np.sort(np.where(answered, -w, np.inf), axis=1)  # most confident first, unanswered last
-        n_keep = np.maximum(np.ceil(keep * answered.sum(axis=1) - 1e-9).astype(np.int64), 1)
-        threshold = -ranked[np.arange(rows), np.minimum(n_keep, width) - 1] if width else np.zeros(rows)
-        kept = hit & (answered & (w >= threshold[:, None]))[:, :, None]
+        # answered samples first (one of weight -inf, a vcs score of 0, included), the most
+        # confident first among them, then, among equally confident ones, the answer that sorts
+        # first (as majority's ties go): which of them stay never depends on the samples' order
+        order = np.lexsort((np.broadcast_to(rank, cls.shape), -w, ~answered), axis=1)
+        place = np.empty_like(order)
+        np.put_along_axis(place, order, np.arange(width)[None, :].repeat(rows, 0), axis=1)
+        n_keep = np.ceil(keep * answered.sum(axis=1) - 1e-9).astype(np.int64)
+        kept = hit & ((place < np.maximum(n_keep, 1)[:, None]) & answered)[:, :, None]
         kept_counts = kept.sum(axis=1)
         kept_best = np.where(kept, w[:, :, None], -np.inf).max(axis=1)  # ties: as confident-ties, among the kept
         winner = _pick(kept_counts > 0, [kept_counts, kept_best], first)
