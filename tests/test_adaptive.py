@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -11,6 +12,8 @@ from conftest import arithmetic, cli, read_jsonl, write_jsonl
 from uab_cli import allocation, evaluation
 from uab_cli.errors import UabError
 from uab_cli.pools import Pool
+
+ROOT = Path(__file__).resolve().parents[1]
 
 # Each question's vote margin after n samples, n = 0 … 5 (4 questions, 2 Phase-1 samples each):
 # q0 agrees from the start; q1 disagrees at 2 and settles at 3; q2 has no answer at 2, a tie at
@@ -108,7 +111,7 @@ def test_a_run_killed_between_rounds_resumes_to_the_same_allocation(tmp_path, fa
 
 
 def test_simulate_replays_it_from_two_phase1_samples_and_recommends_it_with_its_samples(tmp_path):
-    records = read_jsonl("results/synthetic/calibrated-small/pool.jsonl")
+    records = read_jsonl(ROOT / "results" / "synthetic" / "calibrated-small" / "pool.jsonl")
     rows = list(evaluation.simulate(records, [1, 3], ["uniform", "adaptive"], ["anll"], 3,
                                     vote_rules=["majority", "confident-ties"]))
     (skip,) = [r for r in rows if "skipped" in r]

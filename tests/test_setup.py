@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+import tarfile
 import zipfile
 from pathlib import Path
 
@@ -91,8 +92,76 @@ def test_every_optional_import_is_declared_in_the_extra_its_message_names():
     names = lambda specs: {re.split(r"[<>=!~;\[ ]", spec, maxsplit=1)[0].lower() for spec in specs}  # noqa: E731
     core = names(project["dependencies"])  # always there, whatever the extra
     declared = {extra: names(specs) | core for extra, specs in project["optional-dependencies"].items()}
-    found = re.findall(r"""require\(\s*["']([\w.]+)["']\s*,\s*["']([\w-]+)["']\s*\)""",
+    found = re.findall(r"""require\(\s*["']([\w.]+)["']\s*,\s*["']([\w-]+)["']\s*[,)]""",
                        "".join(p.read_text() for p in (ROOT / "uab_cli").rglob("*.py")))
     assert ("httpx", "openai") in found and ("httpx", "cohere") in found
     for module, extra in found:
         assert module.split(".")[0] in declared[extra], f"require({module!r}, {extra!r}): not in [{extra}]"
+
+
+EXTRAS_QUESTIONS = [{"id": "q1", "question": "What is 1 + 1?", "answer": "2"}]
+OPENAI = ["--backend", "openai", "--model", "m", "--base-url", "http://127.0.0.1:9/v1"]
+
+
+@pytest.mark.parametrize("args, missing, expected", [
+    (["run", "Q", "-N", "2", "-o", "OUT"], "torch", "needed for this backend: pip install 'uab-cli[local]'"),
+    (["phase1", "Q", "--backend", "vllm", "-o", "OUT"], "vllm", "needed for this backend: pip install 'uab-cli[vllm]'"),
+    (["phase1", "Q", *OPENAI, "-o", "OUT"], "openai", "needed for this backend: pip install 'uab-cli[openai]'"),
+    (["phase1", "Q", *OPENAI, "--endpoint", "completions", "--tokenizer", "gpt2", "-o", "OUT"], "transformers",
+     "needed for --tokenizer: pip install 'uab-cli[local]'"),  # the openai backend itself needs no transformers
+    (["pool", "Q", "-K", "2", "--backend", "cohere", "--model", "m", "-o", "OUT"], "cohere",
+     "needed for this backend: pip install 'uab-cli[cohere]'"),
+    (["report", str(ROOT / "results" / "smollm2-mc" / "simulate.jsonl"), "-o", "OUT"], "matplotlib",
+     "uab report needs matplotlib: pip install 'uab-cli[plots]'"),
+    (["convert", "X.parquet", "--preset", "math500", "-o", "OUT"], "pyarrow",
+     "reading Parquet needs pyarrow: pip install 'uab-cli[parquet]'"),
+])
+def test_a_command_that_needs_a_missing_extra_names_it_in_one_line(tmp_path, monkeypatch, args, missing, expected):
+    """``pip install uab-cli`` installs no extra: a command or option that needs one is refused
+    in one line naming what needs it and the extra to install, and writes nothing."""
+    from conftest import cli, write_jsonl
+
+    monkeypatch.setitem(sys.modules, missing, None)  # `import missing` raises ImportError
+    monkeypatch.setenv("CO_API_KEY", "k")
+    questions = write_jsonl(tmp_path / "q.jsonl", EXTRAS_QUESTIONS)
+    (tmp_path / "X.parquet").write_bytes(b"PAR1")
+    out = tmp_path / "out"
+    swap = {"Q": questions, "OUT": str(out), "X.parquet": str(tmp_path / "X.parquet")}
+    result = cli([swap.get(a, a) for a in args])
+    errors = [line for line in result.stderr.splitlines() if line.strip()]
+    assert result.exit_code == 2 and len(errors) == 1, result.stderr
+    assert errors[0].startswith("error: ") and errors[0].endswith(expected), errors[0]
+    assert not out.exists()
+
+
+def test_the_sdist_holds_every_repository_file_the_tests_read(tmp_path):
+    """The sdist carries the tests and what they read outside tests/ (datasets/, the committed
+    pools and results they replay, .ci/run), so its suite runs where it is unpacked; it failed
+    in 22 tests before."""
+    pytest.importorskip("setuptools", minversion="77")  # pyproject's build-system requirement
+    # the egg-info in tmp_path: setuptools adds the files an earlier build's SOURCES.txt listed
+    build = "import sys; from setuptools import setup; setup()"
+    subprocess.run([sys.executable, "-c", build, "-q", "egg_info", "--egg-base", tmp_path, "sdist", "--dist-dir", tmp_path],
+                   cwd=ROOT, check=True, capture_output=True)
+    (sdist,) = tmp_path.glob("*.tar.gz")
+    with tarfile.open(sdist) as archive:
+        members = {name.split("/", 1)[1] for name in archive.getnames() if "/" in name}
+    sources = "".join(p.read_text() for p in (ROOT / "tests").rglob("*.py"))
+    joined = re.findall(r"""["'](?:results|datasets|\.ci)["'](?:\s*[/,]\s*["'][^"']+["'])*""", sources)
+    read = {"/".join(re.findall(r"""["']([^"']+)["']""", path)) for path in joined}
+    read |= set(re.findall(r"""["']((?:results|datasets)/[^"'\s]+\.jsonl)["']""", sources))
+    assert {".ci/run", "datasets/math500.jsonl", "results/smollm2-mc/simulate.jsonl"} <= read
+    missing = [p for p in sorted(read) if p not in members and not any(m.startswith(p + "/") for m in members)]
+    assert not missing, f"MANIFEST.in leaves out of the sdist what tests read: {missing}"
+
+
+def test_the_typer_floor_has_what_the_command_line_uses():
+    """``uab -h`` failed with a traceback on typer 0.12-0.18 (no ``typing.Literal`` options) and
+    ``uab run -h`` on 0.19-0.28 (no ``TyperArgument.display_type``), both inside ``typer>=0.12``."""
+    import tomllib
+    import typer.core
+
+    dependencies = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    (floor,) = [re.fullmatch(r"typer>=([\d.]+)", spec).group(1) for spec in dependencies if spec.startswith("typer")]
+    assert tuple(map(int, floor.split("."))) >= (0, 29)
+    assert callable(getattr(typer.core.TyperArgument, "display_type", None))  # what cli.py's help calls

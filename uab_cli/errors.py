@@ -34,13 +34,14 @@ def one_line(exc: BaseException) -> str:
     return lines[0] if lines else type(exc).__name__
 
 
-def require(module: str, extra: str):
-    """Import an optional dependency or raise a ``UabError`` naming the extra to install."""
+def require(module: str, extra: str, needed_for: str = "this backend"):
+    """Import an optional dependency or raise a ``UabError`` naming the extra to install and
+    what needs it (``needed_for``: an option that needs it beyond its backend's own extra)."""
     import importlib
 
     try:
         return importlib.import_module(module)
     except ImportError as exc:
         raise UabError(
-            f"the {module!r} package is needed for this backend: pip install 'uab-cli[{extra}]'"
+            f"the {module!r} package is needed for {needed_for}: pip install 'uab-cli[{extra}]'"
         ) from exc

@@ -68,7 +68,7 @@ def chat_template(tokenizer: str):
     ``tokenizer`` (a hub id or a local directory) renders messages as the chat endpoint would."""
     from ..models import offline_unless_reachable, quiet_stderr
 
-    transformers = require("transformers", "local")
+    transformers = require("transformers", "local", "--tokenizer")
     offline = offline_unless_reachable(tokenizer)
     try:
         with quiet_stderr():
