@@ -8,6 +8,8 @@ line is generated at test time.
 
 from __future__ import annotations
 
+import errno
+import io
 import os
 import re
 import shutil
@@ -344,6 +346,72 @@ def test_backend_failure_exits_1_and_resumes(questions, reference, tmp_path):
     rc, stderr = finish(start(run_args(questions, out)))
     assert rc == 0, stderr
     assert_complete(out, reference)
+
+
+class FullDisk(io.RawIOBase):
+    """A file on a disk with ``room`` bytes free: a write takes what fits and says how much, the
+    next one fails with ENOSPC, as write(2) does."""
+
+    def __init__(self, raw, room: int):
+        self.raw, self.room = raw, room
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data) -> int:
+        if self.room <= 0:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        n = self.raw.write(bytes(data[: self.room]))
+        self.room -= n
+        return n
+
+    def close(self) -> None:
+        self.raw.close()
+        super().close()
+
+
+@pytest.mark.parametrize("room", [0, 2000, 14000])  # the first line / torn in phase 1 / in phase 2
+def test_a_full_disk_while_checkpointing_is_one_line_and_the_rerun_resumes(questions, reference, tmp_path, monkeypatch,
+                                                                          room):
+    """The checkpoint's appends are no atomic write: a full disk there named stdout, and a run that
+    failed on its first sample raised again closing the checkpoint (its directory stayed)."""
+    out = tmp_path / "new" / "run"
+
+    def opened(path, mode="r", buffering=-1):
+        if mode != "ab":
+            return open(path, mode, buffering)
+        full = FullDisk(open(path, mode, buffering=0), room)
+        return full if buffering == 0 else io.BufferedWriter(full)
+
+    monkeypatch.setattr(runs, "open", opened, raising=False)
+    result = CliRunner().invoke(app, run_args(questions, out)[len(UAB):])
+    assert result.exit_code == 2 and result.stderr == (f"error: {out / runs.CHECKPOINT}: cannot write: "
+                                                       "No space left on device\n"), result.stderr
+    if not room:  # it failed before its first sample: nothing is left
+        assert not (tmp_path / "new").exists()
+    else:
+        assert (out / runs.CHECKPOINT).stat().st_size == room  # the line the disk cut short is the last one
+    monkeypatch.undo()
+    whole = lines(out / runs.CHECKPOINT)
+    rc, stderr = finish(start(run_args(questions, out)[:-1]))
+    assert rc == 0 and f"reused {whole}" in stderr, stderr
+    assert_complete(out, reference)
+
+
+@pytest.mark.parametrize("name", [".lock", runs.CONFIG, runs.CHECKPOINT])
+def test_a_run_directory_file_that_cannot_be_opened_is_one_line(questions, reference, tmp_path, name):
+    """A lock, config or checkpoint the rerun cannot open (another user's, or unreadable; here a
+    folder, which root cannot open either) was a traceback."""
+    out = tmp_path / "run"
+    shutil.copytree(reference, out)
+    (out / name).unlink()
+    (out / name).mkdir()
+    given = run_args(questions, out)[len(UAB):]
+    for args in (given, given[:2] + given[4:]):  # with -N, and without: the budget comes from the config
+        result = CliRunner().invoke(app, args)
+        what = "cannot lock the directory" if name == ".lock" else "cannot read"
+        assert result.exit_code == 2 and result.stderr == f"error: {out / name}: {what}: Is a directory\n", \
+            result.stderr
 
 
 class OutOfOrder(ScriptedBackend):

@@ -19,7 +19,7 @@ import orjson
 from . import allocators, cost, pipeline, settings
 from .backends.base import Backend
 from .errors import UabError
-from .jsonl import atomic_output, dumps, write_records
+from .jsonl import atomic_output, dumps, write_failure, write_records
 from .records import check_sample, is_int, provenance, questions_fingerprint, samples
 from .signals import SCALAR_SIGNALS
 
@@ -89,6 +89,8 @@ class RunDir:
             self._lock.acquire(timeout=0)
         except Timeout:
             raise UabError("another `uab run` or `uab pool` is using this directory (its lock is held)", path) from None
+        except OSError as exc:  # a lock file this user may not open (another user's), a full disk
+            raise UabError(f"cannot lock the directory: {exc.strerror or exc}", self._lock.lock_file) from None
         self._ckpt = None
         self.store: dict[str, dict[int, dict]] = {}
 
@@ -100,7 +102,7 @@ class RunDir:
         A ``generation.model`` of ``""`` (the backend's default, not yet known) matches any."""
         changed: list[str] = []
         with contextlib.suppress(FileNotFoundError):
-            with open(self.file(CONFIG), "rb") as fh:
+            with _open_read(self.file(CONFIG)) as fh:
                 try:
                     existing = orjson.loads(fh.read())
                 except orjson.JSONDecodeError:
@@ -160,7 +162,7 @@ class RunDir:
                 os.unlink(tmp)
         self.write_json(CONFIG, config)
         write_records(self.file(CHECKPOINT), kept)  # exactly the store: no torn last line, no duplicate
-        self._ckpt = open(self.file(CHECKPOINT), "ab")
+        self._ckpt = open(self.file(CHECKPOINT), "ab", buffering=0)  # nothing held back for close to write
 
     def _load(self) -> list[dict]:
         """Read the checkpoint into ``store``; returns its rows, less a last line torn by a kill
@@ -168,7 +170,7 @@ class RunDir:
         it, the file left as it is. Of two lines of one sample the later wins, as in ``checkpoint``
         (Phase 1 draws again a reply that lost its logprobs)."""
         kept: dict[tuple[str, int], dict] = {}
-        with contextlib.suppress(FileNotFoundError), open(self.file(CHECKPOINT), "rb") as fh:
+        with contextlib.suppress(FileNotFoundError), _open_read(self.file(CHECKPOINT)) as fh:
             for lineno, raw in enumerate(fh, 1):
                 try:
                     if not raw.endswith(b"\n"):
@@ -209,9 +211,14 @@ class RunDir:
         return sum(sum(1 for i in self.store.get(rec["id"], {}) if i >= start) for rec in records)
 
     def checkpoint(self, rec: dict, sample: dict) -> None:
-        """Append one finished sample (flushed, so a kill loses at most the line being written)."""
-        self._ckpt.write(dumps({"id": rec["id"], "sample": sample}))
-        self._ckpt.flush()
+        """Append one finished sample, written through, so a kill or a full disk loses at most the
+        line being written (the resume drops it); a failure to write is a ``UabError`` naming the file."""
+        line = memoryview(dumps({"id": rec["id"], "sample": sample}))
+        try:
+            while line:  # a short write (the disk filled up) leaves the rest: write it, or fail on it
+                line = line[self._ckpt.write(line):]
+        except OSError as exc:
+            raise write_failure(exc, self.file(CHECKPOINT)) or exc from None
         self.store.setdefault(rec["id"], {})[sample["index"]] = sample
 
     def write(self, name: str, records: list[dict]) -> None:
@@ -619,10 +626,22 @@ def _read_config(path: str) -> dict:
 
 
 def _read_json(path: str) -> dict:
-    """A JSON object file; ``{}`` where there is none, or something else."""
+    """A JSON object file; ``{}`` where there is none, or something else; ``UabError`` where it
+    cannot be read (no permission)."""
     try:
-        with open(path, "rb") as fh:
+        with _open_read(path) as fh:
             found = orjson.loads(fh.read())
-    except (OSError, orjson.JSONDecodeError):
+    except (FileNotFoundError, orjson.JSONDecodeError):
         return {}
     return found if isinstance(found, dict) else {}
+
+
+def _open_read(path: str):
+    """``path`` opened to read; ``FileNotFoundError`` where there is none, any other failure to
+    open (no permission, a directory) a ``UabError`` naming it."""
+    try:
+        return open(path, "rb")
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        raise UabError(f"cannot read: {exc.strerror or exc}", path) from None
