@@ -45,6 +45,39 @@ def test_uab_reaches_brute_force_optimum(p, budget, gain):
     assert objective(p, e, offset) >= brute_force(p, budget, offset) - 1e-12
 
 
+tiny = st.sampled_from([5e-324, 1e-310, 1e-300, 3e-300, 1e-200, 1e-100, 1e-17, 1.0 - 1e-16, 0.0, 1.0, 0.5])
+
+
+@settings(max_examples=150, deadline=None)
+@given(p=st.lists(tiny | st.floats(0, 1), min_size=1, max_size=4), budget=st.integers(0, 7),
+       gain=st.sampled_from(["algorithm1", "coverage"]))
+def test_uab_at_extreme_p_is_the_greedy_and_the_optimum(p, budget, gain):
+    e = A.uab_allocate(p, budget, gain)
+    assert np.array_equal(e, A.greedy_allocate(p, budget, gain))
+    assert objective(p, e, A.GAINS[gain]) >= brute_force(p, budget, A.GAINS[gain]) - 1e-12
+
+
+@pytest.mark.parametrize("p", [[1e-300, 1e-300], [1e-100, 1e-100, 0.5], [1e-200, 3e-200, 1e-300, 0.2, 1.0, 0.0]])
+def test_uab_with_p_below_float_resolution_takes_a_large_budget_at_once(p):
+    """Below p ≈ 1e-16, 1 - p rounds to 1 and the gain p(1-p)^e is constant: the count guess from
+    logarithms said 0 units where the answer was the whole budget, and the correction stepped
+    one unit per round (16 s at 10^5 units, a hang at 10^7)."""
+    e = A.uab_allocate(p, 200_000)
+    assert np.array_equal(e, A.greedy_allocate(p, 200_000))
+    e = A.uab_allocate(p, 10**12)
+    assert e.sum() == 10**12 and e.min() >= 0
+
+
+@pytest.mark.parametrize("allocate", [lambda p, b: A.uab_allocate(p, b), lambda p, b: A.uniform_allocate(len(p), b)])
+def test_a_budget_whose_counts_overflow_64_bits_is_an_error(allocate):
+    """M questions can each take the whole Phase-2 budget: M times it must fit in 64 bits (at
+    2^62 over two questions each question got 2^63 - 1078, summing to twice the budget)."""
+    with pytest.raises(UabError, match="too large"):
+        allocate([0.5, 0.5], 2**62)
+    assert allocate([0.5, 0.5], 2**61).tolist() == [2**60, 2**60]
+    assert allocate([0.5], 2**63 - 1).tolist() == allocate([1e-300], 2**63 - 1).tolist() == [2**63 - 1]
+
+
 @settings(max_examples=150, deadline=None)
 @given(p=probs, budget=st.integers(0, 25), cap=st.integers(0, 6))
 def test_caps_are_respected_and_budget_exact(p, budget, cap):
@@ -132,6 +165,16 @@ def test_judge_easy_gets_nothing_remainder_round_robin():
     e = A.judge_allocate([False, True, True, False, True], 8)
     assert e.tolist() == [0, 3, 3, 0, 2]
     assert A.judge_allocate([False, False], 4).tolist() == [2, 2]  # nobody hard: uniform
+
+
+def test_random_spends_a_huge_budget_without_an_array_of_units():
+    """Beyond 2^24 units left, one multinomial draw (the same law): an array of 2^62 draws was a
+    numpy traceback ("array is too big"); below, the seeds' streams are unchanged."""
+    for m, budget in ((1, 2**63 - 1), (2, 2**62 - 1), (3, 2**40)):
+        e = A.random_allocate(m, budget, 0)
+        assert e.sum() == budget and e.min() >= 0
+    assert A.random_allocate(3, 2**40, 0).min() > 2**38  # spread, not piled on one question
+    assert A.random_allocate(4, 12, 5).tolist() == [2, 4, 3, 3]  # as before the multinomial
 
 
 def test_random_is_seeded():

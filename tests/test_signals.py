@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from uab_cli.errors import UabError
-from uab_cli.signals import entropy, parse_confidence, success_probabilities, token_stats
+from uab_cli.signals import entropy, log_p, parse_confidence, success_probabilities, token_stats
 
 
 def test_token_stats_hand_computed():
@@ -53,6 +53,17 @@ def test_vcs_paper_rule_and_official_power():
     # a missing score is score 5 before the power, as the official code: not above a score of 8
     p, fallbacks = success_probabilities([[{"confidence": None}], [{"confidence": 8}]], "vcs-pow", 0.2)
     assert p.tolist() == pytest.approx([0.5 ** 5, 0.8 ** 5]) and fallbacks == 1
+
+
+def test_log_weights_at_a_subnormal_temperature_stay_weights():
+    """At a T so small that 1/T overflows, a vcs-pow score of 10 is still log 1 = 0 (it was 0·inf,
+    NaN: "no confidence", and `uab vote` voted the question by majority as lacking it), and -s/T
+    overflows to a weight of 0 without a numpy warning on stderr."""
+    assert log_p(np.array([10.0, 5.0]), "vcs-pow", 5e-324).tolist() == [0.0, -math.inf]
+    assert log_p(np.array([10.0]), "vcs", 5e-324).tolist() == [0.0]
+    assert log_p(np.array([2.0, 0.0]), "anll", 1e-308).tolist() == [-math.inf, 0.0]
+    p, _ = success_probabilities([[{"anll": -1e-4}], [{"anll": 1.0}]], "anll", 1e-308)  # a server's rounding
+    assert p.tolist() == [1.0, 0.0]
 
 
 def test_vote_entropy():

@@ -50,6 +50,18 @@ def test_weighted_lets_one_confident_sample_outvote_two_unsure_ones():
     assert voted(SPLIT, "weighted", temperature=100.0) == "3"  # a high temperature is majority again
 
 
+def test_weighted_with_weights_beyond_floats_stays_a_vote():
+    """Where -s/T overflows (a tiny --vote-temperature), every weight is 0 in floats: equal
+    weights, so majority (it gave the answer that sorts first: "12" over two "3"s); an infinite
+    weight (a negative statistic, a server's rounding) outweighs the rest (it was NaN)."""
+    pairs = [("12", 2.0), ("3", 3.0), ("3", 3.0)]
+    for t in (5e-324, 1e-308):
+        assert voted(pairs, "weighted", temperature=t) == "3"
+        assert voted([("3", 1.0), ("3", 1.0), ("7", -1e-4)], "weighted", temperature=t) == "7"
+    cls = np.array([[0, 1, 1]])
+    assert voting.elect(cls, np.full((1, 3), -np.inf), cls, "weighted")[0].tolist() == [1]
+
+
 def test_filtered_keeps_the_most_confident_fraction_then_votes():
     pairs = [("3", 1.0), ("3", 1.1), ("3", 1.2), ("7", 0.1), ("7", 0.2)]
     assert voted(pairs, "majority") == "3"

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .errors import UabError
+from .options import INT64
 
 # Algorithm 1 of the paper counts the gain of the e-th Phase-2 sample as p(1-p)^e,
 # ignoring the Phase-1 sample. The objective the paper states, sum 1-(1-p)^(1+e), has
@@ -29,6 +30,9 @@ def check_budget(p: np.ndarray, budget: int, cap: np.ndarray | None) -> None:
         raise UabError("success probabilities must lie in [0, 1]")
     if p.size == 0 and budget > 0:
         raise UabError("cannot spend a budget on zero questions")
+    if p.size * budget > INT64[1]:  # counts up to the budget per question are summed in 64 bits
+        raise UabError(f"a Phase-2 budget of {budget} over {p.size} questions is too large to allocate "
+                       "(M times it must fit in 64 bits): give a smaller --budget")
     if cap is not None and int(cap.sum()) < budget:
         raise UabError(
             f"--max-per-question is too small: the questions can take {int(cap.sum())} "
@@ -66,7 +70,8 @@ def _count_above(p: np.ndarray, lam: float, offset: int, hi: np.ndarray, logs=No
         n = np.ceil(y)
         unsure = ~np.isfinite(y) | (np.abs(y - np.rint(y)) <= 1e-9 * (1.0 + np.abs(y)))
         n[~np.isfinite(n)] = 0
-    n = np.clip(n, 0, hi).astype(np.int64)
+    below = n < hi  # where the guess reaches hi, hi itself: a float hi near 2^63 would not cast back
+    n = np.where(below, np.maximum(n, 0, where=below, out=np.zeros_like(n)).astype(np.int64), hi)
     idx = np.flatnonzero(unsure)
     if idx.size:
         n[idx] = _fix_counts(p[idx], lam, offset, hi[idx], n[idx])
@@ -79,13 +84,21 @@ def _logs(p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _fix_counts(p, lam, offset, hi, n):
-    while True:  # usually zero or one correction round
+    """The first e in [0, hi] whose float gain is <= lam (hi where none is), from the guess n:
+    usually right or one off, else bisected (a p so small that 1 - p rounds to 1 has a constant
+    gain, and a log-rounded guess of 0 where the answer is hi: stepping there took hi rounds)."""
+    def above(e):
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            up = (n < hi) & (gains(p, n, offset) > lam)
-            down = (n > 0) & (gains(p, n - 1, offset) <= lam)
-        if not (up.any() or down.any()):
-            return n
-        n = n + up - down
+            return gains(p, e, offset) > lam
+
+    up = (n < hi) & above(n)  # the answer is above n
+    down = (n > 0) & ~above(n - 1)  # ... below n
+    lo, top = np.where(up, n + 1, np.where(down, 0, n)), np.where(up, hi, np.where(down, n - 1, n))
+    while (open_ := lo < top).any():
+        mid = lo + (top - lo) // 2
+        a = above(mid)
+        lo, top = np.where(open_ & a, mid + 1, lo), np.where(open_ & ~a, mid, top)
+    return lo
 
 
 def _water_fill(base: np.ndarray, room: np.ndarray, k: int) -> np.ndarray:
@@ -158,10 +171,10 @@ def uab_allocate(p: Sequence[float] | np.ndarray, budget: int, gain: str = "algo
                 break
     base = count(hi_)
     room = count(lo) - base
-    if room.sum() > 4 * p.size + 100_000:  # many exact ties: narrow the window first
+    if room.sum() > 4 * p.size + 100_000:  # many exact ties: narrow the window to one gain
         lo, hi_ = _bisect_bits(count, budget, lo, hi_)
-        base = count(hi_)
-        room = count(lo) - base
+        base = count(hi_)  # every unit left has the gain hi_: lowest level, then lowest index
+        return base + _water_fill(base, count(lo) - base, budget - int(base.sum()))
     return base + _take_best(p, offset, base, room, budget - int(base.sum()))
 
 
@@ -245,9 +258,17 @@ def random_allocate(m: int, budget: int, seed: int, max_extra=None) -> np.ndarra
     left = budget
     while left:
         open_ = np.flatnonzero(e < room)
-        e += np.minimum(np.bincount(rng.choice(open_, size=left), minlength=m), room - e)
+        if left <= _UNIT_DRAWS:  # a question per unit
+            add = np.bincount(rng.choice(open_, size=left), minlength=m)
+        else:  # the same law without an array of units (2^62 of them were a traceback): one multinomial
+            add = np.zeros(m, dtype=np.int64)
+            add[open_] = rng.multinomial(left, np.full(open_.size, 1 / open_.size))
+        e += np.minimum(add, room - e)
         left = budget - int(e.sum())
     return e
+
+
+_UNIT_DRAWS = 1 << 24  # random_allocate: up to this many units left, each is drawn (the seeds' streams)
 
 
 def proportional_allocate(weights, budget: int, max_extra=None) -> np.ndarray:

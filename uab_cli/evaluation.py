@@ -251,7 +251,7 @@ def check(records: Sequence[dict], recommended: Sequence[dict], seeds: int | Seq
         gain, se = found[0]["diff_uniform"], found[0]["diff_se"] or 0.0
         if found[0].get("whole_pool"):  # every seed draws the same samples: the spread over questions, as simulate's gate
             se = _whole_pool_se(records, rule, from_params(Vote, settings))
-        yield {"check": {**entry, "gain": gain, "se": se, "worse": gain < -recommend.SIGNIFICANCE * se}}
+        yield {"check": {**entry, "gain": gain, "se": se, "worse": recommend.significant(-gain, se)}}
 
 
 def _whole_pool_se(records: Sequence[dict], rule: str, vote: Vote) -> float:

@@ -47,6 +47,7 @@ from .settings import Generation, Vote, options, param_name
 from .signals import SIGNALS
 
 SIGNIFICANCE = 2.0  # a gain counts when it exceeds this many standard errors
+NOISE = 1e-12  # a gain no larger is a zero's float rounding (a real one is a count over seeds × questions × repeats)
 FOLDS = 5  # cross-validation: the selection rule chooses on 4/5 of the questions, scored on the other 1/5
 REPEATS = 5  # random partitions into folds
 MIN_QUESTIONS = 50  # fewer graded questions: Uniform + majority (too few to tell a gain from noise)
@@ -77,7 +78,7 @@ def held_out(outcomes: dict[tuple, np.ndarray], upper_bounds, context: dict) -> 
         pick = _select(diffs, np.arange(base.shape[1]))
         short = (f"fewer than {MIN_QUESTIONS} graded questions" if base.shape[1] < MIN_QUESTIONS
                  else f"fewer than {MIN_SEEDS} seeds" if base.shape[0] < MIN_SEEDS else None)
-        chosen = keys[pick] if pick is not None and not short and gain > SIGNIFICANCE * gate else base_key
+        chosen = keys[pick] if pick is not None and not short and significant(gain, gate) else base_key
         entry = {"N": n, **_combination(chosen),
                  "gain": gain if chosen != base_key else 0.0, "se": gate if chosen != base_key else 0.0,
                  "held_out": {"gain": gain, "se": se, "se_questions": se_questions, "selections": rounds},
@@ -91,6 +92,12 @@ def held_out(outcomes: dict[tuple, np.ndarray], upper_bounds, context: dict) -> 
         entry["settings"] = settings
         out.append(entry)
     return out
+
+
+def significant(gain, se):
+    """Whether ``gain`` exceeds ``SIGNIFICANCE`` standard errors ``se`` and float noise (with a
+    standard error of 0, a zero gain summed from fractions, +1e-17, is no gain)."""
+    return gain > SIGNIFICANCE * se + NOISE
 
 
 def standard_error(values: np.ndarray, axis: int = -1) -> np.ndarray:
@@ -141,14 +148,14 @@ def _select(diffs: np.ndarray, questions: np.ndarray, gated: bool = True) -> int
     seeds = per_seed.shape[1]
     if gated:
         se = standard_error(per_seed, axis=1) if seeds > 1 else np.full(mean.shape, np.inf)
-        significant = mean > SIGNIFICANCE * se
+        gains = significant(mean, se)
     else:
-        significant = mean > 0
-    if not significant[best]:
+        gains = mean > NOISE
+    if not gains[best]:
         return None
     per_question = on.mean(axis=1)  # combinations × questions
     gap_se = standard_error(per_question[best] - per_question, axis=1)
-    return int(np.flatnonzero(significant & (mean >= mean[best] - gap_se - 1e-12))[0])
+    return int(np.flatnonzero(gains & (mean >= mean[best] - gap_se - NOISE))[0])
 
 
 def _cross_validated_gain(diffs: np.ndarray) -> tuple[float, float | None, float, int]:
@@ -258,7 +265,7 @@ def share(entry: dict, headroom: dict | None) -> float | None:
     if headroom is None or _is_baseline(entry) or entry.get("diff_uniform") is None:
         return None
     gain, se = headroom["diff_uniform"], headroom["diff_se"]
-    return entry["diff_uniform"] / gain if se is not None and gain > SIGNIFICANCE * se else None
+    return entry["diff_uniform"] / gain if se is not None and significant(gain, se) else None
 
 
 def _is_baseline(entry: dict) -> bool:
@@ -354,7 +361,7 @@ def markdown_check(checks: Sequence[dict]) -> str:
         else:
             here = _pp(c["gain"], c["se"])
             verdict = (f"worse by more than {SIGNIFICANCE:g} standard errors" if c["worse"]
-                       else f"gains more than {SIGNIFICANCE:g} standard errors" if c["gain"] > SIGNIFICANCE * c["se"]
+                       else f"gains more than {SIGNIFICANCE:g} standard errors" if significant(c["gain"], c["se"])
                        else "within noise of Uniform + majority")
         chosen = "—" if c.get("chosen_gain") is None else _pp(c["chosen_gain"], c.get("chosen_se"))
         lines.append(f"| {c['N']} | {label(c)} | {chosen} | {here} | {verdict} |")

@@ -147,7 +147,8 @@ def probabilities(scores: Sequence[float | None], signal: str = "anll",
     if signal in SCALAR_SIGNALS:
         if missing.any():
             raise MissingSignal(int(missing.argmax()), signal)
-        return np.clip(np.exp(log_p(s, signal, temperature)), 0.0, 1.0), 0
+        with np.errstate(over="ignore"):  # a negative statistic (a server's rounding) at a tiny T: p = 1
+            return np.clip(np.exp(log_p(s, signal, temperature)), 0.0, 1.0), 0
     if signal == "vote-entropy":
         return np.clip(np.array([math.exp(-h / temperature) for h in s.tolist()]), 0.0, 1.0), 0
     power = 1.0 if signal == "vcs" else 1 / temperature  # vcs-pow: (score/10)^(1/T)
@@ -161,10 +162,12 @@ def probabilities(scores: Sequence[float | None], signal: str = "anll",
 def log_p(s: np.ndarray, signal: str, temperature: float) -> np.ndarray:
     """log p from statistic ``s`` (Eq. 3: -s/T; vcs: log(s/10); vcs-pow: log(s/10)/T); NaN stays NaN."""
     s = np.asarray(s, dtype=np.float64)
-    if signal in SCALAR_SIGNALS:
-        return -s / temperature
-    with np.errstate(divide="ignore"):
-        return np.log(s / 10) * (1.0 if signal == "vcs" else 1 / temperature)
+    # A tiny T overflows to -inf (weight 0), as it should; divided, not multiplied by 1/T, so
+    # that a score of 10 stays log 1 = 0 where 1/T overflows (0 * inf is NaN: "no confidence").
+    with np.errstate(divide="ignore", over="ignore"):
+        if signal in SCALAR_SIGNALS:
+            return -s / temperature
+        return np.log(s / 10) / (1.0 if signal == "vcs" else temperature)
 
 
 def sample_statistic(sample: dict, signal: str) -> float | None:

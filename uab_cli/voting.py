@@ -92,9 +92,12 @@ def elect(cls: np.ndarray, log_w: np.ndarray, rank: np.ndarray, rule: str,
             keys = [counts, best]
         elif rule == "most-confident":
             keys = [best]
-        else:  # weighted: relative to the row's most confident sample (exp would underflow)
-            top = w.max(axis=1, initial=-np.inf)
-            rel = np.exp(w - np.where(np.isfinite(top), top, 0.0)[:, None])
+        else:  # weighted: relative to the row's most confident sample (exp would underflow); a sample
+            # as confident as it weighs 1, also where that is infinite (log w = -s/T overflowed at a tiny T:
+            # all -inf, equal weights, is majority; +inf, from a negative statistic, outweighs the rest)
+            top = w.max(axis=1, initial=-np.inf)[:, None]
+            with np.errstate(invalid="ignore"):
+                rel = np.where(w == top, 1.0, np.exp(w - top))
             keys = [(hit * rel[:, :, None]).sum(axis=1)]
         winner = _pick(counts > 0, keys, first)
     return np.where(lacking, majority, winner), lacking
