@@ -824,3 +824,10 @@ def test_the_table_says_when_some_questions_have_no_gold():
     assert "- accuracy is over the 40 of 60 questions with a gold answer" in report.markdown_table(
         evaluation.summarize(rows))
     assert "graded" not in next(evaluation.simulate(noisy_pool(m=60, k=4), [2], ["uniform"], None, 1))
+
+
+def test_check_on_one_seed_is_refused_rather_than_judged_against_no_spread():
+    """With one seed there is no standard error over seeds: it read as 0, so any loss, however
+    small, was "worse by more than 2 standard errors" (and any gain "more than 2")."""
+    with pytest.raises(UabError, match="--seeds 2 or more"):
+        list(evaluation.check(noisy_pool(m=120, k=8, seed=3), [confident_ties_at(2)], 1))

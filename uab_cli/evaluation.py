@@ -248,9 +248,11 @@ def check(records: Sequence[dict], recommended: Sequence[dict], seeds: int | Seq
         if not found:
             raise UabError(f"N={n}: {name} cannot run on this pool: "
                            f"{next((r['skipped'] for r in rows if r.get('allocator') == name), 'skipped')}")
-        gain, se = found[0]["diff_uniform"], found[0]["diff_se"] or 0.0
+        gain, se = found[0]["diff_uniform"], found[0]["diff_se"]
         if found[0].get("whole_pool"):  # every seed draws the same samples: the spread over questions, as simulate's gate
             se = _whole_pool_se(records, rule, from_params(Vote, settings))
+        elif se is None:  # one seed: no spread to judge a loss against (0 called any loss "worse by 2 SE")
+            raise UabError("--check needs --seeds 2 or more: a loss is judged against its standard error over seeds")
         yield {"check": {**entry, "gain": gain, "se": se, "worse": recommend.significant(-gain, se)}}
 
 
