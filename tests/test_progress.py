@@ -128,3 +128,15 @@ def test_a_rerun_of_rounds_counts_only_the_phase2_samples_it_draws(tmp_path):
     assert not [line for line in again if line.startswith("phase2:")]
     grown = _run(tmp_path, "--allocator", "adaptive", "--budget", "6")
     assert any(line.startswith("phase2: 12/12 samples done in ") for line in grown)
+
+
+def test_a_sample_drawn_again_grows_the_bars_total_rather_than_overrunning_it():
+    """Phase 1 draws again a reply that lost its logprobs: the bar showed 13/12."""
+    console = Console(file=io.StringIO(), force_terminal=True, width=200)
+    bar = StageProgress(console, False, interval=10.0, clock=FakeClock(), ticker=False)
+    with bar:
+        bar.stage("phase1", 3)
+        for _ in range(4):
+            bar.sample({}, {"n_tokens": 1})
+        task = bar.bar.tasks[bar.task]
+        assert (task.completed, task.total) == (4, 4)

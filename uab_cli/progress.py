@@ -110,10 +110,11 @@ class StageProgress:
         with self._lock:
             self.done += 1
             self.tokens += sample.get("n_tokens") or 0
+            self.total = max(self.total, self.done)  # a reply drawn again (it lost its logprobs): one more drawn
         if self.bar and self.task is not None:
             elapsed = self.bar.tasks[self.task].elapsed or 0.0
             rate = f"{self.tokens / elapsed:.0f}" if elapsed > 0 else "-"
-            self.bar.update(self.task, advance=1, tokens=self.tokens, rate=rate)
+            self.bar.update(self.task, advance=1, total=self.total, tokens=self.tokens, rate=rate)
         elif self.mode == "lines":
             self._maybe_print()
 
