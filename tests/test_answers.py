@@ -18,6 +18,7 @@ from uab_cli.answers import (
     majority_vote,
     math_equal,
     normalize_math,
+    normalize_text,
     vote_and_grade,
 )
 
@@ -289,3 +290,14 @@ def test_a_confidence_line_is_never_the_answer(text, expected):
     """With --vcs the reply ends with its confidence; in the forms models write, it is cut before
     the answer is read (the last number was the score: 8/10 graded as the answer)."""
     assert extract_answer(text, MATH) == expected
+
+
+@pytest.mark.parametrize("answers, kind", [
+    (["café", "cafe\u0301"], "math"),  # the same word, composed and decomposed (NFC, NFD)
+    (["Évelyn", "évelyn"], "math"),  # upper and lower case beyond ASCII
+    (["café", "cafe\u0301"], "text"),
+    (["42\x00", "42"], "math"),  # a NUL is no part of an answer
+])
+def test_non_ascii_forms_of_one_answer_vote_together(answers, kind):
+    norm = normalize_math if kind == "math" else normalize_text
+    assert list(majority_vote([norm(a) for a in answers], kind).votes.values()) == [2]

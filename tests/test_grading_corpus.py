@@ -20,7 +20,7 @@ CORPUS = pathlib.Path(__file__).parent / "data" / "grading_corpus.jsonl"
 ROWS = [orjson.loads(line) for line in CORPUS.read_bytes().splitlines()]
 CLASSES = ["prose_tail", "text_answer", "text_inside", "matrix", "interval", "degrees", "percent",
            "fraction_decimal", "units", "dollars", "assignment", "multiple_answers", "mc_letter",
-           "latex_forms", "no_answer", "gsm8k"]
+           "latex_forms", "no_answer", "gsm8k", "non_ascii"]
 
 
 def _record(row: dict) -> dict:

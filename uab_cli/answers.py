@@ -13,6 +13,7 @@ import random
 import re
 import string
 import threading
+import unicodedata
 from collections.abc import Callable, Sequence
 from fractions import Fraction
 from typing import NamedTuple
@@ -31,8 +32,9 @@ _MARKER = re.compile(r"(?:final\s+answer|the\s+answer)[\s*]*(?:is\b|:|=)|^[\s*#>
                      re.IGNORECASE | re.MULTILINE)
 _LAST_SPAN = re.compile(r"(?<!\\)\$((?:\\\$|[^$])+)(?<!\\)\$|\\\((.+?)\\\)")
 _ENUMERATOR = re.compile(r"^[\s*#]*\d+\.(?!\d)", re.MULTILINE)  # "**5. FORMAT:**" is no answer
-# Thousands separated by "," or LaTeX's "{,}" and "\," (70{,}000): one number, not 70 and 000.
-_NUMBER = re.compile(r"-?\d{1,3}(?:(?:,|\{,\}|\\,)\d{3})+(?:\.\d+)?|-?\d+(?:\.\d+)?(?:/\d+)?|-?\.\d+")
+# Thousands separated by "," or LaTeX's "{,}" and "\," (70{,}000), or by a no-break or thin space
+# ("1 000", French and SI style): one number, not 70 and 000.
+_NUMBER = re.compile(r"-?\d{1,3}(?:(?:,|\{,\}|\\,|[\u00a0\u202f\u2009])\d{3})+(?:\.\d+)?|-?\d+(?:\.\d+)?(?:/\d+)?|-?\.\d+")
 _DELIMS = (("$$", "$$"), ("\\[", "\\]"), ("\\(", "\\)"), ("$", "$"))
 # Words that start prose after an answer ("4 because ...", "51 which is ..."): the cut points.
 _CONNECTIVE = re.compile(
@@ -143,7 +145,7 @@ def _currency(span: str) -> bool:
 def _after_marker(tail: str) -> str:
     """The expression after "the answer is": a math span if one opens it, else the bold part
     of its line or its first sentence, cut at its first clause."""
-    t = tail.lstrip(" \t\n*:#").replace("\u2212", "-")
+    t = tail.lstrip(" \t\n*:#")
     if (span := _math_span(t)) is not None:
         return span
     line = t.split("\n", 1)[0]
@@ -177,7 +179,7 @@ def _marked(text: str, math: bool = True) -> str | None:
 def extract_math(text: str) -> str | None:
     """Final math answer: last \\boxed{}, then {final answer: ...}, "the answer is"/"Answer:"/"####",
     last number."""
-    text = _strip_confidence(text)
+    text = _strip_confidence(text).replace("\u2212", "-")  # "−5" is -5, after a marker or not
     for find in (last_boxed, last_curly, _marked):
         if (candidate := find(text)) is not None and (ans := normalize_math(candidate)):
             return ans
@@ -197,7 +199,7 @@ def _last_value(text: str) -> str | None:
 
 
 _MC_MARKED = re.compile(  # upper-case letters, or a lower-case one that ends its phrase ("answer: d")
-    r"(?i:answer|choice|option)[\s*]*(?i:is\b|:)?[\s*:]*(?i:option|choice)?[\s*(\[]*"
+    r"(?i:answer|choice|option|答案|答え)[\s*]*(?i:is\b|:|是|为|は)?[\s*:]*(?i:option|choice)?[\s*(\[]*"
     r"(?:([A-Z])(?![A-Za-z])|([a-z])(?=[).\]:*]|\s*$))")
 _MC_PATTERNS = [
     re.compile(r"\(([A-Z])\)"),
@@ -208,7 +210,10 @@ _MC_PATTERNS = [
 def extract_choice(text: str, choices: Sequence[str]) -> str | None:
     """The chosen letter: \\boxed{B}, "Answer: B", "(B)", "B)", "**B**", a bare letter, or a
     choice's text."""
-    text = _strip_confidence(text)
+    # full-width forms are their ASCII letters and brackets ("答案：（Ｂ）" is "答案:(B)"); a Cyrillic "В" is no
+    # Latin B (in a Russian list it is the third option)
+    raw = _strip_confidence(text)
+    text = unicodedata.normalize("NFKC", raw)
     valid = letters(len(choices))
     boxed = last_boxed(text)
     if boxed is not None:
@@ -217,7 +222,7 @@ def extract_choice(text: str, choices: Sequence[str]) -> str | None:
             return b
     found = [m for m in _MC_MARKED.finditer(text) if (m.group(1) or m.group(2)).upper() in valid]
     # "the answer is C" outranks a later mention of "option A" in the discussion
-    answered = [m for m in found if m.group(0)[:6].lower() == "answer"] or found
+    answered = [m for m in found if m.group(0)[:6].lower() == "answer" or m.group(0)[:2] in ("答案", "答え")] or found
     if answered:
         return (answered[-1].group(1) or answered[-1].group(2)).upper()
     for pattern in _MC_PATTERNS:  # bare letters count only in upper case
@@ -227,7 +232,7 @@ def extract_choice(text: str, choices: Sequence[str]) -> str | None:
     stripped = text.strip().strip(".*").strip()
     if stripped.upper() in valid and len(stripped) == 1:
         return stripped.upper()
-    lowered = f" {normalize_text(text)} "
+    lowered = f" {normalize_text(raw)} "  # as the choices are written ("m²" stays "m²")
     # whole words only ("12" is not the choice "2"); the latest end wins, then the longest
     hits = [(lowered.rfind(f" {t} ") + len(t), len(t), letter) for letter, c in zip(valid, choices)
             if (t := normalize_text(c)) and f" {t} " in lowered]
@@ -278,7 +283,8 @@ _GROUPED = re.compile(r"\s*-?\d{1,3}(?:,\s*\d{3})+(?:\.\d+)?(?![\d,.])")  # thou
 _CHOICE = re.compile(r"^\(([A-Z])\)\s+[A-Za-z0-9$\\]")
 _SUBSCRIPT = re.compile(r"_\{(\w)\}")  # 4210_{5} is 4210_5
 _LETTER = re.compile(r"^\(([A-Za-z]|-?\d+(?:\.\d+)?)\)$")  # "(C)", "(051)"
-_WORDS = re.compile(r"[A-Za-z][A-Za-z\s'.,\-]*")
+_WORDS = re.compile(r"[^\W\d_](?:[^\W\d_]|[\s'.,\-])*")  # letters of any script: "Évelyn", "café"
+_WORD = re.compile(r"[^\W\d_]{3}")  # three letters in a row: a word, not a product of symbols
 _TIME = re.compile(r"\d:\d\d")
 _BASE = re.compile(r"[0-9A-Za-z]+_\d+")
 
@@ -351,6 +357,7 @@ def normalize_math(ans: str) -> str:
     a = str(ans).strip()
     if (n := _plain_int(a)) is not None:
         return n
+    a = unicodedata.normalize("NFC", a.replace("\0", " ")).strip()  # "é" is "e\u0301"; NUL is our placeholder below
     inner = last_boxed(a)
     if inner is not None:
         a = inner
@@ -365,7 +372,7 @@ def normalize_math(ans: str) -> str:
     if re.search(r"[\d\\]", a):  # "2 and 3", "x = 2 or x = -2"
         a = _AND_OR.sub(",", a)
     a = _drop_units(_drop_assign(a)).strip().rstrip(".,;").strip()
-    if _WORDS.fullmatch(a) and (re.search(r"[A-Za-z]{3}", a) or a.lower() in ("no", "yes")):
+    if _WORDS.fullmatch(a) and (_WORD.search(a) or a.lower() in ("no", "yes")):
         return normalize_text(a)  # a text answer: "Evelyn", "east"
     a = re.sub(r"(\\[A-Za-z]+)\s+(?=[A-Za-z])", "\\1\0", a)  # "\pi r" keeps its space
     a = re.sub(r"\s+", "", a).replace("\0", " ")
@@ -415,7 +422,7 @@ def as_number(a: str) -> Fraction | None:
 
 def normalize_text(ans: str) -> str:
     """SQuAD-style: lower case, no punctuation or articles, single spaces."""
-    a = str(ans).lower()
+    a = unicodedata.normalize("NFC", str(ans)).lower()  # "café" spelt with a combining accent is "café"
     a = "".join(ch for ch in a if ch not in string.punctuation)
     a = re.sub(r"\b(a|an|the)\b", " ", a)
     return " ".join(a.split())
@@ -438,7 +445,8 @@ def _parsed(ans: str):
 
 def _literal(a: str) -> bool:
     """Answers compared as strings only: words ("east" is no product e·a·s·t) and clock times."""
-    words = re.fullmatch(r"[a-z][a-z ]*", a) and (re.search(r"[a-z]{3}", a) or a in ("no", "yes"))
+    words = (re.fullmatch(r"[^\W\d_](?:[^\W\d_]| )*", a) and a == a.lower()  # lower-case letters of any script
+             and (_WORD.search(a) or a in ("no", "yes")))
     return bool(words or _TIME.search(a))
 
 
