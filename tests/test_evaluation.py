@@ -3,6 +3,7 @@ capping, vote equivalence with ``majority_vote``, summary statistics and the rep
 
 from __future__ import annotations
 
+import json
 import math
 import sys
 
@@ -783,6 +784,20 @@ def test_simulate_check_takes_a_results_file_and_nothing_it_would_override(tmp_p
         assert bad.exit_code == 2 and says in bad.stderr and not (tmp_path / "bad.jsonl").exists()
     bad = cli(["simulate", b, "--check", a, "-q"])
     assert bad.exit_code == 2 and "a.jsonl: no recommendation rows" in bad.stderr
+
+
+@pytest.mark.parametrize("values,says", [({"gain": "coverage"}, "drop --gain"),
+                                         ({"vote_rules": "majority"}, "drop --vote-rules")])
+def test_simulate_check_refuses_what_a_settings_file_would_override_naming_it(tmp_path, values, says):
+    """As on the command line: a --settings file's --gain or combination was silently not used."""
+    a = write_jsonl(tmp_path / "a.jsonl", noisy_pool(m=20, k=4, seed=5))
+    results = str(tmp_path / "res.jsonl")
+    assert cli(["simulate", a, "--budgets", "2", "--seeds", "2", "--allocators", "uniform", "-q", "-o", results]).exit_code == 0
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(values))
+    bad = cli(["simulate", a, "--check", results, "--settings", str(path), "-q", "-o", str(tmp_path / "bad.jsonl")])
+    assert bad.exit_code == 2 and f"{path}: --check replays" in bad.stderr and says in bad.stderr, bad.stderr
+    assert not (tmp_path / "bad.jsonl").exists()
 
 
 def test_simulate_check_on_the_questions_it_chose_on_says_it_is_not_held_out(tmp_path):

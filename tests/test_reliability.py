@@ -586,6 +586,8 @@ def test_a_rerun_takes_the_generation_options_the_directory_records(questions, t
 @pytest.mark.parametrize("first,then", [
     (["--exit", "hard"], ["--exit", "easy"]),  # hard's default threshold, 0.5, is not easy's 0.7
     (["--vote-rule", "weighted"], ["--signal", "max-nll"]),  # the vote signal follows the allocation's
+    (["--vcs"], ["--no-vcs", "--force"]),  # the signal --vcs chose (vcs) is not --no-vcs's (anll)
+    ([], ["--vcs", "--force"]),  # nor anll --vcs's
 ])
 def test_a_rerun_derives_again_what_the_last_run_derived(questions, tmp_path, first, then):
     """A default the last run resolved from another option (an exit's threshold, the confidence

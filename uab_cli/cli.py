@@ -670,7 +670,7 @@ def _check_recommendations(ctx: typer.Context, pool: str, results: str, budgets:
     from . import evaluation, recommend, report
 
     taken = (*COMBINATION, *(o.name for o in _declared("simulate") if o is not SETTINGS_FILE))
-    given = [n for n in taken if n in _given(ctx)]
+    given = [n for n in taken if n in _given(ctx) or n in ctx.meta.get("uab.from_file", ())]  # or a --settings file
     if given:
         raise UabError(f"--check replays the combinations of its results file: drop --{given[0].replace('_', '-')}")
     check_inputs(POOL=pool, check=results)

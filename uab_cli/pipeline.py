@@ -276,9 +276,14 @@ def judge(records: list[dict], backend: Backend, gen: Generation) -> dict:
 
 
 def default_signal(rec: dict | None) -> str:
-    """``vcs`` for samples drawn with the confidence prompt (Cohere's default), else ``anll``
-    (the signal ``allocate`` uses without ``--signal``; ``rec``: the first record)."""
-    return "vcs" if rec is not None and generation_of(rec).get("vcs") else "anll"
+    """The signal ``allocate`` uses without ``--signal`` (``rec``: the first record)."""
+    return signal_for(rec is not None and bool(generation_of(rec).get("vcs")))
+
+
+def signal_for(vcs: bool) -> str:
+    """The signal without ``--signal``: ``vcs`` for samples drawn with the confidence prompt
+    (``--vcs``, Cohere's default), else ``anll``."""
+    return "vcs" if vcs else "anll"
 
 
 @dataclass
@@ -595,7 +600,7 @@ def resolve_vote_signal(settings: Vote, allocation_signal: str | None, vcs: bool
 def default_vote_signal(allocation_signal: str | None, vcs: bool) -> str:
     """The confidence rules' signal without ``--vote-signal``: the allocation's when it has a
     per-sample statistic, else vcs after a --vcs Phase 1, else anll."""
-    return allocation_signal if allocation_signal in SAMPLE_SIGNALS else "vcs" if vcs else "anll"
+    return allocation_signal if allocation_signal in SAMPLE_SIGNALS else signal_for(vcs)
 
 
 @dataclass

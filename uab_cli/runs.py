@@ -319,14 +319,17 @@ def recorded(out: str) -> Recorded:
 def _chosen(alloc: dict | None, vote: dict | None, vcs: bool) -> tuple[dict | None, dict | None]:
     """The recorded allocation and vote settings less the values the last run derived rather than
     was given: an exit's own default threshold, the vote signal its allocation's signal (or
-    ``--vcs``) chose. A rerun derives them again, so another ``--exit`` or ``--signal`` votes as a
-    fresh run would (it kept hard's 0.5 for ``--exit easy``, anll for ``--signal max-nll``)."""
+    ``--vcs``) chose, the allocation signal ``--vcs`` chose. A rerun derives them again, so another
+    ``--exit``, ``--signal`` or ``--vcs`` allocates and votes as a fresh run would (it kept hard's
+    0.5 for ``--exit easy``, anll for ``--signal max-nll``, vcs for ``--no-vcs``)."""
     if alloc is not None and alloc.get("exit_threshold") is not None \
             and allocators.EXITS.get(alloc.get("exit")) == alloc["exit_threshold"]:
         alloc = {**alloc, "exit_threshold": None}
     if alloc is not None and vote is not None and vote.get("signal") is not None \
             and vote["signal"] == pipeline.default_vote_signal(alloc.get("signal"), vcs):
         vote = {**vote, "signal": None}
+    if alloc is not None and alloc.get("signal") == pipeline.signal_for(vcs):
+        alloc = {**alloc, "signal": None}
     return alloc, vote
 
 
@@ -372,7 +375,7 @@ def run(
     cost (tokens and wall-clock time per stage, money at ``price``) goes to ``summary.json``.
     """
     started = time.perf_counter()
-    signal = alloc.signal or ("vcs" if gen.vcs else "anll")
+    signal = alloc.signal or pipeline.signal_for(gen.vcs)
     alloc.check(k, signal, len(records))  # fail before any sampling
     vote.check_rules()
     vote = pipeline.resolve_vote_signal(vote, signal, gen.vcs)
