@@ -177,3 +177,12 @@ def test_a_gold_integer_beyond_64_bits_is_refused_not_rounded(tmp_path):
     result = cli(["vote", str(path), "-o", str(tmp_path / "v.jsonl")])
     assert result.exit_code == 2 and not (tmp_path / "v.jsonl").exists()
     assert f"{path}:1: 'answer' 1.2345678901234568e+29: an integer beyond 64 bits" in result.stderr
+
+
+@pytest.mark.parametrize("gold", ["B", "(B)", "b", "Ｂ", "（Ｂ）", "（B）", "two"])
+def test_a_gold_letter_in_full_width_forms_is_the_letter(gold):
+    """A C-Eval-style export may write its gold letter full width: it was "no gold", the question
+    ungraded, while a reply's full-width letter is read as the letter."""
+    from uab_cli.records import gold_letter
+
+    assert gold_letter({"answer": gold, "choices": ["one", "two", "three"]}) == "B"

@@ -8,6 +8,7 @@ uab does not know pass through every stage untouched. Reading and writing the fi
 from __future__ import annotations
 
 import hashlib
+import unicodedata
 
 import orjson
 
@@ -172,8 +173,9 @@ def gold_letter(rec: dict) -> str | None:
         return None
     g = str(gold).strip()
     valid = letters(len(choices))
-    if g.strip("()").upper() in valid and len(g.strip("()")) == 1:
-        return g.strip("()").upper()
+    letter = (g if g.isascii() else unicodedata.normalize("NFKC", g)).strip("()")  # full-width "Ｂ", "（B）"
+    if letter.upper() in valid and len(letter) == 1:
+        return letter.upper()
     for letter, text in zip(valid, choices):
         if g == text.strip():
             return letter
