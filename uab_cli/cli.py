@@ -675,9 +675,9 @@ def _check_recommendations(ctx: typer.Context, pool: str, results: str, budgets:
         raise UabError(f"--check replays the combinations of its results file: drop --{given[0].replace('_', '-')}")
     check_inputs(POOL=pool, check=results)
     check_output(output)
-    lines = list(read_jsonl(results))  # once: it may be stdin
-    result_rows = [row for _, row in lines]
-    recs = recommend.from_results(results, _budgets(budgets), lines)
+    numbered = list(read_jsonl(results))  # once: it may be stdin
+    result_rows = [row for _, row in numbered]
+    recs = recommend.from_results(results, _budgets(budgets), numbered)
     records = _pool(pool)
     otherwise = evaluation.drawn_otherwise(result_rows, records)
     if otherwise and not quiet:

@@ -173,9 +173,9 @@ def gold_letter(rec: dict) -> str | None:
         return None
     g = str(gold).strip()
     valid = letters(len(choices))
-    letter = (g if g.isascii() else unicodedata.normalize("NFKC", g)).strip("()")  # full-width "Ｂ", "（B）"
-    if letter.upper() in valid and len(letter) == 1:
-        return letter.upper()
+    bare = (g if g.isascii() else unicodedata.normalize("NFKC", g)).strip("()")  # full-width "Ｂ", "（B）"
+    if bare.upper() in valid and len(bare) == 1:
+        return bare.upper()
     for letter, text in zip(valid, choices):
         if g == text.strip():
             return letter
