@@ -69,9 +69,35 @@ def test_too_long_skip_in_phase1_and_pool(tmp_path):
     q = questions(tmp_path)
     result = cli(["phase1", q, "-o", str(tmp_path / "p1.jsonl"), *scripted("--too-long", "skip")])
     assert result.exit_code == 0 and "skipped: question 'q2'" in result.stderr
+    assert "allocate's budget N·M counts the 4 that fit" in " ".join(result.stderr.split())
     assert [r["id"] for r in read_jsonl(tmp_path / "p1.jsonl")] == ["q0", "q1", "q3", "q4"]
     result = cli(["pool", q, "-K", "2", "-o", str(tmp_path / "pool"), *scripted("--too-long", "skip")])
     assert result.exit_code == 0 and "4 questions × 2 samples" in result.stderr, result.stderr
+    assert {r["uab"]["phase1"]["skipped"] for r in read_jsonl(tmp_path / "pool" / "pool.jsonl")} == {1}
+
+
+def test_a_question_too_long_skip_left_out_is_counted_in_every_later_stages_provenance(tmp_path):
+    """The pipe's votes tell a question left out from one never asked, as run's summary.json does;
+    the budget N·M counts the questions that fit."""
+    q = questions(tmp_path)
+    p1, a, p2, v = (str(tmp_path / f"{n}.jsonl") for n in ("p1", "a", "p2", "v"))
+    assert cli(["phase1", q, "-o", p1, *scripted("--too-long", "skip")]).exit_code == 0
+    for args in (["allocate", p1, "-N", "3", "-o", a], ["phase2", a, "-o", p2, "--max-model-len", "300"],
+                 ["vote", p2, "-o", v]):
+        assert cli(args).exit_code == 0
+    votes = read_jsonl(v)
+    assert [r["id"] for r in votes] == ["q0", "q1", "q3", "q4"] and sum(len(r["samples"]) for r in votes) == 3 * 4
+    assert all(r["uab"]["phase1"]["skipped"] == 1 for r in votes)
+    # More Phase-1 samples on those records keep the earlier count; without --too-long skip and
+    # nothing left out, a Phase 1 records none.
+    assert cli(["phase1", p1, "-K", "2", "-o", p2, *scripted()]).exit_code == 0
+    assert all(r["uab"]["phase1"]["skipped"] == 1 for r in read_jsonl(p2))
+    assert cli(["phase1", q, "-o", p2, *scripted(), "--max-model-len", "3000"]).exit_code == 0
+    assert all("skipped" not in r["uab"]["phase1"] for r in read_jsonl(p2))
+    out = tmp_path / "run"
+    assert cli(["run", q, "-N", "3", "-o", str(out), *scripted("--too-long", "skip")]).exit_code == 0
+    for name in ("phase1.jsonl", "votes.jsonl"):
+        assert all(r["uab"]["phase1"]["skipped"] == 1 for r in read_jsonl(out / name))
 
 
 def test_phase2_refuses_a_max_tokens_that_no_longer_fits(tmp_path):

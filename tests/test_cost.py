@@ -104,6 +104,7 @@ def test_price_must_be_two_non_negative_numbers(tmp_path):
                       "--price", bad])
         assert result.exit_code == 2 and "--price takes IN,OUT" in result.stderr, result.stderr
     assert not (tmp_path / "r1").exists()
+    assert cost.Price.parse("-0, 1.5") == cost.Price(0.0, 1.5) and str(cost.Price.parse("-0,1").input) == "0.0"
 
 
 # --- uab run: summary.json --------------------------------------------------------------------
@@ -314,6 +315,64 @@ def test_saving_is_against_uniform_in_samples_and_tokens():
     assert row["saving"] == pytest.approx(1 - row["samples"] / 4)
     assert row["samples"] == pytest.approx(row["min_N"] / 2)  # skip mode: half of N drawn
     assert row["token_saving"] == pytest.approx(1 - 6.0 * row["min_N"] / 40)
+
+
+def test_the_cost_at_fixed_accuracy_counts_each_samples_prompt_and_prices_it_as_a_run_does():
+    """Prompt tokens per question at the least N, as a live run counts them (each sample drawn pays
+    its prompt: every backend sends one request per sample), and with a price the money."""
+    records = random_pool(60, 8, 4)  # prompts of 30 to 36 tokens, by question
+    price = cost.Price(1.5, 4.0)
+    rows = list(evaluation.simulate(records, [1, 2, 4, 8], ["uab", "uniform"], ["anll"], 3,
+                                    vote_rules=["majority"], analyses=True, price=price))
+    summary = evaluation.summarize(rows)
+    found = analyses.curves(summary)
+    costs = analyses.cost_rows(rows)
+    assert costs and all(c["prompt_tokens"] is not None for c in costs if c["min_N"] is not None)
+    for c in costs:
+        if c["min_N"] is None:
+            continue
+        curve = found[tuple(c[k] for k in analyses.COST_KEY)]
+        assert c["prompt_tokens"] == pytest.approx(float(np.interp(c["min_N"], curve.n, curve.prompt_tokens)))
+        assert c["cost"] == pytest.approx((1.5 * c["prompt_tokens"] + 4.0 * c["tokens"]) / 1e6)
+        if c["uniform_at_most"] or c["uniform_min_N"] is None:
+            continue
+        assert c["cost_saving"] == pytest.approx(1 - c["cost"] / c["uniform_cost"])
+        assert c["prompt_token_saving"] == pytest.approx(1 - c["prompt_tokens"] / c["uniform_prompt_tokens"])
+    # At N = K Uniform draws the whole pool: its prompt tokens are every sample's, as summary.json would sum them
+    whole = next(e for e in summary if e["allocator"] == "uniform" and e["N"] == 8)
+    assert whole["prompt_tokens_per_question"] * 60 == sum(s["prompt_tokens"] for r in records for s in r["samples"])
+    line = next(x for x in report.markdown_cost(costs).splitlines() if x.startswith("| uab"))
+    assert "prompt tokens" in line and " cost)" in line
+
+
+def test_a_pool_without_prompt_counts_leaves_the_prompt_cost_unknown():
+    records = random_pool(40, 6, 2, prompt=False)
+    rows = list(evaluation.simulate(records, [1, 2, 6], ["uab", "uniform"], ["anll"], 2, vote_rules=["majority"],
+                                    analyses=True, targets=[0.5], price=cost.Price(1, 2)))
+    costs = analyses.cost_rows(rows)
+    assert costs and all(c["prompt_tokens"] is None and c["cost"] is None and c["cost_saving"] is None
+                         for c in costs)
+    assert all(c["tokens"] is not None for c in costs if c["min_N"] is not None)  # the completions still count
+    assert "prompt tokens" not in report.markdown_cost(costs).split("\n\nThe least")[0]
+
+
+def test_simulate_price_is_recorded_and_the_report_prices_other_targets_with_it(tmp_path):
+    pool = write_jsonl(tmp_path / "pool.jsonl", random_pool(40, 4))
+    res = tmp_path / "res.jsonl"
+    result = cli(["simulate", pool, "--budgets", "1,2,4", "--seeds", "2", "--allocators", "uab,uniform",
+                  "--vote-rules", "majority", "--price", "0.5,2", "-o", str(res)])
+    assert result.exit_code == 0, result.stderr
+    rows = read_jsonl(res)
+    assert rows[0]["simulation"]["price"] == {"input": 0.5, "output": 2.0, "per": "1M tokens"}
+    assert all("cost" in c for c in analyses.cost_rows(rows))
+    assert cli(["report", str(res), "-o", str(tmp_path / "rep"), "--targets", "40,45"]).exit_code == 0
+    text = (tmp_path / "rep" / "summary.md").read_text()
+    line = next(x for x in text.splitlines() if x.startswith("| uab"))
+    assert "| 40.0 % | 45.0 % |" in text and (" cost)" in line or "not reached" in line or "uniform:" in line)
+    result = cli(["simulate", pool, "--check", str(res), "--price", "1,2", "-o", str(tmp_path / "c.jsonl")])
+    assert result.exit_code == 2 and "drop --price" in result.stderr
+    result = cli(["simulate", pool, "--budgets", "1,2", "--price", "1", "-o", str(tmp_path / "bad.jsonl")])
+    assert result.exit_code == 2 and "--price takes IN,OUT" in result.stderr and not (tmp_path / "bad.jsonl").exists()
 
 
 def test_a_curve_above_the_target_at_its_least_budget_gives_bounds_not_values():

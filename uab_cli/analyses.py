@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import recommend
+from .cost import Price
 
 COST_KEY = ("allocator", "signal", "T", "vote_rule")  # one accuracy-against-N curve each
 BASELINE = recommend.BASELINE  # Uniform + majority: the reference of every saving
@@ -41,13 +42,15 @@ def min_budget(n: Sequence[float], accuracy: Sequence[float], target: float) -> 
 
 @dataclass(frozen=True)
 class Curve:
-    """One combination's means over seeds against N (sorted): accuracy, samples and completion
-    tokens per question (``tokens`` None when the pool has no token counts)."""
+    """One combination's means over seeds against N (sorted): accuracy, samples, completion
+    tokens and prompt tokens per question (``tokens``, ``prompt_tokens`` None when the pool lacks
+    those counts)."""
 
     n: np.ndarray
     accuracy: np.ndarray
     samples: np.ndarray
     tokens: np.ndarray | None
+    prompt_tokens: np.ndarray | None = None
 
     def min_n(self, target: float) -> float | None:
         return min_budget(self.n, self.accuracy, target)
@@ -74,10 +77,11 @@ def curves(summary: Sequence[dict]) -> dict[tuple, Curve]:
         es = sorted(groups[key], key=lambda e: e["N"])
         if len(es) < 2:
             continue
-        tokens = [e.get("tokens_per_question") for e in es]
+        tokens, prompt = ([e.get(f) for e in es] for f in ("tokens_per_question", "prompt_tokens_per_question"))
         out[key] = Curve(np.array([e["N"] for e in es], dtype=np.float64), np.array([e["accuracy"] for e in es]),
                          np.array([e["samples_per_question"] for e in es]),
-                         None if None in tokens else np.array(tokens, dtype=np.float64))
+                         None if None in tokens else np.array(tokens, dtype=np.float64),
+                         None if None in prompt else np.array(prompt, dtype=np.float64))
     return out
 
 
@@ -95,11 +99,16 @@ def default_targets(found: dict[tuple, Curve], count: int = DEFAULT_TARGETS) -> 
     return []
 
 
-def at_accuracy(summary: Sequence[dict], targets: Sequence[float] | None = None) -> list[dict]:
+def at_accuracy(summary: Sequence[dict], targets: Sequence[float] | None = None,
+                price: Price | None = None) -> list[dict]:
     """Per combination and target accuracy (a fraction): ``min_N`` (``min_budget``), Uniform +
-    majority's ``uniform_min_N``, the samples and completion tokens per question spent there,
-    and the ``saving`` against Uniform + majority in samples (1 − samples / Uniform's; samples,
-    not N, so a skip-mode exit's unspent share counts) and in tokens (``token_saving``).
+    majority's ``uniform_min_N``, the samples, completion tokens and prompt tokens per question
+    spent there (each sample pays its prompt, as a live run's ``summary.json`` counts it; None
+    where the pool lacks the counts), and the ``saving`` against Uniform + majority in samples
+    (1 − samples / Uniform's; samples, not N, so a skip-mode exit's unspent share counts), in
+    completion tokens (``token_saving``) and in prompt tokens (``prompt_token_saving``); at
+    ``price``, the money per question (``cost``, prompt and completion tokens at their prices)
+    and ``cost_saving``.
 
     ``at_most``: the combination's curve starts above the target, so ``min_N`` is the least
     simulated budget and only an upper bound (its savings lower bounds); ``uniform_at_most`` the
@@ -112,14 +121,21 @@ def at_accuracy(summary: Sequence[dict], targets: Sequence[float] | None = None)
         for target in targets:
             n = c.min_n(target)
             nu = base.min_n(target) if base else None
-            samples, tokens = c.at(n, c.samples), c.at(n, c.tokens)
-            u_samples, u_tokens = (base.at(nu, base.samples), base.at(nu, base.tokens)) if base else (None, None)
+            samples, tokens, prompt = (c.at(n, v) for v in (c.samples, c.tokens, c.prompt_tokens))
+            u_samples, u_tokens, u_prompt = ((base.at(nu, v) for v in (base.samples, base.tokens, base.prompt_tokens))
+                                             if base else (None, None, None))
             u_bound = base is not None and base.above(target)
-            out.append({**dict(zip(COST_KEY, key)), "target": target, "min_N": n, "at_most": c.above(target),
-                        "uniform_min_N": nu, "uniform_at_most": u_bound,
-                        "saving": None if u_bound else _saving(samples, u_samples), "samples": samples,
-                        "tokens": tokens, "uniform_tokens": u_tokens,
-                        "token_saving": None if u_bound else _saving(tokens, u_tokens)})
+            row = {**dict(zip(COST_KEY, key)), "target": target, "min_N": n, "at_most": c.above(target),
+                   "uniform_min_N": nu, "uniform_at_most": u_bound,
+                   "saving": None if u_bound else _saving(samples, u_samples), "samples": samples,
+                   "tokens": tokens, "uniform_tokens": u_tokens,
+                   "token_saving": None if u_bound else _saving(tokens, u_tokens),
+                   "prompt_tokens": prompt, "uniform_prompt_tokens": u_prompt,
+                   "prompt_token_saving": None if u_bound else _saving(prompt, u_prompt)}
+            if price is not None:
+                money, u_money = price.of(prompt, tokens), price.of(u_prompt, u_tokens)
+                row.update(cost=money, uniform_cost=u_money, cost_saving=None if u_bound else _saving(money, u_money))
+            out.append(row)
     return out
 
 

@@ -298,7 +298,8 @@ def _price(value: str | None) -> cost.Price | None:
 
 Price = Annotated[str | None, typer.Option(metavar="IN,OUT", show_default=False, callback=_price,
                                            help="Prices per million prompt (IN) and completion (OUT) tokens: "
-                                           "summary.json then says what the run cost.")]
+                                           "run's summary.json then says what the run cost, simulate's cost at "
+                                           "fixed accuracy what each allocation costs.")]
 
 
 NOT_FROM_FILE = frozenset({"settings", "input", "output", "force"})
@@ -433,14 +434,17 @@ def phase1(ctx: typer.Context, input: In, output: Out = "-", samples: K = 1,
     gen = Generation.from_params(ctx.params)
     with _backend(ctx, gen)() as be, _Bar(quiet) as bar:
         gen = dataclasses.replace(gen, model=gen.model or be.model)
-        pipeline.fit(records, be, gen, _skipped)
+        skipped = pipeline.fit(records, be, gen, _skipped)
         if judge:
             counts = pipeline.judge(records, be, gen)
             if not quiet:
                 err.print(f"judge: {counts}")
         bar.stage("phase1", len(records) * samples)
-        pipeline.phase1(records, be, gen, samples, bar.sample)
+        pipeline.phase1(records, be, gen, samples, bar.sample, skipped=len(skipped))
     write_records(output, records)
+    if skipped and not quiet:
+        err.print(f"left out by --too-long skip: {len(skipped)} question(s) (named above; counted in uab.phase1.skipped); "
+                  f"allocate's budget N·M counts the {len(records)} that fit", highlight=False, soft_wrap=True)
 
 
 @command
@@ -630,6 +634,7 @@ def simulate(
     vote_signal: Annotated[VoteSignalName | None, typer.Option(help="Per-sample signal the confidence rules read.",
                                                                show_default=OWN_SIGNAL)] = None,
     targets: Targets = None,
+    price: Price = None,
     check: Annotated[str | None, typer.Option(
         metavar="RESULTS", show_default=False,
         help="Replay the recommendations of a `uab simulate -o` results file, chosen on other questions, on "
@@ -652,16 +657,18 @@ def simulate(
     gain = from_params(Allocation, {"gain": ctx.params["gain"]}).gain
     rows = list(evaluation.simulate(records, _budgets(budgets), _csv(allocators), _csv(signals or ""),
                                     seeds, temps if len(temps) > 1 else temps[0], gain, vote_rules=_csv(vote_rules),
-                                    vote=rule, recommendations=True, analyses=True, targets=accuracies))
-    write_records(output, [evaluation.produced_by(records, pool, seeds, rule, gain), *rows])
+                                    vote=rule, recommendations=True, analyses=True, targets=accuracies,
+                                    price=price))
+    write_records(output, [evaluation.produced_by(records, pool, seeds, rule, gain, price=price), *rows])
     if not quiet:
         typer.echo(report.markdown_table(evaluation.summarize(rows), evaluation.anll_correlation(records),
                                          evaluation.recommendations(rows)), err=True)
         typer.echo(report.markdown_cost(analyses.cost_rows(rows)), err=True)
 
 
-COMBINATION = ("allocators", "signals", "signal_temperature", "vote_rules", "vote_signal", "targets")  # simulate's
-# own options that `simulate --check` takes from RESULTS instead, as it does every declared one but --settings
+COMBINATION = ("allocators", "signals", "signal_temperature", "vote_rules", "vote_signal", "targets", "price")
+# simulate's own options that `simulate --check` takes from RESULTS instead (or, --price, does not use: it
+# writes no cost at fixed accuracy), as it does every declared one but --settings
 
 
 def _check_recommendations(ctx: typer.Context, pool: str, results: str, budgets: str | None, seeds: int,

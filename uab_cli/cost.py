@@ -66,12 +66,23 @@ class Price:
         """``IN,OUT`` per million tokens, e.g. ``0.15,0.6``."""
         parts = [t.strip() for t in text.split(",")]
         try:
-            values = [float(t) for t in parts]
+            values = [float(t) + 0.0 for t in parts]  # + 0.0: "-0" is 0, not a price shown as -0
         except ValueError:
             values = []
         if len(values) != 2 or not all(0 <= v < math.inf for v in values):  # nan fails too
             raise UabError(f"--price takes IN,OUT: two finite non-negative prices per million tokens, got {text!r}")
         return cls(*values)
+
+    def to_json(self) -> dict:
+        return {"input": self.input, "output": self.output, "per": "1M tokens"}
+
+    @classmethod
+    def recorded(cls, value) -> Price | None:
+        """A ``to_json`` read back (a results file's header); None for anything else."""
+        if isinstance(value, dict) and all(isinstance(value.get(k), (int, float)) and not isinstance(value.get(k), bool)
+                                           and 0 <= value[k] < math.inf for k in ("input", "output")):
+            return cls(float(value["input"]), float(value["output"]))
+        return None
 
     def of(self, prompt_tokens: int | None, completion_tokens: int | None) -> float | None:
         """The money ``prompt_tokens`` and ``completion_tokens`` cost (None if one is unknown)."""
@@ -109,7 +120,7 @@ def run_summary(held: dict[str, Tokens], drawn: dict[str, Tokens], seconds: dict
            "graded": votes.graded, "correct": votes.correct, "no_answer": votes.no_answer,
            "cut": votes.cut}
     if price is not None:
-        out["price"] = {"input": price.input, "output": price.output, "per": "1M tokens"}
+        out["price"] = price.to_json()
         out["cost"] = {"samples": price.of(total_held.prompt_tokens, total_held.completion_tokens),
                        "drawn": price.of(total_drawn.prompt_tokens, total_drawn.completion_tokens)}
         if judge is not None:

@@ -12,6 +12,7 @@ from . import __version__, allocation, recommend, voting
 from .allocators import ALLOCATORS, NEEDS_JUDGE, PHASE1, ROUNDS, SIGNAL_FREE, SIMULATE_ONLY, Job, call, preset
 from .analyses import Deciles, at_accuracy, deciles_of
 from .answers import gold_answer, is_correct
+from .cost import Price
 from .errors import UabError
 from .options import from_params
 from .pipeline import default_signal, generation_of
@@ -64,11 +65,13 @@ def simulate(
     recommendations: bool = False,
     analyses: bool = False,
     targets: Sequence[float] | None = None,
+    price: Price | None = None,
 ) -> Iterator[dict]:
     """Replay each allocator × signal × T × N × seed × vote rule on the pool; yield one result
     row each; with ``analyses``, one ``{"deciles": ...}`` row per allocator × signal × T × N
     (``analyses.Deciles``, by the first per-sample signal of ``signals``) and the
-    ``{"cost_at_accuracy": ...}`` rows (``analyses.at_accuracy`` at ``targets``, default: a grid);
+    ``{"cost_at_accuracy": ...}`` rows (``analyses.at_accuracy`` at ``targets``, default: a grid,
+    and in money at ``price``);
     then, with ``recommendations``, one ``{"recommendation": ...}`` row per N
     (``recommend.held_out``) when the allocators include ``uniform``. Rows carry ``tokens``: the
     completion tokens of the samples the allocation used, Phase 1 included.
@@ -119,7 +122,7 @@ def simulate(
     analysis = None  # (the decile accumulator or None, the cost targets)
     if analyses:
         statistic = next((s for s in signals if s in SAMPLE_SIGNALS and pool.has_statistic(s)), None)
-        analysis = (Deciles(statistic, pool.graded) if statistic else None, targets)
+        analysis = (Deciles(statistic, pool.graded) if statistic else None, targets, price)
     return _replay(pool, combos, skipped, seeds, gain, exit_thresholds, on_progress, rules, vote, recommendations,
                    analysis)
 
@@ -207,7 +210,7 @@ def _replay(pool, combos, skipped, seeds, gain, thresholds, on_progress, rules, 
                 on_progress(done, total)
     if analysis:
         yield from deciles.rows() if deciles else ()
-        yield from ({"cost_at_accuracy": c} for c in at_accuracy(summarize(results), analysis[1]))
+        yield from ({"cost_at_accuracy": c} for c in at_accuracy(summarize(results), analysis[1], analysis[2]))
     if not advise:
         return
     context = {"gain": gain, "vote": vote, "generation": generation_of(pool.records[0]),
@@ -326,11 +329,12 @@ def _unrunnable(pool: Pool, name: str, signal: str | None) -> str | None:
 
 
 def produced_by(records: Sequence[dict], pool: str, seeds: int, vote: Vote | None = None, gain: str | None = None,
-                check: str | None = None) -> dict:
+                check: str | None = None, price: Price | None = None) -> dict:
     """A results file's first row, what produced it: ``{"simulation": {...}}`` with the pool (its
     path, questions, and the generation settings it was drawn with: backend, model, seed,
     temperature, …), the replay's seeds, ``--gain`` and vote settings, the results file whose
-    recommendations ``--check`` replayed (each with its own vote settings), and uab's version.
+    recommendations ``--check`` replayed (each with its own vote settings), ``--price`` (what
+    ``report`` prices its cost at fixed accuracy at), and uab's version.
     The rows carry allocator, signal, T, N, seed and vote rule. ``fingerprint``: the pool's
     questions (``records.questions_fingerprint``), so a report can tell another pool."""
     settings = vote and {"vote": {"signal": vote.signal or default_signal(records[0]),  # what confidence rules read
@@ -338,7 +342,8 @@ def produced_by(records: Sequence[dict], pool: str, seeds: int, vote: Vote | Non
     return {"simulation": {"pool": pool, "questions": len(records), "fingerprint": questions_fingerprint(records),
                            "generation": generation_of(records[0]),
                            "seeds": seeds, **({"gain": gain} if gain else {}), **(settings or {}),
-                           **({"check": check} if check else {}), "version": __version__}}
+                           **({"check": check} if check else {}), **({"price": price.to_json()} if price else {}),
+                           "version": __version__}}
 
 
 def about(rows: Sequence[dict]) -> dict | None:

@@ -135,18 +135,18 @@ OnSkip = Callable[[dict, TooLong], None]
 
 
 def fit(records: list[dict], backend: Backend, gen: Generation, on_skip: OnSkip | None = None,
-        messages: Callable[[dict], tuple] | None = None, max_tokens: int | None = None) -> None:
+        messages: Callable[[dict], tuple] | None = None, max_tokens: int | None = None) -> list[TooLong]:
     """Check, before anything is drawn, that each record's prompt (``messages(rec)``, by default
     the answer prompt) plus ``max_tokens`` (``--max-tokens``) fits the backend's context.
 
     One that does not is a ``UabError`` naming the question and its tokens; with
     ``--too-long skip`` (and ``on_skip``) it is removed from ``records`` in place and passed to
-    ``on_skip``. A backend that knows no context length, or cannot count a prompt, passes it:
+    ``on_skip``, and the questions left out are returned (``phase1`` records them). A backend that knows no context length, or cannot count a prompt, passes it:
     the service's own error then stops the stage (exit 1), never counted as an answer.
     """
     context = backend.context_length
     if context is None or not records:
-        return
+        return []
     max_tokens = gen.max_tokens if max_tokens is None else max_tokens
     limit = context - max_tokens
     if limit < 1:
@@ -157,7 +157,7 @@ def fit(records: list[dict], backend: Backend, gen: Generation, on_skip: OnSkip 
     over = [TooLong(rec["id"], size, max_tokens, context) for rec, size in zip(records, sizes)
             if size is not None and size.tokens > limit]
     if not over:
-        return
+        return []
     if gen.too_long != "skip" or on_skip is None or len(over) == len(records):
         more = f" (and {len(over) - 1} more question{'s' * (len(over) > 2)})" if len(over) > 1 else ""
         fixes = ["shorten it"]
@@ -173,6 +173,7 @@ def fit(records: list[dict], backend: Backend, gen: Generation, on_skip: OnSkip 
         if rec["id"] in skipped:
             on_skip(rec, skipped[rec["id"]])
     records[:] = [rec for rec in records if rec["id"] not in skipped]
+    return over
 
 
 def missing(rec: dict, start: int, stop: int) -> list[int]:
@@ -182,7 +183,7 @@ def missing(rec: dict, start: int, stop: int) -> list[int]:
 
 
 def phase1(records: list[dict], backend: Backend, gen: Generation, k: int = 1,
-           on_sample: OnSample | None = None, signal: str | None = None) -> int:
+           on_sample: OnSample | None = None, signal: str | None = None, skipped: int = 0) -> int:
     """Phase 1: samples ``0..k-1`` of every question (1 for ANLL; 2 for vote entropy).
 
     With a ``signal`` that needs token logprobs, nothing is spent on a backend that has
@@ -190,7 +191,11 @@ def phase1(records: list[dict], backend: Backend, gen: Generation, k: int = 1,
     (kept only when it has them); after it, a reply without them is retried, never kept.
     Otherwise (a pipe: the signal is ``allocate``'s), a reply that came without them while
     others have them is drawn again, with them.
-    Callers ``fit`` the records to the model's context first.
+    Callers ``fit`` the records to the model's context first; ``skipped``, how many
+    questions ``--too-long skip`` left out, is counted in every record's provenance
+    (``uab.phase1.skipped``, with those an earlier Phase 1 of these records left out; a count, not
+    the ids, so a record's size does not grow with the question set), so a later stage's output
+    says that questions were left out and how many.
     """
     if k < 1:
         raise UabError(f"--k must be >= 1, got {k}")
@@ -215,7 +220,12 @@ def phase1(records: list[dict], backend: Backend, gen: Generation, k: int = 1,
     if not logprobs:  # the signal is allocate's (a pipe) or needs none: a reply that lost its logprobs, drawn again
         draw(records, _unscored(records, wanted), backend, gen, on_sample, logprobs=True)
     for rec in records:  # the Phase-1 samples it holds: more than k when it came with more
-        with_provenance(rec, "phase1", {**gen.info(), "k": max(k, len(samples(rec, 1)))})
+        info = {**gen.info(), "k": max(k, len(samples(rec, 1)))}
+        earlier = generation_of(rec).get("skipped")
+        left_out = (earlier if type(earlier) is int else 0) + skipped
+        if left_out or gen.too_long == "skip":
+            info["skipped"] = left_out
+        with_provenance(rec, "phase1", info)
     return n
 
 
@@ -678,7 +688,7 @@ def phase1_settings(records: list[dict], path: str | None = None, lines: Sequenc
     except UabError as exc:
         raise UabError(f"its Phase-1 provenance (uab.phase1): {exc.message}", path, lines[r0] if lines else None) \
             from None
-    ignore = {"version", "k", *Generation.SAMPLE_FREE}
+    ignore = {"version", "k", "skipped", *Generation.SAMPLE_FREE}
     for r, rec in enumerate(records[r0 + 1:], r0 + 1):
         other = generation_of(rec)
         if other and other != shared:

@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 
 from . import analyses, plots, recommend, voting
 from .analyses import BASELINE, COST_KEY, at_accuracy
+from .cost import Price
 from .errors import UabError
 from .evaluation import about, anll_correlation, recommendations, summarize
 from .jsonl import atomic_output
@@ -111,14 +112,18 @@ def markdown_cost(costs: Sequence[dict]) -> str:
             elif c.get("uniform_at_most"):
                 cell += f" (uniform: ≤ {c['uniform_min_N']:.2f})"
             else:
-                cell += f" ({_change(c['saving'], bound)} samples, {_change(c['token_saving'], bound)} tokens)"
+                cell += (f" ({_change(c['saving'], bound)} samples, {_change(c['token_saving'], bound)} tokens"
+                         + "".join(f", {_change(c[k], bound)} {what}" for k, what in
+                                   (("prompt_token_saving", "prompt tokens"), ("cost_saving", "cost"))
+                                   if c.get(k) is not None) + ")")
             cells.append(cell)
         lines.append(f"| {name} | {sig or '—'} | {'—' if t is None else format(t, 'g')} | {rule} | "
                      + " | ".join(cells) + " |")
     lines += ["", "The least budget N at which the accuracy reaches each target (PCHIP interpolation of the mean "
                   "accuracy over seeds against N, inverted at its first crossing; paper §4.2), and in brackets the "
-                  "samples and completion tokens spent there against what Uniform + majority spends to reach the "
-                  "same target (negative: cheaper). Skip-mode exits spend fewer samples than N·M: their samples "
+                  "samples and completion tokens spent there (and, where the pool counts them, the prompt tokens: "
+                  "each sample pays its prompt; with `simulate --price`, the cost in money) against what Uniform + "
+                  "majority spends to reach the same target (negative: cheaper). Skip-mode exits spend fewer samples than N·M: their samples "
                   "are counted as spent. ≤: the combination is above the target already at the least budget "
                   "simulated, so that budget and its saving are bounds; add a smaller budget (`--budgets 1,…`) "
                   "to measure them."]
@@ -249,7 +254,8 @@ def _draw(rows, records, targets, on_skipped, source, summary, plt) -> tuple[dic
         figures["allocation_by_level.png"] = plots.plot_levels(summary)
     else:
         skipped["allocation_by_level.png"] = "the questions have no 'level' field"
-    costs = (targets is None and analyses.cost_rows(rows)) or at_accuracy(summary, targets)
+    price = Price.recorded((about(rows) or {}).get("price"))  # simulate --price: the money, at other targets too
+    costs = (targets is None and analyses.cost_rows(rows)) or at_accuracy(summary, targets, price)
     if analyses.curves(summary):
         figures["cost_at_accuracy.png"] = plots.plot_cost(summary, sorted({c["target"] for c in costs}))
     else:

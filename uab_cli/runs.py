@@ -419,15 +419,7 @@ def _fit(records: list[dict], backend: Backend, gen: pipeline.Generation,
          on_skip: pipeline.OnSkip | None) -> list[pipeline.TooLong]:
     """``pipeline.fit`` before the directory records anything (a question too long leaves no
     config behind); returns the questions ``--too-long skip`` left out of every stage."""
-    skipped: list[pipeline.TooLong] = []
-
-    def skip(rec: dict, too_long: pipeline.TooLong) -> None:
-        skipped.append(too_long)
-        if on_skip:
-            on_skip(rec, too_long)
-
-    pipeline.fit(records, backend, gen, skip)
-    return skipped
+    return pipeline.fit(records, backend, gen, on_skip or (lambda rec, too_long: None))
 
 
 def _summary(records, result: RunResult, alloc, seconds: float, about: dict, price) -> dict:
@@ -459,7 +451,7 @@ def _stages(rundir, records, be, gen, alloc, vote, k, signal, callbacks: Callbac
     if callbacks.on_stage:
         callbacks.on_stage("phase1", wanted)
     sig = signal if alloc.uses_signal else None
-    drawn = pipeline.phase1(records, be, gen, k, keep, sig)
+    drawn = pipeline.phase1(records, be, gen, k, keep, sig, len(skipped))
     rundir.write("phase1.jsonl", records)
     seconds["phase1"], start = clock() - start, clock()
     rounds = alloc.allocator in allocators.ROUNDS  # Phase 2 drawn round by round as it allocates
@@ -523,7 +515,7 @@ def pool(
         rundir.check(config, force)  # before the model loads
         with backend() as be:
             gen = dataclasses.replace(gen, model=gen.model or be.model)
-            _fit(records, be, gen, callbacks.on_skip)
+            skipped = _fit(records, be, gen, callbacks.on_skip)
             rundir.open({**config, "generation": gen.info()}, force)
             rundir.take(records, 0, k)
             if callbacks.on_stage:
@@ -534,7 +526,7 @@ def pool(
                 if callbacks.on_sample:
                     callbacks.on_sample(rec, sample)
 
-            drawn = pipeline.phase1(records, be, gen, k, keep)
+            drawn = pipeline.phase1(records, be, gen, k, keep, skipped=len(skipped))
             rundir.write(POOL, records)
             return drawn
     finally:
