@@ -220,3 +220,35 @@ def test_allocate_refuses_a_record_already_above_max_per_question(tmp_path):
     write_jsonl(path, [sampled(i, k) for i, k in enumerate([1, 1, 3, 1])])
     res = cli(["allocate", str(path), "-N", "2", "--max-per-question", "2", "--allocator", "uniform", "-q"])
     assert res.exit_code == 2 and f"{path}:3:" in res.stderr and "holds 3 Phase-1 samples" in res.stderr
+
+
+GRID_P = [0.637, 0.27, 0.041, 0.8133, 0.9128, 0.6066, 0.7295, 0.5436, 0.9351, 0.5]
+GRID = {  # (model, budget, method): the allocation before the closed-form table (unchanged)
+    ("plurality-2", 9, "greedy"): [2, 1, 0, 2, 2, 0, 2, 0, 0, 0],
+    ("plurality-2", 9, "auto"): [2, 0, 0, 2, 2, 0, 2, 0, 0, 1],
+    ("plurality-2", 150, "greedy"): [34, 0, 0, 10, 4, 42, 18, 38, 4, 0],
+    ("plurality-2", 150, "auto"): [34, 0, 0, 10, 4, 42, 18, 38, 4, 0],
+    ("scatter", 30, "greedy"): [4, 8, 0, 2, 0, 4, 3, 4, 0, 5],
+    ("scatter", 150, "greedy"): [7, 19, 83, 4, 3, 7, 5, 9, 3, 10],
+    ("scatter", 150, "auto"): [7, 19, 83, 4, 3, 7, 5, 9, 3, 10],
+}
+
+
+@pytest.mark.parametrize(("model", "budget", "method"), list(GRID))
+def test_allocations_are_those_of_the_quadratic_table(model, budget, method):
+    assert MJ.majority_allocate(GRID_P, budget, model, method).tolist() == GRID[model, budget, method]
+
+
+@pytest.mark.parametrize("model", MJ.MODELS)
+@pytest.mark.parametrize("n", [10**5, 10**9])
+def test_huge_n_is_bounded_and_puts_every_question_at_its_best(model, n):
+    # Before: an (n x n) win table and O(n^2) recursion: out of memory at N = 10^5, killed at 10^9.
+    p = np.array(GRID_P)
+    e = MJ.majority_allocate(p, (n - 1) * p.size, model)
+    assert e.sum() == (n - 1) * p.size and e.min() >= 0
+    settled = MJ.settled(p, model) - 1
+    hopeless = (p < 0.5) if model == "plurality-2" else (p == 0)
+    assert (e[~hopeless] >= np.minimum(settled[~hopeless], n)).all()
+    assert (e[hopeless] == 0).all()
+    table = MJ.majority_gain_table(p, int(settled.max()) + 3, model)
+    assert (table[:, -1] == table[np.arange(p.size), settled + 1]).all()  # settled: the row is constant after

@@ -91,7 +91,7 @@ class _Group(typer.core.TyperGroup):
             err.print("interrupted: finished samples are kept; re-run the same command to resume."
                       if resumable() else "interrupted: nothing was written.")
             raise typer.Exit(130) from None
-        except MemoryError:  # a budget or -K far beyond the machine (N = 10⁵ under --allocator majority)
+        except MemoryError:  # a budget or -K far beyond the machine
             err.print("[red]error:[/red] out of memory: the budget, -K or input is too large for this machine",
                       highlight=False, soft_wrap=True)
             raise typer.Exit(2) from None

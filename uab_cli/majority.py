@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .allocation import caps, check_budget
+from .allocation import _water_fill, caps, check_budget
 from .errors import UabError
 
 MODELS = ("plurality-2", "scatter")
@@ -22,6 +22,7 @@ DP_CELLS = 4_000_000  # ... and one question's (extra x budget) DP slice is at m
 # The greedy looks max(64, 4 * ceil(R / M), sqrt(GREEDY_WORK / M)) extra samples ahead (table: M x that).
 GREEDY_EXTRA = 64
 GREEDY_WORK = 100_000_000
+GREEDY_CELLS = 1 << 25  # ... but no wider than every row's settled point, nor than this many cells in all
 _TOL = 1e-12
 
 
@@ -36,21 +37,48 @@ def win_table(model: str, n_max: int) -> np.ndarray:
 
 
 def majority_gain_table(p: Sequence[float] | np.ndarray, n_max: int, model: str = "plurality-2") -> np.ndarray:
-    """A[i, n]: expected majority-vote accuracy of question i with n samples, n = 0..n_max."""
-    p = np.asarray(p, dtype=np.float64).reshape(-1)
-    win = win_table(model, n_max)
-    out = np.zeros((p.size, n_max + 1))
-    for lo in range(0, p.size, 4096):  # blocks that stay in cache
-        pb, q = p[lo : lo + 4096], 1.0 - p[lo : lo + 4096]
-        pmf = np.zeros((n_max + 1, pb.size))  # pmf[c] = P(c correct of n): stable, exact at 0 and 1
-        pmf[0] = 1.0
-        for n in range(1, n_max + 1):
-            pmf[1 : n + 1] = pmf[1 : n + 1] * q + pmf[:n] * pb
-            pmf[0] *= q
-            c = np.arange(n + 1)
-            # not BLAS: a question's value must not depend on its neighbours (exact ties)
-            out[lo : lo + 4096, n] = (win[c, n - c, None] * pmf[: n + 1]).sum(axis=0)
-    return out
+    """A[i, n]: expected majority-vote accuracy of question i with n samples, n = 0..n_max.
+
+    Closed forms, O(M * n_max): ``scatter`` is 1 - q^n - (n-1) p q^(n-1); ``plurality-2`` steps
+    by A(2k+1) - A(2k-1) = C(2k-1, k) (pq)^k (p - q) at odd n, A(2k) = A(2k-1) exactly.
+    """
+    win_table(model, 0)  # validates the model name
+    p = np.asarray(p, dtype=np.float64).reshape(-1, 1)
+    q, n = 1.0 - p, np.arange(n_max + 1)
+    if model == "scatter":
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            out = 1.0 - q**n - np.where(n > 1, (n - 1) * p * q ** np.maximum(n - 1, 0), 0.0)
+        out[:, 0] = 0.0
+        return out.clip(0.0, 1.0)
+    k = np.arange(1, n_max // 2 + 1)
+    ratio = np.empty((p.shape[0], k.size))
+    ratio[:, :1] = p * q * (p - q)  # g_1; then g_{k+1} / g_k = 2 (2k+1) / (k+1) pq
+    ratio[:, 1:] = 2.0 * (2 * k[:-1] + 1) / (k[:-1] + 1) * (p * q)
+    steps = np.cumsum(np.hstack([p, np.cumprod(ratio, axis=1)]), axis=1)  # A(1), A(3), A(5), ...
+    out = np.zeros((p.shape[0], n_max + 1))
+    out[:, 1:] = steps[:, (n[1:] - 1) // 2]
+    return out.clip(0.0, 1.0)
+
+
+def settled(p: np.ndarray, model: str) -> np.ndarray:
+    """Per question, a sample count from which its A(n) (as ``majority_gain_table`` computes
+    it) no longer changes: the gains left are below half an ulp of the value, or underflow."""
+    p = np.asarray(p, dtype=np.float64)
+    q = 1.0 - p
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        if model == "plurality-2":  # gains <= (4pq)^k |p - q| / 2 at A(2k+1)
+            floor = np.where(p >= 0.5, -60 * math.log(2), -1100 * math.log(2))  # A -> 1 (or 1/2), or to 0
+            k = (floor - np.log(np.abs(p - q) / 2)) / np.log(4 * p * q)
+            k = np.where((p == 0.5) | (p == 0) | (p == 1) | ~np.isfinite(k), 0.0, np.maximum(k, 0.0))
+            return np.minimum(2 * np.ceil(k) + 1, 2.0**62).astype(np.int64)
+        # scatter: 1 - A(n) <= n q^(n-1) < 2^-60; bisect n on that bound
+        lq = np.log(q)
+        lo, hi = np.ones(p.size), np.full(p.size, 2.0**62)
+        for _ in range(64):
+            mid = np.floor((lo + hi) / 2)
+            ok = np.log(mid) + (mid - 1) * lq < -60 * math.log(2)
+            lo, hi = np.where(ok, lo, mid), np.where(ok, mid, hi)
+        return np.where((p == 0) | (p == 1), 1, hi).astype(np.int64)
 
 
 def expected_accuracy(p, extra, model: str = "plurality-2", phase1: int | np.ndarray = 1) -> float:
@@ -99,8 +127,21 @@ def majority_allocate(
     need = max(GREEDY_EXTRA, 4 * -(-budget // m), math.isqrt(GREEDY_WORK // m))
     while int(np.minimum(room, need).sum()) < budget:
         need *= 2
-    room = np.minimum(room, need)
-    return _greedy(_values(p, room, int(room.max()), model, phase1), room, budget)
+    # Columns past the last row's settled point add nothing; past GREEDY_CELLS a row is taken as settled.
+    flat = np.maximum(settled(p, model) - phase1, 0)
+    width = min(need, max(GREEDY_EXTRA, min(int(flat.max(initial=0)), GREEDY_CELLS // m)))
+    look = np.minimum(room, width)
+    f = _values(p, look, int(look.max()), model, phase1)
+    if int(look.sum()) >= budget:
+        return _greedy(f, look, budget)
+    # The budget outlasts the rows: every question at its best count (the fewest samples that
+    # reach it), the rest shared evenly among those whose best is where their row settles.
+    best = np.argmax(f, axis=1)
+    rows = np.arange(m)
+    tail = np.where(f[rows, look] >= f[rows, best], room - best, 0)
+    if int(tail.sum()) >= budget - int(best.sum()):
+        return best + _water_fill(best, tail, budget - int(best.sum()))
+    return look + _water_fill(look, room - look, budget - int(look.sum()))
 
 
 def _values(p, room, top, model, phase1) -> np.ndarray:
