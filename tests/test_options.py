@@ -107,8 +107,13 @@ WRONG_TYPES = [('{"seed": 1.5}', "--seed takes an integer, got 1.5"),
                ('{"budget": true}', "--budget takes an integer, got True"),
                ('{"temperature": "hot"}', "--temperature takes a number, got 'hot'"),
                ('{"vcs": 1}', "--vcs takes true or false, got 1"),
-               ('{"samples": "x"}', "Invalid value for '-K'"),
-               ('{"price": 5}', "--price takes IN,OUT: two finite non-negative prices"),
+               ('{"samples": "x"}', "--samples takes an integer, got 'x'"),
+               # a command's own options take the declared ones' type rule: click read "2" as 2, 2.0 as 2
+               ('{"samples": "2"}', "--samples takes an integer, got '2'"),
+               ('{"samples": 2.0}', "--samples takes an integer, got 2.0"),
+               ('{"samples": true}', "--samples takes an integer, got True"),
+               ('{"price": 5}', "--price takes a string, got 5"),
+               ('{"price": "5"}', "--price takes IN,OUT: two finite non-negative prices"),
                ('{"api_key": ["sk-secret-1"]}', "--api-key takes a string, got a list"),  # never the key itself
                ('{"api_key": 5}', "--api-key takes a string, got an int")]
 
@@ -122,9 +127,9 @@ def test_a_settings_value_of_the_wrong_type_is_refused(tmp_path, questions, text
 
 
 @pytest.mark.parametrize(("text", "given", "says"), [
-    ('{"quiet": "yes"}', [], "quiet takes true or false, got yes"),  # run() gives -q
+    ('{"quiet": "yes"}', [], "--quiet takes true or false, got 'yes'"),  # run() gives -q
     ('{"temperature": "hot"}', ["--temperature", "0.5"], "--temperature takes a number, got 'hot'"),
-    ('{"samples": "x"}', ["-K", "1"], "Invalid value for '-K'")])
+    ('{"samples": "x"}', ["-K", "1"], "--samples takes an integer, got 'x'")])
 def test_a_settings_files_bad_value_is_refused_where_the_command_line_gives_it_too(tmp_path, questions, text, given,
                                                                                      says):
     path = settings_file(tmp_path, text)

@@ -589,11 +589,16 @@ def test_a_rerun_takes_the_generation_options_the_directory_records(questions, t
     (["--vcs"], ["--no-vcs", "--force"]),  # the signal --vcs chose (vcs) is not --no-vcs's (anll)
     ([], ["--vcs", "--force"]),  # nor anll --vcs's
 ])
-def test_a_rerun_derives_again_what_the_last_run_derived(questions, tmp_path, first, then):
+@pytest.mark.parametrize("older", [False, True])  # a config without "derived", as an earlier uab wrote it
+def test_a_rerun_derives_again_what_the_last_run_derived(questions, tmp_path, first, then, older):
     """A default the last run resolved from another option (an exit's threshold, the confidence
     rules' signal) is no choice of it: a rerun that changes that option votes as a fresh run does."""
     base = ["--budget", "3", "--backend", "scripted", "-q"]
     assert cli(["run", questions, "-o", str(tmp_path / "run"), *base, *first]).exit_code == 0
+    if older:
+        config = orjson.loads((tmp_path / "run" / runs.CONFIG).read_bytes())
+        del config["derived"]
+        (tmp_path / "run" / runs.CONFIG).write_bytes(orjson.dumps(config))
     result = cli(["run", questions, "-o", str(tmp_path / "run"), *then])
     assert result.exit_code == 0, result.stderr
     assert cli(["run", questions, "-o", str(tmp_path / "fresh"), *base, *first, *then]).exit_code == 0
@@ -609,6 +614,86 @@ def test_a_rerun_keeps_a_threshold_or_vote_signal_the_last_run_was_given(questio
     assert cli(["run", questions, "--budget", "4", "-o", out, "--signal", "total-nll", "-q"]).exit_code == 0
     config = orjson.loads((tmp_path / "run" / runs.CONFIG).read_bytes())
     assert (config["allocate"]["exit_threshold"], config["vote"]["signal"]) == (0.3, "max-nll")
+
+
+@pytest.mark.parametrize("given", [["--exit", "hard", "--exit-threshold", "0.5"],  # hard's own threshold, given
+                                   ["--vote-rule", "weighted", "--vote-signal", "anll"]])  # the derived signal, given
+def test_a_given_value_equal_to_the_derived_one_stays_given(questions, tmp_path, given):
+    """The directory records what the last run derived: a value given equal to it was taken for
+    derived and changed with the option it derives from (--exit easy gave 0.7, --signal max-nll max-nll)."""
+    out = str(tmp_path / "run")
+    assert cli(["run", questions, "--budget", "3", "-o", out, "--backend", "scripted", "-q", *given]).exit_code == 0
+    then = ["--exit", "easy"] if "--exit" in given else ["--signal", "max-nll"]
+    assert cli(["run", questions, "-o", out, "-q", *then]).exit_code == 0
+    config = orjson.loads((tmp_path / "run" / runs.CONFIG).read_bytes())
+    assert str(config["allocate"]["exit_threshold"] if "--exit" in given else config["vote"]["signal"]) == given[-1]
+
+
+def test_a_rerun_on_another_backend_derives_vcs_again(questions, tmp_path, fake_backend, monkeypatch):
+    """--vcs is on by default for cohere: a rerun (or pool) that switches --backend takes the new
+    backend's default, as a fresh run does (it kept cohere's vcs, and allocated by vcs); --vcs given stays."""
+    from uab_cli.backends import BACKENDS
+
+    fake_backend.in_cli()
+    monkeypatch.setitem(BACKENDS, "cohere", BACKENDS["scripted"])
+    for command, first in (("run", ["-N", "2"]), ("pool", ["-K", "1"])):
+        out = tmp_path / command
+        assert cli([command, questions, *first, "-o", str(out), "--backend", "cohere", "-q"]).exit_code == 0
+        assert orjson.loads((out / runs.CONFIG).read_bytes())["generation"]["vcs"] is True
+        result = cli([command, questions, "-o", str(out), "--backend", "scripted", "--force", "-q"])
+        assert result.exit_code == 0, result.stderr
+        config = orjson.loads((out / runs.CONFIG).read_bytes())
+        assert config["generation"]["vcs"] is False and config.get("allocate", {"signal": "anll"})["signal"] == "anll"
+    out = str(tmp_path / "given")
+    assert cli(["run", questions, "-N", "2", "-o", out, "--backend", "cohere", "--vcs", "-q"]).exit_code == 0
+    assert cli(["run", questions, "-o", out, "--backend", "scripted", "--force", "-q"]).exit_code == 0
+    assert orjson.loads((tmp_path / "given" / runs.CONFIG).read_bytes())["generation"]["vcs"] is True
+
+
+@pytest.mark.parametrize("text", ['{"generation": {"backend": "scr', "[1, 2]", '{"generation": 3}'])
+def test_a_broken_config_is_one_line_naming_it(questions, tmp_path, text):
+    """It gave "Missing option -N" (the budget it records was unreadable) or, to simulate, "a `uab
+    run` directory, not a pool: --allocator None"; --force starts over."""
+    out = tmp_path / "run"
+    assert cli(["run", questions, "--budget", "2", "-o", str(out), "--backend", "scripted", "-q"]).exit_code == 0
+    (out / runs.CONFIG).write_text(text)
+    for args in (["run", questions, "-o", str(out)], ["run", questions, "-N", "2", "-o", str(out)],
+                 ["pool", questions, "-o", str(out)], ["simulate", str(out), "-o", str(tmp_path / "s.jsonl")]):
+        result = cli([*args, "-q"])
+        lines = result.stderr.strip().splitlines()
+        assert result.exit_code == 2 and len(lines) == 1, result.stderr
+        assert lines[0].startswith(f"error: {out / runs.CONFIG}: not a uab config.json: "), result.stderr
+    assert not (tmp_path / "s.jsonl").exists()
+    result = cli(["run", questions, "--budget", "2", "-o", str(out), "--backend", "scripted", "-q", "--force"])
+    assert result.exit_code == 0, result.stderr
+    assert orjson.loads((out / runs.CONFIG).read_bytes())["n"] == 2
+
+
+def test_a_vote_temperature_that_does_not_change_the_vote_is_not_recorded(questions, tmp_path):
+    """vcs weights read no temperature, nor do the rules that only rank samples: another
+    --vote-temperature wrote another votes file, and provenance, with the same votes."""
+    out = tmp_path / "run"
+    base = ["run", questions, "--budget", "2", "-o", str(out), "--backend", "scripted", "--vcs", "-q"]
+    for rule in (["--vote-rule", "weighted", "--vote-signal", "vcs"], ["--vote-rule", "most-confident"]):
+        for t in ("0.2", "0.7"):
+            assert cli([*base, *rule, "--vote-temperature", t]).exit_code == 0
+        assert "temperature" not in orjson.loads((out / runs.CONFIG).read_bytes())["vote"]
+        assert "temperature" not in read_jsonl(out / "votes.jsonl")[0]["uab"]["vote"]
+    assert len(list(out.glob("votes-*.jsonl"))) == 2
+    assert cli([*base, "--vote-rule", "weighted", "--vote-signal", "vcs-pow", "--vote-temperature", "0.7"]).exit_code == 0
+    assert orjson.loads((out / runs.CONFIG).read_bytes())["vote"]["temperature"] == 0.7  # (score/10)^(1/T) reads it
+
+
+@pytest.mark.parametrize("allocation", [["--allocator", "uniform"], ["--signal", "vcs"]])
+def test_a_signal_temperature_that_does_not_change_the_allocation_is_not_recorded(questions, tmp_path, allocation):
+    """-T scales no p for an allocator that reads none, nor vcs's score/10: another -T wrote
+    another votes file with the same allocation and votes."""
+    out = tmp_path / "run"
+    base = ["run", questions, "--budget", "2", "-o", str(out), "--backend", "scripted", "--vcs", "-q", *allocation]
+    for t in ("0.2", "0.7"):
+        assert cli([*base, "-T", t]).exit_code == 0
+    assert orjson.loads((out / runs.CONFIG).read_bytes())["allocate"]["T"] is None
+    assert len(list(out.glob("votes-*.jsonl"))) == 1
 
 
 def test_votes_of_every_allocation_setting_are_kept(questions, reference, tmp_path):

@@ -119,8 +119,7 @@ def test_a_sample_without_confidence_falls_back_to_majority_and_is_counted(tmp_p
     votes = [json.loads(line) for line in (tmp_path / "v").read_text().splitlines()]
     assert [v["prediction"] for v in votes] == ["12", "7"]
     assert votes[1]["uab"]["vote"] == {"include_phase1": True, "tie_seed": None, "rule": "confident-ties",
-                                       "signal": "anll", "temperature": 0.2, "version": votes[1]["uab"]["vote"][
-                                           "version"]}
+                                       "signal": "anll", "version": votes[1]["uab"]["vote"]["version"]}
 
 
 def test_bad_vote_settings_are_user_errors():
@@ -325,8 +324,10 @@ def test_a_rerun_keeps_the_recorded_allocation_and_vote_it_does_not_give(tmp_pat
         assert (allocate["allocator"], allocate["signal"], allocate["T"]) == ("uab", "max-nll", 0.5)
         assert config()["vote"]["rule"] == rule
     assert "keep" not in config()["vote"]  # another rule: the vote options start from the defaults
-    other = CliRunner().invoke(app, [*base, "--allocator", "uniform"])  # another allocator: its defaults
+    other = CliRunner().invoke(app, [*base, "--allocator", "majority"])  # another allocator: its defaults
     assert other.exit_code == 0 and config()["allocate"]["signal"] == "anll" and config()["allocate"]["T"] == 0.2
+    uniform = CliRunner().invoke(app, [*base, "--allocator", "uniform"])  # it reads no p: no T recorded
+    assert uniform.exit_code == 0 and config()["allocate"]["signal"] == "anll" and config()["allocate"]["T"] is None
 
 
 def test_the_recommendation_round_trips_into_uab_run(tmp_path):
@@ -473,8 +474,8 @@ def test_a_settings_file_with_an_unknown_option_is_refused(tmp_path):
     for text, expected in [('{\n  "max_tokens": 48,\n  "allocator": "uniform",\n}\n', "s.json:4: not JSON: Expecting "
                                                                                      "property name"),
                            ('{"force": true}', "force cannot come from a settings file: give it on the command line"),
-                           ('{"samples": true}', "s.json: samples is not a true/false option, got true"),  # click read it as 1
-                           ('{"quiet": "yes"}', "s.json: quiet takes true or false, got yes")]:
+                           ('{"samples": true}', "s.json: --samples takes an integer, got True"),  # click read it as 1
+                           ('{"quiet": "yes"}', "s.json: --quiet takes true or false, got 'yes'")]:
         bad.write_text(text)
         result = CliRunner().invoke(app, ["run", str(q), "--budget", "2", "--out", str(tmp_path / "r"), "--settings",
                                           str(bad), "--backend", "scripted"])

@@ -35,7 +35,7 @@ from .jsonl import (
     write_failure,
     write_records,
 )
-from .options import INT64, PANELS, Option, from_params, overlay
+from .options import INT64, PANELS, Option, check_type, from_params, overlay
 from .progress import StageProgress
 from .settings import Allocation, Generation, Vote, load_file
 from .signals import DEFAULT_T, SAMPLE_SIGNALS
@@ -50,7 +50,7 @@ _UsageError = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "Usage
 RESUMABLE = ("run", "pool")  # commands that keep finished samples in a directory
 # What a command takes for a required option left unset (after --settings): a rerun's budget is
 # the one its run directory records.
-REMEMBERED = {"run": lambda params: {"budget": runs.recorded(params["output"]).n}}
+REMEMBERED = {"run": lambda params: {"budget": runs.recorded(params["output"], params["force"]).n}}
 
 
 class _Group(typer.core.TyperGroup):
@@ -346,7 +346,7 @@ def _apply_settings(ctx: typer.Context, path: str, remembered: dict) -> None:
     loaded = settings.for_backend(settings.without_led(loaded, given), given.get("backend"))
     if isinstance(loaded, settings.Recommended):
         ctx.meta["uab.recommended"] = loaded
-    declared = {o.name: o for o in _declared(ctx.info_name)}  # checked by Option.check; the command's own by click
+    declared = {o.name: o for o in _declared(ctx.info_name)}  # checked by Option.check; the command's own too by click
     params = {p.name: p for p in ctx.command.params}
     taken = [n for n in overlay(loaded, given, (*settings.options(), *backend_options())) if n not in given]
     ctx.meta["uab.from_file"], ctx.meta["uab.settings_line"] = taken, line
@@ -356,10 +356,10 @@ def _apply_settings(ctx: typer.Context, path: str, remembered: dict) -> None:
         try:
             if name in declared:
                 declared[name].check(value)
-            elif isinstance(value, bool) != bool(getattr(params[name], "is_flag", False)):  # click reads true as 1
-                raise UabError(f"{name} is not a true/false option, got {settings.show(value)}" if isinstance(value, bool)
-                               else f"{name} takes true or false, got {settings.show(value)}")
-            value = value if name in declared else params[name].process_value(ctx, value)
+            else:  # the same type rule (click would read "2" as 2, and true as 1), then click's bounds
+                own = params[name]
+                check_type(value, own.type_descriptor.annotation, next(o for o in own.opts if o.startswith("--")))
+                value = own.process_value(ctx, value)
         except UabError as exc:  # the file's value: the file says where
             raise UabError(exc.message, path, line) from None
         except typer.BadParameter as exc:
@@ -487,7 +487,7 @@ def run(ctx: typer.Context, input: In, output: OutDir, force: Force = False, sam
         price: Price = None, quiet: Quiet = False) -> None:
     """Phase 1 → allocate → Phase 2 → vote with one loaded model; every stage saved in --output."""
     params = ctx.params
-    recorded = runs.recorded(output)  # a rerun takes the options it does not give
+    recorded = runs.recorded(output, force)  # a rerun takes the options it does not give
     alloc = from_params(Allocation, settings.with_recorded(Allocation, params, recorded.allocate))
     votes = from_params(Vote, settings.with_recorded(Vote, params, recorded.vote))
     k = runs.phase1_k(samples, recorded, alloc, output)
@@ -546,7 +546,7 @@ def pool(ctx: typer.Context, input: In,
          force: Force = False, quiet: Quiet = False) -> None:
     """Draw K samples per question once, for `uab simulate` (resumable like `uab run`)."""
     check_output(output, "pool directory")
-    recorded = runs.recorded(output)
+    recorded = runs.recorded(output, force)
     samples = samples or recorded.pool
     if samples is None:
         raise _UsageError("Missing option '-K' / '--samples' (samples per question; a pool directory's rerun "
@@ -776,7 +776,7 @@ def _print_votes(s: pipeline.VoteSummary) -> None:
         err.print(f"{s.phase1_only} question(s) hold no Phase-2 sample: --exclude-phase1 voted their Phase-1 "
                   "sample(s), as the paper's code did", highlight=False, soft_wrap=True)
     if s.rule is not None and s.rule.uses_confidence:
-        line = f"vote rule: {s.rule.rule} ({s.rule.signal}, T={s.rule.temperature:g}"
+        line = f"vote rule: {s.rule.rule} ({s.rule.signal}" + (f", T={s.rule.temperature:g}" if s.rule.uses_temperature else "")
         line += f", keep {s.rule.keep:g})" if voting.RULES[s.rule.rule].keep else ")"
         if s.fallbacks:
             line += f"; {s.fallbacks} question(s) with a sample lacking {s.rule.signal} voted by majority"

@@ -99,10 +99,7 @@ class Option:
         if value is None:
             return
         flag = self.flag.split("/")[0]
-        if not _is(value, self.type):
-            kind = type(value).__name__
-            got = f"{'an' if kind[0] in 'aeiou' else 'a'} {kind}" if self.secret else repr(value)
-            raise UabError(f"{flag} takes {_KINDS.get(self.type, self.type.__name__)}, got {got}")
+        check_type(value, self.type, flag, self.secret)
         allowed = self.names()
         if allowed and value not in allowed:
             noun = self.noun or self.name.replace("_", " ")
@@ -130,6 +127,19 @@ class Option:
         if command == "phase2" and self.panel == "Generation":
             return replace(self, default=None, show_default="Phase 1's", required=False)
         return self
+
+
+def check_type(value, kind, flag: str, secret: bool = False) -> None:
+    """``UabError`` unless ``value`` is of an option's ``kind`` (``bool``, ``int``, ``float``; any
+    other, a choice's ``Literal`` say, takes a string): the one type rule for every value an
+    option takes from a ``--settings`` file, a declared option's or a command's own (``-K "2"``
+    is no integer there, as ``"budget": "2"`` is none). ``secret``: the message names the
+    value's type, not the value."""
+    kind = kind if kind in _KINDS else str
+    if not _is(value, kind):
+        name = type(value).__name__
+        got = f"{'an' if name[0] in 'aeiou' else 'a'} {name}" if secret else repr(value)
+        raise UabError(f"{flag} takes {_KINDS[kind]}, got {got}")
 
 
 def _is(value, kind: type) -> bool:

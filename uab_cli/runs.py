@@ -107,8 +107,7 @@ class RunDir:
                     existing = orjson.loads(fh.read())
                 except orjson.JSONDecodeError:
                     existing = None
-            if not isinstance(existing, dict) or not all(isinstance(existing.get(k, {}), dict)
-                                                         for k in ("generation", "allocate", "vote")):
+            if _config_problem(existing):
                 changed = [f"unreadable {CONFIG}"]
             elif ("pool" in existing) != ("pool" in config):  # a pool's directory given to run, or the reverse
                 was, now = ("pool", "run") if "pool" in existing else ("run", "pool")
@@ -280,11 +279,27 @@ class RunResult:
     probes: int = 0  # Phase-1 samples drawn alone first to check for logprobs
 
 
-def _config(records: list[dict], gen: pipeline.Generation, input_name: str, **more) -> dict:
+def _config(records: list[dict], gen: pipeline.Generation, input_name: str, derived: list[str], **more) -> dict:
     """A run directory's config; ``model_option`` is ``--model`` as given (``""``: the default),
-    which a rerun without ``--model`` takes."""
+    which a rerun without ``--model`` takes; ``derived``: the entries the run derived (``_derived``)."""
     return {"input": input_name, "m": len(records), "questions": questions_fingerprint(records),
-            "fingerprint": fingerprint(records), "generation": gen.info(), "model_option": gen.model, **more}
+            "fingerprint": fingerprint(records), "generation": gen.info(), "model_option": gen.model,
+            "derived": derived, **more}
+
+
+def _derived(gen: pipeline.Generation, alloc: pipeline.Allocation | None = None,
+             vote: pipeline.Vote | None = None) -> list[str]:
+    """The config entries a run derives from other options rather than was given (``vote``
+    before ``resolve_vote_signal``): ``--vcs`` from the backend, the allocation signal from
+    ``--vcs``, an exit's own threshold, the confidence rules' signal. A rerun derives them again."""
+    out = [f"generation.{name}" for name in sorted(gen.derived)]
+    if alloc is not None and alloc.signal is None:
+        out.append("allocate.signal")
+    if alloc is not None and alloc.exit is not None and alloc.exit_threshold is None:
+        out.append("allocate.exit_threshold")
+    if vote is not None and vote.uses_confidence and vote.signal is None:
+        out.append("vote.signal")
+    return out
 
 
 @dataclass(frozen=True)
@@ -303,34 +318,57 @@ class Recorded:
     pool: int | None = None  # a pool directory's K
 
 
-def recorded(out: str) -> Recorded:
-    """The settings a run or pool directory records (empty where it has none)."""
-    config = _read_config(out) if os.path.isdir(out) else {}
+def recorded(out: str, force: bool = False) -> Recorded:
+    """The settings a run or pool directory records (empty where it has none), less the ones the
+    last run derived (``_chosen``). A ``config.json`` that is no uab config (a hand edit, another
+    tool's file) is a ``UabError`` naming it, unless ``force``: then there is nothing to take."""
+    config = _read_config(out, force, "; fix it, or use a new --output (or --force to start over)") \
+        if os.path.isdir(out) else {}
     settings.check_recorded(config, os.path.join(out, CONFIG))
     gen = config.get("generation")
     if not isinstance(gen, dict):
         return Recorded()
     alloc, vote = (v if isinstance(v := config.get(key), dict) else None for key in ("allocate", "vote"))
     k, n, pool = (v if is_int(v := config.get(key)) and v > 0 else None for key in ("k", "n", "pool"))
-    alloc, vote = _chosen(alloc, vote, bool(gen.get("vcs")))
-    return Recorded({**gen, "model": config.get("model_option") or ""}, k, n, alloc, vote, pool)
+    gen, alloc, vote = _chosen({**gen, "model": config.get("model_option") or ""}, alloc, vote, config.get("derived"))
+    return Recorded(gen, k, n, alloc, vote, pool)
 
 
-def _chosen(alloc: dict | None, vote: dict | None, vcs: bool) -> tuple[dict | None, dict | None]:
-    """The recorded allocation and vote settings less the values the last run derived rather than
-    was given: an exit's own default threshold, the vote signal its allocation's signal (or
-    ``--vcs``) chose, the allocation signal ``--vcs`` chose. A rerun derives them again, so another
-    ``--exit``, ``--signal`` or ``--vcs`` allocates and votes as a fresh run would (it kept hard's
-    0.5 for ``--exit easy``, anll for ``--signal max-nll``, vcs for ``--no-vcs``)."""
+def _chosen(gen: dict, alloc: dict | None, vote: dict | None,
+            derived: list | None) -> tuple[dict, dict | None, dict | None]:
+    """The recorded generation, allocation and vote settings less the values the last run derived
+    rather than was given (``derived``, see ``_derived``): ``--vcs`` its backend chose, the
+    allocation signal ``--vcs`` chose, an exit's own default threshold, the vote signal its
+    allocation's signal (or ``--vcs``) chose. A rerun derives them again, so another
+    ``--backend``, ``--vcs``, ``--exit`` or ``--signal`` allocates and votes as a fresh run would
+    (it kept cohere's vcs for ``--backend local``, hard's 0.5 for ``--exit easy``, anll for
+    ``--signal max-nll``, vcs for ``--no-vcs``), and a value given stays given even where it equals
+    the derived one. A config from before uab recorded ``derived`` counts as derived each value
+    that equals the one the run would have derived."""
+    if not isinstance(derived, list):
+        derived = _derived_before(gen, alloc, vote)
+    sections = {"generation": gen, "allocate": alloc, "vote": vote}
+    for entry in derived:
+        section, _, name = str(entry).partition(".")
+        if isinstance(sections.get(section), dict):
+            sections[section] = {k: v for k, v in sections[section].items() if k != name}
+    return sections["generation"], sections["allocate"], sections["vote"]
+
+
+def _derived_before(gen: dict, alloc: dict | None, vote: dict | None) -> list[str]:
+    """``_derived`` of a config written before it was recorded: each value equal to the one the
+    run would have derived (such a config cannot tell a value given from a derived one)."""
+    vcs = bool(gen.get("vcs"))
+    out = ["generation.vcs"] if vcs == settings.default_vcs(gen.get("backend")) else []
     if alloc is not None and alloc.get("exit_threshold") is not None \
             and allocators.EXITS.get(alloc.get("exit")) == alloc["exit_threshold"]:
-        alloc = {**alloc, "exit_threshold": None}
+        out.append("allocate.exit_threshold")
     if alloc is not None and vote is not None and vote.get("signal") is not None \
             and vote["signal"] == pipeline.default_vote_signal(alloc.get("signal"), vcs):
-        vote = {**vote, "signal": None}
+        out.append("vote.signal")
     if alloc is not None and alloc.get("signal") == pipeline.signal_for(vcs):
-        alloc = {**alloc, "signal": None}
-    return alloc, vote
+        out.append("allocate.signal")
+    return out
 
 
 def phase1_k(given: int | None, recorded: Recorded, alloc: pipeline.Allocation, out: str) -> int:
@@ -378,10 +416,12 @@ def run(
     signal = alloc.signal or pipeline.signal_for(gen.vcs)
     alloc.check(k, signal, len(records))  # fail before any sampling
     vote.check_rules()
+    derived = _derived(gen, alloc, vote)
     vote = pipeline.resolve_vote_signal(vote, signal, gen.vcs)
     rundir = RunDir(out, force)
     try:
-        config = _config(records, gen, input_name, k=k, n=alloc.n, allocate=alloc.info(signal), vote=vote.info())
+        config = _config(records, gen, input_name, derived, k=k, n=alloc.n, allocate=alloc.info(signal),
+                         vote=vote.info())
         rundir.check(config, force)  # before the model loads
         with backend() as be:
             gen = dataclasses.replace(gen, model=gen.model or be.model)
@@ -511,7 +551,7 @@ def pool(
         raise UabError(f"--samples must be >= 1, got {k}")
     rundir = RunDir(out, force)
     try:
-        config = _config(records, gen, input_name, pool=k)
+        config = _config(records, gen, input_name, _derived(gen), pool=k)
         rundir.check(config, force)  # before the model loads
         with backend() as be:
             gen = dataclasses.replace(gen, model=gen.model or be.model)
@@ -616,8 +656,35 @@ def check_pool(records: list[dict], path: str, lines: list[int] | None = None) -
                            "-o DIR`", path, lines[r] if lines else None)
 
 
-def _read_config(path: str) -> dict:
-    return _read_json(os.path.join(path, CONFIG))
+def _read_config(path: str, force: bool = False, hint: str = "") -> dict:
+    """The config of directory ``path`` (``{}`` where it has none); one that is no uab config (not
+    JSON, cut short, a hand edit) is a ``UabError`` naming it and ending in ``hint``, unless
+    ``force`` (then ``{}``)."""
+    file = os.path.join(path, CONFIG)
+    try:
+        with _open_read(file) as fh:
+            data = fh.read()
+    except FileNotFoundError:
+        return {}
+    try:
+        found = orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        found, problem = None, f"not JSON ({exc})"
+    else:
+        problem = _config_problem(found)
+    if problem is None:
+        return found
+    if force:
+        return {}
+    raise UabError(f"not a uab {CONFIG}: {problem}{hint}", file)
+
+
+def _config_problem(config) -> str | None:
+    """What makes ``config`` (a parsed config.json) no uab config, ``None`` if nothing."""
+    if not isinstance(config, dict):
+        return "not a JSON object"
+    bad = next((k for k in ("generation", "allocate", "vote") if not isinstance(config.get(k, {}), dict)), None)
+    return None if bad is None else f"its {bad!r} is not an object"
 
 
 def _read_json(path: str) -> dict:

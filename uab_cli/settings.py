@@ -95,6 +95,9 @@ class Generation:
     # The backend's options that change what a sample is (``Option.samples``), each at its value
     # or the backend's default; a record or config from before they were recorded has none.
     backend_options: dict = field(default_factory=dict, hash=False)
+    # The fields ``build`` derived from another one rather than was given (``vcs``, on for cohere):
+    # a run directory records them as derived, so that a rerun derives them again. Not provenance.
+    derived: frozenset = field(default=frozenset(), compare=False, repr=False)
 
     # Fields that do not change what a drawn sample is: a rerun may change them.
     SAMPLE_FREE: ClassVar[frozenset[str]] = frozenset({"too_long"})
@@ -131,15 +134,16 @@ class Generation:
         ``--prompt-template`` excludes ``--prompt`` (``options.overlay``): giving one drops the
         other's recorded value. Another ``--backend`` than the recorded one drops the recorded
         model and backend options (they belong to their backend)."""
-        names = {f.name for f in fields(cls)}  # each named as its option
+        names = {f.name for f in fields(cls)} - {"derived"}  # each named as its option
         recorded = _for_backend({k: v for k, v in (recorded or {}).items() if k in names},
                                 given.get("backend"), {"model", "backend_options"})
         was = recorded.pop("backend_options", None)
         now = given.pop("backend_options", None)
         values = overlay(recorded, given, declared(cls))
-        values.setdefault("vcs", values.get("backend", cls.backend) == "cohere")
+        derived = frozenset() if "vcs" in values else frozenset({"vcs"})
+        values.setdefault("vcs", default_vcs(values.get("backend", cls.backend)))
         return cls(**values, backend_options=sample_options(values.get("backend", cls.backend), now,
-                                                            was if isinstance(was, dict) else None))
+                                                            was if isinstance(was, dict) else None), derived=derived)
 
     @classmethod
     def from_params(cls, params: dict, recorded: dict | None = None) -> Generation:
@@ -153,9 +157,15 @@ class Generation:
     def info(self) -> dict:
         """Provenance: the fields, a template's content digest (an edited template is a change);
         with a template, no built-in prompt (``prompt`` null: none was asked)."""
+        fields_ = {k: v for k, v in asdict(self).items() if k != "derived"}
         if self.prompt_template is None:
-            return {**asdict(self), "version": __version__}
-        return {**asdict(self), "prompt": None, "prompt_template_sha256": self._template[1], "version": __version__}
+            return {**fields_, "version": __version__}
+        return {**fields_, "prompt": None, "prompt_template_sha256": self._template[1], "version": __version__}
+
+
+def default_vcs(backend: str) -> bool:
+    """``--vcs`` where it is not given: on for cohere (the paper's Cohere runs read it)."""
+    return backend == "cohere"
 
 
 @dataclass(frozen=True)
@@ -253,9 +263,11 @@ class Allocation:
 
     def info(self, signal: str, budget: int | None = None, saved: int | None = None) -> dict:
         """Provenance of an allocation with the resolved ``signal`` (a run's config: without the
-        ``budget`` spent and ``saved``, not known yet)."""
+        ``budget`` spent and ``saved``, not known yet); ``T`` only where it changes p (not for an
+        allocator that reads no p, nor for ``vcs``): another writes no other votes file."""
         spent = {} if budget is None else {"budget": budget, "saved": saved}
-        return {"n": self.n, "allocator": self.allocator, "signal": signal, "T": self.temperature,
+        tempered = self.uses_signal and REGISTRY[signal].tempered
+        return {"n": self.n, "allocator": self.allocator, "signal": signal, "T": self.temperature if tempered else None,
                 "seed": self.seed, "gain": self.gain, "exit": self.exit, "exit_threshold": self.theta(),
                 "exit_mode": self.exit_mode, "max_per_question": self.max_per_question, **spent,
                 "vote_model": self.vote_model if self.allocator == "majority" else None}
@@ -293,6 +305,13 @@ class Vote:
     def uses_confidence(self) -> bool:
         return voting.RULES[self.rule].confidence
 
+    @property
+    def uses_temperature(self) -> bool:
+        """Whether ``--vote-temperature`` changes the vote: a rule that weighs the confidences
+        (``weighted``) of a signal that T scales (not ``vcs``; an unresolved signal may be one)."""
+        tempered = self.signal is None or REGISTRY[self.signal].tempered
+        return self.uses_confidence and voting.RULES[self.rule].tempered and tempered
+
     def check_rules(self, rules: tuple[str, ...] | list[str] | None = None) -> None:
         """Refuse an option set away from its default that none of ``rules`` (default: this
         rule) reads, as ``Allocation`` refuses one its allocator ignores: ``--tie-seed`` is
@@ -319,8 +338,8 @@ class Vote:
         info = {"include_phase1": self.include_phase1, "tie_seed": self.tie_seed, "rule": self.rule}
         if self.cut != Vote.cut:  # absent: cut samples vote, as in every earlier version
             info["cut_samples"] = self.cut
-        if self.uses_confidence:
-            info.update(signal=self.signal, temperature=self.temperature)
+        if self.uses_confidence:  # the temperature where it changes the vote: a rerun at another writes no other file
+            info.update(signal=self.signal, **({"temperature": self.temperature} if self.uses_temperature else {}))
             if voting.RULES[self.rule].keep:
                 info["keep"] = self.keep
         return {**info, "version": __version__}

@@ -85,7 +85,8 @@ class Signal:
     """A signal and what it needs: ``statistic``, the per-sample statistic it averages (the
     log-prob signals; ``None`` for the others); ``needs``, the option that makes it work without
     token logprobs; ``phase1``, the Phase-1 samples per question it needs; ``per_sample``:
-    whether a single sample has it (a vote rule's confidence)."""
+    whether a single sample has it (a vote rule's confidence); ``tempered``: whether its
+    temperature T changes p (vcs: score/10 reads none)."""
 
     name: str
     summary: str
@@ -93,6 +94,7 @@ class Signal:
     needs: str | None = None
     phase1: int = 1
     per_sample: bool = True
+    tempered: bool = True
 
 
 REGISTRY: dict[str, Signal] = {s.name: s for s in (
@@ -100,7 +102,7 @@ REGISTRY: dict[str, Signal] = {s.name: s for s in (
     Signal("total-nll", "exp(-s/T), s the sum of token NLLs", "total_nll"),
     Signal("max-nll", "exp(-s/T), s the largest token NLL", "max_nll"),
     Signal("nll-var", "exp(-s/T), s the variance of token NLLs", "nll_var"),
-    Signal("vcs", "verbalised confidence score/10 (paper; needs --vcs)", needs="--vcs"),
+    Signal("vcs", "verbalised confidence score/10 (paper; needs --vcs)", needs="--vcs", tempered=False),
     Signal("vcs-pow", "(score/10)^(1/T), the official code's rule (needs --vcs)", needs="--vcs"),
     Signal("vote-entropy", "exp(-H/T), H the entropy of 2+ Phase-1 answers (needs -K 2)", needs="-K 2", phase1=2,
            per_sample=False),
@@ -151,7 +153,7 @@ def probabilities(scores: Sequence[float | None], signal: str = "anll",
             return np.clip(np.exp(log_p(s, signal, temperature)), 0.0, 1.0), 0
     if signal == "vote-entropy":
         return np.clip(np.array([math.exp(-h / temperature) for h in s.tolist()]), 0.0, 1.0), 0
-    power = 1.0 if signal == "vcs" else 1 / temperature  # vcs-pow: (score/10)^(1/T)
+    power = 1 / temperature if REGISTRY[signal].tempered else 1.0  # vcs-pow: (score/10)^(1/T)
     # a missing score counts as score 5 (0.5 on the 0-1 scale) before the power, as the official code's parse_vcs
     p = [(VCS_MISSING_P if m else x / 10) ** power for x, m in zip(s.tolist(), missing.tolist())]
     return np.clip(np.array(p, dtype=np.float64), 0.0, 1.0), int(missing.sum())
@@ -167,7 +169,7 @@ def log_p(s: np.ndarray, signal: str, temperature: float) -> np.ndarray:
     with np.errstate(divide="ignore", over="ignore"):
         if signal in SCALAR_SIGNALS:
             return -s / temperature
-        return np.log(s / 10) / (1.0 if signal == "vcs" else temperature)
+        return np.log(s / 10) / (temperature if REGISTRY[signal].tempered else 1.0)
 
 
 def sample_statistic(sample: dict, signal: str) -> float | None:

@@ -27,13 +27,16 @@ _BIG = 1 << 30
 @dataclass(frozen=True)
 class VoteRule:
     """A vote rule: its name, what it does (``--help`` and README), where it comes from, and
-    whether it reads sample confidences (``keep``: whether ``--vote-keep`` applies)."""
+    whether it reads sample confidences (``keep``: whether ``--vote-keep`` applies;
+    ``tempered``: whether it reads their size, which ``--vote-temperature`` scales, rather than
+    only their order, which a temperature leaves as it is)."""
 
     name: str
     summary: str
     source: str
     confidence: bool = True
     keep: bool = False
+    tempered: bool = False
 
 
 RULES: dict[str, VoteRule] = {r.name: r for r in (
@@ -41,7 +44,7 @@ RULES: dict[str, VoteRule] = {r.name: r for r in (
     VoteRule("confident-ties", "most votes; a tie goes to the answer whose best sample is most confident",
              "uab"),
     VoteRule("weighted", "each sample votes with weight w = exp(-s/T) of its --vote-signal statistic s "
-             "(vcs: score/10); most weight wins", "CISC, DeepConf"),
+             "(vcs: score/10); most weight wins", "CISC, DeepConf", tempered=True),
     VoteRule("filtered", "keep the most confident --vote-keep fraction of the answered samples, then majority; "
              "a tie goes to the answer whose best kept sample is most confident", "DeepConf (top-η% filter)",
              keep=True),
