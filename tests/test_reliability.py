@@ -696,6 +696,26 @@ def test_a_signal_temperature_that_does_not_change_the_allocation_is_not_recorde
     assert len(list(out.glob("votes-*.jsonl"))) == 1
 
 
+@pytest.mark.parametrize("allocator", ["uab", "uniform"])
+def test_an_allocation_seed_the_allocator_does_not_read_is_not_recorded(questions, tmp_path, allocator):
+    """Only random and adaptive read --allocation-seed: another seed for any other allocator
+    wrote another votes file with the same allocation and votes."""
+    out = tmp_path / "run"
+    base = ["run", questions, "--budget", "2", "-o", str(out), "--backend", "scripted", "-q", "--allocator", allocator]
+    for seed in ("0", "5"):
+        assert cli([*base, "--allocation-seed", seed]).exit_code == 0
+    assert orjson.loads((out / runs.CONFIG).read_bytes())["allocate"]["seed"] is None
+    assert len(list(out.glob("votes-*.jsonl"))) == 1
+
+
+def test_the_random_allocators_seed_is_recorded(questions, tmp_path):
+    out = tmp_path / "run"
+    base = ["run", questions, "--budget", "3", "-o", str(out), "--backend", "scripted", "-q", "--allocator", "random"]
+    assert cli([*base, "--allocation-seed", "5"]).exit_code == 0
+    assert orjson.loads((out / runs.CONFIG).read_bytes())["allocate"]["seed"] == 5
+    assert all(r["uab"]["allocate"]["seed"] == 5 for r in read_jsonl(out / "votes.jsonl"))
+
+
 def test_votes_of_every_allocation_setting_are_kept(questions, reference, tmp_path):
     out = tmp_path / "run"
     shutil.copytree(reference, out)

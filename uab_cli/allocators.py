@@ -55,18 +55,19 @@ TAKES_EXIT: set[str] = set()  # allocators a threshold exit (--exit) applies to
 NEEDS_JUDGE: set[str] = set()  # allocators that read the LLM judge's easy/hard labels
 ROUNDS: set[str] = set()  # allocators that draw Phase 2 in rounds, reading the votes so far (Job.margins)
 PHASE1: dict[str, int] = {}  # the Phase-1 samples per question an allocator needs, where more than 1
+SEEDED: set[str] = set()  # allocators that read --allocation-seed
 
 
 def register(name: str, fn: Allocator, summary: str, *, signal: bool = True, runnable: bool = True,
              exits: bool = False, judge: bool = False, rounds: bool = False, phase1: int = 1,
-             flags: dict[str, str | None] | None = None) -> None:
+             seeded: bool = False, flags: dict[str, str | None] | None = None) -> None:
     """Add allocator ``name``: every command that takes an allocator name then knows it.
     ``summary``: what it does, in one line (``-h``). ``flags``: the ``uab run`` options that
     reproduce it (default ``--allocator NAME``; a ``--gain`` of ``None`` takes the replay's
     ``--gain``); ``exits``: whether ``--exit`` applies to it; ``judge``: whether it reads the
     LLM judge's labels (``phase1 --judge``; ``run`` asks the judge first); ``rounds``: whether
     it draws Phase 2 in rounds as it allocates (only ``run`` and ``simulate`` can); ``phase1``:
-    the Phase-1 samples per question it needs."""
+    the Phase-1 samples per question it needs; ``seeded``: whether it reads ``--allocation-seed``."""
     ALLOCATORS[name] = fn
     SUMMARIES[name] = summary
     (TAKES_EXIT.add if exits else TAKES_EXIT.discard)(name)
@@ -74,6 +75,7 @@ def register(name: str, fn: Allocator, summary: str, *, signal: bool = True, run
     (SIGNAL_FREE.add if not signal else SIGNAL_FREE.discard)(name)
     (SIMULATE_ONLY.add if not runnable else SIMULATE_ONLY.discard)(name)
     (ROUNDS.add if rounds else ROUNDS.discard)(name)
+    (SEEDED.add if seeded else SEEDED.discard)(name)
     if phase1 > 1:
         PHASE1[name] = phase1
     else:
@@ -134,7 +136,7 @@ register("majority", lambda j: majority_allocate(j.p, j.budget, j.vote_model, ma
 register("uniform", lambda j: allocation.uniform_allocate(j.p.size, j.budget, j.cap),
          "self-consistency: N samples per question", signal=False)
 register("random", lambda j: allocation.random_allocate(j.p.size, j.budget, j.seed, j.cap),
-         "each Phase-2 sample to a question drawn at random (--allocation-seed)", signal=False)
+         "each Phase-2 sample to a question drawn at random (--allocation-seed)", signal=False, seeded=True)
 register("length", lambda j: allocation.proportional_allocate(j.lengths, j.budget, j.cap),
          "Phase-2 samples in proportion to question length", signal=False)
 register("judge", lambda j: allocation.judge_allocate(j.hard, j.budget, j.cap),
@@ -158,7 +160,7 @@ def _adaptive(j: Job) -> np.ndarray:
 
 register("adaptive", _adaptive, "Phase 2 in rounds from 2 Phase-1 samples: each round, one more sample to every "
          "question whose vote is least settled (Adaptive-Consistency under one budget; run, not allocate)",
-         signal=False, rounds=True, phase1=2)
+         signal=False, rounds=True, phase1=2, seeded=True)
 
 
 def _oracle(j: Job) -> np.ndarray:

@@ -264,11 +264,12 @@ class Allocation:
     def info(self, signal: str, budget: int | None = None, saved: int | None = None) -> dict:
         """Provenance of an allocation with the resolved ``signal`` (a run's config: without the
         ``budget`` spent and ``saved``, not known yet); ``T`` only where it changes p (not for an
-        allocator that reads no p, nor for ``vcs``): another writes no other votes file."""
+        allocator that reads no p, nor for ``vcs``) and the seed only for an allocator that reads
+        it: another writes no other votes file."""
         spent = {} if budget is None else {"budget": budget, "saved": saved}
         tempered = self.uses_signal and REGISTRY[signal].tempered
         return {"n": self.n, "allocator": self.allocator, "signal": signal, "T": self.temperature if tempered else None,
-                "seed": self.seed, "gain": self.gain, "exit": self.exit, "exit_threshold": self.theta(),
+                "seed": self.seed if self.allocator in allocators.SEEDED else None, "gain": self.gain, "exit": self.exit, "exit_threshold": self.theta(),
                 "exit_mode": self.exit_mode, "max_per_question": self.max_per_question, **spent,
                 "vote_model": self.vote_model if self.allocator == "majority" else None}
 
