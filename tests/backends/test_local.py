@@ -149,6 +149,35 @@ def test_content_digest_is_remembered_until_the_file_changes(monkeypatch, tmp_pa
     assert models.content_digest(gguf) != first
 
 
+@needs_wheel
+def test_a_prompt_beyond_the_tokenizer_s_max_length_is_measured_without_its_warning():
+    """A tokenizer whose ``model_max_length`` is the model's context (a hub model's usually is)
+    warned "Token indices sequence length is longer than the specified maximum sequence length
+    for this model (9108 > 8192). Running this sequence through the model will result in indexing
+    errors" on stderr while uab measured a prompt it then refused or skipped on its own."""
+    import transformers
+
+    from uab_cli.backends.local import LocalBackend
+    from uab_cli.backends.tokens import ChatTokens
+
+    tok = transformers.AutoTokenizer.from_pretrained(vllm_model_dir(None))
+    tok.model_max_length = 8
+    local = object.__new__(LocalBackend)  # its prompt sizes only: no weights
+    local._transformers, local._chat = transformers, ChatTokens(tok, DEFAULT_MODEL)
+    lines = _Lines()
+    logger = logging.getLogger("transformers")
+    level = transformers.logging.get_verbosity()
+    logger.addHandler(lines)
+    transformers.logging.set_verbosity_warning()
+    try:
+        sizes = local.prompt_lengths([Q1], 100)
+    finally:
+        logger.removeHandler(lines)
+        transformers.logging.set_verbosity(level)
+    assert sizes[0].exact and sizes[0].tokens > tok.model_max_length
+    assert lines.lines == []
+
+
 def test_cache_root_follows_env(monkeypatch, tmp_path):
     monkeypatch.setenv("UAB_CACHE_DIR", str(tmp_path))
     assert models.cache_root() == tmp_path
@@ -326,6 +355,21 @@ def test_bad_params_are_user_errors(backend):
         backend.generate([_req(Q1, 1)], SamplingParams(max_tokens=0))
     with pytest.raises(UabError):
         backend.generate([_req(Q1, 1)], SamplingParams(top_p=0.0))
+
+
+@pytest.mark.parametrize("temperature", [1e-3, 1e-300, 1e-310, 5e-324])
+@pytest.mark.parametrize("top_p", [1.0, 0.5])
+def test_a_tiny_temperature_samples_the_most_likely_token(temperature, top_p):
+    """Below about 1e-307, logits / temperature overflowed to inf, softmax gave NaN and every
+    row drew the vocabulary's last token (SmolLM2 at --temperature 1e-308: 'ectableectable…')."""
+    torch = pytest.importorskip("torch")
+    from uab_cli.backends.local import _sample
+
+    logits = torch.randn(3, 1000, generator=torch.Generator().manual_seed(0)) * 5
+    u = torch.tensor([0.0, 0.5, 0.999], dtype=torch.float64)
+    picked, raw = _sample(torch, logits, u, SamplingParams(temperature=temperature, max_tokens=1, top_p=top_p))
+    assert picked.tolist() == logits.argmax(dim=-1).tolist()
+    assert raw.tolist() == pytest.approx(torch.log_softmax(logits, -1).amax(-1).tolist())
 
 
 class _Lines(logging.Handler):

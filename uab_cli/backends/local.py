@@ -156,14 +156,18 @@ class LocalBackend(BaseBackend):
         return self._chat.ids(messages)
 
     def prompt_lengths(self, prompts: Sequence[tuple[dict, ...]], limit: int) -> list[PromptLength | None]:
-        """Each prompt's tokens, counted in bounded memory (``tokens.ChatTokens.length``)."""
-        return [self._chat.length(messages, limit) for messages in prompts]
+        """Each prompt's tokens, counted in bounded memory (``tokens.ChatTokens.length``), without
+        the tokenizer's warning that a prompt beyond its ``model_max_length`` "will result in
+        indexing errors": the context is checked against the model's, and no such prompt is run."""
+        with _quiet_third_party(self._transformers):
+            return [self._chat.length(messages, limit) for messages in prompts]
 
     def _generate(self, requests: list[SampleRequest], params: SamplingParams,
                   on_result: OnResult | None) -> list[Completion]:
         """Sample one completion per request; ``on_result`` fires as each one finishes."""
         texts = [self.prompt_text(request.messages) for request in requests]
-        prompts = [tuple(self.tokenizer(t, add_special_tokens=False)["input_ids"]) for t in texts]
+        with _quiet_third_party(self._transformers):
+            prompts = [tuple(self.tokenizer(t, add_special_tokens=False)["input_ids"]) for t in texts]
         # A template that opens the reasoning in the prompt (DeepSeek-R1 distills: "<think>\n"):
         # the reply starts with it, so a reply cut while thinking reads as such.
         opened = [opening_marker(t) for t in texts]
@@ -358,7 +362,10 @@ def _sample(torch, logits, u, params: SamplingParams):
     if params.temperature <= 0:
         picked = logits.argmax(dim=-1)
     else:
-        probs = torch.softmax(logits.double() / params.temperature, dim=-1)
+        # scaled from the row's best logit (≤ 0), so a tiny temperature cannot overflow to inf
+        # (inf − inf: NaN probabilities, and the last token of the vocabulary every time)
+        best = logits.double().amax(dim=-1, keepdim=True)
+        probs = torch.softmax((logits.double() - best) / params.temperature, dim=-1)
         if params.top_p < 1:
             probs, order = _nucleus(torch, probs, params.top_p)
         cum = probs.cumsum(dim=-1)
