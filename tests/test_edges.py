@@ -227,10 +227,14 @@ def test_a_record_nested_deeper_than_json_can_be_written_is_one_line(tmp_path):
     assert not (tmp_path / "out.jsonl").exists()
 
 
-def test_a_budget_beyond_the_machine_is_one_line(tmp_path):
+def test_a_budget_beyond_the_machine_is_one_line(tmp_path, monkeypatch):
+    def exhausted(*args, **kwargs):
+        raise MemoryError
+    monkeypatch.setattr("uab_cli.allocators.majority_allocate", exhausted)
     path = write_jsonl(tmp_path / "p.jsonl", _sampled())
-    result = cli(["allocate", path, "-N", "100000", "--allocator", "majority"])
-    assert result.exit_code == 2 and "out of memory" in result.stderr
+    result = cli(["allocate", path, "-N", "4", "--allocator", "majority", "-o", str(tmp_path / "a.jsonl")])
+    assert result.exit_code == 2 and "out of memory" in result.stderr and len(result.stderr.splitlines()) == 1
+    assert not (tmp_path / "a.jsonl").exists()
 
 
 def _results(tmp_path) -> str:
@@ -254,6 +258,65 @@ def test_report_on_a_malformed_results_row_leaves_the_report_as_it_was(tmp_path)
     assert {p.name: p.read_bytes() for p in (tmp_path / "rep").iterdir()} == before
     result = cli(["report", str(bad), "-o", str(tmp_path / "fresh")])
     assert result.exit_code == 2 and not (tmp_path / "fresh").exists()
+
+
+@pytest.mark.parametrize("fresh", [False, True])
+def test_a_disk_that_fills_while_a_report_is_written_leaves_the_directory_as_it_was(tmp_path, monkeypatch, fresh):
+    """Every file is written in full before the first replaces its old copy: a disk full at the
+    last file (summary.md) left the new plots beside the old summary (or, in a new directory,
+    plots and no summary)."""
+    import errno
+
+    res = _results(tmp_path)
+    rep = tmp_path / ("new" if fresh else "rep")
+    if not fresh:
+        assert cli(["report", res, "-o", str(rep), "--targets", "60"]).exit_code == 0
+    before = {p.name: p.read_bytes() for p in rep.iterdir()} if rep.exists() else None
+    calls = []
+
+    def fsync(fd):
+        calls.append(fd)
+        if len(calls) == 4:  # the accuracy, cost and decile plots, then summary.md (no levels, no --pool)
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    result = cli(["report", res, "-o", str(rep), "--targets", "70"])
+    assert result.exit_code == 2 and "summary.md: cannot write: No space left on device" in result.stderr
+    assert ({p.name: p.read_bytes() for p in rep.iterdir()} if rep.exists() else None) == before
+
+
+def test_a_report_of_results_without_majority_vote_rows_draws_what_it_can(tmp_path):
+    """A results file whose result rows are cut down to other vote rules (`jq -c 'select(.vote_rule
+    != "majority")'`): the levels plot, whose allocation no rule changes, takes another rule's
+    rows, and the cost plot (majority vote) says why it is not drawn; both ended in `a row is not
+    what uab simulate -o writes (ValueError: Number of columns must be a positive integer, not 0)`."""
+    q = write_jsonl(tmp_path / "q.jsonl", [{**r, "level": 1 + i % 2} for i, r in enumerate(arithmetic(8))])
+    assert cli(["pool", q, "-K", "4", "-o", str(tmp_path / "pool"), "--backend", "scripted", "-q"]).exit_code == 0
+    res = tmp_path / "res.jsonl"
+    assert cli(["simulate", str(tmp_path / "pool"), "--budgets", "2,4", "--seeds", "2", "-o", str(res),
+                "-q"]).exit_code == 0
+    weighted = tmp_path / "weighted.jsonl"
+    weighted.write_text("".join(line for line in res.read_text().splitlines(keepends=True)
+                                if not line.startswith('{"allocator"') or '"vote_rule":"majority"' not in line))
+    result = cli(["report", str(weighted), "-o", str(tmp_path / "rep")])
+    assert result.exit_code == 0, result.stderr
+    assert (tmp_path / "rep" / "allocation_by_level.png").exists()
+    assert "not drawn: cost_at_accuracy.png: the results hold no majority-vote rows" in result.stderr
+
+
+@pytest.mark.parametrize("drop", [1, 60])
+def test_report_refuses_a_results_file_cut_short(tmp_path, drop):
+    """A results file that lost its last rows (a recommendation; or the recommendations, analyses
+    and the last seeds' rows) was reported as if whole: its header's seeds beside fewer in the
+    table, no recommendation, and no decile plot "because simulate writes none"."""
+    lines = pathlib.Path(_results(tmp_path)).read_text().splitlines(keepends=True)
+    cut = tmp_path / "cut.jsonl"
+    cut.write_text("".join(lines[:-drop]))
+    result = cli(["report", str(cut), "-o", str(tmp_path / "rep")])
+    said = " ".join(result.stderr.split())
+    assert result.exit_code == 2 and f"error: {cut}: a `uab simulate -o` results file without its recommendation " \
+        f"row for N = {4 if drop == 1 else '2, 4'} (they come last: is it cut short?)" in said, said
+    assert not (tmp_path / "rep").exists()
 
 
 def test_report_help_says_its_targets_default_to_the_results_files():

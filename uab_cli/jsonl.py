@@ -362,6 +362,18 @@ def atomic_output(path: str) -> Iterator[IO[bytes]]:
         raise
 
 
+def write_files(files: dict[str, bytes]) -> None:
+    """Write each ``path: data`` as ``atomic_output`` does, every file written in full (and
+    synced) before the first replaces its old copy: a failure to write one (a full disk) leaves
+    them all as they were."""
+    with contextlib.ExitStack() as stack:
+        for path, data in files.items():
+            fh = stack.enter_context(atomic_output(path))
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+
+
 @contextlib.contextmanager
 def _in_place(path: str) -> Iterator[None]:
     """Writing straight to stdout or a device (/dev/full): a failure to write is a ``UabError``

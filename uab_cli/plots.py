@@ -123,9 +123,11 @@ def _accuracy_panel(ax, series: dict, budgets: list[int]) -> None:
 
 def plot_levels(summary: Sequence[dict]):
     """Figure: mean allocated samples vs difficulty level, one panel per budget N (at most four,
-    spread over the budgets), under majority vote: the allocation does not depend on the rule."""
+    spread over the budgets), under majority vote (the first rule the summary holds without it):
+    the allocation does not depend on the rule."""
     plt = pyplot()
-    series = _series([e for e in summary if e.get("vote_rule", voting.DEFAULT_RULE) == voting.DEFAULT_RULE])
+    held = [r for r in voting.RULES if any(e.get("vote_rule") == r for e in summary)]
+    series = _series([e for e in summary if e.get("vote_rule") == (held or [None])[0]])
     levelled = [e for _, es in series.values() for e in es if e.get("by_level")]
     # A panel where every question got exactly N samples shows nothing.
     budgets = spread(sorted({e["N"] for e in levelled if any(v != e["N"] for v in e["by_level"].values())})

@@ -13,7 +13,7 @@ from .analyses import BASELINE, COST_KEY, at_accuracy
 from .cost import Price
 from .errors import UabError
 from .evaluation import about, anll_correlation, recommendations, summarize
-from .jsonl import atomic_output
+from .jsonl import write_files
 from .records import is_int, questions_fingerprint, samples
 
 
@@ -185,22 +185,21 @@ def report(rows: Sequence[dict], records: Sequence[dict] | None, out_dir: str,
         files, skipped = _render(rows, records, targets, on_skipped, source, lines)
     except (TypeError, ValueError, KeyError, AttributeError, IndexError) as exc:  # a row of another shape
         raise UabError(f"a row is not what `uab simulate -o` writes ({type(exc).__name__}: {exc})", source) from None
+    written = {os.path.join(out_dir, name): data.getvalue() for name, data in files.items()}
+    write_files(written)
     for name in skipped:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(os.path.join(out_dir, name))
-    paths = []
-    for name, data in files.items():
-        paths.append(os.path.join(out_dir, name))
-        with atomic_output(paths[-1]) as fh:
-            fh.write(data.getvalue())
-    return paths
+    return list(written)
 
 
 def _check_rows(rows: Sequence[dict], source: str | None, lines: Sequence[int] | None) -> None:
     """``UabError`` naming ``source`` and the line for a row that is no JSON object, a result row
     whose N or seed is no count (``true``, ``2.5``: ``simulate`` writes integers) or whose accuracy
     is no number, or a replay that two result rows hold (two results files appended): its seeds
-    would count twice and every standard error shrink."""
+    would count twice and every standard error shrink; or a results file of ``simulate -o`` (its
+    ``produced_by`` row) that lacks the rows it ends with (a recommendation per N, or ``--check``'s
+    verdict per N): cut short, its last seeds and analyses are missing too."""
     seen = set()
     for i, r in enumerate(rows):
         line = lines[i] if lines else None
@@ -218,6 +217,12 @@ def _check_rows(rows: Sequence[dict], source: str | None, lines: Sequence[int] |
             raise UabError(f"two result rows for {recommend.label(r)} at N = {r['N']}, seed {r['seed']}: "
                            "one simulation per results file (were two appended?)", source, line)
         seen.add(key)
+    made = about(rows)
+    last = "check" if made and made.get("check") else "recommendation"
+    closed = {r[last].get("N") for r in rows if isinstance(r.get(last), dict)}
+    if made is not None and (cut := sorted({key[3] for key in seen} - closed)):
+        raise UabError(f"a `uab simulate -o` results file without its {last} row for N = {', '.join(map(str, cut))} "
+                       "(they come last: is it cut short?)", source)
 
 
 def _render(rows: Sequence[dict], records: Sequence[dict] | None, targets: Sequence[float] | None,
@@ -256,10 +261,12 @@ def _draw(rows, records, targets, on_skipped, source, summary, plt) -> tuple[dic
         skipped["allocation_by_level.png"] = "the questions have no 'level' field"
     price = Price.recorded((about(rows) or {}).get("price"))  # simulate --price: the money, at other targets too
     costs = (targets is None and analyses.cost_rows(rows)) or at_accuracy(summary, targets, price)
-    if analyses.curves(summary):
-        figures["cost_at_accuracy.png"] = plots.plot_cost(summary, sorted({c["target"] for c in costs}))
-    else:
+    if not analyses.curves(summary):
         skipped["cost_at_accuracy.png"] = "the results hold one budget: the cost at fixed accuracy needs two or more N"
+    elif not analyses.curves([e for e in summary if e["vote_rule"] == voting.DEFAULT_RULE]):
+        skipped["cost_at_accuracy.png"] = "the results hold no majority-vote rows: the plot is of majority vote"
+    else:
+        figures["cost_at_accuracy.png"] = plots.plot_cost(summary, sorted({c["target"] for c in costs}))
     whole = {e["N"] for e in summary if e.get("whole_pool")}
     if analyses.decile_rows(rows):
         figures["signal_deciles.png"] = plots.plot_deciles(analyses.decile_rows(rows), whole_pool=whole)
