@@ -7,6 +7,7 @@ import os
 import pathlib
 import re
 
+import orjson
 import pytest
 from conftest import arithmetic, cli, write_jsonl
 
@@ -549,3 +550,19 @@ def test_a_results_file_cut_before_its_recommendations_says_so(tmp_path):
         assert result.exit_code == 2 and "a `uab simulate -o` results file without recommendation rows (they come " \
             "last: is it cut short?)" in " ".join(result.stderr.split()), result.stderr
         assert not (tmp_path / "run").exists()
+
+
+def test_report_of_a_vote_rule_this_version_does_not_know_lists_it_last(tmp_path):
+    """A newer uab's rule in the results: reported after the known rules; sorting the table
+    failed with '… is not in list'."""
+    res = _results(tmp_path)
+    rows = [orjson.loads(line) for line in pathlib.Path(res).read_text().splitlines()]
+    newer = [{**r, "vote_rule": "newer-rule"} for r in rows if r.get("vote_rule") == "majority" and "accuracy" in r]
+    assert newer
+    at = max(i for i, r in enumerate(rows) if r.get("vote_rule") == "majority" and "accuracy" in r) + 1
+    mixed = tmp_path / "mixed.jsonl"
+    mixed.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in [*rows[:at], *newer, *rows[at:]]))
+    result = cli(["report", str(mixed), "-o", str(tmp_path / "rep")])
+    assert result.exit_code == 0, result.stderr
+    table = (tmp_path / "rep" / "summary.md").read_text()
+    assert "newer-rule" in table and "2 seeds" in table

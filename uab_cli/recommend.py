@@ -120,11 +120,11 @@ def preferred(items: list, describe) -> list:
     lower T: never the order of ``--allocators``, ``--signals`` or ``-T``, which must not change
     what is recommended. ``describe(item)``: its (allocator, signal, T, vote rule). At N = the
     pool's samples per question every allocator draws the whole pool: the simplest wins."""
-    order, names, signals = list(voting.RULES), list(allocators.ALLOCATORS), list(SIGNALS)
+    names, signals = list(allocators.ALLOCATORS), list(SIGNALS)
 
     def rank(item) -> tuple:
         allocator, signal, t, rule = describe(item)
-        return (allocator != "uniform", signal is not None, order.index(rule or voting.DEFAULT_RULE),
+        return (allocator != "uniform", signal is not None, voting.rank(rule or voting.DEFAULT_RULE),
                 names.index(allocator) if allocator in names else len(names),
                 signals.index(signal) if signal in signals else -1, t if t is not None else 0.0)
 

@@ -166,7 +166,7 @@ def produced(source: str | None, simulation: dict | None) -> str:
         drawn = ", ".join(f"{k} {gen[k]}" for k in ("backend", "model", "temperature", "max_tokens", "seed")
                           if gen.get(k) not in (None, ""))
         parts.append(f"from the pool `{simulation['pool']}` ({simulation['questions']} questions"
-                     + (f"; drawn with {drawn}" if drawn else "") + f"), {simulation['seeds']} seeds"
+                     + (f"; drawn with {drawn}" if drawn else "") + f"), {simulation['seeds']} seed{'s' * (simulation['seeds'] != 1)}"
                      + (f", checking `{simulation['check']}`" if simulation.get("check") else "")
                      + f"; uab {simulation['version']}")
     return (" ".join(parts) + ".\n\n") if parts else ""

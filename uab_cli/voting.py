@@ -52,6 +52,12 @@ RULES: dict[str, VoteRule] = {r.name: r for r in (
 )}
 
 
+def rank(rule: str) -> tuple[int, str]:
+    """Where ``rule`` sorts: in ``RULES``' order (majority, then the rules that depart more and
+    more from it); a rule this version does not know (a newer uab's results) after them, by name."""
+    order = list(RULES)
+    return (order.index(rule), "") if rule in order else (len(order), str(rule))
+
 def names() -> list[str]:
     return list(RULES)
 
