@@ -79,10 +79,12 @@ def test_a_template_that_shows_no_options_warns_on_a_multiple_choice_question():
     ('[{"role": "user", "content": "{question}"}, {"role": "assistant", "content": "A"}]',
      "the last message must be the user's"),
     ('[{"role": "user", "content": "Solve it."}]', "no message names the question"),
+    ('[{"role": "user",\n "content": "{question} \xff"}]', ":2: prompt template is not UTF-8: byte 43 is 0xff"),
+    ("", ":1: prompt template is not JSON: Input is a zero-length, empty document"),
 ])
 def test_a_bad_template_is_one_error_naming_the_file(tmp_path, content, says):
     path = tmp_path / "t.json"
-    path.write_text(content)
+    path.write_bytes(content.encode("latin-1"))
     with pytest.raises(UabError) as caught:
         load_template(str(path))
     assert str(caught.value).startswith(str(path)) and says in str(caught.value), str(caught.value)
@@ -90,6 +92,34 @@ def test_a_bad_template_is_one_error_naming_the_file(tmp_path, content, says):
     result = cli(["phase1", q, "--backend", "scripted", "--prompt-template", str(path), "-o", str(tmp_path / "o")])
     assert result.exit_code == 2 and says in result.stderr and len(result.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "o").exists()
+
+
+def test_a_system_prompt_never_drops_the_only_message_that_names_the_question(tmp_path, fake_backend):
+    """--system-prompt replaces the template's system messages: one that alone named the question
+    is refused, naming the file (every sample was asked without its question); the options it
+    alone showed no longer count as shown."""
+    fake_backend.in_cli()
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps([{"role": "system", "content": "Solve: {question}"},
+                                {"role": "user", "content": "Go."}]))
+    q = write_jsonl(tmp_path / "q.jsonl", arithmetic(2))
+    result = cli(["phase1", q, "--backend", "scripted", "--prompt-template", str(path), "--system-prompt", "Be brief.",
+                  "-o", str(tmp_path / "o.jsonl")])
+    assert result.exit_code == 2 and result.stderr.startswith(f"error: {path}: only a system message names")
+    assert fake_backend.drawn == 0 and not (tmp_path / "o.jsonl").exists()
+    assert cli(["phase1", q, "--backend", "scripted", "--prompt-template", str(path), "-o", str(tmp_path / "o.jsonl"),
+                "-q"]).exit_code == 0  # fine without --system-prompt
+    choices_in_system = Prompt(system="S", template=({"role": "system", "content": "{choices}"},
+                                                     {"role": "user", "content": "{stem}"}))
+    with pytest.warns(UserWarning, match="names neither {question} nor {choices}"):
+        choices_in_system.messages(MC)
+
+
+def test_a_template_saved_with_a_byte_order_mark_reads_as_without(tmp_path):
+    """As a JSONL input's: Windows editors save one (it was 'not JSON')."""
+    path = tmp_path / "t.json"
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps([{"role": "user", "content": "{question}"}]).encode())
+    assert load_template(str(path))[0] == ({"role": "user", "content": "{question}"},)
 
 
 def test_the_backend_is_asked_exactly_the_requested_messages(tmp_path, fake_backend):

@@ -66,6 +66,11 @@ def test_corpus_is_real_and_covers_each_case():
     ("The analysis shows \\boxed{3}", "The analysis shows \\boxed{3}"),
     ("analysis: 2+3 = 5.\nAnswer: 5", "analysis: 2+3 = 5.\nAnswer: 5"),  # a plain reply, not decoded harmony
     ("analysis—2+3 = 5", "analysis—2+3 = 5"),
+    # another family's opening marker quoted inside closed reasoning opens nothing (it read as cut)
+    ("<think>Magistral opens with [THINK], harmony with <|channel|>analysis; \\boxed{1}</think>\n\\boxed{2}",
+     "\n\\boxed{2}"),
+    ("[THINK]R1 writes <think> first[/THINK]\\boxed{2}", "\\boxed{2}"),
+    ("<think>a</think> b [THINK]thinking again \\boxed{3}", None),  # opened again after the close: cut
 ])
 def test_final_part_of_each_family(text, final):
     assert final_text(text) == final

@@ -135,8 +135,10 @@ class Prompt:
 
     @functools.cached_property
     def _shows_choices(self) -> bool:
-        """Whether the template shows a question's options ({question} lists them, {choices} is them)."""
-        named = {f for m in self.template or () for _, f, _, _ in string.Formatter().parse(m["content"]) if f}
+        """Whether the template shows a question's options ({question} lists them, {choices} is them)
+        in a message it asks (not a system one ``system`` replaces)."""
+        named = {f for m in self.template or () if self.system is None or m["role"] != "system"
+                 for _, f, _, _ in string.Formatter().parse(m["content"]) if f}
         return bool(named & {"question", "choices"})
 
     def messages(self, rec: dict, vcs: bool = False) -> tuple[dict, ...]:
@@ -163,10 +165,11 @@ def answer_messages(rec: dict, style: str = "fewshot", vcs: bool = False) -> tup
     return Prompt(style).messages(rec, vcs)
 
 
-def load_template(path: str) -> tuple[tuple[dict, ...], str]:
+def load_template(path: str, replaces_system: bool = False) -> tuple[tuple[dict, ...], str]:
     """A ``--prompt-template`` file's messages, checked, and the sha256 of its bytes. The file is
     a JSON list of ``{"role", "content"}`` messages ending with a user turn; contents name
-    ``TEMPLATE_FIELDS`` in braces, literal braces doubled."""
+    ``TEMPLATE_FIELDS`` in braces, literal braces doubled. ``replaces_system``: a
+    ``--system-prompt`` replaces its system messages, so the question must be named in another."""
     import orjson
 
     try:
@@ -175,22 +178,34 @@ def load_template(path: str) -> tuple[tuple[dict, ...], str]:
     except OSError as exc:
         raise UabError(f"cannot read the prompt template: {exc.strerror}", path) from None
     try:
-        messages = orjson.loads(data)
+        text = data.decode("utf-8-sig")  # a byte-order mark is no content, as in a JSONL input
+    except UnicodeDecodeError as exc:  # orjson says "surrogates not allowed" at column 1, whatever the byte
+        raise UabError(f"prompt template is not UTF-8: byte {exc.start + 1} is 0x{data[exc.start]:02x}", path,
+                       data.count(b"\n", 0, exc.start) + 1) from None
+    try:
+        messages = orjson.loads(text)
     except orjson.JSONDecodeError as exc:
         raise UabError(f"prompt template is not JSON: {exc.msg} (column {exc.colno})", path, exc.lineno) from None
     if not isinstance(messages, list) or not messages:
         raise UabError('a prompt template is a JSON list of messages: [{"role": "user", "content": "{question}"}]',
                        path)
-    named = set()
+    named, in_system = set(), set()
     for n, m in enumerate(messages, 1):
         if not isinstance(m, dict) or set(m) != {"role", "content"} or not isinstance(m.get("content"), str):
             raise UabError(f'message {n}: expected {{"role": ..., "content": "text"}}, got {_short(m)}', path)
         if m["role"] not in ROLES:
             raise UabError(f"message {n}: role must be one of {', '.join(ROLES)}, got {m['role']!r}", path)
-        named |= _check_fields(m["content"], f"message {n}", path)
+        fields_ = _check_fields(m["content"], f"message {n}", path)
+        if replaces_system and m["role"] == "system":
+            in_system |= fields_
+        else:
+            named |= fields_
     if messages[-1]["role"] != "user":
         raise UabError("the last message must be the user's (the model answers it)", path)
     if not named & {"question", "stem"}:
+        if in_system & {"question", "stem"}:
+            raise UabError("only a system message names the question, and --system-prompt replaces it: put "
+                           "{question} (or {stem}) in a user turn", path)
         raise UabError("no message names the question: put {question} (or {stem}) in one", path)
     return tuple(messages), hashlib.sha256(data).hexdigest()
 

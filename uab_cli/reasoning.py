@@ -27,17 +27,16 @@ _HARMONY_END = re.compile(r"\s*<\|(?:return|end|call)\|>\s*$")
 
 def answer_start(text: str) -> int | None:
     """Where the final part of ``text`` begins: 0 for a reply without reasoning markers, after
-    the last closing marker otherwise; ``None`` when reasoning was opened and never closed (a
-    reply cut off while thinking)."""
+    the last closing marker (of any family) otherwise; ``None`` when reasoning was opened after
+    it, or opened and never closed (a reply cut off while thinking)."""
     start = 0
-    for opening, closing in FAMILIES:
-        closes, opens = list(closing.finditer(text)), list(opening.finditer(text))
-        last_close = closes[-1] if closes else None
-        opened = opens[-1] if opens else None
-        if opened is not None and (last_close is None or opened.start() >= last_close.end()):
-            return None
-        if last_close is not None:
-            start = max(start, last_close.end())
+    for _, closing in FAMILIES:
+        for close in closing.finditer(text):
+            start = max(start, close.end())
+    # reasoning opened after the last close, of any family: cut while thinking (another family's
+    # marker quoted inside the reasoning, "<think>… [THINK] …</think>", opens nothing)
+    if any(opening.search(text, start) for opening, _ in FAMILIES):
+        return None
     return start
 
 

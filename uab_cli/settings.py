@@ -117,7 +117,7 @@ class Generation:
 
     @functools.cached_property
     def _template(self) -> tuple[tuple[dict, ...], str]:
-        return load_template(self.prompt_template)
+        return load_template(self.prompt_template, replaces_system=self.system_prompt is not None)
 
     @functools.cached_property
     def prompter(self) -> Prompt:
