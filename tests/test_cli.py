@@ -386,3 +386,23 @@ def test_phase2_refuses_phase1_files_of_two_runs_joined(tmp_path):
         in " ".join(result.stderr.split())
     uab("allocate", a, "--budget", 2, "-o", tmp_path / "ok.jsonl", "-q")
     assert "phase2: 4/4" in " ".join(uab("phase2", tmp_path / "ok.jsonl", "-o", tmp_path / "p2.jsonl").stderr.split())
+
+
+@pytest.mark.parametrize("stage", ["phase1", "phase2"])
+def test_a_stage_rerun_with_other_settings_names_the_file_and_line(tmp_path, stage):
+    """``uab phase1``/``uab phase2`` on records that hold that stage's samples drawn with another
+    seed said which record, but not where: one line without FILE:LINE."""
+    q = write_jsonl(tmp_path / "q.jsonl", arithmetic(3))
+    p1, al, p2 = tmp_path / "p1.jsonl", tmp_path / "al.jsonl", tmp_path / "p2.jsonl"
+    uab("phase1", q, "--backend", "scripted", "-o", p1, "-q")
+    uab("allocate", p1, "--budget", 2, "-o", al, "-q")
+    uab("phase2", al, "--backend", "scripted", "-o", p2, "-q")
+    rows = read_jsonl(p1 if stage == "phase1" else p2)
+    rows[1]["uab"][stage]["seed"] = 5  # the second record's samples were drawn with seed 5
+    held = write_jsonl(tmp_path / "held.jsonl", rows)
+    out = tmp_path / "out.jsonl"
+    result = CliRunner().invoke(app, [stage, held, "--backend", "scripted", "-o", str(out)])
+    assert result.exit_code == 2 and not out.exists()
+    assert result.stderr.count("\n") == 1
+    assert f"error: {held}:2: record 'q1' holds {stage[:-1]} {stage[-1]} samples drawn with other settings " \
+           "(--seed (5 → 0))" in " ".join(result.stderr.split())

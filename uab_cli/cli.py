@@ -434,6 +434,7 @@ def phase1(ctx: typer.Context, input: In, output: Out = "-", samples: K = 1,
     gen = Generation.from_params(ctx.params)
     with _backend(ctx, gen)() as be, _Bar(quiet) as bar:
         gen = dataclasses.replace(gen, model=gen.model or be.model)
+        pipeline.same_draws(records, "phase1", gen, display_name(input), lines)
         skipped = pipeline.fit(records, be, gen, _skipped)
         if judge:
             counts = pipeline.judge(records, be, gen)
@@ -461,6 +462,7 @@ def phase2(ctx: typer.Context, input: In, output: Out = "-", quiet: Quiet = Fals
     gen = Generation.from_params(ctx.params, pipeline.phase1_settings(records, display_name(input), lines))
     with _backend(ctx, gen)() as be, _Bar(quiet) as bar:
         gen = dataclasses.replace(gen, model=gen.model or be.model)  # another --backend: its default model
+        pipeline.same_draws(records, "phase2", gen, display_name(input), lines)
         pipeline.fit([r for r in records if r["extra"]], be, gen)
         bar.stage("phase2", pipeline.phase2_wanted(records))
         pipeline.phase2(records, be, gen, bar.sample)

@@ -161,27 +161,67 @@ def _dp(f: np.ndarray, room: np.ndarray, budget: int) -> np.ndarray:
 
     Near-ties (within 1e-12) prefer the count closest to an even share of what is left
     (b / (i + 1) for questions 0..i), then fewer samples; read back from the last question.
+    Up to ``DP_LIMIT`` cells every question's table spans the whole budget; beyond, only a band
+    of it (``_band``), which still holds an optimum: time and memory grow with M, not M · budget.
     """
     m, top = f.shape[0], f.shape[1] - 1
     e = np.arange(top + 1)
-    b = np.arange(budget + 1)
-    shift = b[None, :] - e[:, None]  # V[e, b] = best[b - e] + f[i, e]
-    shift = np.where(shift >= 0, shift + 1, 0)
-    choice = np.zeros((m, budget + 1), np.min_scalar_type(top))  # top < 256: one byte a cell
-    best = np.full(budget + 1, -np.inf)
-    best[0] = 0.0
+    lo, width = np.zeros(m, np.int64), budget + 1
+    if m * budget * (top + 1) > DP_LIMIT:
+        lo, width = _band(f, budget)
+    choice = np.zeros((m, width), np.min_scalar_type(top))  # top < 256: one byte a cell
+    best, below = np.zeros(1), 0  # the best value of questions 0..i-1 per budget spent, from ``below`` on
     for i in range(m):
-        v = np.concatenate(([-np.inf], best))[shift] + f[i][:, None]
+        b = np.arange(lo[i], min(lo[i] + width, budget + 1))  # budget spent on questions 0..i
+        at = b[None, :] - e[:, None] - below  # V[e, b] = best[b - e] + f[i, e]
+        v = np.where((at >= 0) & (at < best.size), best[np.clip(at, 0, best.size - 1)], -np.inf) + f[i][:, None]
         vmax = v.max(axis=0)
         tied = v >= vmax - _TOL * np.maximum(1.0, np.abs(vmax))
-        choice[i] = np.where(tied, np.abs(e[:, None] - b / (i + 1)), np.inf).argmin(axis=0)
-        best = v[choice[i], b]
+        pick = np.where(tied, np.abs(e[:, None] - b / (i + 1)), np.inf).argmin(axis=0)
+        choice[i, : b.size] = pick
+        best, below = v[pick, np.arange(b.size)], int(lo[i])
+    if not np.isfinite(best[budget - below]):
+        raise AssertionError("the allocation DP found no way to spend the budget within its band")
     out = np.zeros(m, np.int64)
     left = budget
     for i in range(m - 1, -1, -1):
-        out[i] = choice[i, left]
+        out[i] = choice[i, left - lo[i]]
         left -= out[i]
     return out
+
+
+def _band(f: np.ndarray, budget: int) -> tuple[np.ndarray, int]:
+    """Where the DP need look: per question i, the lowest budget spent on questions 0..i, and
+    the band's width. Around the Lagrangian solution (each question at argmax_e f[i, e] - lam*e,
+    summing to within ``top`` of the budget) some optimum differs in at most 2·top - 1 questions
+    (a set of them whose differences sum to 0 could go back at no loss: in a set with none, ordered
+    to keep the running sum within (-top, top], no two running sums are equal), by at most top
+    each, so every running sum of the differences lies within ``reach`` = (2·top - 1)·top."""
+    top = f.shape[1] - 1
+    _, e, more = _multiplier(f, budget)
+    step = more - e  # also optimal at lam, to float rounding: taken while the sum stays within the budget
+    e = e + np.where(np.cumsum(step) <= budget - int(e.sum()), step, 0)
+    reach = (2 * top - 1) * top
+    lo = np.clip(np.cumsum(e) - reach, 0, budget)
+    return lo, min(2 * reach + 1, budget + 1)
+
+
+def _multiplier(f: np.ndarray, budget: int) -> tuple[float, np.ndarray, np.ndarray]:
+    """The multiplier lam where the rows' Lagrangian optima cross ``budget``: (lam, the counts
+    argmax_e f[i, e] - lam*e, summing to at most the budget, and those one float below lam,
+    summing to more unless nothing else fits). Every value lies in [0, 1], so every slope lies in [-1, 1]."""
+    j = np.arange(f.shape[1])
+
+    def count(lam: float) -> np.ndarray:  # units whose envelope slope is > lam
+        return np.argmax(f - lam * j, axis=1)
+
+    lo, hi = -2.0, 2.0  # count(lo) = room, count(hi) = 0
+    while lo < (mid := (lo + hi) / 2) < hi:
+        if count(mid).sum() <= budget:
+            hi = mid
+        else:
+            lo = mid
+    return hi, count(hi), count(lo)
 
 
 def _greedy(f: np.ndarray, room: np.ndarray, budget: int) -> np.ndarray:
@@ -195,17 +235,7 @@ def _greedy(f: np.ndarray, room: np.ndarray, budget: int) -> np.ndarray:
     m, j = f.shape[0], np.arange(f.shape[1])
     if int(room.sum()) == budget:
         return room.astype(np.int64)
-
-    def count(lam: float) -> np.ndarray:  # units whose envelope slope is > lam
-        return np.argmax(f - lam * j, axis=1)
-
-    lo, hi = -2.0, 2.0  # every slope lies in [-1, 1]: count(lo) = room, count(hi) = 0
-    while lo < (mid := (lo + hi) / 2) < hi:
-        if count(mid).sum() <= budget:
-            hi = mid
-        else:
-            lo = mid
-    e, top = count(hi), count(lo)
+    hi, e, top = _multiplier(f, budget)
     left = budget - int(e.sum())
     # Segments with slopes in (lo, hi] are tied: split them at the points on the line.
     g = f - hi * j

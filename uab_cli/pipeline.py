@@ -478,13 +478,15 @@ def _phase2_missing(records: list[dict]) -> list[tuple[int, int, int]]:
     return wanted
 
 
-def same_draws(records: list[dict], stage: str, gen: Generation) -> None:
+def same_draws(records: list[dict], stage: str, gen: Generation, path: str | None = None,
+               lines: Sequence[int] | None = None) -> None:
     """``UabError`` naming the first record that holds ``stage`` samples drawn with other
-    settings than ``gen`` (by its provenance): they would be kept under ``gen``'s record."""
+    settings than ``gen`` (by its provenance): they would be kept under ``gen``'s record.
+    ``path`` and ``lines``: where the records were read (the error names the line)."""
     now = gen.info()
     ignore = ("version", *Generation.SAMPLE_FREE)
     fixed = [k for k in now if k not in ignore]
-    for rec in records:
+    for r, rec in enumerate(records):
         was = provenance(rec).get(stage)
         if not was or all(was.get(k) == now[k] for k in fixed) or not samples(rec, 1 if stage == "phase1" else 2):
             continue
@@ -492,7 +494,8 @@ def same_draws(records: list[dict], stage: str, gen: Generation) -> None:
         if changed:
             raise UabError(f"record {rec['id']!r} holds {stage[:-1]} {stage[-1]} samples drawn with other settings "
                            f"({', '.join(f'{o} {c}' for o, c in changed.items())}): their provenance would say otherwise; "
-                           "give those options again, or start from records without them")
+                           "give those options again, or start from records without them",
+                           path, lines[r] if lines else None)
 
 
 def _same_template(rec: dict, gen: Generation) -> None:
