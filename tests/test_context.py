@@ -177,3 +177,24 @@ def test_too_long_is_no_sampling_setting_of_a_recommendation():
     generation = {**Generation(backend="scripted", max_tokens=48, too_long="skip").info()}
     settings = recommend.run_settings(entry, {"generation": generation})
     assert settings["max_tokens"] == 48 and "too_long" not in settings
+
+
+@pytest.mark.parametrize("command", ["run", "pool"])
+def test_a_rerun_keeps_the_max_model_len_that_left_questions_out(tmp_path, command):
+    """A plain rerun resumes the run it was: at the model's own context the question left out
+    fits, and a rerun without --max-model-len drew its samples and voted on it too."""
+    q = questions(tmp_path)
+    out = str(tmp_path / command)
+    args = [command, q, "-o", out, *(["-N", "2"] if command == "run" else ["-K", "2"])]
+    assert cli([*args, *scripted("--too-long", "skip")]).exit_code == 0
+    name = "votes.jsonl" if command == "run" else "pool.jsonl"
+    before = (tmp_path / command / name).read_bytes()
+    result = cli([command, q, "-o", out])
+    assert result.exit_code == 0 and "skipped: question 'q2'" in result.stderr, result.stderr
+    assert (tmp_path / command / name).read_bytes() == before
+    # Given again, a larger context takes the question in; another model does not inherit it.
+    assert cli([command, q, "-o", out, "--max-model-len", "100000"]).exit_code == 0
+    assert "q2" in {r["id"] for r in read_jsonl(tmp_path / command / name)}
+    assert cli([*args[:4], "--max-model-len", "300", "--force", "--backend", "scripted"]).exit_code == 0
+    assert cli([command, q, "-o", out, "--model", "other", "--force"]).exit_code == 0
+    assert orjson.loads((tmp_path / command / runs.CONFIG).read_bytes())["max_model_len"] is None

@@ -1,23 +1,29 @@
 """The budget contract and provenance: samples drawn (plus those a skip exit saves) equal N·M
 for every allocator, through the registry and through phase1 → allocate → phase2 → vote and a
-reallocation (Hypothesis); and the edges where a run used to break it or record it wrongly."""
+reallocation (Hypothesis); through the CLI, `uab run` (fresh, grown, shrunk, resumed after a
+backend failure) against the stage pipe, and `simulate`'s replay against `allocate` (Hypothesis; the
+heavier variant is marked slow); and the edges where a run used to break it or record it wrongly."""
 
 from __future__ import annotations
 
 import copy
 import json
+import os
+import tempfile
+from pathlib import Path
 
 import numpy as np
 import orjson
 import pytest
-from conftest import arithmetic, cli, write_jsonl
+from conftest import FakeBackend, arithmetic, cli, read_jsonl, write_jsonl
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from uab_cli import allocators, evaluation, pipeline
+from uab_cli import allocators, evaluation, pipeline, voting
 from uab_cli.backends.remote import make_completion
 from uab_cli.backends.scripted import ScriptedBackend
 from uab_cli.errors import UabError
+from uab_cli.pools import Pool
 from uab_cli.settings import Allocation, Generation, Vote
 
 P = st.one_of(st.floats(0, 1), st.sampled_from([0.0, 1.0, 0.5, 1e-300, 1 - 1e-16, 5e-324]))
@@ -227,3 +233,199 @@ def test_simulate_check_rows_record_the_vote_settings_they_replayed(tmp_path):
            "se": 0.0, "settings": settings}
     checks = [r["check"] for r in evaluation.check(rows, [rec], seeds=2) if "check" in r]
     assert json.loads(orjson.dumps(checks))[0]["settings"]["vote_keep"] == 0.3
+
+
+# --- the whole CLI, fuzzed: `uab run` (fresh, resumed after a crash, grown, shrunk, reallocated) against
+# the stage pipe, and `simulate`'s replay against `allocate` on the same Phase-1 records ---
+
+CLI_ALLOCATORS = [*allocators.runnable()]
+CLI_SIGNALS = ["anll", "total-nll", "max-nll", "nll-var", "vcs", "vcs-pow", "vote-entropy"]
+
+
+@st.composite
+def cli_cases(draw):
+    """A question set (identical texts and questions too long for the context among them) and the
+    options of one `uab run`: generation, -K, allocation and vote."""
+    m = draw(st.integers(1, 7))
+    texts = [f"What is {a} + {b}?" for a, b in draw(st.lists(st.tuples(st.integers(0, 9), st.integers(0, 9)),
+                                                              min_size=m, max_size=m))]
+    texts = [texts[draw(st.integers(0, i))] if draw(st.booleans()) else t for i, t in enumerate(texts)]  # repeats
+    skip = draw(st.booleans())
+    long = [skip and draw(st.integers(0, 3)) == 0 for _ in range(m)]
+    rows = [{"id": f"q{i}", "question": t + " pad" * 400 * lg, "answer": str(eval(t[8:-1]))}
+            for i, (t, lg) in enumerate(zip(texts, long))]
+    if all(long):
+        rows.append({"id": "fits", "question": "What is 2 + 2?", "answer": "4"})
+    vcs = draw(st.booleans())
+    gen = ["--backend", "scripted", "--max-tokens", str(draw(st.sampled_from([5, 9, 12]))),
+           "--seed", str(draw(st.integers(0, 3))), *(["--vcs"] if vcs else []),
+           *(["--too-long", "skip", "--max-model-len", "300"] if skip else [])]
+    name = draw(st.sampled_from(CLI_ALLOCATORS))
+    alloc = ["--allocator", name]
+    signal = None
+    if name not in allocators.SIGNAL_FREE and draw(st.booleans()):
+        signal = draw(st.sampled_from(CLI_SIGNALS if vcs else [s for s in CLI_SIGNALS if not s.startswith("vcs")]))
+        alloc += ["--signal", signal, "-T", str(draw(st.sampled_from([0.1, 0.2, 2.0])))]
+    k = draw(st.integers(2 if name == "adaptive" or signal == "vote-entropy" else 1, 3))
+    if name == "uab":
+        alloc += ["--gain", draw(st.sampled_from(["algorithm1", "coverage"]))]
+        if draw(st.booleans()):
+            alloc += ["--exit", draw(st.sampled_from(["hard", "easy"])), "--exit-mode",
+                      draw(st.sampled_from(["redistribute", "skip", "forfeit"])),
+                      "--exit-threshold", str(draw(st.sampled_from([0.0, 0.3, 0.6, 1.0])))]
+    if name == "majority":
+        alloc += ["--vote-model", draw(st.sampled_from(["plurality-2", "scatter"]))]
+    if name in allocators.SEEDED:
+        alloc += ["--allocation-seed", str(draw(st.integers(0, 5)))]
+    n = draw(st.integers(k, 6))
+    cap = draw(st.one_of(st.none(), st.integers(n, n + 3)))
+    alloc += ["--max-per-question", str(cap)] if cap else []
+    rule = draw(st.sampled_from(list(voting.RULES)))
+    vote = ["--vote-rule", rule, *(["--exclude-phase1"] if draw(st.booleans()) else []),
+            *(["--tie-seed", str(draw(st.integers(0, 3)))] if rule == "majority" and draw(st.booleans()) else [])]
+    return rows, gen, k, n, cap, alloc, vote
+
+
+def _voted(path) -> list[tuple]:
+    """What an allocation and its vote decided, per question."""
+    return [(r["id"], r["p"], r["extra"], r["prediction"], r["votes"]) for r in read_jsonl(path)]
+
+
+def _check_outputs(path, n: int, fits: int, k: int, allocator: str, rule: str, generation: dict) -> int:
+    """The budget contract and the provenance of a votes file; returns the samples it saved."""
+    votes = read_jsonl(path)
+    saved = votes[0]["uab"]["allocate"]["saved"]
+    assert len(votes) == fits and sum(len(r["samples"]) for r in votes) + saved == n * fits
+    for rec in votes:
+        about = rec["uab"]
+        for stage in ("phase1", "phase2"):
+            assert {key: about[stage][key] for key in generation} == generation, stage
+        assert about["phase1"]["k"] == k and about["allocate"]["saved"] == saved
+        assert (about["allocate"]["n"], about["allocate"]["allocator"], about["vote"]["rule"]) == (n, allocator, rule)
+        assert [s["index"] for s in rec["samples"]] == list(range(k + rec["extra"]))
+    return saved
+
+
+def _run_and_pipe(case, tmp: Path, fake, heavy: bool) -> None:
+    rows, gen, k, n, cap, alloc, vote = case
+    q = write_jsonl(tmp / "q.jsonl", rows)
+    fits = sum(len(r["question"]) < 100 for r in rows)
+    judged = fits if alloc[1] in allocators.NEEDS_JUDGE else 0  # the judge's calls: apart from the budget
+    run_dir = str(tmp / "run")
+
+    def run(out, budget, *more, drawn=None):
+        before = fake.drawn
+        result = cli(["run", q, "-N", str(budget), "-o", out, "-q", *gen, "-K", str(k), *alloc, *vote, *more])
+        assert result.exit_code == 0, result.output
+        if drawn is not None:
+            assert fake.drawn - before == drawn
+        return os.path.join(out, "votes.jsonl")
+
+    run(run_dir, n)
+    summary = json.loads((tmp / "run" / "summary.json").read_text())
+    generation = {key: summary["uab"]["generation"][key] for key in ("backend", "model", "seed", "temperature")}
+    assert generation == {"backend": "scripted", "model": "scripted", "seed": int(gen[gen.index("--seed") + 1]),
+                          "temperature": 0.9}
+    saved = _check_outputs(tmp / "run" / "votes.jsonl", n, fits, k, alloc[1], vote[1], generation)
+    assert fake.drawn == n * fits - saved + judged == summary["total"]["samples"] + judged
+    votes = _voted(tmp / "run" / "votes.jsonl")
+
+    if alloc[1] not in allocators.ROUNDS:  # the same seed through the stage pipe: the same allocation and votes
+        before = fake.drawn
+        stages = [["phase1", q, *gen, "-K", str(k), *(["--judge"] if judged else [])], ["allocate", "-", "-N", str(n),
+                  *alloc], ["phase2", "-"], ["vote", "-", *vote]]
+        out = None
+        for stage in stages:
+            result = cli([*stage, "-q"], stdin=out)
+            assert result.exit_code == 0, result.output
+            out = result.stdout_bytes
+        (tmp / "piped.jsonl").write_bytes(out)
+        assert fake.drawn - before == n * fits - saved + judged
+        assert _check_outputs(tmp / "piped.jsonl", n, fits, k, alloc[1], vote[1], generation) == saved
+        assert _voted(tmp / "piped.jsonl") == votes
+        for piped, ran in zip(read_jsonl(tmp / "piped.jsonl"), read_jsonl(tmp / "run" / "votes.jsonl")):
+            assert piped["uab"] == ran["uab"]
+
+    # grown or shrunk on the same directory: the votes of a fresh run at that N, drawing only what it lacks;
+    # back at N, nothing drawn and the first votes again
+    other = min(n + 2, cap) if cap else n + 2 if heavy or n < 3 else n - 2
+    grown = run(run_dir, other)
+    assert _voted(grown) == _voted(run(str(tmp / "fresh"), other))
+    assert _voted(run(run_dir, n, drawn=0)) == votes
+    if heavy:  # a backend that fails midway: the resumed run draws the rest and votes as the fresh one
+        total = n * fits - saved
+        if total > 1:
+            fake.in_cli(fail_after=total // 2 + judged)
+            result = cli(["run", q, "-N", str(n), "-o", str(tmp / "crash"), "-q", *gen, "-K", str(k), *alloc, *vote])
+            assert result.exit_code == 1, result.output
+            fake.in_cli()
+            assert _voted(run(str(tmp / "crash"), n, drawn=total - total // 2)) == votes
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=cli_cases())
+def test_run_and_the_stage_pipe_keep_the_budget_and_record_what_ran(case):
+    with pytest.MonkeyPatch.context() as mp, tempfile.TemporaryDirectory() as tmp:
+        fake = FakeBackend(mp)
+        fake.in_cli()
+        _run_and_pipe(case, Path(tmp), fake, heavy=False)
+
+
+@pytest.mark.slow
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=cli_cases())
+def test_run_and_the_stage_pipe_keep_the_budget_and_record_what_ran_heavy(case):
+    with pytest.MonkeyPatch.context() as mp, tempfile.TemporaryDirectory() as tmp:
+        fake = FakeBackend(mp)
+        fake.in_cli()
+        _run_and_pipe(case, Path(tmp), fake, heavy=True)
+
+
+REPLAYED = [a for a in allocators.runnable() if a not in allocators.ROUNDS]
+
+
+@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(m=st.integers(1, 6), k=st.integers(2, 6), vcs=st.booleans(), data=st.data())
+def test_simulate_replays_the_allocation_that_allocate_makes_on_the_same_phase1_records(m, k, vcs, data):
+    signal = data.draw(st.sampled_from(["anll", "max-nll", "vote-entropy", *(["vcs", "vcs-pow"] if vcs else [])]))
+    n, t, gain = data.draw(st.integers(2 if signal == "vote-entropy" else 1, k)), data.draw(
+        st.sampled_from([0.2, 1.0])), data.draw(st.sampled_from(["algorithm1", "coverage"]))
+    names = data.draw(st.lists(st.sampled_from(REPLAYED), min_size=1, max_size=4, unique=True))
+    with pytest.MonkeyPatch.context() as mp, tempfile.TemporaryDirectory() as tmp:
+        rows = [{"id": f"q{i}", "question": f"What is {i % 3} + {i // 2}?", "answer": str(i % 3 + i // 2)}
+                for i in range(m)]
+        pool = write_jsonl(Path(tmp) / "pool.jsonl", rows)
+        assert cli(["phase1", pool, "-K", str(k), "--judge", "--backend", "scripted", "--max-tokens", "9", "-o", pool,
+                    "-q", *(["--vcs"] if vcs else [])]).exit_code == 0
+        replayed = []
+
+        def spy(name, job):
+            extra, saved = allocators.call(name, job)
+            replayed.append((name, job.seed, job.cap is None, extra.tolist(), saved))
+            return extra, saved
+
+        mp.setattr(evaluation, "call", spy)
+        res = str(Path(tmp) / "res.jsonl")
+        result = cli(["simulate", pool, "--budgets", str(n), "--allocators", ",".join(names), "--signals", signal,
+                      "-T", str(t), "--gain", gain, "--seeds", "2", "--vote-rules", "majority", "-o", res, "-q"])
+        assert result.exit_code == 0, result.output
+        for row in read_jsonl(res):
+            if "samples_used" in row:  # each row's samples used: N·M, less what an exit saved
+                assert row["samples_used"] + row["saved"] == n * m
+        records = read_jsonl(pool)
+        replay = Pool(records)
+        compared = 0
+        for name, seed, uncapped, extra, saved in replayed:
+            k1 = 2 if signal == "vote-entropy" and name not in allocators.SIGNAL_FREE else 1
+            if name == "oracle" or not uncapped or n < k1:  # capped by the pool: allocate knows no pool
+                continue
+            order = replay.permutations(seed)
+            phase1 = [dict(rec, samples=[dict(rec["samples"][j], index=x) for x, j in enumerate(order[i, :k1])])
+                      for i, rec in enumerate(records)]
+            options = {} if name in allocators.SIGNAL_FREE else {"signal": signal, "temperature": t, "gain": gain}
+            if name == "uab-coverage":
+                options.pop("gain")
+            summary = pipeline.allocate(phase1, Allocation(n=n, allocator=name, seed=seed, **options))
+            assert [r["extra"] for r in phase1] == extra and summary.saved == saved, name
+            compared += 1
+        assert compared or n == 1 or not any(uncapped for _, _, uncapped, *_ in replayed)

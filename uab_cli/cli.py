@@ -48,9 +48,9 @@ err = Console(stderr=True)
 # click's UsageError, whichever click typer uses (its own copy since typer 0.2x)
 _UsageError = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")
 RESUMABLE = ("run", "pool")  # commands that keep finished samples in a directory
-# What a command takes for a required option left unset (after --settings): a rerun's budget is
-# the one its run directory records.
-REMEMBERED = {"run": lambda params: {"budget": runs.recorded(params["output"], params["force"]).n}}
+# What a command takes for an option left unset (after --settings): a rerun's budget and
+# --max-model-len are the ones its run directory records.
+REMEMBERED = {"run": runs.remembered, "pool": runs.remembered}
 
 
 class _Group(typer.core.TyperGroup):
@@ -123,15 +123,16 @@ class _Command(typer.core.TyperCommand):
             _hide_aliases(param)
 
     def invoke(self, ctx):
-        remembered = REMEMBERED[ctx.info_name](ctx.params) if ctx.info_name in REMEMBERED else {}
-        if ctx.params.get("settings"):
-            _apply_settings(ctx, ctx.params["settings"], remembered)
+        remember = REMEMBERED.get(ctx.info_name, lambda params: {})
+        if ctx.params.get("settings"):  # a results file's recommendation is the run directory's budget's
+            _apply_settings(ctx, ctx.params["settings"], remember(ctx.params))
+        for name, value in remember(ctx.params).items():  # after --settings: the file's backend counts
+            if value is not None and ctx.params.get(name) is None:
+                ctx.params[name] = value
         for option in _declared(ctx.info_name):  # required: asked once --settings and a run's record are in
             if option.required and ctx.params.get(option.name) is None:
-                if remembered.get(option.name) is None:
-                    param = next(p for p in self.params if p.name == option.name)
-                    raise _UsageError(f"Missing option {param.get_error_hint()}.", ctx=ctx)
-                ctx.params[option.name] = remembered[option.name]
+                param = next(p for p in self.params if p.name == option.name)
+                raise _UsageError(f"Missing option {param.get_error_hint()}.", ctx=ctx)
         try:
             return super().invoke(ctx)
         except UabError as exc:  # an option the settings file set, at odds with another: the file says where
@@ -500,7 +501,7 @@ def run(ctx: typer.Context, input: In, output: OutDir, force: Force = False, sam
     with _Bar(quiet) as bar:
         shown = runs.Callbacks(bar.stage, bar.sample, None if quiet else _print_allocation, _skipped)
         result = runs.run(records, _backend(ctx, gen), gen, output, alloc, votes, k, force,
-                          input, shown, price)
+                          input, shown, price, params.get("max_model_len"))
     if not quiet:
         if note:
             err.print(note, markup=False, highlight=False, soft_wrap=True)
@@ -557,7 +558,7 @@ def pool(ctx: typer.Context, input: In,
     gen = Generation.from_params(ctx.params, recorded.generation)
     with _Bar(quiet) as bar:
         drawn = runs.pool(records, _backend(ctx, gen), gen, output, samples, force, input,
-                          runs.Callbacks(bar.stage, bar.sample, on_skip=_skipped))
+                          runs.Callbacks(bar.stage, bar.sample, on_skip=_skipped), ctx.params.get("max_model_len"))
     if not quiet:
         if note:
             err.print(note, markup=False, highlight=False, soft_wrap=True)

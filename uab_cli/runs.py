@@ -279,12 +279,14 @@ class RunResult:
     probes: int = 0  # Phase-1 samples drawn alone first to check for logprobs
 
 
-def _config(records: list[dict], gen: pipeline.Generation, input_name: str, derived: list[str], **more) -> dict:
+def _config(records: list[dict], gen: pipeline.Generation, input_name: str, derived: list[str],
+            max_model_len: int | None = None, **more) -> dict:
     """A run directory's config; ``model_option`` is ``--model`` as given (``""``: the default),
-    which a rerun without ``--model`` takes; ``derived``: the entries the run derived (``_derived``)."""
+    which a rerun without ``--model`` takes, as it takes ``max_model_len``, the ``--max-model-len``
+    given (``remembered``); ``derived``: the entries the run derived (``_derived``)."""
     return {"input": input_name, "m": len(records), "questions": questions_fingerprint(records),
             "fingerprint": fingerprint(records), "generation": gen.info(), "model_option": gen.model,
-            "derived": derived, **more}
+            "max_model_len": max_model_len, "derived": derived, **more}
 
 
 def _derived(gen: pipeline.Generation, alloc: pipeline.Allocation | None = None,
@@ -316,6 +318,7 @@ class Recorded:
     allocate: dict | None = None
     vote: dict | None = None
     pool: int | None = None  # a pool directory's K
+    max_model_len: int | None = None  # the --max-model-len the last run was given
 
 
 def recorded(out: str, force: bool = False) -> Recorded:
@@ -329,9 +332,21 @@ def recorded(out: str, force: bool = False) -> Recorded:
     if not isinstance(gen, dict):
         return Recorded()
     alloc, vote = (v if isinstance(v := config.get(key), dict) else None for key in ("allocate", "vote"))
-    k, n, pool = (v if is_int(v := config.get(key)) and v > 0 else None for key in ("k", "n", "pool"))
+    k, n, pool, context = (v if is_int(v := config.get(key)) and v > 0 else None
+                           for key in ("k", "n", "pool", "max_model_len"))
     gen, alloc, vote = _chosen({**gen, "model": config.get("model_option") or ""}, alloc, vote, config.get("derived"))
-    return Recorded(gen, k, n, alloc, vote, pool)
+    return Recorded(gen, k, n, alloc, vote, pool, context)
+
+
+def remembered(params: dict) -> dict:
+    """What a rerun of ``run`` or ``pool`` (by its ``params``) takes from its directory for an
+    option it leaves unset: the budget, and the ``--max-model-len`` the last run was given, so the
+    questions ``--too-long skip`` left out stay out (at the model's own context they may fit); not
+    where another ``--backend`` or ``--model`` is given (the context was that model's)."""
+    rec = recorded(params["output"], params.get("force", False))
+    gen = rec.generation or {}
+    same = params.get("backend") in (None, gen.get("backend")) and params.get("model") in (None, gen.get("model"))
+    return {"budget": rec.n, "max_model_len": rec.max_model_len if same else None}
 
 
 def _chosen(gen: dict, alloc: dict | None, vote: dict | None,
@@ -403,6 +418,7 @@ def run(
     input_name: str = "",
     callbacks: Callbacks = Callbacks(),
     price: cost.Price | None = None,
+    max_model_len: int | None = None,
 ) -> RunResult:
     """Phase 1 → allocate → Phase 2 → vote, writing every intermediate into ``out``.
 
@@ -420,8 +436,8 @@ def run(
     vote = pipeline.resolve_vote_signal(vote, signal, gen.vcs)
     rundir = RunDir(out, force)
     try:
-        config = _config(records, gen, input_name, derived, k=k, n=alloc.n, allocate=alloc.info(signal),
-                         vote=vote.info())
+        config = _config(records, gen, input_name, derived, max_model_len, k=k, n=alloc.n,
+                         allocate=alloc.info(signal), vote=vote.info())
         rundir.check(config, force)  # before the model loads
         with backend() as be:
             gen = dataclasses.replace(gen, model=gen.model or be.model)
@@ -540,6 +556,7 @@ def pool(
     force: bool = False,
     input_name: str = "",
     callbacks: Callbacks = Callbacks(),
+    max_model_len: int | None = None,
 ) -> int:
     """Draw ``k`` samples per question once, resumably, into ``out/pool.jsonl``.
 
@@ -551,7 +568,7 @@ def pool(
         raise UabError(f"--samples must be >= 1, got {k}")
     rundir = RunDir(out, force)
     try:
-        config = _config(records, gen, input_name, _derived(gen), pool=k)
+        config = _config(records, gen, input_name, _derived(gen), max_model_len, pool=k)
         rundir.check(config, force)  # before the model loads
         with backend() as be:
             gen = dataclasses.replace(gen, model=gen.model or be.model)
