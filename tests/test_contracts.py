@@ -429,3 +429,12 @@ def test_simulate_replays_the_allocation_that_allocate_makes_on_the_same_phase1_
             assert [r["extra"] for r in phase1] == extra and summary.saved == saved, name
             compared += 1
         assert compared or n == 1 or not any(uncapped for _, _, uncapped, *_ in replayed)
+
+
+def test_run_says_the_samples_an_exit_saved_are_not_planned(tmp_path):
+    out = tmp_path / "r"
+    result = cli(["run", "sample_data/quickstart.jsonl", "-N", "4", "-o", str(out), "--backend", "scripted",
+                  "--allocator", "uab-exit-easy-skip", "--max-tokens", "32"])
+    assert result.exit_code == 0, result.stderr
+    saved = orjson.loads((out / "summary.json").read_bytes())["uab"]["allocate"]["saved"]
+    assert saved > 0 and f"samples: planned {24 - saved} ({saved} of the budget saved)" in result.stderr

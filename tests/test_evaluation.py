@@ -154,6 +154,14 @@ def test_judge_without_labels_is_skipped_with_a_reason():
     assert len([r for r in rows if r["allocator"] == "uniform"]) == 2
 
 
+def test_a_signal_t_does_not_scale_is_replayed_once_whatever_the_temperatures():
+    """vcs reads score/10 whatever T: each T was another row of the same replay, a duplicate
+    candidate for the recommendation."""
+    rows = [r for r in evaluation.simulate(noisy_pool(m=20, k=4), [2], ["uab"], ["vcs", "vcs-pow"], 2,
+                                           temperature=[0.2, 1.0]) if "accuracy" in r and r["allocator"] == "uab"]
+    assert sorted({(r["signal"], r["T"]) for r in rows}) == [("vcs", 0.2), ("vcs-pow", 0.2), ("vcs-pow", 1.0)]
+
+
 def test_a_vcs_signal_on_a_pool_without_any_confidence_is_skipped_with_a_reason():
     records = noisy_pool(m=20, k=4)
     for rec in records[1:]:  # one question keeps its confidences: unsure elsewhere, a signal still

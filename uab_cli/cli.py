@@ -508,7 +508,9 @@ def run(ctx: typer.Context, input: In, output: OutDir, force: Force = False, sam
         if result.skipped:
             err.print(f"left out by --too-long skip: {len(result.skipped)} question(s) (named above); the budget "
                       f"and the votes are over the {result.votes.questions} that fit", highlight=False, soft_wrap=True)
-        err.print(f"samples: planned {result.planned}, drawn now {result.drawn}, reused {result.restored}")
+        saved = result.allocation.saved  # an exit's skip or forfeit leaves these undrawn
+        err.print(f"samples: planned {result.planned - saved}" + (f" ({saved} of the budget saved)" if saved else "")
+                  + f", drawn now {result.drawn}, reused {result.restored}")
         _print_votes(result.votes)
         for line in cost.describe(result.summary):
             err.print(line, markup=False, highlight=False, soft_wrap=True)

@@ -110,7 +110,9 @@ def simulate(
     _check(pool, budgets, allocators, signals, seeds, temps, gain, rules, vote)
     combos, skipped = [], []  # (allocator, signal, T, K1, N)
     for name in allocators:
-        for sig, t in [(None, None)] if name in SIGNAL_FREE else [(s, t) for s in signals for t in temps]:
+        # a signal T does not scale (vcs: score/10) is replayed once, at the first T: the others are copies
+        for sig, t in [(None, None)] if name in SIGNAL_FREE else \
+                [(s, t) for s in signals for t in (temps if SIGNAL_REGISTRY[s].tempered else temps[:1])]:
             k1 = max(SIGNAL_REGISTRY[sig].phase1 if sig else 1, PHASE1.get(name, 1))
             for n in budgets:
                 why = _unrunnable(pool, name, sig) or (n < k1 and f"N={n} is less than the {k1} Phase-1 samples "
