@@ -127,7 +127,7 @@ class _Command(typer.core.TyperCommand):
         if ctx.params.get("settings"):  # a results file's recommendation is the run directory's budget's
             _apply_settings(ctx, ctx.params["settings"], remember(ctx.params))
         for name, value in remember(ctx.params).items():  # after --settings: the file's backend counts
-            if value is not None and ctx.params.get(name) is None:
+            if value is not None and name in ctx.params and ctx.params[name] is None:
                 ctx.params[name] = value
         for option in _declared(ctx.info_name):  # required: asked once --settings and a run's record are in
             if option.required and ctx.params.get(option.name) is None:
