@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from uab_cli.answers import (
+    _classes,
     equal,
     extract_answer,
     gold_answer,
@@ -184,6 +185,27 @@ def test_every_math500_gold_stated_every_usual_way_grades_right():
     assert not wrong, wrong[:5]
 
 
+MMLU_LOGIC = pathlib.Path(__file__).parent.parent / "datasets" / "mmlu_formal_logic.jsonl"
+STATED_CHOICE = ["The answer is %s", "The answer is %s.", "Answer: %s", "**Answer:** %s", "%s",
+                 "So the correct choice is %s.", "The answer is **%s**"]
+
+
+@pytest.mark.skipif(not MMLU_LOGIC.exists(), reason="datasets/mmlu_formal_logic.jsonl not shipped")
+def test_every_formal_logic_choice_stated_by_its_text_reads_as_its_letter():
+    """Formal logic's choices are formulas of capital letters: "The answer is B ⊃ W", choice A's
+    text, read as the letter B, and "(G ⊃ H) ∨ I" as C's "(G ⊃ H) ∨ ~I" (alike without punctuation).
+    A choice that is one letter ("B") or only punctuation around an article ("~A") is left out:
+    "Answer: B" means the letter."""
+    wrong = []
+    for line in MMLU_LOGIC.read_bytes().splitlines():
+        rec = orjson.loads(line)
+        for letter, choice in zip("ABCD", rec["choices"]):
+            if len(choice) > 1 and normalize_text(choice):
+                wrong += [(rec["id"], response, letter) for phrasing in STATED_CHOICE
+                          if extract_answer(response := phrasing.replace("%s", choice), rec) != letter]
+    assert not wrong, wrong[:5]
+
+
 # --- the fast path of vote_and_grade against the full path --------------------------
 
 _POOL = ["0", "1", "2", "12", "-3", "01", "1.0", "2/1", "\\frac{4}{2}", "0.5", "1/2", "-0", "", None,
@@ -204,7 +226,7 @@ def _full(answers, gold, kind, tie_seed):
     if gold is None:
         return prediction, votes, None, None
     correct = prediction is not None and equal(gold, prediction, kind)
-    return prediction, votes, correct, correct or any(equal(gold, a, kind) for a in votes if a != prediction)
+    return prediction, votes, correct, correct or any(equal(gold, a, kind) for a in answers if a and a != prediction)
 
 
 @given(st.lists(st.sampled_from(_POOL), max_size=6), st.sampled_from(_POOL[:-1] + ["5", "1", "12"]),
@@ -229,6 +251,13 @@ def test_vote_and_grade_needs_math_equal_for_non_canonical_answers():
     assert vote_and_grade(["B", "A", "A"], "B", "mc")[1:] == (False, True)
 
 
+def test_coverage_reads_every_answer_not_only_each_class_key():
+    """"3,2" groups under "2,3" (a set) and answers the gold "(3,2)", which "2,3" does not: the
+    question is covered (some voted answer is right), as the replay has it; it was not."""
+    vote, correct, covered = vote_and_grade(["2,3", "3,2"], "(3,2)", "math")
+    assert (vote.votes, correct, covered) == ({"2,3": 2}, False, True)
+
+
 def test_an_equation_and_the_value_it_solves_are_two_answers():
     """Grading is one way (the value 25 does not answer the gold x^2+y^2=25, which the equation
     does); grouping them under the key "25" made the majority that wrote the gold wrong and not
@@ -240,6 +269,29 @@ def test_an_equation_and_the_value_it_solves_are_two_answers():
     assert group(["\\sqrt{12}", "2\\sqrt{3}", "0.5", "1/2"], "math") == {"0.5": 2, "2\\sqrt{3}": 2}
 
 
+# Lists, sets, tuples and intervals that math-verify relates one way or both: "3,2" is both "2,3" and "(3,2)".
+_COLLECTIONS = ["2,3", "3,2", "(3,2)", "(2,3)", "\\{2,3\\}", "\\{3,2\\}", "[3,2]", "(2,3]", "1,-1", "-1,1",
+                "\\pm1", "(1,-1)", "(-1,1)", "\\{-1,1\\}", "(1,2),(3,4)", "(3,4),(1,2)", "(1,2);(3,4)", "0.5,1",
+                "1,\\frac{1}{2}", "(\\frac12,1)", "x<2", "(-\\infty,2)", "2", "3", "1/2", "0.5"]
+
+
+def _pair(a, b):
+    return len(group([a, b], "math")) == 1
+
+
+@given(st.lists(st.sampled_from(_COLLECTIONS), min_size=1, max_size=6, unique=True))
+@settings(max_examples=200, deadline=None)
+def test_grouping_is_an_equivalence(answers):
+    """Two answers share a class of any list iff they share one alone: ``uab vote`` groups its
+    draws as ``simulate`` groups the whole pool. Grouping "2,3" with "3,2" and "3,2" with "(3,2)"
+    put "2,3" and "(3,2)" in one class only where "3,2" was there too."""
+    rep_of = {}
+    _classes(answers, "math", rep_of)
+    for a in answers:
+        for b in answers:
+            assert (rep_of.get(a, a) == rep_of.get(b, b)) == _pair(a, b), (a, b)
+
+
 @given(st.one_of(st.text(alphabet="0123456789 -./x\\{}frac١", max_size=6), st.integers(-50, 50)))
 @settings(max_examples=300, deadline=None)
 def test_gold_answer_integer_path_matches_normalize_math(gold):
@@ -247,6 +299,8 @@ def test_gold_answer_integer_path_matches_normalize_math(gold):
 
 
 CITIES = {"question": "q", "choices": ["Paris", "London", "Berlin", "Madrid"]}
+LOGIC = {"question": "q", "choices": ["B ⊃ W", "W ⊃ B", "~B", "(A ∨ B) ⊃ D"]}
+NEGATIONS = {"question": "q", "choices": ["L", "~L", "L • ~L", "L ∨ ~L"]}
 
 
 @pytest.mark.parametrize("text, rec, expected", [
@@ -260,6 +314,11 @@ CITIES = {"question": "q", "choices": ["Paris", "London", "Berlin", "Madrid"]}
     ("The answer is $18 per day, since she sells 9 eggs at $2.", MATH, "18"),
     ("The final answer is $18\n\nExplanation: 9 eggs at $2 each.", MATH, "18"),
     ("The answer is $\\frac{1}{2}$ and not $3$.", MATH, "\\frac{1}{2}"),
+    # a choice's text that starts with a letter is that choice, not the letter
+    ("The answer is B ⊃ W.", LOGIC, "A"), ("**Answer:** (A ∨ B) ⊃ D", LOGIC, "D"), ("Answer: B", LOGIC, "B"),
+    ("Answer: B ⊃ W ∨ X", LOGIC, "B"), ("Answer: A. W ⊃ B", LOGIC, "A"),  # no choice's text: the letter
+    # choices alike without punctuation ("L", "~L"): the one written
+    ("So it is L.", NEGATIONS, "A"), ("So it is ~L.", NEGATIONS, "B"), ("L ∨ ~L", NEGATIONS, "D"),
 ])
 def test_extraction_edges_found_by_the_audit(text, rec, expected):
     assert extract_answer(text, rec) == expected
@@ -301,3 +360,27 @@ def test_a_confidence_line_is_never_the_answer(text, expected):
 def test_non_ascii_forms_of_one_answer_vote_together(answers, kind):
     norm = normalize_math if kind == "math" else normalize_text
     assert list(majority_vote([norm(a) for a in answers], kind).votes.values()) == [2]
+
+
+LONG = 100_000
+SLOW_REPLIES = ["\n" * LONG, "The answer is " + " " * LONG + "5", "The answer is **" + "\t" * LONG + "**",
+                "The answer is $1$" + "\n" * LONG + " and $2$", "Answer:" + " \n" * (LONG // 2) + "B",
+                "x" + " " * LONG + "5", "Confidence" + "\n" * LONG + ": 5", "\\(" * (LONG // 2), "\n*" * (LONG // 2)]
+
+
+@pytest.mark.parametrize("i", range(len(SLOW_REPLIES)))
+def test_a_long_reply_extracts_in_linear_time(i):
+    """Runs of blanks matched by two quantifiers side by side, or from every line start, took
+    minutes on 100 kB (the square or cube of the run's length)."""
+    import time
+
+    for rec in (MATH, MC, TEXT):
+        start = time.perf_counter()
+        extract_answer(SLOW_REPLIES[i], rec)
+        assert time.perf_counter() - start < 2.0, rec
+
+
+def test_an_integer_beyond_python_s_digit_limit_is_a_string_not_a_traceback():
+    huge = "7" * 5000  # int() refuses more than 4,300 digits
+    assert extract_answer(f"The answer is {huge}.", MATH) == huge
+    assert is_correct({"question": "q", "answer": huge}, huge) and not is_correct({"question": "q", "answer": huge}, "7")

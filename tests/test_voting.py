@@ -171,9 +171,9 @@ def test_vote_and_simulate_elect_the_same_answer(rule):
 
 # Answer classes written several ways, per question type; an equation is no spelling of its value.
 SPELLINGS = {"math": [["0.5", "1/2", "\\frac{1}{2}"], ["1000", "1,000"], ["2\\sqrt{3}", "\\sqrt{12}"], ["7"],
-                      ["25", "x^2+y^2=25"], ["18", "f(-2)=18"], ["2,3", "3,2", "(2,3)"]],
+                      ["25", "x^2+y^2=25"], ["18", "f(-2)=18"], ["2,3", "3,2", "(2,3)", "(3,2)"]],
              "mc": [["A"], ["B", "(B)"], ["C"]], "text": [["paris"], ["london"]]}
-GOLDS = {"math": ["1/2", "1000", "7", "x^2+y^2=25", "18", "(2,3)"], "mc": ["A", "B"], "text": ["paris"]}
+GOLDS = {"math": ["1/2", "1000", "7", "x^2+y^2=25", "18", "(2,3)", "(3,2)", "2,3"], "mc": ["A", "B"], "text": ["paris"]}
 
 
 @st.composite
@@ -207,6 +207,12 @@ def pools(draw):
     rule="majority", signal="anll", cut="count", seed=0)
 @example(records=[{"id": "q", "question": "q", "answer": "(2,3)", "samples": [
     {"index": 0, "phase": 1, "text": "", "answer": a, "anll": 0.1} for a in ("3,2", "2,3")]}],
+    rule="majority", signal="anll", cut="count", seed=0)
+@example(records=[{"id": "q", "question": "q", "answer": "2,3", "samples": [  # "2,3" ~ "3,2" ~ "(3,2)" only
+    {"index": 0, "phase": 1, "text": "", "answer": a, "anll": 0.1} for a in ("(3,2)", "2,3", "3,2", "7", "7")]}],
+    rule="majority", signal="anll", cut="count", seed=0)
+@example(records=[{"id": "q", "question": "q", "answer": "(3,2)", "samples": [  # covered by "3,2", not by its class key
+    {"index": 0, "phase": 1, "text": "", "answer": a, "anll": 0.1} for a in ("2,3", "3,2")]}],
     rule="majority", signal="anll", cut="count", seed=0)
 def test_vote_and_the_replay_agree_on_every_prefix_of_a_draw(records, rule, signal, cut, seed):
     """``uab vote`` over the first t draws of a seed and the replay's table for them: the same

@@ -9,6 +9,7 @@ to nothing is no answer: it never matches and never counts as a vote.
 from __future__ import annotations
 
 import functools
+import itertools
 import random
 import re
 import string
@@ -24,14 +25,17 @@ from .signals import CONFIDENCE_PATTERN
 # --- extraction --------------------------------------------------------------------
 
 # the confidence ending a reply, with the bracket or bar that opens it ("Answer: 7 (Confidence: 9)",
-# "Answer: 7 | Confidence: 9") or a dash set apart ("Answer: 7 - Confidence: 9")
-_CONF_TAIL = re.compile(r"(?:[(\[{|]|(?<=\s)[-–—])?\s*" + CONFIDENCE_PATTERN + r"(?:\s*\([^)\n]*\))?\W*$",
+# "Answer: 7 | Confidence: 9") or a dash set apart ("Answer: 7 - Confidence: 9"); it starts where no
+# space precedes it (else a run of spaces is scanned again from each of its spaces: 100 kB, minutes)
+_CONF_TAIL = re.compile(r"(?:[(\[{|]|(?<=\s)[-–—]|(?<!\s))\s*" + CONFIDENCE_PATTERN + r"(?:\s*\([^)\n]*\))?\W*$",
                         re.IGNORECASE | re.MULTILINE)
-_MARKER = re.compile(r"(?:final\s+answer|the\s+answer)[\s*]*(?:is\b|:|=)|^[\s*#>-]*answer[\s*]*(?:is\b|:|=)|####|"
-                     r"^[\s*#>-]*final\s+answer[\s*]*$",  # a heading: "### Final Answer", the answer below it
+# A run of blanks is matched from one end only (a class that takes "\n" after "^", or two runs
+# side by side, rescan it from each of its characters: a reply of 100 kB of blank lines took minutes).
+_MARKER = re.compile(r"(?:final\s+answer|the\s+answer)[\s*]*(?:is\b|:|=)|^(?:[^\S\n]|[*#>-])*answer[\s*]*(?:is\b|:|=)|"
+                     r"####|^(?:[^\S\n]|[*#>-])*final\s+answer[\s*]*$",  # a heading: "### Final Answer", the answer below it
                      re.IGNORECASE | re.MULTILINE)
-_LAST_SPAN = re.compile(r"(?<!\\)\$((?:\\\$|[^$])+)(?<!\\)\$|\\\((.+?)\\\)")
-_ENUMERATOR = re.compile(r"^[\s*#]*\d+\.(?!\d)", re.MULTILINE)  # "**5. FORMAT:**" is no answer
+_LAST_SPAN = re.compile(r"(?<!\\)\$((?:\\\$|[^$])+)(?<!\\)\$|\\\(((?:(?!\\\().)+?)\\\)")
+_ENUMERATOR = re.compile(r"^(?:[^\S\n]|[*#])*\d+\.(?!\d)", re.MULTILINE)  # "**5. FORMAT:**" is no answer
 # Thousands separated by "," or LaTeX's "{,}" and "\," (70{,}000), or by a no-break or thin space
 # ("1 000", French and SI style): one number, not 70 and 000.
 _NUMBER = re.compile(r"-?\d{1,3}(?:(?:,|\{,\}|\\,|[\u00a0\u202f\u2009])\d{3})+(?:\.\d+)?|-?\d+(?:\.\d+)?(?:/\d+)?|-?\.\d+")
@@ -43,7 +47,7 @@ _CONNECTIVE = re.compile(
     re.IGNORECASE)
 _OPEN, _CLOSE = "([{", ")]}"
 _ABBREVIATION = re.compile(r"(?<![A-Za-z])(?:Mr|Mrs|Ms|Dr|St|vs|approx)$")  # "Mr. Brennan" goes on
-_SPAN_JOINT = re.compile(r"\s*(?:,|,?\s*and|,?\s*or)\s*(?=\$|\\\()")
+_SPAN_JOINT = re.compile(r"\s*(?:,\s*(?:(?:and|or)\s*)?|(?:and|or)\s*)(?=\$|\\\()")
 _BOLD = re.compile(r"\*\*(.+?)\*\*")
 _EMPHASIS = re.compile(r"\*+(?=[A-Za-z(])|(?<=[A-Za-z)])\*+")
 _PROSE = re.compile(r"[A-Za-z]{2,}\.?\s+[A-Za-z]{2}")  # a sentence, not an expression
@@ -199,11 +203,11 @@ def _last_value(text: str) -> str | None:
 
 
 _MC_MARKED = re.compile(  # upper-case letters, or a lower-case one that ends its phrase ("answer: d")
-    r"(?i:answer|choice|option|答案|答え)[\s*]*(?i:is\b|:|是|为|は)?[\s*:]*(?i:option|choice)?[\s*(\[]*"
+    r"(?i:answer|choice|option|答案|答え)[\s*:(\[]*(?:(?i:is\b|是|为|は)[\s*:(\[]*)?(?:(?i:option|choice)[\s*(\[]*)?"
     r"(?:([A-Z])(?![A-Za-z])|([a-z])(?=[).\]:*]|\s*$))")
 _MC_PATTERNS = [
     re.compile(r"\(([A-Z])\)"),
-    re.compile(r"(?:^|\n)\s*\**\(?([A-Z])[\).:*]+(?:\s|$)"),
+    re.compile(r"(?:^|\n)[^\S\n]*\**\(?([A-Z])[\).:*]+(?:\s|$)"),
 ]
 
 
@@ -224,7 +228,8 @@ def extract_choice(text: str, choices: Sequence[str]) -> str | None:
     # "the answer is C" outranks a later mention of "option A" in the discussion
     answered = [m for m in found if m.group(0)[:6].lower() == "answer" or m.group(0)[:2] in ("答案", "答え")] or found
     if answered:
-        return (answered[-1].group(1) or answered[-1].group(2)).upper()
+        m = answered[-1]
+        return _stated_choice(text, m.start(m.lastindex), choices) or m.group(m.lastindex).upper()
     for pattern in _MC_PATTERNS:  # bare letters count only in upper case
         found = [f for f in pattern.findall(text) if f in valid]
         if found:
@@ -236,7 +241,37 @@ def extract_choice(text: str, choices: Sequence[str]) -> str | None:
     # whole words only ("12" is not the choice "2"); the latest end wins, then the longest
     hits = [(lowered.rfind(f" {t} ") + len(t), len(t), letter) for letter, c in zip(valid, choices)
             if (t := normalize_text(c)) and f" {t} " in lowered]
-    return max(hits)[2] if hits else None
+    if not hits:
+        return None
+    tied = [letter for *key, letter in hits if key == list(max(hits)[:2])]
+    if len(tied) > 1:  # "L" and "~L" read alike without punctuation: the one written as the choice is
+        written = [(*end, letter) for letter in tied if (end := _written(text, choices[valid.index(letter)]))]
+        tied = [max(written)[-1]] if written else tied
+    return tied[-1]
+
+
+def _written(text: str, choice: str) -> tuple[int, int] | None:
+    """Where the last whole-word occurrence of ``choice``, spaces collapsed, ends in ``text``, and its
+    length; None if it does not occur."""
+    t, text = " ".join(unicodedata.normalize("NFKC", choice).split()), " ".join(text.split())
+    ends = [m.end() for m in re.finditer(rf"(?<!\w){re.escape(t)}(?!\w)", text)] if t else []
+    return (ends[-1], len(t)) if ends else None
+
+
+# what may follow a choice's text stated after "the answer is": the end, punctuation, a word
+_CHOICE_END = re.compile(r"$|[.,;:!?*)\]]|\s*\n|\s+[^\W\d_]{2}")
+
+
+def _stated_choice(text: str, at: int, choices: Sequence[str]) -> str | None:
+    """The letter of the longest choice whose text the reply states at ``at`` (the letter "the
+    answer is" found, or the bracket opening it): "The answer is B ⊃ W" states choice A's "B ⊃ W",
+    not the letter B. Case and spaces as the choices write them, up to a boundary (``_CHOICE_END``)."""
+    start = len(text[:at].rstrip("([*"))
+    rest = " ".join(text[start:].lstrip("*").split("\n", 1)[0].split())
+    hits = [(len(t), letter) for letter, c in zip(letters(len(choices)), choices)
+            if len(t := " ".join(unicodedata.normalize("NFKC", c).split())) > 1
+            and rest.startswith(t) and _CHOICE_END.match(rest, len(t))]
+    return max(hits)[1] if hits else None
 
 
 def extract_text(text: str) -> str | None:
@@ -346,7 +381,7 @@ def _drop_assign(a: str) -> str:
 def _plain_int(a: str) -> str | None:
     """The canonical form of a run of ASCII digits ("007" → "7"); else None. The common case,
     kept cheap: votes over a million records."""
-    return str(int(a)) if a.isascii() and a.isdigit() else None
+    return (a.lstrip("0") or "0") if a.isascii() and a.isdigit() else None
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -395,12 +430,16 @@ def _decimal_str(a: str) -> str:
     return "-" + out if neg and out != "0" else out
 
 
+_DIGITS = 4000  # below int()'s 4300-digit limit, with room for "5 trillion" (×10^12)
 _LATEX_FRAC = re.compile(r"^(-?)\\frac\{(-?\d+)\}\{(\d+)\}$|^(-?)\\frac(\d)(\d)$")
 
 
 @functools.lru_cache(maxsize=1 << 16)
 def as_number(a: str) -> Fraction | None:
-    """Exact value of a plain number: 12, -3.5, 7/8, \\frac{7}{8}; else None."""
+    """Exact value of a plain number: 12, -3.5, 7/8, \\frac{7}{8}; else None (also for one of more
+    than ``_DIGITS`` characters, which Python will not read as an integer: compared as a string)."""
+    if len(a) > _DIGITS:
+        return None
     if a.isascii() and a.isdigit():
         return Fraction(int(a))
     try:
@@ -527,7 +566,8 @@ def _classes(answers: Sequence[str | None], kind: str, rep_of: dict | None = Non
         # class is graded by its key, so it holds only answers that grade alike (an equation is
         # no value: "25" does not answer the gold "x^2+y^2=25" that its own samples do).
         candidates = reps if value is None else [r for r in reps if as_number(r) is None]
-        match = next((r for r in candidates if equal(r, a, kind) and equal(a, r, kind)), None)
+        match = next((r for r in candidates if {_order(r), _order(a)} != {True, False}
+                      and equal(r, a, kind) and equal(a, r, kind)), None)
         rep_of[a] = match or a
         if match is None:
             reps.append(a)
@@ -537,6 +577,19 @@ def _classes(answers: Sequence[str | None], kind: str, rep_of: dict | None = Non
     for a, c in counts.items():
         merged[rep_of[a]] = merged.get(rep_of[a], 0) + c
     return merged, False
+
+
+def _order(a: str) -> bool | None:
+    """Whether ``a`` is a bracketed tuple or interval ("(3,2)", "[1,4)": True), a collection without
+    order ("3,2", "\\{2,3\\}", "\\pm1": False), or neither (None). math-verify equates "3,2" with both
+    "2,3" and "(3,2)", but not "2,3" with "(3,2)": a class never holds both a tuple and an unordered
+    collection, so grouping is an equivalence and a vote groups a draw as the replay groups the pool."""
+    if a.startswith("\\{") or "\\pm" in a or "\\mp" in a or len(_split_top(a.replace(";", ","))) > 1:
+        return False
+    depths = itertools.accumulate((c in _OPEN) - (c in _CLOSE) for c in a)
+    if a[:1] in "([" and a[-1:] in ")]" and 0 not in list(depths)[:-1] and len(_split_top(a[1:-1])) > 1:
+        return True  # one bracket pair around it all: "(1,2)\\cup(3,4)" is neither
+    return None
 
 
 def majority_vote(answers: Sequence[str | None], kind: str = "math", tie_seed: int | None = None) -> Tally:
@@ -606,4 +659,5 @@ def vote_and_grade(answers: Sequence[str | None], gold: str | None, kind: str = 
         # Equal iff the same string: a dict lookup instead of a call per voted answer.
         return vote, gold == prediction, gold in counts
     correct = prediction is not None and equal(gold, prediction, kind)
-    return vote, correct, correct or any(equal(gold, a, kind) for a in counts if a != prediction)
+    # every answer, not each class's key: "3,2" answers the gold "(3,2)" though its class "2,3" does not
+    return vote, correct, correct or any(equal(gold, a, kind) for a in set(answers) if a and a != prediction)
