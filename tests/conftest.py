@@ -165,20 +165,22 @@ CONTROLLED_UAB = Path(__file__).with_name("controlled_uab.py")
 
 
 def start_uab(args: list[str], hold_after: int | None = None, fail_after: int | None = None,
-              **popen) -> subprocess.Popen:
+              hold_in_block: bool = False, **popen) -> subprocess.Popen:
     """``uab ARGS`` as a subprocess (``popen``: ``subprocess.Popen``'s arguments) whose
     ``--backend scripted`` stops once ``hold_after`` samples are drawn and checkpointed, until
-    its stdin closes (``communicate()`` closes it), or fails once ``fail_after`` are drawn.
-    ``wait_held(proc)`` returns when it has stopped: a kill then lands at a known sample, with
-    no sleep to pace the run."""
+    its stdin closes (``communicate()`` closes it), or fails once ``fail_after`` are drawn;
+    ``hold_in_block``: whose ``allocate`` or ``vote`` stops so in a worker process, at the
+    input's first block. ``wait_held(proc)`` returns when it has stopped: a kill then lands at
+    a known sample, with no sleep to pace the run."""
     command = [sys.executable, str(CONTROLLED_UAB)]
     if fail_after is not None:
         command += ["--fail-after", str(fail_after)]
-    if hold_after is None:
+    if hold_after is None and not hold_in_block:
         return subprocess.Popen([*command, "--", *args], **popen)
+    hold = ["--hold-in-block"] if hold_in_block else ["--hold-after", str(hold_after)]
     read, write = os.pipe()
     try:
-        proc = subprocess.Popen([*command, "--hold-after", str(hold_after), "--held-fd", str(write), "--", *args],
+        proc = subprocess.Popen([*command, *hold, "--held-fd", str(write), "--", *args],
                                 stdin=subprocess.PIPE, pass_fds=(write,), **popen)
     except BaseException:
         os.close(read)
@@ -199,7 +201,7 @@ def wait_held(proc: subprocess.Popen, timeout: float = 60) -> None:
     if said != b"held\n":
         proc.kill()
         _, stderr = proc.communicate()
-        pytest.fail(f"the run did not stop at its sample (exit {proc.returncode}): {stderr.decode()}")
+        pytest.fail(f"the run did not stop at its sample (exit {proc.returncode}): {(stderr or b'').decode()}")
 
 
 # --- the bad-input corpus: tests/data/bad/, one failure per file --------------------------

@@ -8,11 +8,28 @@ error lands in a later one; ``UAB_WORKERS=2`` forces the pool on any machine.
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
+import sys
 import tempfile
+import time
 
 import orjson
 import pytest
-from conftest import BAD, CASES, OUT, STAGES, check_error, check_no_output, cli, sampled, sampled_rows, write_jsonl
+from conftest import (
+    BAD,
+    CASES,
+    OUT,
+    STAGES,
+    check_error,
+    check_no_output,
+    cli,
+    sampled,
+    sampled_rows,
+    start_uab,
+    wait_held,
+    write_jsonl,
+)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -348,3 +365,95 @@ def test_ctrl_c_while_the_workers_start_leaves_none_behind(tmp_path, monkeypatch
         for child in multiprocessing.active_children():
             child.kill()
             child.join()
+
+
+def children(pid: int) -> set[int]:
+    """The processes whose parent is ``pid`` (Linux's /proc)."""
+    found = set()
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{entry}/stat") as fh:
+                if int(fh.read().rsplit(")", 1)[1].split()[1]) == pid:
+                    found.add(int(entry))
+        except (OSError, IndexError, ValueError):
+            continue
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="reads the process table in /proc")
+@pytest.mark.parametrize("stage,sig", [("vote", "SIGINT"), ("vote", "SIGTERM"), ("allocate", "SIGTERM"),
+                                       ("allocate", "SIGHUP"), ("vote", "SIGKILL")])
+def test_a_stage_stopped_while_its_workers_read_leaves_no_worker_and_no_file(tmp_path, stage, sig):
+    """SIGTERM and SIGHUP (``kill``, a closed terminal) stop ``allocate`` and ``vote`` on worker
+    processes as Ctrl-C does: exit 128 + the signal, no worker left, no temporary output or block
+    output. They ended the parent at once, leaving both files and the workers, which waited for
+    work forever holding its stderr open (``uab vote … 2>&1 | tee log`` never ended). After
+    ``kill -9``, which nothing can clean up after, the workers end too."""
+    signum = getattr(signal, sig)
+    spool = tmp_path / "tmp"
+    spool.mkdir()
+    path = write_jsonl(tmp_path / "p1.jsonl", sampled_rows(60))
+    args = [a.format(f=path, o=tmp_path / OUT) for a in STAGES[stage]]
+    with open(tmp_path / "stderr", "wb") as stderr:  # not a pipe: a worker left behind holds it open
+        proc = start_uab(args, hold_in_block=True, env={**os.environ, "TMPDIR": str(spool)},
+                         stdout=subprocess.DEVNULL, stderr=stderr,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # noqa: PLW1509
+    workers: set[int] = set()
+    try:
+        wait_held(proc)  # a worker holds the first block: the parent waits for it, the pool running
+        workers = children(proc.pid)
+        assert workers, "no worker process"
+        proc.send_signal(signum)
+        proc.stdin.close()  # the held block goes on
+        rc = proc.wait(timeout=60)
+        deadline = time.monotonic() + 30
+        while any(map(alive, workers)) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not any(map(alive, workers)), "a worker outlived its parent"
+    finally:
+        for pid in filter(alive, workers | children(proc.pid)):
+            os.kill(pid, signal.SIGKILL)
+        proc.kill()
+        proc.wait()
+    if signum == signal.SIGKILL:
+        assert rc == -signal.SIGKILL
+        return
+    stopped = "interrupted" if signum == signal.SIGINT else f"stopped by {sig}"
+    assert rc == 128 + signum and (tmp_path / "stderr").read_text() == f"{stopped}: nothing was written.\n"
+    check_no_output(tmp_path, stage)
+    assert not list(spool.iterdir())
+
+
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGHUP"])
+def test_a_stage_stopped_while_it_copies_stdin_removes_the_copy(tmp_path, sig):
+    """``uab allocate -`` keeps a copy of stdin in the temporary directory: SIGTERM or SIGHUP
+    removes it, as Ctrl-C does (the kill left it behind, as big as the input)."""
+    spool = tmp_path / "tmp"
+    spool.mkdir()
+    proc = subprocess.Popen([sys.executable, "-m", "uab_cli", "allocate", "-", "--budget", "4", "-o", str(tmp_path / OUT)],
+                            env={**os.environ, "TMPDIR": str(spool)}, stdin=subprocess.PIPE,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        proc.stdin.write(orjson.dumps(sampled(0)) + b"\n" + b" " * (5 << 19))  # 2.5 MiB: 2 of its 1 MiB reads
+        proc.stdin.flush()
+        deadline = time.monotonic() + 60
+        while not [f for f in spool.glob("uab-stdin.*") if f.stat().st_size] and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert list(spool.glob("uab-stdin.*")), "no copy of stdin was made"
+        proc.send_signal(getattr(signal, sig))  # copying stdin, it waits for more
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert proc.returncode == 128 + getattr(signal, sig), stderr
+    assert stderr.decode() == f"stopped by {sig}: nothing was written.\n"
+    assert not list(spool.iterdir())
+    check_no_output(tmp_path, "allocate")

@@ -499,6 +499,35 @@ def test_a_reader_that_closes_stdout_early_ends_the_command_as_sigpipe_would():
     assert proc.wait(timeout=120) == 141 and proc.stderr.read() == b""
 
 
+@pytest.mark.parametrize("interval", ["0", "0.05"])  # printed by the stage itself / also by the progress thread
+def test_a_reader_that_closes_stderr_early_ends_the_command_as_sigpipe_would(tmp_path, interval):
+    """`uab phase1 q.jsonl > p1.jsonl 2> >(head -1)`: once stderr's reader is gone, the next
+    progress line ends the command with exit 141, as on stdout, writing nothing. It exited 1 (a
+    backend failure's code) when the stage printed the line, and when the progress thread did,
+    stdout was pointed at /dev/null and the stage went on to exit 0 with an empty output."""
+    import subprocess
+    import time
+
+    from conftest import start_uab, wait_held
+
+    questions = write_jsonl(tmp_path / "q.jsonl", arithmetic(5))
+    with open(tmp_path / "p1.jsonl", "wb") as out:
+        proc = start_uab(["phase1", questions, "--backend", "scripted"], hold_after=1, stdout=out,
+                         stderr=subprocess.PIPE, env={**os.environ, "UAB_PROGRESS_INTERVAL": interval})
+    try:
+        wait_held(proc)
+        assert proc.stderr.readline().startswith(b"phase1: 1/5 samples")
+        proc.stderr.close()
+        if interval != "0":
+            time.sleep(0.5)  # the progress thread prints meanwhile (if it does not, the stage does: the same)
+        proc.stdin.close()  # the stage goes on
+        assert proc.wait(timeout=60) == 141
+    finally:
+        proc.kill()
+        proc.wait()
+    assert (tmp_path / "p1.jsonl").read_bytes() == b""
+
+
 def test_a_results_file_without_result_rows_is_named(tmp_path):
     res = _results(tmp_path)
     header = tmp_path / "header.jsonl"

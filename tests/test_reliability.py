@@ -322,15 +322,21 @@ def test_a_damaged_checkpoint_line_with_samples_after_it_is_an_error(questions, 
     assert (out / runs.CHECKPOINT).read_bytes() == damaged
 
 
-def test_sigint_exits_130_and_resumes(questions, reference, tmp_path):
+@pytest.mark.parametrize("sig,code,said", [("SIGINT", 130, "interrupted"), ("SIGTERM", 143, "stopped by SIGTERM"),
+                                           ("SIGHUP", 129, "stopped by SIGHUP")])
+@pytest.mark.parametrize("held", [M // 3, M + 10])  # in phase 1 / in phase 2
+def test_a_stop_signal_exits_128_plus_it_and_resumes(questions, reference, tmp_path, sig, code, said, held):
+    """Ctrl-C, SIGTERM (``kill``) and SIGHUP (a closed terminal) stop a run the same way; the
+    last two ended it on the spot (exit -15, -1: no message, nothing cleaned up)."""
     out = tmp_path / "run"
-    proc = start(run_args(questions, out), hold_after=M + 10)
+    proc = start(run_args(questions, out), hold_after=held)
     wait_held(proc)
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(getattr(signal, sig))
     rc, stderr = finish(proc)
-    assert rc == 130, stderr
-    assert "resume" in stderr and "Traceback" not in stderr
+    assert rc == code, stderr
+    assert stderr == f"{said}: finished samples are kept; re-run the same command to resume.\n"
     assert not (out / "votes.jsonl").exists() and not list(out.glob(".*.tmp"))
+    assert lines(out / runs.CHECKPOINT) == held
     rc, stderr = finish(start(run_args(questions, out)))
     assert rc == 0, stderr
     assert_complete(out, reference)

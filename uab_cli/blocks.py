@@ -23,12 +23,13 @@ import signal
 import stat
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from typing import IO, Any
 
 from . import gcpolicy
-from .errors import UabError
+from .errors import TERMINATING, UabError
 from .jsonl import (
     MAX_LINE_BYTES,
     display_name,
@@ -42,6 +43,7 @@ Work = Callable[[list[dict], int], "tuple[bytes, Any]"]  # (records, index of th
 
 _BLOCK = 4 << 20  # input bytes per task
 _PARALLEL_FROM = 16 << 20  # smaller files are done in-process: a pool would cost more than it saves
+_ORPHAN_CHECK = 1.0  # seconds between a worker's looks at whether its parent is still there
 
 
 def workers() -> int:
@@ -137,22 +139,27 @@ def _parallel(path: str, stage: str | None, work: Work, name: str, n: int, out: 
             shutil.rmtree(spool, ignore_errors=True)
 
 
+_STOPPING = (signal.SIGINT, *TERMINATING)
+
+
 @contextlib.contextmanager
 def _interrupt_deferred() -> Iterator[None]:
-    """Ctrl-C held back to the end of the block (in the main thread, where Python takes it):
-    a process pool interrupted while it starts its processes cannot stop them, and the exit
-    would wait for them forever."""
+    """Ctrl-C, SIGTERM and SIGHUP held back to the end of the block (in the main thread, where
+    Python takes them): a process pool interrupted while it starts its processes cannot stop
+    them, and the exit would wait for them forever."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
     caught: list[int] = []
-    previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
+    held = [s for s in _STOPPING if signal.getsignal(s) not in (signal.SIG_IGN, None)]
+    previous = {s: signal.signal(s, lambda signum, frame: caught.append(signum)) for s in held}
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for s, handler in previous.items():
+            signal.signal(s, handler)
         if caught:
-            signal.raise_signal(signal.SIGINT)  # to the handler it was meant for
+            signal.raise_signal(caught[0])  # to the handler it was meant for
 
 
 def _unspoolable(exc: OSError) -> UabError:
@@ -194,6 +201,18 @@ def _start(work: Work) -> None:
     _WORK = work
     gcpolicy.off()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's: it stops the pool
+    for s in TERMINATING:  # the parent's way of taking them is not a worker's (one that is ignored stays so)
+        if signal.getsignal(s) != signal.SIG_IGN:
+            signal.signal(s, signal.SIG_DFL)
+    threading.Thread(target=_end_with, args=(os.getppid(),), name="uab-orphan-watch", daemon=True).start()
+
+
+def _end_with(parent: int) -> None:
+    """End this worker once its parent is gone (``kill -9``): it would wait for work forever,
+    holding the parent's stdout and stderr open."""
+    while os.getppid() == parent:
+        time.sleep(_ORPHAN_CHECK)
+    os._exit(1)
 
 
 def _task(path: str, begin: int, end: int, name: str, stage: str | None, start: int, spooled: str | None):

@@ -6,6 +6,7 @@ backend failures exit 1.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import inspect
@@ -23,7 +24,7 @@ from . import __version__, allocators, cost, gcpolicy, pipeline, runs, settings,
 from .backends import backend_factory
 from .backends import options as backend_options
 from .convert import PRESETS
-from .errors import BackendError, UabError
+from .errors import BackendError, Terminated, UabError, terminated_on_signals
 from .jsonl import (
     check_inputs,
     check_output,
@@ -44,7 +45,18 @@ from .signals import SUMMARIES as SIGNAL_SUMMARIES
 PresetName = Literal[tuple(PRESETS)]
 VoteSignalName = Literal[SAMPLE_SIGNALS]
 
-err = Console(stderr=True)
+
+class _Stderr(Console):
+    """rich's console on stderr, whose reader gone (``uab run … 2>&1 | head``) ends the command as
+    a closed stdout does: exit 141, not rich's 1 (a backend failure's code) after pointing
+    stdout, which may hold the command's output, at /dev/null and going quiet (a progress
+    thread's print did that, and the command went on to exit 0 with its stdout output lost)."""
+
+    def on_broken_pipe(self) -> None:
+        raise SystemExit(141)  # in the progress thread it ends the thread: the next print here ends uab
+
+
+err = _Stderr(stderr=True)
 # click's UsageError, whichever click typer uses (its own copy since typer 0.2x)
 _UsageError = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")
 RESUMABLE = ("run", "pool")  # commands that keep finished samples in a directory
@@ -54,8 +66,8 @@ REMEMBERED = {"run": runs.remembered, "pool": runs.remembered}
 
 
 class _Group(typer.core.TyperGroup):
-    """One error boundary: UabError → exit 2, BackendError → exit 1, Ctrl-C → exit 130,
-    each with a hint true to the command that ran."""
+    """One error boundary: UabError → exit 2, BackendError → exit 1, Ctrl-C → exit 130
+    (SIGTERM → 143, SIGHUP → 129), each with a hint true to the command that ran."""
 
     def resolve_command(self, ctx, args):
         name, cmd, rest = super().resolve_command(ctx, args)
@@ -65,7 +77,8 @@ class _Group(typer.core.TyperGroup):
     def invoke(self, ctx):
         resumable = lambda: ctx.meta.get("uab.command") in RESUMABLE  # noqa: E731
         try:
-            return super().invoke(ctx)
+            with terminated_on_signals():
+                return super().invoke(ctx)
         except UabError as exc:
             err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
             raise typer.Exit(2) from None
@@ -87,10 +100,12 @@ class _Group(typer.core.TyperGroup):
             err.print("Finished samples are kept; re-run the same command to resume." if resumable()
                       else "Nothing was written.")
             raise typer.Exit(1) from None
-        except KeyboardInterrupt:
-            err.print("interrupted: finished samples are kept; re-run the same command to resume."
-                      if resumable() else "interrupted: nothing was written.")
-            raise typer.Exit(130) from None
+        except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM/SIGHUP: 128 + the signal's number
+            stopped = f"stopped by {exc}" if isinstance(exc, Terminated) else "interrupted"
+            with contextlib.suppress(OSError, SystemExit):  # the terminal or stderr's reader may be gone too
+                err.print(f"{stopped}: finished samples are kept; re-run the same command to resume."
+                          if resumable() else f"{stopped}: nothing was written.", highlight=False, soft_wrap=True)
+            raise typer.Exit(128 + exc.signum if isinstance(exc, Terminated) else 130) from None
         except MemoryError:  # a budget or -K far beyond the machine
             err.print("[red]error:[/red] out of memory: the budget, -K or input is too large for this machine",
                       highlight=False, soft_wrap=True)
@@ -134,7 +149,8 @@ class _Command(typer.core.TyperCommand):
                 param = next(p for p in self.params if p.name == option.name)
                 raise _UsageError(f"Missing option {param.get_error_hint()}.", ctx=ctx)
         try:
-            return super().invoke(ctx)
+            with terminated_on_signals():
+                return super().invoke(ctx)
         except UabError as exc:  # an option the settings file set, at odds with another: the file says where
             taken = ctx.meta.get("uab.from_file", ())
             if exc.path is None and any(re.search(rf"--{n.replace('_', '-')}(?![\w-])", exc.message) for n in taken):

@@ -1,7 +1,13 @@
-"""The two error types uab raises: user errors (exit 2) and backend failures (exit 1); and
-``require``, the import of an optional dependency that fails as a user error."""
+"""The two error types uab raises: user errors (exit 2) and backend failures (exit 1);
+``Terminated``, SIGTERM or SIGHUP stopping uab as Ctrl-C does (exit 128 + the signal's
+number); and ``require``, the import of an optional dependency that fails as a user error."""
 
 from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+from collections.abc import Iterator
 
 
 class UabError(Exception):
@@ -22,6 +28,42 @@ class UabError(Exception):
 
 class BackendError(Exception):
     """A model backend failed after its retries (network, API, engine): exit code 1."""
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP (``kill``, a closed terminal): a ``KeyboardInterrupt``, so that what
+    Ctrl-C cleans up (temporary files, worker processes, the run directory's lock) is cleaned
+    up on these too, where the signal's default action would end the process on the spot."""
+
+    def __init__(self, signum: int):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+# The signals that stop uab as Ctrl-C does (SIGINT is Python's KeyboardInterrupt already).
+TERMINATING = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name))
+
+
+def _terminate(signum: int, frame) -> None:
+    signal.signal(signum, signal.SIG_DFL)  # a second one ends the process at once, as it would have
+    raise Terminated(signum)
+
+
+@contextlib.contextmanager
+def terminated_on_signals() -> Iterator[None]:
+    """``TERMINATING`` raise ``Terminated`` (in the main thread, where Python takes signals)
+    inside the block; one that is ignored (``nohup``) stays ignored."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    taken = [s for s in TERMINATING if signal.getsignal(s) == signal.SIG_DFL]
+    for s in taken:
+        signal.signal(s, _terminate)
+    try:
+        yield
+    finally:
+        for s in taken:
+            signal.signal(s, signal.SIG_DFL)
 
 
 def one_line(exc: BaseException) -> str:
