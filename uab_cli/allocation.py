@@ -101,7 +101,7 @@ def _fix_counts(p, lam, offset, hi, n):
     return lo
 
 
-def _water_fill(base: np.ndarray, room: np.ndarray, k: int) -> np.ndarray:
+def water_fill(base: np.ndarray, room: np.ndarray, k: int) -> np.ndarray:
     """Add k tied units, lowest level first, then lowest index (the greedy's tie-break).
 
     Question i holds tied units at levels base_i .. base_i + room_i - 1.
@@ -160,7 +160,7 @@ def uab_allocate(p: Sequence[float] | np.ndarray, budget: int, gain: str = "algo
     if count(_FLOOR).sum() < budget:
         positive = count(0.0)
         if positive.sum() < budget:  # the rest are zero-gain ties
-            return positive + _water_fill(positive, hi - positive, budget - int(positive.sum()))
+            return positive + water_fill(positive, hi - positive, budget - int(positive.sum()))
         lo, hi_ = 0.0, _FLOOR
     else:
         guess = _log_space_threshold(logs, p, offset, budget, hi)
@@ -174,7 +174,7 @@ def uab_allocate(p: Sequence[float] | np.ndarray, budget: int, gain: str = "algo
     if room.sum() > 4 * p.size + 100_000:  # many exact ties: narrow the window to one gain
         lo, hi_ = _bisect_bits(count, budget, lo, hi_)
         base = count(hi_)  # every unit left has the gain hi_: lowest level, then lowest index
-        return base + _water_fill(base, count(lo) - base, budget - int(base.sum()))
+        return base + water_fill(base, count(lo) - base, budget - int(base.sum()))
     return base + _take_best(p, offset, base, room, budget - int(base.sum()))
 
 
@@ -247,7 +247,7 @@ def greedy_allocate(p: Sequence[float] | np.ndarray, budget: int, gain: str = "a
 
 def uniform_allocate(m: int, budget: int, max_extra=None) -> np.ndarray:
     """Self-consistency: every question gets the same count; a remainder goes round-robin."""
-    return _water_fill(np.zeros(m, dtype=np.int64), _room(m, max_extra, budget), budget)
+    return water_fill(np.zeros(m, dtype=np.int64), _room(m, max_extra, budget), budget)
 
 
 def random_allocate(m: int, budget: int, seed: int, max_extra=None) -> np.ndarray:
@@ -304,8 +304,8 @@ def judge_allocate(hard: Sequence[bool], budget: int, max_extra=None) -> np.ndar
     room = _room(hard.size, max_extra, budget)
     hard_room = np.where(hard, room, 0)
     if hard_room.sum() >= budget:
-        return _water_fill(np.zeros(hard.size, dtype=np.int64), hard_room, budget)
-    return hard_room + _water_fill(np.zeros(hard.size, dtype=np.int64), room - hard_room,
+        return water_fill(np.zeros(hard.size, dtype=np.int64), hard_room, budget)
+    return hard_room + water_fill(np.zeros(hard.size, dtype=np.int64), room - hard_room,
                                    budget - int(hard_room.sum()))
 
 

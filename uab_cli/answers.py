@@ -253,9 +253,14 @@ def extract_choice(text: str, choices: Sequence[str]) -> str | None:
 def _written(text: str, choice: str) -> tuple[int, int] | None:
     """Where the last whole-word occurrence of ``choice``, spaces collapsed, ends in ``text``, and its
     length; None if it does not occur."""
-    t, text = " ".join(unicodedata.normalize("NFKC", choice).split()), " ".join(text.split())
+    t, text = _as_written(choice), " ".join(text.split())
     ends = [m.end() for m in re.finditer(rf"(?<!\w){re.escape(t)}(?!\w)", text)] if t else []
     return (ends[-1], len(t)) if ends else None
+
+
+def _as_written(choice: str) -> str:
+    """A choice's text as ``extract_choice`` reads the reply: NFKC-normalised, spaces collapsed."""
+    return " ".join(unicodedata.normalize("NFKC", choice).split())
 
 
 # what may follow a choice's text stated after "the answer is": the end, punctuation, a word
@@ -269,7 +274,7 @@ def _stated_choice(text: str, at: int, choices: Sequence[str]) -> str | None:
     start = len(text[:at].rstrip("([*"))
     rest = " ".join(text[start:].lstrip("*").split("\n", 1)[0].split())
     hits = [(len(t), letter) for letter, c in zip(letters(len(choices)), choices)
-            if len(t := " ".join(unicodedata.normalize("NFKC", c).split())) > 1
+            if len(t := _as_written(c)) > 1
             and rest.startswith(t) and _CHOICE_END.match(rest, len(t))]
     return max(hits)[1] if hits else None
 

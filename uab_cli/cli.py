@@ -148,9 +148,8 @@ class _Command(typer.core.TyperCommand):
             if option.required and ctx.params.get(option.name) is None:
                 param = next(p for p in self.params if p.name == option.name)
                 raise _UsageError(f"Missing option {param.get_error_hint()}.", ctx=ctx)
-        try:
-            with terminated_on_signals():
-                return super().invoke(ctx)
+        try:  # SIGTERM and SIGHUP: _Group.invoke, around this
+            return super().invoke(ctx)
         except UabError as exc:  # an option the settings file set, at odds with another: the file says where
             taken = ctx.meta.get("uab.from_file", ())
             if exc.path is None and any(re.search(rf"--{n.replace('_', '-')}(?![\w-])", exc.message) for n in taken):
@@ -797,7 +796,8 @@ def _print_votes(s: pipeline.VoteSummary) -> None:
         err.print(f"{s.phase1_only} question(s) hold no Phase-2 sample: --exclude-phase1 voted their Phase-1 "
                   "sample(s), as the paper's code did", highlight=False, soft_wrap=True)
     if s.rule is not None and s.rule.uses_confidence:
-        line = f"vote rule: {s.rule.rule} ({s.rule.signal}" + (f", T={s.rule.temperature:g}" if s.rule.uses_temperature else "")
+        line = f"vote rule: {s.rule.rule} ({s.rule.signal}"
+        line += f", T={s.rule.temperature:g}" if s.rule.uses_temperature else ""
         line += f", keep {s.rule.keep:g})" if voting.RULES[s.rule.rule].keep else ")"
         if s.fallbacks:
             line += f"; {s.fallbacks} question(s) with a sample lacking {s.rule.signal} voted by majority"

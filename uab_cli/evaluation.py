@@ -121,7 +121,7 @@ def simulate(
                     skipped.append({"allocator": name, "signal": sig, "T": t, "N": n, "seed": None, "skipped": why})
                 else:
                     combos.append((name, sig, t, k1, n))
-    analysis = None  # (the decile accumulator or None, the cost targets)
+    analysis = None  # (the decile accumulator or None, the cost targets, the price)
     if analyses:
         statistic = next((s for s in signals if s in SAMPLE_SIGNALS and pool.has_statistic(s)), None)
         analysis = (Deciles(statistic, pool.graded) if statistic else None, targets, price)

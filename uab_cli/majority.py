@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .allocation import _water_fill, caps, check_budget
+from .allocation import caps, check_budget, water_fill
 from .errors import UabError
 
 MODELS = ("plurality-2", "scatter")
@@ -140,8 +140,8 @@ def majority_allocate(
     rows = np.arange(m)
     tail = np.where(f[rows, look] >= f[rows, best], room - best, 0)
     if int(tail.sum()) >= budget - int(best.sum()):
-        return best + _water_fill(best, tail, budget - int(best.sum()))
-    return look + _water_fill(look, room - look, budget - int(look.sum()))
+        return best + water_fill(best, tail, budget - int(best.sum()))
+    return look + water_fill(look, room - look, budget - int(look.sum()))
 
 
 def _values(p, room, top, model, phase1) -> np.ndarray:

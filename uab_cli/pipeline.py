@@ -141,8 +141,9 @@ def fit(records: list[dict], backend: Backend, gen: Generation, on_skip: OnSkip 
 
     One that does not is a ``UabError`` naming the question and its tokens; with
     ``--too-long skip`` (and ``on_skip``) it is removed from ``records`` in place and passed to
-    ``on_skip``, and the questions left out are returned (``phase1`` records them). A backend that knows no context length, or cannot count a prompt, passes it:
-    the service's own error then stops the stage (exit 1), never counted as an answer.
+    ``on_skip``; the questions left out are returned (``phase1``'s ``skipped`` counts them).
+    A backend that knows no context length, or cannot count a prompt, passes it: the
+    service's own error then stops the stage (exit 1), never counted as an answer.
     """
     context = backend.context_length
     if context is None or not records:

@@ -175,12 +175,18 @@ def plot_anll(records: Sequence[dict]):
     return fig
 
 
+def cost_plotted(summary: Sequence[dict]) -> list[dict]:
+    """The summary entries ``plot_cost`` draws: those under majority vote (the other vote rules
+    are in the cost table)."""
+    return [e for e in summary if e.get("vote_rule") == voting.DEFAULT_RULE]
+
+
 def plot_cost(summary: Sequence[dict], targets: Sequence[float] = ()):
     """Figure 3: the samples per question spent at the least N (left: N itself but for the exits that save, skip and forfeit)
     and the completion tokens per question (right) that reach each target accuracy, per allocation under majority vote (the other vote rules are in the table);
     the table's targets dotted."""
     plt = pyplot()
-    summary = [e for e in summary if e.get("vote_rule") == voting.DEFAULT_RULE]
+    summary = cost_plotted(summary)
     found = curves(summary)
     lo = min(c.accuracy[0] for c in found.values())
     hi = max(c.accuracy.max() for c in found.values())

@@ -263,7 +263,7 @@ def _draw(rows, records, targets, on_skipped, source, summary, plt) -> tuple[dic
     costs = (targets is None and analyses.cost_rows(rows)) or at_accuracy(summary, targets, price)
     if not analyses.curves(summary):
         skipped["cost_at_accuracy.png"] = "the results hold one budget: the cost at fixed accuracy needs two or more N"
-    elif not analyses.curves([e for e in summary if e["vote_rule"] == voting.DEFAULT_RULE]):
+    elif not analyses.curves(plots.cost_plotted(summary)):
         skipped["cost_at_accuracy.png"] = "the results hold no majority-vote rows: the plot is of majority vote"
     else:
         figures["cost_at_accuracy.png"] = plots.plot_cost(summary, sorted({c["target"] for c in costs}))

@@ -180,7 +180,7 @@ class Allocation:
                                 show_default="vcs after a --vcs Phase 1, else anll")
     temperature: float = _alloc("--signal-temperature", DEFAULT_T, "T in p = exp(-s/T).", short="-T", minimum=0,
                                 open_min=True)
-    seed: int = _alloc("--allocation-seed", 0, "Seed of the random allocator.", minimum=0)
+    seed: int = _alloc("--allocation-seed", 0, "Seed of the random and adaptive allocators.", minimum=0)
     gain: str = _alloc("--gain", "algorithm1", "algorithm1: p(1-p)^e (paper); coverage: p(1-p)^(1+e).",
                        choices=tuple(allocation.GAINS), commands=(*ALLOCATING, "simulate"))
     exit: str | None = _alloc("--exit", None, "Threshold exit on top of uab.", choices=tuple(allocators.EXITS),
@@ -268,8 +268,9 @@ class Allocation:
         it: another writes no other votes file."""
         spent = {} if budget is None else {"budget": budget, "saved": saved}
         tempered = self.uses_signal and REGISTRY[signal].tempered
+        seeded = self.allocator in allocators.SEEDED
         return {"n": self.n, "allocator": self.allocator, "signal": signal, "T": self.temperature if tempered else None,
-                "seed": self.seed if self.allocator in allocators.SEEDED else None, "gain": self.gain, "exit": self.exit, "exit_threshold": self.theta(),
+                "seed": self.seed if seeded else None, "gain": self.gain, "exit": self.exit, "exit_threshold": self.theta(),
                 "exit_mode": self.exit_mode, "max_per_question": self.max_per_question, **spent,
                 "vote_model": self.vote_model if self.allocator == "majority" else None}
 

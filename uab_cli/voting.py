@@ -58,6 +58,7 @@ def rank(rule: str) -> tuple[int, str]:
     order = list(RULES)
     return (order.index(rule), "") if rule in order else (len(order), str(rule))
 
+
 def names() -> list[str]:
     return list(RULES)
 
