@@ -262,6 +262,12 @@ CASES = [
     ("extra_string.jsonl", "phase2", "'extra' must be a non-negative integer, got '2'", 1),
     ("extra_bool.jsonl", "phase2", "'extra' must be a non-negative integer, got True", 2),
     ("extra_string.jsonl", "vote", "'extra' must be a non-negative integer, got '2'", 1),  # it picks the votes
+    # more than the allocation its provenance records could give one question (a huge one ran out of memory)
+    ("extra_over_budget.jsonl", "phase2", "'extra' 1000000000 over 1 Phase-1 sample(s) is more than its "
+                                          "allocation's budget N·M (4, in its provenance)", 2),
+    ("extra_over_budget.jsonl", "vote", "is more than its allocation's budget N·M (4", 2),
+    ("extra_over_max_per_question.jsonl", "phase2", "'extra' 3 over 1 Phase-1 sample(s) is more than its "
+                                                    "allocation's --max-per-question (3", 2),
     ("anll_non_numeric.jsonl", "allocate", "sample 'anll' must be a number or null, got '0.1'", 2),
     ("anll_non_numeric.jsonl", "phase1", "sample 'anll' must be a number", 2),
     ("confidence_non_integer.jsonl", "vote", "sample 'confidence' must be an integer from 1 to 10 or null", 1),

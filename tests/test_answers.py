@@ -384,3 +384,17 @@ def test_an_integer_beyond_python_s_digit_limit_is_a_string_not_a_traceback():
     huge = "7" * 5000  # int() refuses more than 4,300 digits
     assert extract_answer(f"The answer is {huge}.", MATH) == huge
     assert is_correct({"question": "q", "answer": huge}, huge) and not is_correct({"question": "q", "answer": huge}, "7")
+
+
+@pytest.mark.parametrize("text, gold, expected", [
+    ("The answer is 3e5.", "300000", True), ("\\boxed{2.5e-3}", "0.0025", True), ("Answer: 3E5", "300000", True),
+    ("Answer: -1.5E+2", "-150", True), ("Answer: 1.50e2", "150", True), ("The answer is 3e5.", "3", False),
+    ("\\boxed{2e}", "2e", True),  # no exponent: 2·e stays a product
+])
+def test_plain_scientific_notation_reads_as_its_number(text, gold, expected):
+    """math-verify read the "e" of "3e5" as Euler's number: 3·e^5, not 300000."""
+    assert is_correct({"question": "q", "answer": gold}, extract_answer(text, MATH)) is expected
+
+
+def test_scientific_notation_too_long_to_write_out_stays_a_string():
+    assert normalize_math("1e999999") == "1e999999" and normalize_math("2.5 e-3") == "2.5e-3"  # 2.5·e − 3

@@ -44,6 +44,23 @@ def test_report_names_the_plots_it_did_not_draw(tmp_path):
     assert not (tmp_path / "rep" / "allocation_by_level.png").exists()
 
 
+def test_report_names_the_anll_plot_not_drawn_for_a_pool_without_gold(tmp_path):
+    """A pool whose questions have no gold answer grades no sample: the ANLL plot (correct vs
+    incorrect) is named as not drawn, with why (it was an empty figure and a matplotlib warning)."""
+    q = write_jsonl(tmp_path / "q.jsonl", arithmetic(6))
+    assert cli(["pool", q, "-K", "4", "-o", str(tmp_path / "pool"), "--backend", "scripted", "-q"]).exit_code == 0
+    res = str(tmp_path / "res.jsonl")
+    assert cli(["simulate", str(tmp_path / "pool"), "--budgets", "2,4", "--seeds", "1", "-o", res, "-q"]).exit_code == 0
+    records = [orjson.loads(line) for line in (tmp_path / "pool" / "pool.jsonl").read_bytes().splitlines()]
+    assert any(s.get("anll") is not None for r in records for s in r["samples"])
+    ungraded = write_jsonl(tmp_path / "ungraded.jsonl", [{k: v for k, v in r.items() if k != "answer"} for r in records])
+    result = cli(["report", res, "--pool", ungraded, "-o", str(tmp_path / "rep")])
+    assert result.exit_code == 0, result.stderr
+    assert "not drawn: anll_correct_vs_incorrect.png: the pool's questions with ANLL samples have no gold answer" \
+        in result.stderr
+    assert "No artists" not in result.stderr and not (tmp_path / "rep" / "anll_correct_vs_incorrect.png").exists()
+
+
 def test_the_readme_names_every_help_panel():
     from uab_cli.options import PANELS
 

@@ -66,6 +66,20 @@ def test_a_template_that_shows_no_options_warns_on_a_multiple_choice_question():
     Prompt(template=({"role": "user", "content": "{stem}\n{choices}"},)).messages(MC)
 
 
+@pytest.mark.parametrize("style", ["paper", "paper-curly"])
+@pytest.mark.parametrize("kind", ["math", "text"])
+def test_a_built_in_prompt_that_shows_no_options_warns_as_a_template_does(style, kind):
+    """The paper prompts ask a math or text question by its stem: one that still has choices was
+    asked without them in silence (only a template warned); the prompts that list them say nothing."""
+    rec = {**MC, "type": kind}
+    with pytest.warns(UserWarning, match=f"the '{style}' prompt asks a question of type '{kind}' by its stem alone: "
+                                         "questions with 'choices' are asked without their options"):
+        assert "8" not in answer_messages(rec, style)[-1]["content"]
+    answer_messages(MC, style)  # no warning: an error in tests
+    for listing in ("fewshot", "zeroshot", "boxed"):
+        assert "B. 8" in answer_messages(rec, listing)[-1]["content"]
+
+
 @pytest.mark.parametrize("content, says", [
     ('[{"role": "user", "content": "{question}"}', ":1: prompt template is not JSON"),
     ('{"role": "user", "content": "{question}"}', "a prompt template is a JSON list of messages"),

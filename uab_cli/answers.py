@@ -16,6 +16,7 @@ import string
 import threading
 import unicodedata
 from collections.abc import Callable, Sequence
+from decimal import Decimal
 from fractions import Fraction
 from typing import NamedTuple
 
@@ -414,6 +415,7 @@ def normalize_math(ans: str) -> str:
     a = _drop_units(_drop_assign(a)).strip().rstrip(".,;").strip()
     if _WORDS.fullmatch(a) and (_WORD.search(a) or a.lower() in ("no", "yes")):
         return normalize_text(a)  # a text answer: "Evelyn", "east"
+    a = _scientific(a)
     a = re.sub(r"(\\[A-Za-z]+)\s+(?=[A-Za-z])", "\\1\0", a)  # "\pi r" keeps its space
     a = re.sub(r"\s+", "", a).replace("\0", " ")
     if _THOUSANDS.match(a):
@@ -427,6 +429,15 @@ def normalize_math(ans: str) -> str:
     return a
 
 
+def _scientific(a: str) -> str:
+    """"3e5" → "300000", "2.5E-3" → "0.0025": a number in plain scientific notation, written out
+    (math-verify reads the "e" as Euler's number); one too long to write out stays as it is."""
+    m = _SCIENTIFIC.fullmatch(a)
+    if not m or abs(int(m.group(1))) + len(a) > _DIGITS:
+        return a
+    return format(Decimal(a), "f")
+
+
 def _decimal_str(a: str) -> str:
     neg, a = a.startswith("-"), a.lstrip("-")
     whole, frac = a.split(".")
@@ -436,6 +447,7 @@ def _decimal_str(a: str) -> str:
 
 
 _DIGITS = 4000  # below int()'s 4300-digit limit, with room for "5 trillion" (×10^12)
+_SCIENTIFIC = re.compile(r"-?\d+(?:\.\d+)?[eE]([-+]?\d{1,6})")
 _LATEX_FRAC = re.compile(r"^(-?)\\frac\{(-?\d+)\}\{(\d+)\}$|^(-?)\\frac(\d)(\d)$")
 
 

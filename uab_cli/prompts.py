@@ -133,21 +133,32 @@ class Prompt:
         if self.preset not in PRESETS:
             raise ValueError(f"unknown prompt style {self.preset!r}")
 
+    def _base(self, kind: str) -> tuple[dict, ...]:
+        """The messages that ask a question of type ``kind``, fields unfilled."""
+        return self.template if self.template is not None else PRESETS[self.preset][1][kind]
+
     @functools.cached_property
-    def _shows_choices(self) -> bool:
-        """Whether the template shows a question's options ({question} lists them, {choices} is them)
-        in a message it asks (not a system one ``system`` replaces)."""
-        named = {f for m in self.template or () if self.system is None or m["role"] != "system"
-                 for _, f, _, _ in string.Formatter().parse(m["content"]) if f}
-        return bool(named & {"question", "choices"})
+    def _shows_choices(self) -> dict[str, bool]:
+        """Per question type, whether its messages show a question's options ({question} lists
+        them, {choices} is them) in a message they ask (not a system one ``system`` replaces)."""
+        def shows(kind: str) -> bool:
+            named = {f for m in self._base(kind) if self.system is None or m["role"] != "system"
+                     for _, f, _, _ in string.Formatter().parse(m["content"]) if f}
+            return bool(named & {"question", "choices"})
+
+        return {kind: shows(kind) for kind in _EXAMPLES}
 
     def messages(self, rec: dict, vcs: bool = False) -> tuple[dict, ...]:
         """The chat conversation that asks the model to answer ``rec``; with ``vcs`` the
-        confidence request ends its last user message."""
-        base = self.template if self.template is not None else PRESETS[self.preset][1][question_type(rec)]
-        if self.template is not None and rec.get("choices") and not self._shows_choices:
-            warnings.warn("the prompt template names neither {question} nor {choices}: multiple-choice questions "
-                          "are asked without their options", UserWarning, stacklevel=2)
+        confidence request ends its last user message. A question with options that its messages
+        do not show is asked without them: said in a warning."""
+        kind = question_type(rec)
+        base = self._base(kind)
+        if rec.get("choices") and not self._shows_choices.get(kind, True):
+            asker = ("the prompt template names neither {question} nor {choices}" if self.template is not None
+                     else f"the {self.preset!r} prompt asks a question of type {kind!r} by its stem alone")
+            warnings.warn(f"{asker}: questions with 'choices' are asked without their options", UserWarning,
+                          stacklevel=2)
         values = _fields(rec)
         messages = [{"role": m["role"], "content": m["content"].format(**values)} for m in base]
         if self.system is not None:

@@ -57,6 +57,23 @@ def check_record(rec: dict, stage: str = "question") -> None:
             raise UabError(f"record {rec['id']!r} has no 'extra': run `uab allocate` first")
         if extra is not None and (not is_int(extra) or extra < 0):
             raise UabError(f"'extra' must be a non-negative integer, got {extra!r}")
+        if extra:
+            _check_allotted(rec, extra)
+
+
+def _check_allotted(rec: dict, extra: int) -> None:
+    """``UabError`` if Phase-1 samples plus ``extra`` exceed what the allocation recorded in the
+    record's provenance could give one question: its budget N·M, or its --max-per-question
+    (an edited 'extra' would overrun the budget; a huge one ran Phase 2 out of memory)."""
+    info = provenance(rec).get("allocate")
+    if type(info) is not dict:
+        return
+    held = len(samples(rec, 1))
+    for key, what in (("max_per_question", "--max-per-question"), ("budget", "budget N·M")):
+        cap = info.get(key)
+        if is_int(cap) and held + extra > cap:
+            raise UabError(f"'extra' {extra} over {held} Phase-1 sample(s) is more than its allocation's {what} "
+                           f"({cap}, in its provenance) gives one question: run `uab allocate` again")
 
 
 def is_int(x) -> bool:

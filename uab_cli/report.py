@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 
 from . import analyses, plots, recommend, voting
 from .analyses import BASELINE, COST_KEY, at_accuracy
+from .answers import gold_answer
 from .cost import Price
 from .errors import UabError
 from .evaluation import about, anll_correlation, recommendations, summarize
@@ -277,11 +278,14 @@ def _draw(rows, records, targets, on_skipped, source, summary, plt) -> tuple[dic
     correlation = None
     if records is None:
         skipped["anll_correct_vs_incorrect.png"] = "no --pool given"
-    elif any(s.get("anll") is not None for r in records for s in samples(r)):
+    elif not any(s.get("anll") is not None for r in records for s in samples(r)):
+        skipped["anll_correct_vs_incorrect.png"] = "the pool's samples have no ANLL (no token logprobs)"
+    elif not any(gold_answer(r) is not None and any(s.get("anll") is not None for s in samples(r)) for r in records):
+        skipped["anll_correct_vs_incorrect.png"] = ("the pool's questions with ANLL samples have no gold answer: "
+                                                    "no sample is graded correct or incorrect")
+    else:
         figures["anll_correct_vs_incorrect.png"] = plots.plot_anll(records)
         correlation = anll_correlation(records)
-    else:
-        skipped["anll_correct_vs_incorrect.png"] = "the pool's samples have no ANLL (no token logprobs)"
     for name, why in skipped.items():
         if on_skipped:
             on_skipped(name, why)
