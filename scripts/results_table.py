@@ -6,7 +6,7 @@ Usage: python scripts/results_table.py NAME=results.jsonl [NAME=results.jsonl ..
 
 from __future__ import annotations
 
-import sys
+import argparse
 
 import orjson
 
@@ -21,6 +21,12 @@ def label(e: dict, many_t: bool) -> str:
     if many_t and e["T"] is not None:
         extra.append(f"T={e['T']}")
     return f"{out} ({', '.join(extra)})" if extra else out
+
+
+def table(arg: str) -> str:
+    if "=" not in arg:
+        raise argparse.ArgumentTypeError(f"{arg!r}: NAME=RESULTS expected")
+    return arg
 
 
 def main(args: list[str]) -> None:
@@ -53,4 +59,6 @@ def main(args: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("tables", nargs="+", metavar="NAME=RESULTS", type=table, help="a name and a simulate results file")
+    main(parser.parse_args().tables)

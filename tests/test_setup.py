@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -165,3 +167,71 @@ def test_the_typer_floor_has_what_the_command_line_uses():
     (floor,) = [re.fullmatch(r"typer>=([\d.]+)", spec).group(1) for spec in dependencies if spec.startswith("typer")]
     assert tuple(map(int, floor.split("."))) >= (0, 29)
     assert callable(getattr(typer.core.TyperArgument, "display_type", None))  # what cli.py's help calls
+
+
+needs_make = pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
+
+
+def _make(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    # no package index reachable: a step the test did not mean to run fails at once
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PIP_")} | (env or {})
+    env |= {"PIP_CONFIG_FILE": os.devnull, "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": ""}
+    return subprocess.run(["make", "--no-print-directory", *args], cwd=ROOT, env=env, capture_output=True,
+                          text=True, check=False, timeout=300)
+
+
+@needs_make
+def test_make_quickstart_with_vllm_gpu_redoes_a_plain_quickstarts_environment(tmp_path):
+    """``make quickstart VLLM=gpu`` after a plain ``make quickstart`` found .venv up to date and
+    installed no vLLM; the environment records what it installed and is redone when that changes."""
+    torch = re.search(r"^TORCH_VERSION := *(\S+)", (ROOT / "Makefile").read_text(), re.MULTILINE).group(1)
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / ".uab-base").write_text(f"uab-cli[local] torch=={torch}\n")  # what a plain quickstart leaves
+    plain = _make("-n", "quickstart", f"VENV={venv}")
+    assert plain.returncode == 0 and "pip" not in plain.stdout, plain.stdout + plain.stderr
+    gpu = _make("-n", "quickstart", f"VENV={venv}", "VLLM=gpu")
+    assert gpu.returncode == 0 and "install --quiet -e '.[local,vllm]'" in gpu.stdout, gpu.stdout + gpu.stderr
+
+
+@pytest.fixture
+def python39(tmp_path) -> Path:
+    """An interpreter that says it is Python 3.9."""
+    site = tmp_path / "site39"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text("import sys\nsys.version_info = (3, 9, 18, 'final', 0)\n"
+                                           "sys.version = '3.9.18 (fake)'\n")
+    wrapper = tmp_path / "python3.9"
+    wrapper.write_text(f'#!/bin/sh\nPYTHONPATH={site} exec {sys.executable} "$@"\n')
+    wrapper.chmod(0o755)
+    return wrapper
+
+
+@needs_make
+@pytest.mark.parametrize("where", ["PYTHON", "an existing venv"])
+def test_make_stops_in_one_line_on_a_python_older_than_3_10(tmp_path, python39, where):
+    """An older Python made .venv and failed later in pip (torch not found); a rerun with a newer
+    PYTHON kept the old .venv. Now make stops first, naming the interpreter and what to do."""
+    venv = tmp_path / "venv"
+    if where == "PYTHON":
+        done = _make("quickstart", f"VENV={venv}", f"PYTHON={python39}")
+        hint = "make PYTHON=python3.X"
+        assert not venv.exists()
+    else:
+        (venv / "bin").mkdir(parents=True)
+        (venv / "bin" / "python").symlink_to(python39)
+        done = _make("quickstart", f"VENV={venv}")
+        hint = f"remove {venv} (make clean)"
+    errors = [line for line in done.stderr.splitlines() if not line.startswith("make")]
+    assert done.returncode != 0 and len(errors) == 1, done.stdout + done.stderr
+    assert "is Python 3.9.18; uab needs >= 3.10" in errors[0] and hint in errors[0], errors[0]
+
+
+@pytest.mark.parametrize("script", sorted(p.relative_to(ROOT).as_posix() for d in ("benchmarks", "scripts")
+                                          for p in (ROOT / d).glob("*.py")))
+def test_every_script_answers_help_with_its_usage(script):
+    """``--help`` ran bench_allocator's, bench_oracle's, bench_simulate's, bench_api's and bench_context's
+    benchmarks in full, and ended bench_e2e.py, make_records.py and results_table.py in a traceback."""
+    done = subprocess.run([sys.executable, script, "--help"], cwd=ROOT, capture_output=True, text=True,
+                          check=False, timeout=60)
+    assert done.returncode == 0 and done.stdout.startswith("usage: "), done.stdout[-500:] + done.stderr[-500:]
