@@ -265,7 +265,6 @@ CASES = [
     # more than the allocation its provenance records could give one question (a huge one ran out of memory)
     ("extra_over_budget.jsonl", "phase2", "'extra' 1000000000 over 1 Phase-1 sample(s) is more than its "
                                           "allocation's budget N·M (4, in its provenance)", 2),
-    ("extra_over_budget.jsonl", "vote", "is more than its allocation's budget N·M (4", 2),
     ("extra_over_max_per_question.jsonl", "phase2", "'extra' 3 over 1 Phase-1 sample(s) is more than its "
                                                     "allocation's --max-per-question (3", 2),
     ("anll_non_numeric.jsonl", "allocate", "sample 'anll' must be a number or null, got '0.1'", 2),

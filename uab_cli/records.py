@@ -57,7 +57,7 @@ def check_record(rec: dict, stage: str = "question") -> None:
             raise UabError(f"record {rec['id']!r} has no 'extra': run `uab allocate` first")
         if extra is not None and (not is_int(extra) or extra < 0):
             raise UabError(f"'extra' must be a non-negative integer, got {extra!r}")
-        if extra:
+        if extra and stage == "allocated":  # what phase2 draws (vote only counts what it finds)
             _check_allotted(rec, extra)
 
 
