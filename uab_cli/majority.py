@@ -26,14 +26,9 @@ GREEDY_CELLS = 1 << 25  # ... but no wider than every row's settled point, nor t
 _TOL = 1e-12
 
 
-def win_table(model: str, n_max: int) -> np.ndarray:
-    """W[c, w]: probability the correct answer wins with c correct and w wrong votes."""
-    c, w = np.meshgrid(np.arange(n_max + 1), np.arange(n_max + 1), indexing="ij")
-    if model == "plurality-2":  # one competitor: strict majority wins, a tie is a coin flip
-        return np.where(c > w, 1.0, np.where((c == w) & (c > 0), 0.5, 0.0))
-    if model == "scatter":  # wrong votes are distinct singletons
-        return np.where(c >= 2, 1.0, np.where(c == 1, 1.0 / (w + 1), 0.0))
-    raise UabError(f"unknown vote model {model!r}: use {' or '.join(MODELS)}")
+def _check_model(model: str) -> None:
+    if model not in MODELS:
+        raise UabError(f"unknown vote model {model!r}: use {' or '.join(MODELS)}")
 
 
 def majority_gain_table(p: Sequence[float] | np.ndarray, n_max: int, model: str = "plurality-2") -> np.ndarray:
@@ -42,7 +37,7 @@ def majority_gain_table(p: Sequence[float] | np.ndarray, n_max: int, model: str 
     Closed forms, O(M * n_max): ``scatter`` is 1 - q^n - (n-1) p q^(n-1); ``plurality-2`` steps
     by A(2k+1) - A(2k-1) = C(2k-1, k) (pq)^k (p - q) at odd n, A(2k) = A(2k-1) exactly.
     """
-    win_table(model, 0)  # validates the model name
+    _check_model(model)
     p = np.asarray(p, dtype=np.float64).reshape(-1, 1)
     q, n = 1.0 - p, np.arange(n_max + 1)
     if model == "scatter":
@@ -105,7 +100,7 @@ def majority_allocate(
     """
     if method not in METHODS:
         raise UabError(f"unknown method {method!r}: use {', '.join(METHODS)}")
-    win_table(model, 0)  # validates the model name
+    _check_model(model)
     p = np.asarray(p, dtype=np.float64)
     m = p.size
     cap = caps(max_extra, m)

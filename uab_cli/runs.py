@@ -102,12 +102,8 @@ class RunDir:
         A ``generation.model`` of ``""`` (the backend's default, not yet known) matches any."""
         changed: list[str] = []
         with contextlib.suppress(FileNotFoundError):
-            with _open_read(self.file(CONFIG)) as fh:
-                try:
-                    existing = orjson.loads(fh.read())
-                except orjson.JSONDecodeError:
-                    existing = None
-            if _config_problem(existing):
+            existing, problem = _parsed_config(self.file(CONFIG))
+            if problem:
                 changed = [f"unreadable {CONFIG}"]
             elif ("pool" in existing) != ("pool" in config):  # a pool's directory given to run, or the reverse
                 was, now = ("pool", "run") if "pool" in existing else ("run", "pool")
@@ -679,16 +675,9 @@ def _read_config(path: str, force: bool = False, hint: str = "") -> dict:
     ``force`` (then ``{}``)."""
     file = os.path.join(path, CONFIG)
     try:
-        with _open_read(file) as fh:
-            data = fh.read()
+        found, problem = _parsed_config(file)
     except FileNotFoundError:
         return {}
-    try:
-        found = orjson.loads(data)
-    except orjson.JSONDecodeError as exc:
-        found, problem = None, f"not JSON ({exc})"
-    else:
-        problem = _config_problem(found)
     if problem is None:
         return found
     if force:
@@ -696,12 +685,19 @@ def _read_config(path: str, force: bool = False, hint: str = "") -> dict:
     raise UabError(f"not a uab {CONFIG}: {problem}{hint}", file)
 
 
-def _config_problem(config) -> str | None:
-    """What makes ``config`` (a parsed config.json) no uab config, ``None`` if nothing."""
-    if not isinstance(config, dict):
-        return "not a JSON object"
-    bad = next((k for k in ("generation", "allocate", "vote") if not isinstance(config.get(k, {}), dict)), None)
-    return None if bad is None else f"its {bad!r} is not an object"
+def _parsed_config(file: str) -> tuple[dict | None, str | None]:
+    """``(config, None)`` for a uab config.json, ``(None, what is wrong)`` for another file
+    (not JSON, cut short, a hand edit); ``FileNotFoundError`` where there is none."""
+    with _open_read(file) as fh:
+        data = fh.read()
+    try:
+        found = orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        return None, f"not JSON ({exc})"
+    if not isinstance(found, dict):
+        return None, "not a JSON object"
+    bad = next((k for k in ("generation", "allocate", "vote") if not isinstance(found.get(k, {}), dict)), None)
+    return (found, None) if bad is None else (None, f"its {bad!r} is not an object")
 
 
 def _read_json(path: str) -> dict:

@@ -164,16 +164,8 @@ def test_a_prompt_beyond_the_tokenizer_s_max_length_is_measured_without_its_warn
     tok.model_max_length = 8
     local = object.__new__(LocalBackend)  # its prompt sizes only: no weights
     local._transformers, local._chat = transformers, ChatTokens(tok, DEFAULT_MODEL)
-    lines = _Lines()
-    logger = logging.getLogger("transformers")
-    level = transformers.logging.get_verbosity()
-    logger.addHandler(lines)
-    transformers.logging.set_verbosity_warning()
-    try:
+    with _transformers_lines(transformers) as lines:
         sizes = local.prompt_lengths([Q1], 100)
-    finally:
-        logger.removeHandler(lines)
-        transformers.logging.set_verbosity(level)
     assert sizes[0].exact and sizes[0].tokens > tok.model_max_length
     assert lines.lines == []
 
@@ -381,6 +373,21 @@ class _Lines(logging.Handler):
         self.lines.append(record.getMessage())
 
 
+@contextlib.contextmanager
+def _transformers_lines(transformers):
+    """transformers' logger at warning level, its lines collected (``.lines``), restored after."""
+    lines = _Lines()
+    logger = logging.getLogger("transformers")
+    level = transformers.logging.get_verbosity()
+    logger.addHandler(lines)
+    transformers.logging.set_verbosity_warning()
+    try:
+        yield lines
+    finally:
+        logger.removeHandler(lines)
+        transformers.logging.set_verbosity(level)
+
+
 def _deprecations(caught, lines) -> list[str]:
     said = [f"{w.category.__name__}: {w.message}" for w in caught] + lines
     return [s for s in said if "deprecat" in s.lower() or s.startswith(("FutureWarning", "DeprecationWarning"))]
@@ -401,12 +408,7 @@ def test_load_and_sampling_call_nothing_deprecated(cache_dir, monkeypatch):
     once = getattr(transformers.utils.logging, "warning_once", None)
     if hasattr(once, "cache_clear"):  # transformers says some things once per process
         once.cache_clear()
-    lines = _Lines()
-    logger = logging.getLogger("transformers")
-    level = transformers.logging.get_verbosity()
-    logger.addHandler(lines)
-    transformers.logging.set_verbosity_warning()
-    try:
+    with _transformers_lines(transformers) as lines:
         with warnings.catch_warnings(record=True) as loading:
             warnings.simplefilter("always")
             b = local.LocalBackend(batch_size=2)
@@ -415,9 +417,6 @@ def test_load_and_sampling_call_nothing_deprecated(cache_dir, monkeypatch):
         with b, warnings.catch_warnings(record=True) as sampling:
             warnings.simplefilter("always")
             out = b.generate([_req(q, s) for s in (1, 2) for q in (Q1, Q2, q3)], PARAMS)
-    finally:
-        logger.removeHandler(lines)
-        transformers.logging.set_verbosity(level)
     assert len(out) == 6 and all(c.n_tokens for c in out)
     assert _deprecations(loading, loaded) == []
     assert [f"{w.category.__name__}: {w.message}" for w in sampling] + lines.lines == []
