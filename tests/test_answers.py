@@ -398,3 +398,44 @@ def test_plain_scientific_notation_reads_as_its_number(text, gold, expected):
 
 def test_scientific_notation_too_long_to_write_out_stays_a_string():
     assert normalize_math("1e999999") == "1e999999" and normalize_math("2.5 e-3") == "2.5e-3"  # 2.5·e − 3
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("so the result is 1.2e+3", "1200"), ("so the result is 1.2E+03", "1200"), ("so the result is -1.2e+3", "-1200"),
+    ("so the result is 3e5", "300000"), ("so the result is 2.5E-3.", "0.0025"), ("That makes 2e3 meters.", "2000"),
+    ("so the result is 1.2 × 10^3", "1200"), ("so we get 3.0 \\times 10^{-2}", "0.03"), ("so 3 \\cdot 10^2", "300"),
+    ("so we get 6.02 \\times 10^{23}", "602000000000000000000000"),  # math-verify compared it in floating point
+    ("\\boxed{6.02 \\times 10^{23}}", "602000000000000000000000"),
+])
+def test_scientific_notation_without_a_marker_reads_as_its_number(text, expected):
+    """An unmarked reply's last number was the exponent: "1.2e+3" read as 3, "1.2 × 10^3" as 3."""
+    assert extract_answer(text, MATH) == expected
+    assert is_correct({"question": "q", "answer": expected}, extract_answer(text, MATH))
+
+
+@pytest.mark.parametrize("text, gold, expected", [
+    ("The answer is 1 1/2.", "\\frac{3}{2}", True), ("The answer is 1 1/2.", "11/2", False),  # not 11/2
+    ("He ate 1 1/2 pizzas.", "3/2", True), ("so he needs -2 1/2 cups", "-5/2", True),
+    ("The answer is 1 4/5.", "1\\frac{4}{5}", True),  # a MATH500 gold
+    ("So x = \\dfrac{3}{4}", "0.75", True), ("so x = -\\frac{1}{2}", "-1/2", True),  # not 4, not 2
+    ("so it takes 2\\frac{1}{4} hours", "9/4", True), ("Step 3\n\\frac{1}{2}", "1/2", True),
+])
+def test_mixed_numbers_and_latex_fractions_read_as_their_value(text, gold, expected):
+    """"1 1/2" read as 11/2 after a marker, as 1/2 without; an unmarked "\\frac{3}{4}" as 4."""
+    assert is_correct({"question": "q", "answer": gold}, extract_answer(text, MATH)) is expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("The answer is €5.", "5"), ("The answer is £12.50.", "12.5"), ("Answer: ¥300", "300"), ("\\boxed{₹300}", "300"),
+])
+def test_currency_signs_are_dropped_as_the_dollar_is(text, expected):
+    """"€5", "£12.50" stayed themselves and never equalled 5, 12.5."""
+    assert extract_answer(text, MATH) == expected
+
+
+@pytest.mark.parametrize("text", ["the solutions are $x=1$ and $x=2$", "So \\(x = 1\\) or \\(x = 2\\).",
+                                  "The answer is $x=1$ and $x=2$", "\\boxed{1, 2}"])
+def test_solutions_listed_without_a_marker_read_as_after_one(text):
+    """Unmarked, the last of the listed spans was the answer ("2"); after "the answer is" the list ("1,2")."""
+    assert extract_answer(text, MATH) == "1,2"
+    assert is_correct({"question": "q", "answer": "1, 2"}, extract_answer(text, MATH))

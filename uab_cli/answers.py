@@ -38,8 +38,12 @@ _MARKER = re.compile(r"(?:final\s+answer|the\s+answer)[\s*]*(?:is\b|:|=)|^(?:[^\
 _LAST_SPAN = re.compile(r"(?<!\\)\$((?:\\\$|[^$])+)(?<!\\)\$|\\\(((?:(?!\\\().)+?)\\\)")
 _ENUMERATOR = re.compile(r"^(?:[^\S\n]|[*#])*\d+\.(?!\d)", re.MULTILINE)  # "**5. FORMAT:**" is no answer
 # Thousands separated by "," or LaTeX's "{,}" and "\," (70{,}000), or by a no-break or thin space
-# ("1 000", French and SI style): one number, not 70 and 000.
-_NUMBER = re.compile(r"-?\d{1,3}(?:(?:,|\{,\}|\\,|[\u00a0\u202f\u2009])\d{3})+(?:\.\d+)?|-?\d+(?:\.\d+)?(?:/\d+)?|-?\.\d+")
+# ("1 000", French and SI style): one number, not 70 and 000; likewise a mixed number ("1 1/2",
+# "2\frac{1}{4}"), a LaTeX fraction and scientific notation ("1.2e+3", "1.2 \times 10^{3}").
+_NUMBER = re.compile(r"-?\d{1,3}(?:(?:,|\{,\}|\\,|[\u00a0\u202f\u2009])\d{3})+(?:\.\d+)?|-?\d+ \d+/\d+|"
+                     r"-?(?:\d+ ?)?\\[dtc]?frac\{\d+\}\{\d+\}|"
+                     r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+|\s*(?:\u00d7|\\times|\\cdot)\s*10\^(?:\{[-+]?\d+\}|[-+]?\d+)|/\d+)?|"
+                     r"-?\.\d+")
 _DELIMS = (("$$", "$$"), ("\\[", "\\]"), ("\\(", "\\)"), ("$", "$"))
 # Words that start prose after an answer ("4 because ...", "51 which is ..."): the cut points.
 _CONNECTIVE = re.compile(
@@ -192,12 +196,21 @@ def extract_math(text: str) -> str | None:
 
 
 def _last_value(text: str) -> str | None:
-    """The last number or inline math span of a response that marks no answer."""
-    found = [(m.end(), m.group()) for m in _NUMBER.finditer(text)]
-    found += [(m.end(), span) for m in _LAST_SPAN.finditer(text) if re.search(r"\d", span := m.group(1) or m.group(2))]
+    """The last number or inline math span of a response that marks no answer, a span with the
+    spans listed before it ("the solutions are $x=1$ and $x=2$" → "1,2", as after "the answer is")."""
+    found: list[tuple[int, str | int]] = [(m.end(), m.group()) for m in _NUMBER.finditer(text)]
     found += [(m.end(), m.group(1)) for m in _BOLD.finditer(text)  # "The answer **204_5** is correct."
               if re.search(r"\d", m.group(1)) and not re.search(r"(?<!\\)[A-Za-z]{2}", m.group(1))]
-    for _, candidate in sorted(found, reverse=True):
+    matches = list(_LAST_SPAN.finditer(text))
+    spans = [m.group(1) or m.group(2) for m in matches]
+    first = list(range(len(spans)))  # the first span of the list that ends with each span
+    for i in range(1, len(spans)):
+        if (joint := _SPAN_JOINT.match(text, matches[i - 1].end())) and joint.end() == matches[i].start():
+            first[i] = first[i - 1]
+    found += [(m.end(), i) for i, m in enumerate(matches) if re.search(r"\d", spans[i])]  # joined when tried
+    for _, candidate in sorted(found, key=lambda f: f[0], reverse=True):  # no two end at one place
+        if isinstance(candidate, int):
+            candidate = ",".join(spans[first[candidate]:candidate + 1])
         if ans := normalize_math(candidate):
             return ans
     return None
@@ -305,7 +318,7 @@ _DELIM = re.compile(r"\\\$|(?<!\\)\\[()\[\]]|\$")
 # Spacing and sizing commands; "\ " is a space but "\\" (a row break) is kept.
 _NOISE = re.compile(r"\\left(?![a-z])|\\right(?![a-z])|\\[!,;:]|\\displaystyle|\\[qt]?quad|"
                     r"(?<!\\)\\ |\\%|%|°|\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|(?<=\d)\s*\\circ|\\degree|"
-                    r"\{,\}|~")
+                    r"\{,\}|~|[\u20ac\u00a3\u00a5\u20b9]")  # "€5", "£12.50": 5 and 12.5, as "$5" is
 _FRAC = re.compile(r"\\[dtc]frac")
 _AM_PM = re.compile(r"(?<=:\d\d)\s*([AaPp])\.?\s*[Mm]\.?(?![A-Za-z])")
 _UNIT = r"[A-Za-z]+(?:/[A-Za-z]+)*\.?"
@@ -415,7 +428,7 @@ def normalize_math(ans: str) -> str:
     a = _drop_units(_drop_assign(a)).strip().rstrip(".,;").strip()
     if _WORDS.fullmatch(a) and (_WORD.search(a) or a.lower() in ("no", "yes")):
         return normalize_text(a)  # a text answer: "Evelyn", "east"
-    a = _scientific(a)
+    a = _mixed(_scientific(a))
     a = re.sub(r"(\\[A-Za-z]+)\s+(?=[A-Za-z])", "\\1\0", a)  # "\pi r" keeps its space
     a = re.sub(r"\s+", "", a).replace("\0", " ")
     if _THOUSANDS.match(a):
@@ -430,12 +443,22 @@ def normalize_math(ans: str) -> str:
 
 
 def _scientific(a: str) -> str:
-    """"3e5" → "300000", "2.5E-3" → "0.0025": a number in plain scientific notation, written out
-    (math-verify reads the "e" as Euler's number); one too long to write out stays as it is."""
+    """"3e5" → "300000", "2.5E-3" → "0.0025", "6.02 \\times 10^{23}" → "602000000000000000000000": a
+    number in scientific notation, written out (math-verify reads the "e" as Euler's number, and
+    compares 10^{23} in floating point); one too long to write out stays as it is."""
     m = _SCIENTIFIC.fullmatch(a)
-    if not m or abs(int(m.group(1))) + len(a) > _DIGITS:
+    if not m or abs(exponent := int(m.group(2).strip("{}"))) + len(a) > _DIGITS:
         return a
-    return format(Decimal(a), "f")
+    return format(Decimal(m.group(1)).scaleb(exponent), "f")
+
+
+def _mixed(a: str) -> str:
+    """"1 1/2" → "3/2": a mixed number, as its value (its space is no product: not 11/2)."""
+    m = _MIXED.fullmatch(a)
+    if not m or int(m.group(3)) >= int(m.group(4)):
+        return a
+    value = int(m.group(2)) + Fraction(int(m.group(3)), int(m.group(4)))
+    return str(-value if m.group(1) else value)
 
 
 def _decimal_str(a: str) -> str:
@@ -447,7 +470,8 @@ def _decimal_str(a: str) -> str:
 
 
 _DIGITS = 4000  # below int()'s 4300-digit limit, with room for "5 trillion" (×10^12)
-_SCIENTIFIC = re.compile(r"-?\d+(?:\.\d+)?[eE]([-+]?\d{1,6})")
+_SCIENTIFIC = re.compile(r"(-?\d+(?:\.\d+)?)(?:[eE]|\s*\\(?:times|cdot)\s*10\^)(\{[-+]?\d{1,6}\}|[-+]?\d{1,6})")
+_MIXED = re.compile(r"(-?)(\d+)\s+(\d+)/(\d+)")
 _LATEX_FRAC = re.compile(r"^(-?)\\frac\{(-?\d+)\}\{(\d+)\}$|^(-?)\\frac(\d)(\d)$")
 
 
