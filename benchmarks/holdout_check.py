@@ -19,13 +19,14 @@ import argparse
 
 import numpy as np
 
-from uab_cli import evaluation
+from uab_cli import evaluation, recommend
 from uab_cli.jsonl import load_records
 
 
 def recommend_on(records, budgets, allocators, temps) -> list[dict]:
     rows = evaluation.simulate(records, budgets, allocators, None, 20, temps if len(temps) > 1 else temps[0],
-                               vote_rules=list(evaluation.voting.RULES), recommendations=True)
+                               vote_rules=list(evaluation.voting.RULES), recommendations=True,
+                               vote_temperatures=evaluation.voting.SIMULATED_TEMPERATURES)
     return evaluation.recommendations(list(rows))
 
 
@@ -60,7 +61,7 @@ def main() -> None:
                 gain, se = rec["gain"], rec["se"]
                 tally.setdefault((path, rec["N"]), []).append((gain, se))
                 name = f"{rec['allocator']}" + (f" ({rec['signal']}, T={rec['T']:g})" if rec["signal"] else "")
-                print(f"| {path} | {'—' if other else split} | {rec['N']} | {name} + {rec['vote_rule']} | "
+                print(f"| {path} | {'—' if other else split} | {rec['N']} | {name} + {recommend.vote_label(rec)} | "
                       f"{100 * gain:+.2f} ± {100 * se:.2f} |", flush=True)
     print("\n| pool | N | mean gain (pp) | least | ≥ +2 | worse by > 2 SE |\n|---|---|---|---|---|---|")
     for (path, n), got in tally.items():

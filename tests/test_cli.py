@@ -79,11 +79,11 @@ def test_pool_simulate_report(tmp_path):
     about, *rows = read_jsonl(res)  # first, what produced the file
     assert about["simulation"]["pool"] == str(tmp_path / "pool") and about["simulation"]["questions"] == 40
     assert about["simulation"]["generation"]["backend"] == "scripted" and about["simulation"]["seeds"] == 3
-    results = [r for r in rows if "allocator" in r]  # allocators × N × seeds × the five vote rules
-    assert len(results) == 2 * 2 * 3 * 5 and all(r["samples_used"] == r["N"] * 40 for r in results)
+    results = [r for r in rows if "allocator" in r]  # allocators × N × seeds × the five vote rules (weighted at 3 Ts)
+    assert len(results) == 2 * 2 * 3 * 7 and all(r["samples_used"] == r["N"] * 40 for r in results)
     kinds = [next(iter(r)) for r in rows[len(results):]]  # then the analyses, and the recommendations last
     assert kinds == ["deciles"] * 4 + ["cost_at_accuracy"] * (kinds.count("cost_at_accuracy")) + ["recommendation"] * 2
-    assert kinds.count("cost_at_accuracy") == 2 * 5 * 5  # allocators × vote rules × the default 5 targets
+    assert kinds.count("cost_at_accuracy") == 2 * 7 * 5  # allocators × vote variants × the default 5 targets
     assert [r["recommendation"]["N"] for r in rows[-2:]] == [2, 4]
     paths = uab("report", res, "-o", tmp_path / "rep", "--pool", tmp_path / "pool").stdout.split()
     assert {os.path.basename(p) for p in paths} >= {"accuracy_vs_budget.png", "summary.md", "cost_at_accuracy.png",

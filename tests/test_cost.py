@@ -583,7 +583,7 @@ def test_accuracy_figure_has_one_panel_per_vote_rule_on_a_shared_axis():
                                     vote_rules=["majority", "weighted", "most-confident"]))
     fig = plots.plot_accuracy(evaluation.summarize(rows))
     panels = [ax for ax in fig.get_axes() if ax.get_visible() and ax.axison]
-    assert [ax.get_title() for ax in panels] == ["vote rule: majority", "vote rule: weighted",
+    assert [ax.get_title() for ax in panels] == ["vote rule: majority", "vote rule: weighted (vote T=0.2)",
                                                  "vote rule: most-confident"]
     assert len({ax.get_ylim() for ax in panels}) == 1  # one y axis
     labels = [ax.get_legend_handles_labels()[1] for ax in panels]

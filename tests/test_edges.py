@@ -9,7 +9,7 @@ import re
 
 import orjson
 import pytest
-from conftest import arithmetic, cli, write_jsonl
+from conftest import arithmetic, cli, read_jsonl, write_jsonl
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 OUTPUT = ("phase1", "allocate", "phase2", "vote", "run", "pool", "simulate", "report", "convert")
@@ -612,3 +612,34 @@ def test_report_of_a_vote_rule_this_version_does_not_know_lists_it_last(tmp_path
     assert result.exit_code == 0, result.stderr
     table = (tmp_path / "rep" / "summary.md").read_text()
     assert "newer-rule" in table and "2 seeds" in table
+
+
+@pytest.mark.parametrize("given, expected", [
+    (["--vote-temperature", "0.05,x"], "--vote-temperature takes comma-separated numbers, got '0.05,x'"),
+    (["--vote-temperature", "0.1,0"], "--vote-temperature must be > 0, got 0.0"),  # as vote
+    (["--vote-temperature", "0.1", "--vote-rules", "majority"], "--vote-temperature applies to the vote rules"),
+])
+def test_simulate_vote_temperatures_are_checked_like_votes(tmp_path, given, expected):
+    pool = write_jsonl(tmp_path / "p.jsonl", _sampled())
+    result = cli(["simulate", pool, "-o", str(tmp_path / "r.jsonl"), *given])
+    assert result.exit_code == 2 and expected in result.stderr and not (tmp_path / "r.jsonl").exists()
+
+
+def test_simulate_records_the_vote_temperatures_it_crossed(tmp_path):
+    pool = write_jsonl(tmp_path / "p.jsonl", [{**r, "samples": [{"index": j, "phase": 1, "text": "1", "answer": "1",
+                                                                  "anll": 0.1} for j in range(2)]}
+                                               for r in arithmetic(3)])
+    out = tmp_path / "r.jsonl"
+    assert cli(["simulate", pool, "--budgets", "2", "--seeds", "2", "--allocators", "uniform", "-o", str(out),
+                "-q"]).exit_code == 0
+    about = read_jsonl(out)[0]["simulation"]["vote"]
+    assert about["temperatures"] == [0.05, 0.1, 0.2] and "temperature" not in about  # the default candidates
+    assert cli(["simulate", pool, "--budgets", "2", "--seeds", "2", "--allocators", "uniform", "-o", str(out),
+                "--vote-temperature", "0.3", "-q"]).exit_code == 0
+    rows = list(read_jsonl(out))
+    assert rows[0]["simulation"]["vote"]["temperature"] == 0.3
+    assert {r["vote_temperature"] for r in rows if r.get("vote_rule") == "weighted"} == {0.3}
+    # no rule a temperature changes: the default candidates were not crossed, and the header says so
+    assert cli(["simulate", pool, "--budgets", "2", "--seeds", "2", "--allocators", "uniform", "-o", str(out),
+                "--vote-rules", "majority,filtered", "-q"]).exit_code == 0
+    assert read_jsonl(out)[0]["simulation"]["vote"]["temperature"] == 0.2

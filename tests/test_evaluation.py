@@ -143,7 +143,8 @@ def test_uniform_is_always_replayed_so_every_gain_and_the_recommendation_have_th
     assert {r["allocator"] for r in rows if "accuracy" in r} == {"adaptive", "uniform"}
     assert [r["recommendation"]["N"] for r in rows if "recommendation" in r] == [4]
     gains = [e["diff_uniform"] for e in evaluation.summarize(rows) if e["allocator"] == "adaptive"]
-    assert len(gains) == 2 and None not in gains  # majority and weighted, each paired to Uniform + majority
+    # majority and weighted at each of the default vote temperatures, each paired to Uniform + majority
+    assert len(gains) == 4 and None not in gains
 
 
 def test_judge_without_labels_is_skipped_with_a_reason():
@@ -409,8 +410,8 @@ def test_recommendation_is_chosen_and_scored_on_held_out_questions():
     for seed in range(s_):
         noise[seed, rng.permutation(np.flatnonzero(base[seed] == 0))[:10]] = 1
         noise[seed, rng.permutation(np.flatnonzero(base[seed] == 1))[:10]] = 0
-    outcomes = {("uniform", None, None, 4, "majority"): base, ("uab", "anll", 0.2, 4, "majority"): noise,
-                ("uniform", None, None, 4, "confident-ties"): good}
+    outcomes = {("uniform", None, None, 4, "majority", None): base, ("uab", "anll", 0.2, 4, "majority", None): noise,
+                ("uniform", None, None, 4, "confident-ties", None): good}
     context = {"gain": "algorithm1", "vote": Vote(), "generation": {"backend": "scripted", "max_tokens": 48},
                "k1": {}}
     [rec] = recommend.held_out(outcomes, set(), context)
@@ -419,7 +420,7 @@ def test_recommendation_is_chosen_and_scored_on_held_out_questions():
     assert rec["flags"] == ("--backend scripted --max-tokens 48 --allocator uniform --vote-rule confident-ties "
                             "--vote-signal anll --vote-temperature 0.2")
     # Only noise to choose from: Uniform + majority.
-    del outcomes["uniform", None, None, 4, "confident-ties"]
+    del outcomes["uniform", None, None, 4, "confident-ties", None]
     [rec] = recommend.held_out(outcomes, set(), context)
     assert (rec["allocator"], rec["vote_rule"], rec["gain"]) == ("uniform", "majority", 0.0)
 
@@ -431,7 +432,7 @@ def test_a_zero_gain_never_passes_the_gate_by_float_noise():
     v = np.zeros(50)
     v[[0, 6, 15, 30, 34, 38, 44, 46]] = [1, 1, -1, -1, 1, -1, 1, 1]
     base = np.tile(v < 0, (5, 1)).astype(float)
-    outcomes = {("uniform", None, None, 4, "majority"): base, ("uniform", None, None, 4, "weighted"): base + v}
+    outcomes = {("uniform", None, None, 4, "majority", None): base, ("uniform", None, None, 4, "weighted", None): base + v}
     [rec] = recommend.held_out(outcomes, set(), {})
     assert abs(rec["held_out"]["gain"]) < 1e-15 and rec["held_out"]["se"] == 0.0
     assert (rec["vote_rule"], rec["gain"]) == ("majority", 0.0) and rec["kept_over"]["vote_rule"] == "weighted"
@@ -456,13 +457,13 @@ def test_recommendation_does_not_depend_on_the_order_of_the_allocators_signals_o
                  (("uab", "anll", 1.0), ("uab", "anll", 0.2))]:
         picks = []
         for first, second in [(a, b), (b, a)]:
-            outcomes = {(*first, 4, "majority"): gains[0], (*second, 4, "majority"): gains[1],
-                        ("uniform", None, None, 4, "majority"): base}
+            outcomes = {(*first, 4, "majority", None): gains[0], (*second, 4, "majority", None): gains[1],
+                        ("uniform", None, None, 4, "majority", None): base}
             [rec] = recommend.held_out(outcomes, set(), context)
             assert rec["allocator"] != "uniform"
             picks.append((rec["allocator"], rec["signal"], rec["T"], rec["held_out"]["gain"]))
-            outcomes = {(*first, 4, "majority"): gains[1], (*second, 4, "majority"): gains[0],
-                        ("uniform", None, None, 4, "majority"): base}
+            outcomes = {(*first, 4, "majority", None): gains[1], (*second, 4, "majority", None): gains[0],
+                        ("uniform", None, None, 4, "majority", None): base}
             [rec] = recommend.held_out(outcomes, set(), context)
             picks.append((rec["allocator"], rec["signal"], rec["T"], rec["held_out"]["gain"]))
         assert picks[0] == picks[3] and picks[1] == picks[2]  # the same outcomes, the same pick
@@ -478,7 +479,7 @@ def test_held_out_gain_is_cross_validated_with_its_standard_errors_over_seeds_an
     s_, m = 6, 300
     base = (rng.random((s_, m)) < 0.5).astype(float)
     good = np.maximum(base, rng.random((s_, m)) < 0.3)
-    outcomes = {("uniform", None, None, 2, "majority"): base, ("uniform", None, None, 2, "confident-ties"): good}
+    outcomes = {("uniform", None, None, 2, "majority", None): base, ("uniform", None, None, 2, "confident-ties", None): good}
     [rec] = recommend.held_out(outcomes, set(), {"vote": Vote(), "generation": {}, "k1": {}})
     per_question = (good - base).mean(axis=0)
     assert rec["gain"] == pytest.approx(per_question.mean())
@@ -503,7 +504,7 @@ def test_the_gate_is_over_seeds_and_the_spread_over_questions_is_reported():
     wrong, right = np.flatnonzero(base[0] == 0), np.flatnonzero(base[0] == 1)
     rule[:, wrong[::12][:8]] = rng.random((s_, 8)) < 0.5  # wrong -> right on half the draws
     rule[:, right[::8][:6]] = rng.random((s_, 6)) > 0.3  # right -> wrong on 30 % of them
-    outcomes = {("uniform", None, None, 4, "majority"): base, ("uniform", None, None, 4, "filtered"): rule}
+    outcomes = {("uniform", None, None, 4, "majority", None): base, ("uniform", None, None, 4, "filtered", None): rule}
     [rec] = recommend.held_out(outcomes, set(), {"vote": Vote(), "generation": {}, "k1": {}})
     held = rec["held_out"]
     assert 2 * held["se"] < held["gain"] < 2 * held["se_questions"]
@@ -524,7 +525,7 @@ def test_the_folds_choose_without_the_gate_so_a_gain_on_few_questions_is_not_hel
     base = np.tile(np.arange(m) % 2 == 0, (s_, 1)).astype(float)
     rule = np.where(rng.random((s_, m)) < 0.12, 1 - base, base)  # flips both ways: noise, zero mean
     rule[:, np.flatnonzero(base[0] == 0)[:3]] = 1  # right on 3 more questions on every seed
-    outcomes = {("uniform", None, None, 2, "majority"): base, ("uniform", None, None, 2, "confident-ties"): rule}
+    outcomes = {("uniform", None, None, 2, "majority", None): base, ("uniform", None, None, 2, "confident-ties", None): rule}
     [rec] = recommend.held_out(outcomes, set(), {"vote": Vote(), "generation": {}, "k1": {}})
     assert rec["vote_rule"] == "confident-ties"
     assert rec["held_out"]["gain"] == pytest.approx((rule - base).mean()) and rec["gain"] > 2 * rec["se"]
@@ -544,8 +545,8 @@ def test_recommendation_takes_the_simplest_combination_within_one_standard_error
     gap = (noisy - simple)[0]
     assert 0 < gap.mean() < gap.std(ddof=1) / np.sqrt(m)  # within one standard error
     context = {"gain": "algorithm1", "vote": Vote(), "generation": {}, "k1": {}}
-    outcomes = {("uniform", None, None, 4, "majority"): base, ("uniform", None, None, 4, "confident-ties"): simple,
-                ("length", None, None, 4, "most-confident"): noisy}
+    outcomes = {("uniform", None, None, 4, "majority", None): base, ("uniform", None, None, 4, "confident-ties", None): simple,
+                ("length", None, None, 4, "most-confident", None): noisy}
     [rec] = recommend.held_out(outcomes, set(), context)
     assert (rec["allocator"], rec["vote_rule"]) == ("uniform", "confident-ties")
     assert rec["in_sample_gain"] == pytest.approx((simple - base).mean())
@@ -559,7 +560,7 @@ def test_recommendation_takes_the_simplest_combination_within_one_standard_error
     assert (worse - half).mean() < 0 < (modest - half).mean() and gap.mean() < gap.std(ddof=1) / np.sqrt(m)
     assert recommend._select(np.stack([worse - half, modest - half]), np.arange(m)) == 1
     clearly = np.maximum(simple, rng.random(m) < 0.15)  # +7 points more on top, on every seed
-    outcomes["length", None, None, 4, "most-confident"] = clearly
+    outcomes["length", None, None, 4, "most-confident", None] = clearly
     [rec] = recommend.held_out(outcomes, set(), context)
     assert (rec["allocator"], rec["vote_rule"]) == ("length", "most-confident")
 
@@ -654,11 +655,11 @@ def test_equal_gains_recommend_uniform_and_then_a_signal_free_allocator():
     base = (rng.random((6, 200)) < 0.5).astype(float)
     good = np.clip(base + (rng.random((6, 200)) < 0.1), 0, 1)
     context = {"gain": "algorithm1", "vote": Vote(), "generation": {}, "k1": {}}
-    outcomes = {("uniform", None, None, 8, "majority"): base, ("uab", "anll", 0.2, 8, "most-confident"): good,
-                ("length", None, None, 8, "most-confident"): good, ("uniform", None, None, 8, "most-confident"): good}
+    outcomes = {("uniform", None, None, 8, "majority", None): base, ("uab", "anll", 0.2, 8, "most-confident", None): good,
+                ("length", None, None, 8, "most-confident", None): good, ("uniform", None, None, 8, "most-confident", None): good}
     [rec] = recommend.held_out(outcomes, set(), context)
     assert (rec["allocator"], rec["vote_rule"]) == ("uniform", "most-confident")
-    del outcomes["uniform", None, None, 8, "most-confident"]
+    del outcomes["uniform", None, None, 8, "most-confident", None]
     [rec] = recommend.held_out(outcomes, set(), context)
     assert (rec["allocator"], rec["signal"]) == ("length", None)
     summary = [{"allocator": k[0], "signal": k[1], "T": k[2], "N": 8, "vote_rule": k[4], "accuracy": v.mean(),
@@ -696,7 +697,7 @@ def test_at_the_whole_pool_the_gate_reads_the_questions_spread():
     better = base.copy()
     better[:, :3] = 1.0  # helps 3 questions of 60 ...
     better[:, 10] = 0.0  # ... and hurts one: +3.3 points, on too few questions to tell
-    outcomes = {("uniform", None, None, 4, "majority"): base, ("uniform", None, None, 4, "weighted"): better}
+    outcomes = {("uniform", None, None, 4, "majority", None): base, ("uniform", None, None, 4, "weighted", None): better}
     context = {"vote": Vote(), "generation": {}, "k1": {}}
     [drawn] = recommend.held_out(outcomes, set(), context)  # as if the seeds' draws varied: taken
     assert drawn["vote_rule"] == "weighted"
@@ -854,3 +855,78 @@ def test_check_on_one_seed_is_refused_rather_than_judged_against_no_spread():
     small, was "worse by more than 2 standard errors" (and any gain "more than 2")."""
     with pytest.raises(UabError, match="--seeds 2 or more"):
         list(evaluation.check(noisy_pool(m=120, k=8, seed=3), [confident_ties_at(2)], 1))
+
+
+def _two_temperature_pool(m: int = 6) -> list[dict]:
+    """Per question two unsure samples of a wrong answer and one confident sample of the gold:
+    weighted at vote T = 0.2 elects the gold (e^-0.25 > 2·e^-1.5), at T = 1 the wrong answer
+    (2·e^-0.3 > e^-0.05)."""
+    return [{"id": f"t{i}", "question": f"q{i}", "answer": "7",
+             "samples": [sample(0, "3", 0.3), sample(1, "3", 0.3), sample(2, "7", 0.05)]} for i in range(m)]
+
+
+def test_simulate_replays_weighted_once_per_vote_temperature_and_each_row_says_which():
+    """Before, simulate voted weighted at one --vote-temperature, the same for every candidate: the
+    temperature CISC tunes per model was never a candidate."""
+    rows = [r for r in evaluation.simulate(_two_temperature_pool(), [3], ["uniform"], None, 2,
+                                           vote_rules=["weighted", "confident-ties"], vote_temperatures=[1.0, 0.2])
+            if "accuracy" in r]
+    weighted = {r["vote_temperature"]: r["accuracy"] for r in rows if r["vote_rule"] == "weighted"}
+    assert weighted == {1.0: 0.0, 0.2: 1.0}
+    assert all("vote_temperature" not in r for r in rows if r["vote_rule"] != "weighted")  # order-only rules: none
+    assert len(rows) == 2 * 4  # seeds × (majority, confident-ties, weighted at two temperatures)
+    summary = evaluation.summarize(rows)
+    assert {(e["vote_rule"], e["vote_temperature"]) for e in summary} == {
+        ("majority", None), ("confident-ties", None), ("weighted", 1.0), ("weighted", 0.2)}
+    assert "weighted (vote T=0.2)" in report.markdown_table(summary)
+
+
+def test_a_signal_a_temperature_does_not_scale_votes_weighted_once():
+    """vcs's confidence is score/10 whatever the vote temperature: one weighted candidate, without one."""
+    records = noisy_pool(m=20, k=4)
+    rows = [r for r in evaluation.simulate(records, [2], ["uniform"], None, 2, vote_rules=["weighted"],
+                                           vote=Vote(signal="vcs"), vote_temperatures=[0.05, 0.2])
+            if "accuracy" in r]
+    assert [r.get("vote_temperature") for r in rows if r["vote_rule"] == "weighted"] == [None, None]
+
+
+def test_the_recommendation_carries_its_vote_temperature_into_run_flags():
+    rng = np.random.default_rng(3)
+    base = (rng.random((6, 200)) < 0.4).astype(float)
+    good = np.maximum(base, rng.random((6, 200)) < 0.15)
+    context = {"gain": "algorithm1", "vote": Vote(), "generation": {"backend": "scripted"}, "k1": {}}
+    outcomes = {("uniform", None, None, 4, "majority", None): base, ("uniform", None, None, 4, "weighted", 0.2): base,
+                ("uniform", None, None, 4, "weighted", 0.05): good}
+    [rec] = recommend.held_out(outcomes, set(), context)
+    assert (rec["vote_rule"], rec["vote_temperature"]) == ("weighted", 0.05)
+    assert rec["settings"]["vote_temperature"] == 0.05 and "--vote-temperature 0.05" in rec["flags"]
+    assert recommend.label(rec) == "uniform + weighted (vote T=0.05)"
+    # the same gain at two temperatures: the higher, nearer majority, whatever the order given
+    for temps in ((0.05, 0.2), (0.2, 0.05)):
+        outcomes = {("uniform", None, None, 4, "majority", None): base,
+                    **{("uniform", None, None, 4, "weighted", t): good for t in temps}}
+        [rec] = recommend.held_out(outcomes, set(), context)
+        assert rec["vote_temperature"] == 0.2
+
+
+def test_check_replays_a_recommendation_at_its_vote_temperature(tmp_path):
+    """simulate --check replays weighted at the temperature it was chosen at (its settings)."""
+    rec = {"N": 3, "allocator": "uniform", "signal": None, "T": None, "vote_rule": "weighted",
+           "vote_temperature": 1.0, "gain": 0.1, "se": 0.01, "settings": {"vote_rule": "weighted",
+                                                                         "vote_temperature": 1.0}}
+    rows = list(evaluation.check(_two_temperature_pool(60), [rec], 3))
+    assert {r["vote_temperature"] for r in rows if r.get("vote_rule") == "weighted"} == {1.0}
+    [check] = [r["check"] for r in rows if "check" in r]
+    assert check["vote_temperature"] == 1.0 and check["gain"] == 0.0  # at T = 1 weighted elects majority's answer
+
+
+def test_accuracy_plot_draws_each_vote_temperature_in_a_panel_of_its_own():
+    """weighted at several vote temperatures shared one panel and one label, so its series
+    merged into one line with several points per N."""
+    rows = [r for r in evaluation.simulate(_two_temperature_pool(), [2, 3], ["uniform"], None, 2,
+                                           vote_rules=["weighted"], vote_temperatures=[1.0, 0.2]) if "accuracy" in r]
+    fig = plots.plot_accuracy(evaluation.summarize(rows))
+    titled = {ax.get_title(): ax for ax in fig.axes if ax.get_title()}
+    assert set(titled) == {"vote rule: majority", "vote rule: weighted (vote T=1)", "vote rule: weighted (vote T=0.2)"}
+    for ax in titled.values():
+        assert ax.get_lines() and all(len(ln.get_xdata()) == 2 for ln in ax.get_lines())  # N = 2, 3 once each

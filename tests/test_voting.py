@@ -500,12 +500,12 @@ def test_a_pool_of_too_few_questions_or_seeds_recommends_uniform_majority():
     rng = np.random.default_rng(0)
     base = (rng.random((6, 40)) < 0.5).astype(float)
     better = np.clip(base + (rng.random((6, 40)) < 0.3), 0, 1)  # a large, real gain
-    outcomes = {("uniform", None, None, 2, "majority"): base, ("uniform", None, None, 2, "weighted"): better}
+    outcomes = {("uniform", None, None, 2, "majority", None): base, ("uniform", None, None, 2, "weighted", None): better}
     context = {"vote": Vote(), "generation": {}, "k1": {}}
     [few] = recommend.held_out(outcomes, set(), context)
     assert few["vote_rule"] == "majority" and few["held_out"]["gain"] > 0.05  # gated by MIN_QUESTIONS = 50
     assert few["kept_over"] == {"allocator": "uniform", "signal": None, "T": None, "vote_rule": "weighted",
-                                "in_sample_gain": pytest.approx((better - base).mean()),
+                                "vote_temperature": None, "in_sample_gain": pytest.approx((better - base).mean()),
                                 "why": "fewer than 50 graded questions"}
     table = recommend.markdown([{"allocator": "uniform", "signal": None, "T": None, "N": 2, "vote_rule": "majority",
                                  "accuracy": 0.5, "diff_uniform": 0.0, "diff_se": 0.0}], [few])

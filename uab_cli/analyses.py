@@ -13,7 +13,7 @@ import numpy as np
 from . import recommend
 from .cost import Price
 
-COST_KEY = ("allocator", "signal", "T", "vote_rule")  # one accuracy-against-N curve each
+COST_KEY = recommend.COMBINATION  # one accuracy-against-N curve each
 BASELINE = recommend.BASELINE  # Uniform + majority: the reference of every saving
 DEFAULT_TARGETS = 5  # evenly spaced inside Uniform + majority's accuracy range
 BINS = 10  # deciles
@@ -71,7 +71,7 @@ def curves(summary: Sequence[dict]) -> dict[tuple, Curve]:
     groups: dict[tuple, list[dict]] = {}
     for e in summary:
         if "skipped" not in e and not e.get("upper_bound") and "samples_per_question" in e:
-            groups.setdefault(tuple(e[k] for k in COST_KEY), []).append(e)
+            groups.setdefault(tuple(e.get(k) for k in COST_KEY), []).append(e)
     out = {}
     for key in sorted(groups, key=lambda k: k != BASELINE):
         es = sorted(groups[key], key=lambda e: e["N"])

@@ -653,6 +653,10 @@ def simulate(
     = ",".join(voting.RULES),
     vote_signal: Annotated[VoteSignalName | None, typer.Option(help="Per-sample signal the confidence rules read.",
                                                                show_default=OWN_SIGNAL)] = None,
+    vote_temperature: Annotated[str, typer.Option(
+        help="Temperature of the confidence, w = exp(-s/T), or comma-separated temperatures: weighted is replayed "
+        "at each, a candidate of its own (the rules that read only the confidences' order need none).")]
+    = ",".join(map(str, voting.SIMULATED_TEMPERATURES)),
     targets: Targets = None,
     price: Price = None,
     check: Annotated[str | None, typer.Option(
@@ -673,20 +677,27 @@ def simulate(
     records = _pool(pool)
     temps = [from_params(Allocation, {"signal_temperature": t}).temperature  # checked like run's -T
              for t in _floats(signal_temperature, "-T/--signal-temperature")]
-    rule = from_params(Vote, {**ctx.params, "vote_signal": vote_signal})
+    vote_temps = [from_params(Vote, {"vote_temperature": t}).temperature  # checked like vote's
+                  for t in _floats(vote_temperature, "--vote-temperature")]
+    if "vote_temperature" in _given(ctx) or "vote_temperature" in ctx.meta.get("uab.from_file", ()):
+        # refused where no rule reads it, as vote refuses it (a value away from the default)
+        Vote(temperature=max(vote_temps, key=lambda t: t != DEFAULT_T)).check_rules(_csv(vote_rules))
+    rule = from_params(Vote, {**ctx.params, "vote_signal": vote_signal, "vote_temperature": None})
     gain = from_params(Allocation, {"gain": ctx.params["gain"]}).gain
     rows = list(evaluation.simulate(records, _budgets(budgets), _csv(allocators), _csv(signals or ""),
                                     seeds, temps if len(temps) > 1 else temps[0], gain, vote_rules=_csv(vote_rules),
-                                    vote=rule, recommendations=True, analyses=True, targets=accuracies,
-                                    price=price))
-    write_records(output, [evaluation.produced_by(records, pool, seeds, rule, gain, price=price), *rows])
+                                    vote=rule, vote_temperatures=vote_temps, recommendations=True, analyses=True,
+                                    targets=accuracies, price=price))
+    write_records(output, [evaluation.produced_by(records, pool, seeds, rule, gain, price=price,
+                                                  vote_rules=_csv(vote_rules), vote_temperatures=vote_temps), *rows])
     if not quiet:
         typer.echo(report.markdown_table(evaluation.summarize(rows), evaluation.anll_correlation(records),
                                          evaluation.recommendations(rows)), err=True)
         typer.echo(report.markdown_cost(analyses.cost_rows(rows)), err=True)
 
 
-COMBINATION = ("allocators", "signals", "signal_temperature", "vote_rules", "vote_signal", "targets", "price")
+COMBINATION = ("allocators", "signals", "signal_temperature", "vote_rules", "vote_signal", "vote_temperature", "targets",
+               "price")
 # simulate's own options that `simulate --check` takes from RESULTS instead (or, --price, does not use: it
 # writes no cost at fixed accuracy), as it does every declared one but --settings
 

@@ -62,6 +62,7 @@ def simulate(
     on_progress: Callable[[int, int], None] | None = None,
     vote_rules: Sequence[str] = (voting.DEFAULT_RULE,),
     vote: Vote | None = None,
+    vote_temperatures: Sequence[float] | None = None,
     recommendations: bool = False,
     analyses: bool = False,
     targets: Sequence[float] | None = None,
@@ -85,7 +86,10 @@ def simulate(
     ``signal`` and ``T`` None. Every allocation is voted by every rule of ``vote_rules``
     (``majority`` always among them, and ``uniform`` among ``allocators``: Uniform + majority is
     the reference, of every paired difference and of the recommendation), with the
-    confidence settings of ``vote``; upper bounds by ``majority`` only (what they bound).
+    confidence settings of ``vote``; a rule that ``--vote-temperature`` changes (``weighted`` of a
+    signal T scales) once per temperature of ``vote_temperatures`` (default: ``vote``'s), its rows
+    carrying ``vote_temperature``: candidates like the allocation's T. Upper bounds are voted by
+    ``majority`` only (what they bound).
     Without ``budgets``, the paper's ``DEFAULT_BUDGETS`` that the pool holds
     (``fitting_budgets``). Unrunnable combinations yield one row with ``skipped``. Options are
     checked before the first row (``UabError``). Without ``signals``, and without ``vote.signal``, both are the
@@ -107,7 +111,10 @@ def simulate(
     targets = None if targets is None else list(dict.fromkeys(targets))
     rules = list(dict.fromkeys([voting.DEFAULT_RULE, *vote_rules]))
     allocators = list(dict.fromkeys([*allocators, recommend.BASELINE[0]]))
-    _check(pool, budgets, allocators, signals, seeds, temps, gain, rules, vote)
+    vote_temps = list(dict.fromkeys(float(t) for t in vote_temperatures)) if vote_temperatures else [vote.temperature]
+    _check(pool, budgets, allocators, signals, seeds, temps, gain, rules, vote_temps)
+    tempered = set(tempered_rules(vote, rules))
+    variants = [(r, vt) for r in rules for vt in (vote_temps if r in tempered else [None])]
     combos, skipped = [], []  # (allocator, signal, T, K1, N)
     for name in allocators:
         # a signal T does not scale (vcs: score/10) is replayed once, at the first T: the others are copies
@@ -125,11 +132,30 @@ def simulate(
     if analyses:
         statistic = next((s for s in signals if s in SAMPLE_SIGNALS and pool.has_statistic(s)), None)
         analysis = (Deciles(statistic, pool.graded) if statistic else None, targets, price)
-    return _replay(pool, combos, skipped, seeds, gain, exit_thresholds, on_progress, rules, vote, recommendations,
+    return _replay(pool, combos, skipped, seeds, gain, exit_thresholds, on_progress, variants, vote, recommendations,
                    analysis)
 
 
-def _replay(pool, combos, skipped, seeds, gain, thresholds, on_progress, rules, vote, advise,
+def tempered_rules(vote: Vote, rules: Sequence[str]) -> list[str]:
+    """The rules of ``rules`` whose vote ``--vote-temperature`` changes with ``vote``'s signal
+    (``weighted``, but not of ``vcs``): ``simulate`` replays them once per vote temperature."""
+    return [r for r in rules if replace(vote, rule=r).uses_temperature]
+
+
+def _votes(pool: Pool, perm: np.ndarray, variants: list[tuple[str, float | None]], log_w: dict, keep: float) -> tuple:
+    """``Pool.outcomes`` per vote variant (rule, vote temperature): the rules a temperature leaves
+    as they are (they read only the confidences' order) once, on ``log_w[None]``; ``weighted``
+    once per temperature. Returns the outcomes by variant and coverage."""
+    plain = [r for r, vt in variants if vt is None]
+    got, cover = pool.outcomes(perm, plain, log_w.get(None), keep)
+    votes = {(r, None): v for r, v in got.items()}
+    for vt in dict.fromkeys(vt for _, vt in variants if vt is not None):
+        tempered = [r for r, t in variants if t == vt]
+        votes.update({(r, vt): v for r, v in pool.outcomes(perm, tempered, log_w[vt], keep)[0].items()})
+    return votes, cover
+
+
+def _replay(pool, combos, skipped, seeds, gain, thresholds, on_progress, variants, vote, advise,
             analysis=None) -> Iterator[dict]:
     yield from skipped
     results = list(skipped)  # for the analyses
@@ -138,8 +164,12 @@ def _replay(pool, combos, skipped, seeds, gain, thresholds, on_progress, rules, 
     m, idx = len(pool.records), np.arange(len(pool.records))
     levels = sorted({lv for lv in pool.levels if lv is not None}, key=_level_key)
     level_of = np.array(pool.levels, dtype=object)
-    confident = any(voting.RULES[r].confidence for r in rules)
-    log_w = pool.log_w(vote.vote_signal(), vote.temperature) if confident else None
+    # each sample's log confidence per vote temperature (None: the rules that read only their order)
+    temps = [vt for _, vt in variants if vt is not None]
+    log_w = {vt: pool.log_w(vote.vote_signal(), vote.temperature if vt is None else vt)
+             for vt in dict.fromkeys([None, *temps])} if any(voting.RULES[r].confidence for r, _ in variants) else {}
+    # the analyses' deciles vote weighted at vote's own temperature where replayed, else at the first
+    headline = vote.temperature if vote.temperature in temps else temps[0] if temps else None
     outcomes: dict[tuple, list[np.ndarray]] = {}  # per combo and rule, per seed: graded questions right
     capped: set[tuple] = set()  # (allocator, signal, T, N) the pool capped in some seed
     gains = {c[0]: preset(c[0]).get("--gain", gain) for c in combos}  # a preset's own gain (uab-coverage)
@@ -147,7 +177,7 @@ def _replay(pool, combos, skipped, seeds, gain, thresholds, on_progress, rules, 
     fixed: dict[tuple, tuple[np.ndarray, int, np.ndarray]] = {}  # upper bounds: one allocation for every seed
     for seed in seeds:
         perm = pool.permutations(seed)
-        votes, cover = pool.outcomes(perm, rules, log_w, vote.keep)
+        votes, cover = _votes(pool, perm, variants, log_w, vote.keep)
         # cut[i, t]: samples among question i's first t draws that were cut at --max-tokens
         cut = np.hstack([np.zeros((m, 1), dtype=np.int64), np.take_along_axis(pool.cut, perm, 1).cumsum(axis=1)])
         drawn, cum, cum_prompt = pool.spent(perm)
@@ -192,13 +222,14 @@ def _replay(pool, combos, skipped, seeds, gain, thresholds, on_progress, rules, 
                 common["whole_pool"] = True
             if levels:
                 common["by_level"] = {str(lv): float(per_question[level_of == lv].mean()) for lv in levels}
-            replayed = [voting.DEFAULT_RULE] if name in UPPER_BOUNDS else rules
-            for rule in replayed:
-                right, fell = votes[rule]
+            replayed = [(voting.DEFAULT_RULE, None)] if name in UPPER_BOUNDS else variants
+            for rule, vt in replayed:
+                right, fell = votes[rule, vt]
                 graded = right[idx, per_question][pool.graded]
-                outcomes.setdefault((name, sig, t, n, rule), []).append(graded)
+                outcomes.setdefault((name, sig, t, n, rule, vt), []).append(graded)
                 row = {"allocator": name, "signal": sig, "T": t, "gain": gains[name], "N": n, "seed": seed, "M": m,
-                       "K1": k1, "vote_rule": rule, "accuracy": float(graded.mean()), **common}
+                       "K1": k1, "vote_rule": rule, **({} if vt is None else {"vote_temperature": vt}),
+                       "accuracy": float(graded.mean()), **common}
                 if fallbacks := int(fell[idx, per_question].sum()):
                     row["vote_fallbacks"] = fallbacks
                 if analysis:
@@ -206,7 +237,8 @@ def _replay(pool, combos, skipped, seeds, gain, thresholds, on_progress, rules, 
                 yield row
             if deciles:
                 deciles.add((name, sig, t, n), bins, per_question,
-                            {rule: votes[rule][0][idx, per_question] for rule in replayed})
+                            {rule: votes[rule, vt][0][idx, per_question] for rule, vt in replayed
+                             if vt in (None, headline)})
             done += 1
             if on_progress:
                 on_progress(done, total)
@@ -239,6 +271,7 @@ def check(records: Sequence[dict], recommended: Sequence[dict], seeds: int | Seq
         n, name, rule = rec["N"], rec["allocator"], rec["vote_rule"]
         settings = rec.get("settings") or {}
         entry = {"N": n, "allocator": name, "signal": rec["signal"], "T": rec["T"], "vote_rule": rule,
+                 "vote_temperature": rec.get("vote_temperature"),
                  "chosen_gain": rec.get("gain"), "chosen_se": rec.get("se"),
                  "settings": settings}  # what it replayed with (vote signal, temperature, keep, gain): provenance
         if (name, rule) == (recommend.BASELINE[0], recommend.BASELINE[3]):
@@ -283,7 +316,7 @@ def fitting_budgets(pool: Pool) -> list[int]:
     return fit
 
 
-def _check(pool, budgets, allocators, signals, seeds, temps, gain, rules=(), vote=None) -> None:
+def _check(pool, budgets, allocators, signals, seeds, temps, gain, rules=(), vote_temps=()) -> None:
     bad_rule = [r for r in rules if r not in voting.RULES]
     if bad_rule:
         raise UabError(f"unknown vote rule {bad_rule[0]!r}; choose from {', '.join(voting.RULES)}")
@@ -306,6 +339,8 @@ def _check(pool, budgets, allocators, signals, seeds, temps, gain, rules=(), vot
         raise UabError("--seeds must be a positive count or a list of non-negative seeds")
     if min(temps) <= 0:
         raise UabError("the signal temperature must be > 0")
+    if not all(0 < t < float("inf") for t in vote_temps):  # nan fails too
+        raise UabError("the vote temperature must be > 0")
     if gain not in allocation.GAINS:
         raise UabError(f"unknown gain {gain!r}; choose from {', '.join(allocation.GAINS)}")
 
@@ -331,16 +366,24 @@ def _unrunnable(pool: Pool, name: str, signal: str | None) -> str | None:
 
 
 def produced_by(records: Sequence[dict], pool: str, seeds: int, vote: Vote | None = None, gain: str | None = None,
-                check: str | None = None, price: Price | None = None) -> dict:
+                check: str | None = None, price: Price | None = None,
+                vote_rules: Sequence[str] = (), vote_temperatures: Sequence[float] | None = None) -> dict:
     """A results file's first row, what produced it: ``{"simulation": {...}}`` with the pool (its
     path, questions, and the generation settings it was drawn with: backend, model, seed,
-    temperature, …), the replay's seeds, ``--gain`` and vote settings, the results file whose
+    temperature, …), the replay's seeds, ``--gain`` and vote settings (``temperatures``: the
+    ``vote_temperatures`` that ``vote_rules`` were replayed at, where several), the results file whose
     recommendations ``--check`` replayed (each with its own vote settings), ``--price`` (what
     ``report`` prices its cost at fixed accuracy at), and uab's version.
     The rows carry allocator, signal, T, N, seed and vote rule. ``fingerprint``: the pool's
     questions (``records.questions_fingerprint``), so a report can tell another pool."""
-    settings = vote and {"vote": {"signal": vote.signal or default_signal(records[0]),  # what confidence rules read
-                                  "temperature": vote.temperature, "keep": vote.keep, "cut_samples": vote.cut}}
+    resolved = vote and replace(vote, signal=vote.signal or default_signal(records[0]))  # what confidence rules read
+    temps = list(vote_temperatures or ()) or [vote.temperature] if vote else []
+    crossed = len(temps) > 1 and tempered_rules(resolved, vote_rules)  # the rows vary by vote temperature
+    settings = vote and {"vote": {"signal": resolved.signal,
+                                  # not crossed: the one given, else vote's own (no rule read a list)
+                                  **({"temperatures": temps} if crossed else
+                                     {"temperature": temps[0] if len(temps) == 1 else vote.temperature}),
+                                  "keep": vote.keep, "cut_samples": vote.cut}}
     return {"simulation": {"pool": pool, "questions": len(records), "fingerprint": questions_fingerprint(records),
                            "generation": generation_of(records[0]),
                            "seeds": seeds, **({"gain": gain} if gain else {}), **(settings or {}),
@@ -386,7 +429,7 @@ def generation_changes(was: dict | None, now: dict, given: Sequence[str] = ()) -
 
 
 def summarize(rows: Sequence[dict]) -> list[dict]:
-    """Per (allocator, signal, T, N, vote rule): accuracy mean ± std over seeds, coverage, samples
+    """Per (allocator, signal, T, N, vote rule, vote temperature): accuracy mean ± std over seeds, coverage, samples
     and tokens per question, and the accuracy difference to Uniform + majority paired by seed with
     its standard error. Only result rows count (not the recommendation or analysis rows)."""
     groups: dict[tuple, list[dict]] = {}
@@ -395,7 +438,8 @@ def summarize(rows: Sequence[dict]) -> list[dict]:
     uniform = {(r["N"], r["seed"]): r["accuracy"] for r in rows if r["allocator"] == "uniform" and "skipped" not in r
                and r.get("vote_rule", voting.DEFAULT_RULE) == voting.DEFAULT_RULE}
     for r in rows:
-        key = (r["allocator"], r["signal"], r["T"], r["N"], r.get("vote_rule", voting.DEFAULT_RULE))
+        key = (r["allocator"], r["signal"], r["T"], r["N"], r.get("vote_rule", voting.DEFAULT_RULE),
+               r.get("vote_temperature"))
         if "skipped" in r:
             skipped.setdefault(key, r["skipped"])
         else:
@@ -428,10 +472,10 @@ def summarize(rows: Sequence[dict]) -> list[dict]:
         out.append(entry)
     out += [dict(zip(_KEY, k), skipped=why) for k, why in skipped.items() if k not in groups]
     return sorted(out, key=lambda e: (e["N"], e["allocator"] != "uniform", e["allocator"], str(e["signal"]),
-                                      e["T"] or 0, voting.rank(e["vote_rule"])))
+                                      e["T"] or 0, voting.rank(e["vote_rule"]), -(e["vote_temperature"] or 0)))
 
 
-_KEY = ("allocator", "signal", "T", "N", "vote_rule")
+_KEY = ("allocator", "signal", "T", "N", "vote_rule", "vote_temperature")
 
 
 def _per_question(rs: list[dict]) -> dict:

@@ -45,7 +45,7 @@ def _series(summary: Sequence[dict], within: Sequence[dict] | None = None) -> di
     names = sorted({recommend.label(e, False, False) for e in done if not e.get("upper_bound")})
     colors = matplotlib.colormaps["tab10" if len(names) <= 10 else "tab20"].colors
     done = done if within is None else [e for e in within if "skipped" not in e]
-    many_rules = len({e["vote_rule"] for e in done}) > 1
+    many_rules = len({(e["vote_rule"], e.get("vote_temperature")) for e in done}) > 1  # labels tell them apart
     out: dict[str, tuple[dict, list[dict]]] = {}
     for e in done:
         if e.get("upper_bound"):  # not an allocator one can run: a black dashed line
@@ -79,20 +79,22 @@ def side_legend(fig, handles: Sequence, labels: Sequence[str]) -> None:
 
 def plot_accuracy(summary: Sequence[dict]):
     """Figure: accuracy vs budget N per allocator, error bars = std over seeds; upper bounds
-    are a dashed line with a band of ± std. With several vote rules, one panel per rule (the
-    same y axis), each holding the allocator × signal × T series under that rule."""
+    are a dashed line with a band of ± std. With several vote rules, one panel per rule and vote
+    temperature (the same y axis), each holding the allocator × signal × T series under it."""
     plt = pyplot()
     done = [e for e in summary if "skipped" not in e]
-    rules = [r for r in voting.RULES if any(e["vote_rule"] == r for e in done)]
-    rules += sorted({e["vote_rule"] for e in done} - set(rules))
+    rules = sorted({(e["vote_rule"], e.get("vote_temperature")) for e in done},
+                   key=lambda r: (voting.rank(r[0]), -(r[1] or 0.0)))
     cols = min(len(rules), 3)
     rows = math.ceil(len(rules) / cols)
     fig, axes = plt.subplots(rows, cols, figsize=(9.5 if cols == 1 else 5.2 * cols, 5 if rows == 1 else 4.2 * rows),
                              sharey=True, squeeze=False)
     budgets = sorted({e["N"] for e in done})
-    for ax, rule in zip(axes.flat, rules):
-        _accuracy_panel(ax, _series(summary, [e for e in done if e["vote_rule"] == rule]), budgets)
-        ax.set_title("Accuracy vs budget" if len(rules) == 1 else f"vote rule: {rule}")
+    for ax, (rule, vt) in zip(axes.flat, rules):
+        _accuracy_panel(ax, _series(summary, [e for e in done if (e["vote_rule"], e.get("vote_temperature")) ==
+                                              (rule, vt)]), budgets)
+        ax.set_title("Accuracy vs budget" if len(rules) == 1 else
+                     f"vote rule: {recommend.vote_label({'vote_rule': rule, 'vote_temperature': vt})}")
     for ax in axes.flat[len(rules):]:
         ax.axis("off")
     for ax in axes[:, 0]:
@@ -195,7 +197,7 @@ def plot_cost(summary: Sequence[dict], targets: Sequence[float] = ()):
     fig, axes = plt.subplots(1, 1 + tokens, figsize=(6.5 + 6 * tokens, 5), squeeze=False)
     left, right = axes[0][0], axes[0][-1]
     for label, (style, es) in _series(summary).items():
-        c = found.get(tuple(es[0][k] for k in COST_KEY))
+        c = found.get(tuple(es[0].get(k) for k in COST_KEY))
         if c is None:
             continue
         ns = [None if c.above(t) else c.min_n(t) for t in grid]  # below its least budget's accuracy: unknown

@@ -52,22 +52,24 @@ FOLDS = 5  # cross-validation: the selection rule chooses on 4/5 of the question
 REPEATS = 5  # random partitions into folds
 MIN_QUESTIONS = 50  # fewer graded questions: Uniform + majority (too few to tell a gain from noise)
 MIN_SEEDS = 5  # fewer seeds: Uniform + majority (a standard error from fewer is itself too noisy to gate on)
-BASELINE = ("uniform", None, None, voting.DEFAULT_RULE)  # allocator, signal, T, vote rule
+COMBINATION = ("allocator", "signal", "T", "vote_rule", "vote_temperature")  # what a recommendation names
+BASELINE = ("uniform", None, None, voting.DEFAULT_RULE, None)  # Uniform + majority, in those fields
 
 
 def held_out(outcomes: dict[tuple, np.ndarray], upper_bounds, context: dict) -> list[dict]:
-    """One recommendation per N from ``outcomes[(allocator, signal, T, N, vote rule)]``, each a
+    """One recommendation per N from ``outcomes[(allocator, signal, T, N, vote rule, vote
+    temperature)]`` (the temperature None where the rule does not read one), each a
     (seeds × graded questions) 0/1 array of vote correctness on the same draws. ``context``:
     ``gain`` (the replay's), ``vote`` (``settings.Vote``: confidence settings), ``generation``
     (the pool's sampling settings), ``k1`` per (allocator, signal, T, N) and ``whole_pool``: the
     Ns that spend every sample of the pool."""
     out = []
     for n in sorted({key[3] for key in outcomes}):
-        base_key = (*BASELINE[:3], n, BASELINE[3])
+        base_key = _outcome_key(BASELINE, n)
         if base_key not in outcomes:
             continue
         keys = preferred([k for k in outcomes if k[3] == n and k[0] not in upper_bounds and k != base_key],
-                         lambda k: (k[0], k[1], k[2], k[4]))
+                         lambda k: (*k[:3], *k[4:]))
         base = outcomes[base_key].astype(np.float64)
         diffs = np.stack([outcomes[k] - base for k in keys]) if keys else np.zeros((0, *base.shape))
         gain, se, se_questions, rounds = _cross_validated_gain(diffs)
@@ -106,9 +108,14 @@ def standard_error(values: np.ndarray, axis: int = -1) -> np.ndarray:
     return values.std(axis=axis, ddof=1) / np.sqrt(values.shape[axis])
 
 
+def _outcome_key(combination: tuple, n: int) -> tuple:
+    """A ``COMBINATION`` at budget ``n`` as an ``outcomes`` key: N after the allocation's T."""
+    return (*combination[:3], n, *combination[3:])
+
+
 def _combination(key: tuple) -> dict:
-    """An ``outcomes`` key (allocator, signal, T, N, vote rule) as recommendation fields."""
-    return {"allocator": key[0], "signal": key[1], "T": key[2], "vote_rule": key[4]}
+    """An ``outcomes`` key (allocator, signal, T, N, vote rule, vote temperature) as recommendation fields."""
+    return dict(zip(COMBINATION, (*key[:3], *key[4:])))
 
 
 def preferred(items: list, describe) -> list:
@@ -117,14 +124,18 @@ def preferred(items: list, describe) -> list:
     other signal-free allocators, then the rest; within each, the vote rules in ``voting.RULES``
     order (majority, then the rules that depart more and more from it); otherwise the registry's
     order of allocators (``allocators.ALLOCATORS``) and of signals (``signals.SIGNALS``), then the
-    lower T: never the order of ``--allocators``, ``--signals`` or ``-T``, which must not change
-    what is recommended. ``describe(item)``: its (allocator, signal, T, vote rule). At N = the
-    pool's samples per question every allocator draws the whole pool: the simplest wins."""
+    lower T: never the order of ``--allocators``, ``--signals``, ``-T`` or ``--vote-temperature``,
+    which must not change what is recommended. ``describe(item)``: its (allocator, signal, T,
+    vote rule, vote temperature). At N = the
+    pool's samples per question every allocator draws the whole pool: the simplest wins.
+    ``describe(item)``'s fifth field, the vote temperature (None where the rule reads none):
+    the higher first, within its rule (the nearer majority: equal weights as T grows)."""
     names, signals = list(allocators.ALLOCATORS), list(SIGNALS)
 
     def rank(item) -> tuple:
-        allocator, signal, t, rule = describe(item)
+        allocator, signal, t, rule, vote_t = describe(item)
         return (allocator != "uniform", signal is not None, voting.rank(rule or voting.DEFAULT_RULE),
+                -(vote_t or 0.0),
                 names.index(allocator) if allocator in names else len(names),
                 signals.index(signal) if signal in signals else -1, t if t is not None else 0.0)
 
@@ -223,7 +234,10 @@ def run_settings(entry: dict, context: dict) -> dict:
     key = (entry["allocator"], entry["signal"], entry["T"], entry["N"])
     if key in (context.get("capped") or ()):  # replayed as its own optimum capped at the pool: run it so
         out["max_per_question"] = context["pool_k"]
-    out.update(replace(vote, rule=entry["vote_rule"]).options())
+    chosen = replace(vote, rule=entry["vote_rule"])
+    if entry.get("vote_temperature") is not None:  # the candidate's own, of simulate's --vote-temperature list
+        chosen = replace(chosen, temperature=entry["vote_temperature"])
+    out.update(chosen.options())
     return out
 
 
@@ -255,8 +269,14 @@ def label(entry: dict, with_t: bool = True, with_rule: bool = True) -> str:
     name = entry["allocator"]
     if entry["signal"] is not None:
         name += f" ({entry['signal']}" + (f", T={entry['T']:g})" if with_t else ")")
+    return f"{name} + {vote_label(entry)}" if with_rule else name
+
+
+def vote_label(entry: dict) -> str:
+    """An entry's vote rule, with its vote temperature where it reads one: ``weighted (vote T=0.05)``."""
     rule = entry.get("vote_rule") or voting.DEFAULT_RULE
-    return f"{name} + {rule}" if with_rule else name
+    vt = entry.get("vote_temperature")
+    return rule if vt is None else f"{rule} (vote T={vt:g})"
 
 
 def share(entry: dict, headroom: dict | None) -> float | None:
@@ -285,7 +305,8 @@ def by_budget(summary: Sequence[dict]) -> list[dict]:
             continue
         bounds = [e for e in at if e.get("upper_bound")]
         runnable = preferred([e for e in at if not e.get("upper_bound") and not _is_baseline(e)],
-                             lambda e: (e["allocator"], e["signal"], e["T"], e.get("vote_rule")))
+                             lambda e: (e["allocator"], e["signal"], e["T"], e.get("vote_rule"),
+                                        e.get("vote_temperature")))
         best = max(runnable, key=lambda e: e["diff_uniform"], default=None)
         if best is not None and best["diff_uniform"] <= 0:  # nothing gains: Uniform + majority is the best
             best = uniform
@@ -369,6 +390,7 @@ def markdown_check(checks: Sequence[dict]) -> str:
 
 
 _SHAPE = {"N": (int,), "allocator": (str,), "vote_rule": (str, type(None)), "signal": (str, type(None)),
+          "vote_temperature": (int, float, type(None)),
           "T": (int, float, type(None)), "settings": (dict, type(None)), "flags": (str, type(None))}
 
 

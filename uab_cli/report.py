@@ -35,7 +35,7 @@ def markdown_table(summary: Sequence[dict], correlation: float | None = None,
             f" ± {100 * e['diff_se']:.2f}" if e["diff_se"] is not None else "")
         part = None if e.get("upper_bound") else recommend.share(e, headroom.get(e["N"]))
         lines.append(f"| {e['N']} | {recommend.label(e) if e.get('upper_bound') else e['allocator']} | "
-                     f"{e['signal'] or '—'} | {'—' if e['T'] is None else format(e['T'], 'g')} | {e['vote_rule']} | "
+                     f"{e['signal'] or '—'} | {'—' if e['T'] is None else format(e['T'], 'g')} | {recommend.vote_label(e)} | "
                      f"{e['seeds']} | {100 * e['accuracy']:.2f} ± {100 * e['accuracy_std']:.2f} | "
                      f"{100 * e['coverage']:.2f} | {_tokens(e)} | {diff} | "
                      f"{'—' if part is None else f'{100 * part:.0f} %'} | "
@@ -93,11 +93,12 @@ def markdown_cost(costs: Sequence[dict]) -> str:
     targets = sorted({c["target"] for c in costs})
     by_key: dict[tuple, dict] = {}
     for c in costs:
-        by_key.setdefault(tuple(c[k] for k in COST_KEY), {})[c["target"]] = c
+        by_key.setdefault(tuple(c.get(k) for k in COST_KEY), {})[c["target"]] = c  # a file before vote_temperature
     lines = ["## Cost at fixed accuracy", "",
              "| allocator | signal | T | vote rule | " + " | ".join(f"{100 * t:.1f} %" for t in targets) + " |",
              "|---|---|---|---|" + "---|" * len(targets)]
-    for (name, sig, t, rule), at in by_key.items():
+    for key, at in by_key.items():
+        name, sig, t = key[:3]
         cells = []
         for target in targets:
             c = at.get(target)
@@ -106,7 +107,7 @@ def markdown_cost(costs: Sequence[dict]) -> str:
                 continue
             bound = "≤ " if c.get("at_most") else ""  # the curve starts above the target
             cell = f"{bound}{c['min_N']:.2f}"
-            if (name, sig, t, rule) == BASELINE:
+            if key == BASELINE:
                 pass
             elif c["uniform_min_N"] is None:
                 cell += " (uniform: not reached)"
@@ -118,8 +119,8 @@ def markdown_cost(costs: Sequence[dict]) -> str:
                                    (("prompt_token_saving", "prompt tokens"), ("cost_saving", "cost"))
                                    if c.get(k) is not None) + ")")
             cells.append(cell)
-        lines.append(f"| {name} | {sig or '—'} | {'—' if t is None else format(t, 'g')} | {rule} | "
-                     + " | ".join(cells) + " |")
+        lines.append(f"| {name} | {sig or '—'} | {'—' if t is None else format(t, 'g')} | "
+                     f"{recommend.vote_label(dict(zip(COST_KEY, key)))} | " + " | ".join(cells) + " |")
     lines += ["", "The least budget N at which the accuracy reaches each target (PCHIP interpolation of the mean "
                   "accuracy over seeds against N, inverted at its first crossing; paper §4.2), and in brackets the "
                   "samples and completion tokens spent there (and, where the pool counts them, the prompt tokens: "
@@ -213,7 +214,8 @@ def _check_rows(rows: Sequence[dict], source: str | None, lines: Sequence[int] |
                            source, line)
         if not (is_int(r.get("accuracy")) or isinstance(r.get("accuracy"), float)):
             raise UabError(f"a result row's accuracy is a number, got {r.get('accuracy')!r}", source, line)
-        key = (r["allocator"], r.get("signal"), r.get("T"), r["N"], r["seed"], r.get("vote_rule"))
+        key = (r["allocator"], r.get("signal"), r.get("T"), r["N"], r["seed"], r.get("vote_rule"),
+               r.get("vote_temperature"))
         if key in seen:
             raise UabError(f"two result rows for {recommend.label(r)} at N = {r['N']}, seed {r['seed']}: "
                            "one simulation per results file (were two appended?)", source, line)

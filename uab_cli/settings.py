@@ -294,7 +294,7 @@ class Vote:
     signal: str | None = _vote("--vote-signal", None, "Per-sample signal the confidence rules read.",
                                choices=SAMPLE_SIGNALS, show_default="the allocation's signal, else anll or vcs")
     temperature: float = _vote("--vote-temperature", DEFAULT_T, "Temperature of the confidence: w = exp(-s/T).",
-                               minimum=0, open_min=True, commands=(*VOTING, "simulate"))
+                               minimum=0, open_min=True)  # simulate: its own, a list of candidates
     keep: float = _vote("--vote-keep", voting.DEFAULT_KEEP, "filtered: the fraction of a question's answered samples "
                         "kept (rounded up).", minimum=0, open_min=True, maximum=1, commands=(*VOTING, "simulate"))
     cut: str = _vote("--cut-samples", "count", "A sample cut at --max-tokens (finish_reason length):",
