@@ -389,6 +389,28 @@ def test_phase2_refuses_phase1_files_of_two_runs_joined(tmp_path):
 
 
 @pytest.mark.parametrize("stage", ["phase1", "phase2"])
+def test_a_stage_checks_its_records_earlier_draws_once(tmp_path, monkeypatch, stage):
+    """``uab phase1``/``uab phase2`` checked every record's earlier draws (and Phase 1 what it
+    can take) twice: once to name the line, once more in the stage."""
+    from uab_cli import pipeline
+
+    q = write_jsonl(tmp_path / "q.jsonl", arithmetic(3))
+    p1, al = tmp_path / "p1.jsonl", tmp_path / "al.jsonl"
+    uab("phase1", q, "--backend", "scripted", "-o", p1, "-q")
+    uab("allocate", p1, "--budget", 2, "-o", al, "-q")
+    calls = []
+
+    def counted(name, check):
+        return lambda *args, **kwargs: calls.append(name) or check(*args, **kwargs)
+
+    for name in ("same_draws", "phase1_takes"):
+        monkeypatch.setattr(pipeline, name, counted(name, getattr(pipeline, name)))
+    args = [p1, "--backend", "scripted", "-K", 2] if stage == "phase1" else [al]  # Phase 1 grows to K = 2
+    uab(stage, *args, "-o", tmp_path / "out.jsonl", "-q")
+    assert sorted(calls) == (["phase1_takes", "same_draws"] if stage == "phase1" else ["same_draws"])
+
+
+@pytest.mark.parametrize("stage", ["phase1", "phase2"])
 def test_a_stage_rerun_with_other_settings_names_the_file_and_line(tmp_path, stage):
     """``uab phase1``/``uab phase2`` on records that hold that stage's samples drawn with another
     seed said which record, but not where: one line without FILE:LINE."""

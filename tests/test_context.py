@@ -170,6 +170,23 @@ def test_the_judge_pre_pass_sees_only_the_questions_that_fit(tmp_path):
     assert sorted(labels) == ["q0", "q1", "q3", "q4"]
 
 
+@pytest.mark.parametrize("command", ["run", "pool"])
+def test_a_rerun_reads_its_directory_record_once_before_the_lock(tmp_path, monkeypatch, command):
+    """A rerun read its directory's config.json three times before taking the lock (its budget
+    and --max-model-len for --settings, again after it, then the settings it records)."""
+    q = questions(tmp_path)
+    out = str(tmp_path / command)
+    args = [command, q, "-o", out, *(["-N", "2"] if command == "run" else ["-K", "2"])]
+    assert cli([*args, *scripted("--too-long", "skip")]).exit_code == 0
+    settings = tmp_path / "settings.json"
+    settings.write_text('{"max_tokens": 32}')
+    reads = []
+    monkeypatch.setattr(runs, "_read_config", lambda *a, f=runs._read_config: reads.append(a) or f(*a))
+    result = cli([command, q, "-o", out, "--settings", str(settings), "-q"])
+    assert result.exit_code == 0 and len(reads) == 1, (result.stderr, reads)
+    assert orjson.loads((tmp_path / command / runs.CONFIG).read_bytes())["max_model_len"] == 300  # remembered
+
+
 def test_too_long_is_no_sampling_setting_of_a_recommendation():
     from uab_cli import recommend
 

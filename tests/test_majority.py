@@ -293,3 +293,75 @@ def test_the_oracles_dp_grows_with_m_not_m_times_the_budget():
     finally:
         tracemalloc.stop()
     assert e.sum() == budget and peak < 4 << 20
+
+
+def _plain_multiplier(f: np.ndarray, budget: int):
+    """The bisection as it was: every row counted at every step (the whole f - lam*j each time)."""
+    j = np.arange(f.shape[1])
+    lo, hi = -2.0, 2.0
+    while lo < (mid := (lo + hi) / 2) < hi:
+        if np.argmax(f - mid * j, axis=1).sum() <= budget:
+            hi = mid
+        else:
+            lo = mid
+    return hi, np.argmax(f - hi * j, axis=1), np.argmax(f - lo * j, axis=1)
+
+
+def _tied_values(rng, m: int, top: int) -> np.ndarray:
+    """Rows with exact ties within and between them (few distinct values, repeated rows), -inf past a room."""
+    f = np.round(rng.random((m, top + 1)), int(rng.integers(1, 3)))
+    f[m // 2:] = f[: m - m // 2]
+    room = rng.integers(0, top + 1, m)
+    f[np.arange(top + 1)[None, :] > room[:, None]] = -np.inf
+    return f
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_the_bisection_counting_open_rows_only_finds_the_plain_ones_multiplier(seed):
+    rng = np.random.default_rng(seed)
+    m, top = int(rng.integers(1, 300)), int(rng.integers(0, 70))
+    f = _tied_values(rng, m, top) if seed % 2 else _oracle_like_values(rng, m, top)
+    room = int((np.isfinite(f).sum(axis=1) - 1).sum())
+    for budget in {0, room, int(rng.integers(0, room + 1))}:
+        hi, at_hi, at_lo = MJ._multiplier(f, budget)
+        plain = _plain_multiplier(f, budget)
+        assert hi == plain[0] and np.array_equal(at_hi, plain[1]) and np.array_equal(at_lo, plain[2])
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_the_exchanges_leaders_read_in_blocks_are_the_whole_tables(seed, monkeypatch):
+    rng = np.random.default_rng(seed)
+    m, top = int(rng.integers(1, 200)), int(rng.integers(1, 20))
+    f = _tied_values(rng, m, top)
+    e = np.minimum(rng.integers(0, top + 1, m), np.isfinite(f).sum(axis=1) - 1)
+    monkeypatch.setattr(MJ, "_BLOCK", int(rng.integers(1, 40)))  # blocks of a few rows
+    cols = np.arange(top)
+    for step in (1, -1):
+        to = e[:, None] + step * np.arange(1, top + 1)
+        x = np.where((to >= 0) & (to <= top), f[np.arange(m)[:, None], np.clip(to, 0, top)], -np.inf)
+        x -= f[np.arange(m), e][:, None]
+        first = x.argmax(axis=0)
+        one = x[first, cols]
+        x[first, cols] = -np.inf
+        second = x.argmax(axis=0)
+        at, best = MJ._leaders(f, e, step)
+        assert np.array_equal(at, [first, second]) and np.array_equal(best, [one, x[second, cols]])
+
+
+@pytest.mark.parametrize("part", ["_multiplier", "_exchange"])
+def test_the_greedy_holds_no_second_table(part):
+    # The bisection held f - lam*j (a table the size of f) at each of its ~60 steps, the exchange
+    # six more (the move gains and losses, their sample counts): 3.7 GB and ~50 s at M = 10^6, N = 16.
+    import tracemalloc
+
+    p = np.random.default_rng(0).random(20_000)
+    f = MJ._values(p, np.full(p.size, 64), 64, "plurality-2", np.ones(p.size, np.int64))
+    budget = 15 * p.size
+    e = MJ._multiplier(f, budget)[1]
+    tracemalloc.start()
+    try:
+        MJ._multiplier(f, budget) if part == "_multiplier" else MJ._exchange(f, e.copy())
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < f.nbytes // 4

@@ -61,7 +61,7 @@ err = _Stderr(stderr=True)
 _UsageError = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")
 RESUMABLE = ("run", "pool")  # commands that keep finished samples in a directory
 # What a command takes for an option left unset (after --settings): a rerun's budget and
-# --max-model-len are the ones its run directory records.
+# --max-model-len are the ones its run directory records (read once, into ctx.meta["uab.recorded"]).
 REMEMBERED = {"run": runs.remembered, "pool": runs.remembered}
 
 
@@ -138,10 +138,13 @@ class _Command(typer.core.TyperCommand):
             _hide_aliases(param)
 
     def invoke(self, ctx):
-        remember = REMEMBERED.get(ctx.info_name, lambda params: {})
+        remember = REMEMBERED.get(ctx.info_name)
+        if remember:  # the directory's record, read once: the command takes it from ctx.meta
+            ctx.meta["uab.recorded"] = runs.recorded(ctx.params["output"], ctx.params.get("force", False))
+        recall = (lambda: remember(ctx.params, ctx.meta["uab.recorded"])) if remember else dict
         if ctx.params.get("settings"):  # a results file's recommendation is the run directory's budget's
-            _apply_settings(ctx, ctx.params["settings"], remember(ctx.params))
-        for name, value in remember(ctx.params).items():  # after --settings: the file's backend counts
+            _apply_settings(ctx, ctx.params["settings"], recall())
+        for name, value in recall().items():  # after --settings: the file's backend counts
             if value is not None and name in ctx.params and ctx.params[name] is None:
                 ctx.params[name] = value
         for option in _declared(ctx.info_name):  # required: asked once --settings and a run's record are in
@@ -457,7 +460,7 @@ def phase1(ctx: typer.Context, input: In, output: Out = "-", samples: K = 1,
             if not quiet:
                 err.print(f"judge: {counts}")
         bar.stage("phase1", len(records) * samples)
-        pipeline.phase1(records, be, gen, samples, bar.sample, skipped=len(skipped))
+        pipeline.phase1(records, be, gen, samples, bar.sample, skipped=len(skipped), checked=True)
     write_records(output, records)
     if skipped and not quiet:
         err.print(f"left out by --too-long skip: {len(skipped)} question(s) (named above; counted in uab.phase1.skipped); "
@@ -481,7 +484,7 @@ def phase2(ctx: typer.Context, input: In, output: Out = "-", quiet: Quiet = Fals
         pipeline.same_draws(records, "phase2", gen, display_name(input), lines)
         pipeline.fit([r for r in records if r["extra"]], be, gen)
         bar.stage("phase2", pipeline.phase2_wanted(records))
-        pipeline.phase2(records, be, gen, bar.sample)
+        pipeline.phase2(records, be, gen, bar.sample, checked=True)
     write_records(output, records)
 
 
@@ -505,7 +508,7 @@ def run(ctx: typer.Context, input: In, output: OutDir, force: Force = False, sam
         price: Price = None, quiet: Quiet = False) -> None:
     """Phase 1 → allocate → Phase 2 → vote with one loaded model; every stage saved in --output."""
     params = ctx.params
-    recorded = runs.recorded(output, force)  # a rerun takes the options it does not give
+    recorded = ctx.meta["uab.recorded"]  # a rerun takes the options it does not give
     alloc = from_params(Allocation, settings.with_recorded(Allocation, params, recorded.allocate))
     votes = from_params(Vote, settings.with_recorded(Vote, params, recorded.vote))
     k = runs.phase1_k(samples, recorded, alloc, output)
@@ -566,7 +569,7 @@ def pool(ctx: typer.Context, input: In,
          force: Force = False, quiet: Quiet = False) -> None:
     """Draw K samples per question once, for `uab simulate` (resumable like `uab run`)."""
     check_output(output, "pool directory")
-    recorded = runs.recorded(output, force)
+    recorded = ctx.meta["uab.recorded"]
     samples = samples or recorded.pool
     if samples is None:
         raise _UsageError("Missing option '-K' / '--samples' (samples per question; a pool directory's rerun "

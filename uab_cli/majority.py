@@ -24,6 +24,8 @@ GREEDY_EXTRA = 64
 GREEDY_WORK = 100_000_000
 GREEDY_CELLS = 1 << 25  # ... but no wider than every row's settled point, nor than this many cells in all
 _TOL = 1e-12
+_BLOCK = 1 << 16  # cells in a block of rows (_blocks)
+_SURE = 1e-9  # x (1 + 2·top): a margin the rounding of f - lam*j (|lam| <= 2) cannot cross (_multiplier)
 
 
 def _check_model(model: str) -> None:
@@ -51,8 +53,9 @@ def majority_gain_table(p: Sequence[float] | np.ndarray, n_max: int, model: str 
     ratio[:, 1:] = 2.0 * (2 * k[:-1] + 1) / (k[:-1] + 1) * (p * q)
     steps = np.cumsum(np.hstack([p, np.cumprod(ratio, axis=1)]), axis=1)  # A(1), A(3), A(5), ...
     out = np.zeros((p.shape[0], n_max + 1))
-    out[:, 1:] = steps[:, (n[1:] - 1) // 2]
-    return out.clip(0.0, 1.0)
+    odd, even = out[:, 1::2], out[:, 2::2]  # A(2k+1), and A(2k+2) = A(2k+1): slices, not a gather (10x faster)
+    odd[:], even[:] = steps[:, : odd.shape[1]], steps[:, : even.shape[1]]
+    return out.clip(0.0, 1.0, out=out)
 
 
 def settled(p: np.ndarray, model: str) -> np.ndarray:
@@ -205,18 +208,41 @@ def _multiplier(f: np.ndarray, budget: int) -> tuple[float, np.ndarray, np.ndarr
     """The multiplier lam where the rows' Lagrangian optima cross ``budget``: (lam, the counts
     argmax_e f[i, e] - lam*e, summing to at most the budget, and those one float below lam,
     summing to more unless nothing else fits). Every value lies in [0, 1], so every slope lies in [-1, 1]."""
-    j = np.arange(f.shape[1])
+    m, j = f.shape[0], np.arange(f.shape[1])
+    sure = _SURE * (1 + 2 * j[-1])  # far above the rounding of f - lam*j, |lam| <= 2
 
-    def count(lam: float) -> np.ndarray:  # units whose envelope slope is > lam
-        return np.argmax(f - lam * j, axis=1)
+    def count(lam: float, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per row, argmax_e f[row, e] - lam*e (the units whose envelope slope is > lam) and
+        whether every other e is more than ``sure`` below it; in blocks of rows."""
+        c, clear = np.empty(rows.size, np.int64), np.empty(rows.size, bool)
+        for block in _blocks(rows.size, j.size):
+            v = f[rows[block]] - lam * j
+            at, r = v.argmax(axis=1), np.arange(v.shape[0])
+            best = v[r, at]
+            v[r, at] = -np.inf
+            c[block], clear[block] = at, best - v.max(axis=1) > sure
+        return c, clear
 
+    # The bisection counts only the rows whose count may change between lo and hi: a row with
+    # one count at both, beaten there by more than ``sure`` by every other e, keeps that count
+    # in between (each f[i, e] - lam*e is linear in lam), and is added as it stands.
+    ends = np.zeros((2, m), np.int64)  # each row's count at lo, at hi
+    known = np.zeros((2, m), bool)  # ... found by more than ``sure`` (not at the first lo and hi)
+    rows, held = np.arange(m), 0  # the rows still counted; the counts of the others
     lo, hi = -2.0, 2.0  # count(lo) = room, count(hi) = 0
     while lo < (mid := (lo + hi) / 2) < hi:
-        if count(mid).sum() <= budget:
+        c, clear = count(mid, rows)
+        side = int(held + int(c.sum()) <= budget)  # 1: mid is the new hi
+        ends[side, rows], known[side, rows] = c, clear
+        if side:
             hi = mid
         else:
             lo = mid
-    return hi, count(hi), count(lo)
+        done = (ends[0, rows] == ends[1, rows]) & known[0, rows] & known[1, rows]
+        held += int(ends[0, rows[done]].sum())
+        rows = rows[~done]
+    # Every row's count at lo and hi is known, unless that end was never a mid (-2, 2): count it.
+    return hi, ends[1] if hi < 2 else count(hi, np.arange(m))[0], ends[0] if lo > -2 else count(lo, np.arange(m))[0]
 
 
 def _greedy(f: np.ndarray, room: np.ndarray, budget: int) -> np.ndarray:
@@ -233,10 +259,14 @@ def _greedy(f: np.ndarray, room: np.ndarray, budget: int) -> np.ndarray:
     hi, e, top = _multiplier(f, budget)
     left = budget - int(e.sum())
     # Segments with slopes in (lo, hi] are tied: split them at the points on the line.
-    g = f - hi * j
-    at = g >= g[np.arange(m), e][:, None] - _TOL
-    at &= (j >= e[:, None]) & (j <= top[:, None])
-    row, col = np.nonzero(at)
+    points = [(np.empty(0, np.int64), np.empty(0, np.int64))]  # (row, col), row by row
+    for rows in _blocks(m, j.size):
+        g = f[rows] - hi * j
+        at = g >= g[np.arange(g.shape[0]), e[rows]][:, None] - _TOL
+        at &= (j >= e[rows, None]) & (j <= top[rows, None])
+        on = np.nonzero(at)
+        points.append((on[0] + rows.start, on[1]))
+    row, col = (np.concatenate(x) for x in zip(*points))
     same = row[1:] == row[:-1]
     row, start, length = row[1:][same], col[:-1][same], np.diff(col)[same]
     order = np.lexsort((row, start))
@@ -261,18 +291,11 @@ def _greedy(f: np.ndarray, room: np.ndarray, budget: int) -> np.ndarray:
 
 def _exchange(f: np.ndarray, e: np.ndarray, rounds: int = 100) -> np.ndarray:
     """Local search: move s samples from one question to another while that gains > 1e-12."""
-    m, top = f.shape[0], f.shape[1] - 1
-    idx, steps, cols = np.arange(m)[:, None], np.arange(1, top + 1), np.arange(top)
-    for _ in range(rounds if m > 1 else 0):
-        now = f[idx[:, 0], e][:, None]
-        up, down = e[:, None] + steps, e[:, None] - steps
-        gain = np.where(up <= top, f[idx, np.minimum(up, top)], -np.inf) - now  # -inf past the room
-        loss = np.where(down >= 0, now - f[idx, np.maximum(down, 0)], np.inf)
-        to, frm = gain.argmax(axis=0), loss.argmin(axis=0)
-        g1, l1 = gain[to, cols], loss[frm, cols]
-        gain[to, cols], loss[frm, cols] = -np.inf, np.inf  # runners-up, for when to == frm
-        to2, frm2 = gain.argmax(axis=0), loss.argmin(axis=0)
-        a, b = gain[to2, cols] - l1, g1 - loss[frm2, cols]
+    for _ in range(rounds if f.shape[0] > 1 else 0):
+        (to, to2), (g1, g2) = _leaders(f, e, 1)  # the most any question gains from s + 1 more samples
+        (frm, frm2), (l1, l2) = _leaders(f, e, -1)  # ... and loses (negated) from s + 1 fewer
+        l1, l2 = -l1, -l2
+        a, b = g2 - l1, g1 - l2
         clash = to == frm
         delta = np.where(clash, np.maximum(a, b), g1 - l1)
         to, frm = np.where(clash & (a >= b), to2, to), np.where(clash & (a < b), frm2, frm)
@@ -282,6 +305,36 @@ def _exchange(f: np.ndarray, e: np.ndarray, rounds: int = 100) -> np.ndarray:
         e[to[s]] += s + 1
         e[frm[s]] -= s + 1
     return e
+
+
+def _blocks(m: int, width: int):
+    """Slices of 0..m-1, each of about ``_BLOCK`` cells of a table ``width`` wide: the greedy's
+    passes over f go block by block, never through a second table the size of f."""
+    size = max(1, _BLOCK // max(width, 1))
+    return (slice(start, start + size) for start in range(0, m, size))
+
+
+def _leaders(f: np.ndarray, e: np.ndarray, step: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per s = 0..top-1, of the changes x[i] = f[i, e_i + step·(s + 1)] - f[i, e_i] (-inf off the
+    row): ((the row np.argmax(x) finds, the row it finds once x there is -inf), (their x)), read in
+    blocks of rows: the whole x (questions x top) is never held."""
+    m, top = f.shape[0], f.shape[1] - 1
+    cols, steps = np.arange(top), step * np.arange(1, top + 1)
+    at, best = np.zeros((2, top), np.int64), np.full((2, top), -np.inf)  # over the rows read so far
+    for block in _blocks(m, top):
+        rows, start = np.arange(block.start, min(block.stop, m)), block.start
+        to = e[rows, None] + steps
+        x = np.where((to >= 0) & (to <= top), f[rows[:, None], np.clip(to, 0, top)], -np.inf) - f[rows, e[rows]][:, None]
+        first = x.argmax(axis=0)
+        one = x[first, cols]
+        x[first, cols] = -np.inf
+        second = x.argmax(axis=0)
+        two = x[second, cols]
+        new = one > best[0]  # the block's leader leads: the runner-up is the earlier leader or the block's second
+        runner = np.where(new, np.where(best[0] >= two, at[0], second + start), np.where(best[1] >= one, at[1], first + start))
+        best[1] = np.where(new, np.maximum(best[0], two), np.maximum(best[1], one))
+        at[1], at[0], best[0] = runner, np.where(new, first + start, at[0]), np.where(new, one, best[0])
+    return at, best
 
 
 def empirical_values(counts: Sequence[int], correct: Sequence[bool], order: Sequence[int] | None, none: int = 0,

@@ -184,7 +184,8 @@ def missing(rec: dict, start: int, stop: int) -> list[int]:
 
 
 def phase1(records: list[dict], backend: Backend, gen: Generation, k: int = 1,
-           on_sample: OnSample | None = None, signal: str | None = None, skipped: int = 0) -> int:
+           on_sample: OnSample | None = None, signal: str | None = None, skipped: int = 0,
+           checked: bool = False) -> int:
     """Phase 1: samples ``0..k-1`` of every question (1 for ANLL; 2 for vote entropy).
 
     With a ``signal`` that needs token logprobs, nothing is spent on a backend that has
@@ -196,12 +197,15 @@ def phase1(records: list[dict], backend: Backend, gen: Generation, k: int = 1,
     questions ``--too-long skip`` left out, is counted in every record's provenance
     (``uab.phase1.skipped``, with those an earlier Phase 1 of these records left out; a count, not
     the ids, so a record's size does not grow with the question set), so a later stage's output
-    says that questions were left out and how many.
+    says that questions were left out and how many. ``checked``: the caller ran ``phase1_takes``
+    and ``same_draws`` (with ``gen``) on these records already, as the command does before
+    ``fit`` and the judge, naming the line: not again.
     """
     if k < 1:
         raise UabError(f"--k must be >= 1, got {k}")
-    phase1_takes(records)
-    same_draws(records, "phase1", gen)
+    if not checked:
+        phase1_takes(records)
+        same_draws(records, "phase1", gen)
     wanted = [(r, i, 1) for r, rec in enumerate(records) for i in missing(rec, 0, k)]
     n = 0
     if probes(signal, len(wanted)):
@@ -452,12 +456,15 @@ def _answer_counts(answers: list[str | None], kind: str) -> list[int]:
     return list(group(answers, kind).values())
 
 
-def phase2(records: list[dict], backend: Backend, gen: Generation, on_sample: OnSample | None = None) -> int:
+def phase2(records: list[dict], backend: Backend, gen: Generation, on_sample: OnSample | None = None,
+           checked: bool = False) -> int:
     """Phase 2: each record's ``extra`` samples, indices ``k..k+extra-1`` after its ``k``
     Phase-1 samples (all questions in one backend call; indices already held are kept).
-    Callers ``fit`` the records to the model's context first."""
+    Callers ``fit`` the records to the model's context first; ``checked``: the caller ran
+    ``same_draws`` (with ``gen``) on them already, as the command does: not again."""
     _same_template(records[0] if records else {}, gen)
-    same_draws(records, "phase2", gen)
+    if not checked:
+        same_draws(records, "phase2", gen)
     scored = any(s.get("anll") is not None for rec in records for s in samples(rec, 1))
     n = draw(records, _phase2_missing(records), backend, gen, on_sample, logprobs=scored)
     for rec in records:
