@@ -643,3 +643,17 @@ def test_simulate_records_the_vote_temperatures_it_crossed(tmp_path):
     assert cli(["simulate", pool, "--budgets", "2", "--seeds", "2", "--allocators", "uniform", "-o", str(out),
                 "--vote-rules", "majority,filtered", "-q"]).exit_code == 0
     assert read_jsonl(out)[0]["simulation"]["vote"]["temperature"] == 0.2
+
+
+def test_simulate_records_a_repeated_vote_temperature_once(tmp_path):
+    """``--vote-temperature 0.05,0.05`` replays weighted once, at 0.05; the header said
+    ``"temperatures": [0.05, 0.05]``, a cross of two temperatures that no row holds."""
+    pool = write_jsonl(tmp_path / "p.jsonl", [{**r, "samples": [{"index": j, "phase": 1, "text": "1", "answer": "1",
+                                                                  "anll": 0.1} for j in range(2)]}
+                                               for r in arithmetic(3)])
+    out = tmp_path / "r.jsonl"
+    for given, expected in (("0.05,0.05", {"temperature": 0.05}), ("0.1,0.05,0.1", {"temperatures": [0.1, 0.05]})):
+        assert cli(["simulate", pool, "--budgets", "2", "--seeds", "2", "--allocators", "uniform", "-o", str(out),
+                    "--vote-temperature", given, "-q"]).exit_code == 0
+        about = read_jsonl(out)[0]["simulation"]["vote"]
+        assert {k: about.get(k) for k in expected} == expected and len(about) == 4, about

@@ -930,3 +930,28 @@ def test_accuracy_plot_draws_each_vote_temperature_in_a_panel_of_its_own():
     assert set(titled) == {"vote rule: majority", "vote rule: weighted (vote T=1)", "vote rule: weighted (vote T=0.2)"}
     for ax in titled.values():
         assert ax.get_lines() and all(len(ln.get_xdata()) == 2 for ln in ax.get_lines())  # N = 2, 3 once each
+
+
+def test_check_of_a_recommendation_written_before_vote_temperatures_says_the_one_it_voted_at():
+    """A results file from before simulate crossed the vote temperature has no ``vote_temperature``
+    in its recommendation, only in its settings: the check row said None (its table "uniform +
+    weighted") while its result rows, voted at the settings' temperature, said 1.0."""
+    rec = {"N": 3, "allocator": "uniform", "signal": None, "T": None, "vote_rule": "weighted", "gain": 0.1,
+           "se": 0.01, "settings": {"vote_rule": "weighted", "vote_signal": "anll", "vote_temperature": 1.0}}
+    rows = list(evaluation.check(_two_temperature_pool(60), [rec], 3))
+    [check] = [r["check"] for r in rows if "check" in r]
+    assert {r["vote_temperature"] for r in rows if r.get("vote_rule") == "weighted"} == {1.0}
+    assert check["vote_temperature"] == 1.0
+    assert "uniform + weighted (vote T=1) |" in recommend.markdown_check([check])
+
+
+def test_signal_deciles_do_not_depend_on_the_order_of_the_vote_temperatures():
+    """Where the vote's own temperature was not among the candidates, the deciles' weighted
+    accuracy was voted at the first temperature given: another order, other deciles rows."""
+    pool = _two_temperature_pool(40)
+    got = []
+    for temps in ([1.0, 0.3], [0.3, 1.0]):
+        rows = evaluation.simulate(pool, [3], ["uniform"], None, 2, vote_rules=["weighted"],
+                                   vote_temperatures=temps, analyses=True)
+        got.append([r["deciles"] for r in rows if "deciles" in r])
+    assert got[0] and got[0] == got[1]

@@ -168,8 +168,9 @@ def _replay(pool, combos, skipped, seeds, gain, thresholds, on_progress, variant
     temps = [vt for _, vt in variants if vt is not None]
     log_w = {vt: pool.log_w(vote.vote_signal(), vote.temperature if vt is None else vt)
              for vt in dict.fromkeys([None, *temps])} if any(voting.RULES[r].confidence for r, _ in variants) else {}
-    # the analyses' deciles vote weighted at vote's own temperature where replayed, else at the first
-    headline = vote.temperature if vote.temperature in temps else temps[0] if temps else None
+    # the analyses' deciles vote weighted at vote's own temperature where replayed, else at the highest
+    # (the simplest, as recommend.preferred orders them): never the order of --vote-temperature
+    headline = vote.temperature if vote.temperature in temps else max(temps, default=None)
     outcomes: dict[tuple, list[np.ndarray]] = {}  # per combo and rule, per seed: graded questions right
     capped: set[tuple] = set()  # (allocator, signal, T, N) the pool capped in some seed
     gains = {c[0]: preset(c[0]).get("--gain", gain) for c in combos}  # a preset's own gain (uab-coverage)
@@ -287,6 +288,8 @@ def check(records: Sequence[dict], recommended: Sequence[dict], seeds: int | Seq
             raise UabError(f"N={n}: {name} cannot run on this pool: "
                            f"{next((r['skipped'] for r in rows if r.get('allocator') == name), 'skipped')}")
         gain, se = found[0]["diff_uniform"], found[0]["diff_se"]
+        # the temperature it voted at, as its rows say (a file written before simulate crossed them has it in settings)
+        entry["vote_temperature"] = found[0]["vote_temperature"]
         if found[0].get("whole_pool"):  # every seed draws the same samples: the spread over questions, as simulate's gate
             se = _whole_pool_se(records, rule, from_params(Vote, settings))
         elif se is None:  # one seed: no spread to judge a loss against (0 called any loss "worse by 2 SE")
@@ -377,7 +380,7 @@ def produced_by(records: Sequence[dict], pool: str, seeds: int, vote: Vote | Non
     The rows carry allocator, signal, T, N, seed and vote rule. ``fingerprint``: the pool's
     questions (``records.questions_fingerprint``), so a report can tell another pool."""
     resolved = vote and replace(vote, signal=vote.signal or default_signal(records[0]))  # what confidence rules read
-    temps = list(vote_temperatures or ()) or [vote.temperature] if vote else []
+    temps = list(dict.fromkeys(vote_temperatures or ())) or [vote.temperature] if vote else []  # as replayed
     crossed = len(temps) > 1 and tempered_rules(resolved, vote_rules)  # the rows vary by vote temperature
     settings = vote and {"vote": {"signal": resolved.signal,
                                   # not crossed: the one given, else vote's own (no rule read a list)
