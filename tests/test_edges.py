@@ -657,3 +657,12 @@ def test_simulate_records_a_repeated_vote_temperature_once(tmp_path):
                     "--vote-temperature", given, "-q"]).exit_code == 0
         about = read_jsonl(out)[0]["simulation"]["vote"]
         assert {k: about.get(k) for k in expected} == expected and len(about) == 4, about
+
+
+@pytest.mark.parametrize("option", [["--vote-temperature", "0.05"], ["--vote-keep", "0.3"]])
+def test_an_unknown_vote_rule_beside_a_confidence_option_is_named(tmp_path, option):
+    """The option check ran first and named no rule: "--vote-keep applies to the vote rule
+    filtered, not " (blank)."""
+    pool = write_jsonl(tmp_path / "p.jsonl", _sampled())
+    result = cli(["simulate", pool, "--vote-rules", "bogus", *option])
+    assert result.exit_code == 2 and "unknown vote rule 'bogus'" in result.stderr

@@ -112,7 +112,7 @@ def simulate(
     rules = list(dict.fromkeys([voting.DEFAULT_RULE, *vote_rules]))
     allocators = list(dict.fromkeys([*allocators, recommend.BASELINE[0]]))
     vote_temps = list(dict.fromkeys(float(t) for t in vote_temperatures)) if vote_temperatures else [vote.temperature]
-    _check(pool, budgets, allocators, signals, seeds, temps, gain, rules, vote_temps)
+    _check(pool, budgets, allocators, signals, seeds, temps, gain, vote_temps)  # the rules: vote.check_rules
     tempered = set(tempered_rules(vote, rules))
     variants = [(r, vt) for r in rules for vt in (vote_temps if r in tempered else [None])]
     combos, skipped = [], []  # (allocator, signal, T, K1, N)
@@ -319,10 +319,7 @@ def fitting_budgets(pool: Pool) -> list[int]:
     return fit
 
 
-def _check(pool, budgets, allocators, signals, seeds, temps, gain, rules=(), vote_temps=()) -> None:
-    bad_rule = [r for r in rules if r not in voting.RULES]
-    if bad_rule:
-        raise UabError(f"unknown vote rule {bad_rule[0]!r}; choose from {', '.join(voting.RULES)}")
+def _check(pool, budgets, allocators, signals, seeds, temps, gain, vote_temps=()) -> None:
     unknown = [a for a in allocators if a not in ALLOCATORS]
     if unknown:
         raise UabError(f"unknown allocator {unknown[0]!r}; choose from {', '.join(ALLOCATORS)}")

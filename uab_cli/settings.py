@@ -317,8 +317,12 @@ class Vote:
     def check_rules(self, rules: tuple[str, ...] | list[str] | None = None) -> None:
         """Refuse an option set away from its default that none of ``rules`` (default: this
         rule) reads, as ``Allocation`` refuses one its allocator ignores: ``--tie-seed`` is
-        majority's, the confidence options are the confidence rules', ``--vote-keep`` filtered's."""
-        chosen = [voting.RULES[r] for r in (rules or (self.rule,)) if r in voting.RULES]
+        majority's, the confidence options are the confidence rules', ``--vote-keep`` filtered's;
+        and a rule this version does not know, first (else the message named none)."""
+        unknown = [r for r in (rules or (self.rule,)) if r not in voting.RULES]
+        if unknown:
+            raise UabError(f"unknown vote rule {unknown[0]!r}; choose from {', '.join(voting.RULES)}")
+        chosen = [voting.RULES[r] for r in (rules or (self.rule,))]
         readers = {"tie_seed": [r.name for r in voting.RULES.values() if not r.confidence],
                    "signal": [r.name for r in voting.RULES.values() if r.confidence],
                    "keep": [r.name for r in voting.RULES.values() if r.keep]}
