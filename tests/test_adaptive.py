@@ -110,6 +110,47 @@ def test_a_run_killed_between_rounds_resumes_to_the_same_allocation(tmp_path, fa
             == [r["extra"] for r in read_jsonl(tmp_path / "whole" / "votes.jsonl")])
 
 
+def test_a_run_s_rounds_redo_only_the_questions_they_grew(tmp_path, monkeypatch):
+    """Each round re-checked every record's earlier draws, re-made the generation settings for
+    every record's provenance (a deep copy each), and took, sought and voted every record again:
+    a run of R rounds did R·M of each. Now the check runs once per stage, the settings once per
+    stage call, and a round takes, draws and votes only the questions it grew: M at the first
+    call, then B = (N - K)·M over all rounds."""
+    from uab_cli import pipeline, runs, settings
+
+    m, n = 30, 5
+    q = write_jsonl(tmp_path / "q.jsonl", [{"id": f"q{i}", "question": f"What is {i} + {i % 4}?",
+                                            "answer": str(i + i % 4)} for i in range(m)])
+    seen: dict[str, list] = {"same_draws": [], "info": [], "take": [], "wanted": [], "voted": []}
+    real = (pipeline.same_draws, settings.Generation.info, runs.RunDir.take, pipeline._phase2_missing,
+            pipeline.vote_margins)
+    monkeypatch.setattr(pipeline, "same_draws", lambda records, stage, *a, **kw: seen["same_draws"].append(stage)
+                        or real[0](records, stage, *a, **kw))
+    monkeypatch.setattr(settings.Generation, "info", lambda self: seen["info"].append(1) or real[1](self))
+    monkeypatch.setattr(runs.RunDir, "take", lambda self, records, *a: seen["take"].append(len(records))
+                        or real[2](self, records, *a))
+    monkeypatch.setattr(pipeline, "_phase2_missing", lambda records, *among: seen["wanted"].append(
+        len(among[0] if among and among[0] is not None else records)) or real[3](records, *among))
+    monkeypatch.setattr(pipeline, "vote_margins", lambda records, *a: seen["voted"].append(len(records))
+                        or real[4](records, *a))
+    out = tmp_path / "run"
+    result = cli(["run", str(q), "--budget", str(n), "-o", str(out), "--backend", "scripted",
+                  "--allocator", "adaptive", "-q"])
+    assert result.exit_code == 0, result.stderr
+    rounds = read_jsonl(out / "votes.jsonl")[0]["uab"]["allocate"]["rounds"]
+    assert rounds >= 3 and len(seen["voted"]) == rounds + 1
+    assert seen["same_draws"] == ["phase1", "phase2"]
+    assert len(seen["info"]) < m  # a few per stage, none per record
+    assert seen["take"][0] == m and sum(seen["take"][1:]) == sum(seen["wanted"]) == sum(seen["voted"]) == (n - 1) * m
+    # what the rounds chose is what they chose redoing every question (the replay above)
+    votes = read_jsonl(out / "votes.jsonl")
+    pool = Pool(votes)
+    table = pool.margins(np.tile(np.arange(pool.cls.shape[1]), (m, 1)))
+    extra, again = allocation.adaptive_allocate(lambda at: table[np.arange(m), at], np.full(m, 2), (n - 2) * m,
+                                                votes[0]["uab"]["allocate"]["seed"], pool.k - 2)
+    assert extra.tolist() == [r["extra"] for r in votes] and again == rounds
+
+
 def test_simulate_replays_it_from_two_phase1_samples_and_recommends_it_with_its_samples(tmp_path):
     records = read_jsonl(ROOT / "results" / "synthetic" / "calibrated-small" / "pool.jsonl")
     rows = list(evaluation.simulate(records, [1, 3], ["uniform", "adaptive"], ["anll"], 3,

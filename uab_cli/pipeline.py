@@ -224,8 +224,9 @@ def phase1(records: list[dict], backend: Backend, gen: Generation, k: int = 1,
     n += draw(records, wanted, backend, gen, on_sample, logprobs=logprobs)
     if not logprobs:  # the signal is allocate's (a pipe) or needs none: a reply that lost its logprobs, drawn again
         draw(records, _unscored(records, wanted), backend, gen, on_sample, logprobs=True)
+    drawn_with = gen.info()  # once: a dataclass deep copy, per record the run's largest cost
     for rec in records:  # the Phase-1 samples it holds: more than k when it came with more
-        info = {**gen.info(), "k": max(k, len(samples(rec, 1)))}
+        info = {**drawn_with, "k": max(k, len(samples(rec, 1)))}
         earlier = generation_of(rec).get("skipped")
         left_out = (earlier if type(earlier) is int else 0) + skipped
         if left_out or gen.too_long == "skip":
@@ -457,18 +458,21 @@ def _answer_counts(answers: list[str | None], kind: str) -> list[int]:
 
 
 def phase2(records: list[dict], backend: Backend, gen: Generation, on_sample: OnSample | None = None,
-           checked: bool = False) -> int:
+           checked: bool = False, grown: Sequence[int] | None = None) -> int:
     """Phase 2: each record's ``extra`` samples, indices ``k..k+extra-1`` after its ``k``
     Phase-1 samples (all questions in one backend call; indices already held are kept).
     Callers ``fit`` the records to the model's context first; ``checked``: the caller ran
-    ``same_draws`` (with ``gen``) on them already, as the command does: not again."""
+    ``same_draws`` (with ``gen``) on them already, as the command does: not again.
+    ``grown``: the positions, in order, of the only records that may lack samples (a round of
+    ``uab run``: the others hold all of theirs already); every record by default."""
     _same_template(records[0] if records else {}, gen)
     if not checked:
         same_draws(records, "phase2", gen)
     scored = any(s.get("anll") is not None for rec in records for s in samples(rec, 1))
-    n = draw(records, _phase2_missing(records), backend, gen, on_sample, logprobs=scored)
+    n = draw(records, _phase2_missing(records, grown), backend, gen, on_sample, logprobs=scored)
+    info = gen.info()  # one dict shared by every record, made once (as ``Vote.info``)
     for rec in records:
-        with_provenance(rec, "phase2", gen.info())
+        with_provenance(rec, "phase2", info)
     return n
 
 
@@ -477,10 +481,12 @@ def phase2_wanted(records: list[dict]) -> int:
     return len(_phase2_missing(records))
 
 
-def _phase2_missing(records: list[dict]) -> list[tuple[int, int, int]]:
-    """(record, index, phase 2) for each of a record's ``extra`` samples it does not hold yet."""
+def _phase2_missing(records: list[dict], among: Sequence[int] | None = None) -> list[tuple[int, int, int]]:
+    """(record, index, phase 2) for each of a record's ``extra`` samples it does not hold yet
+    (of the records at positions ``among``, in order; all by default)."""
     wanted = []
-    for r, rec in enumerate(records):
+    for r in range(len(records)) if among is None else among:
+        rec = records[r]
         k = len(samples(rec, 1))
         wanted += [(r, i, 2) for i in missing(rec, k, k + rec["extra"])]
     return wanted

@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import numpy as np
 import orjson
 
 from . import allocators, cost, pipeline, settings
@@ -510,13 +511,22 @@ def _stages(rundir, records, be, gen, alloc, vote, k, signal, callbacks: Callbac
         to_draw = alloc.n * len(records) - sum(len(samples(r, 1)) for r in records) - rundir.held_from(records, k)
         callbacks.on_stage("phase2", max(to_draw, 0))
 
+    held: list[int] = []  # per question, the samples it held after the last round (none before the first)
+    voted = np.zeros(len(records), dtype=np.int64)  # and its vote margin then
+
     def margins(n):  # a round: the samples n asks for (stored or drawn), then the votes so far
-        nonlocal restored, drawn
-        for rec, held in zip(records, n.tolist()):
-            rec["extra"] = held - k
-        restored += rundir.take(records, k, [k + r["extra"] for r in records])
-        drawn += pipeline.phase2(records, be, gen, keep)
-        return pipeline.vote_margins(records, vote)
+        nonlocal restored, drawn, held
+        first, now = not held, n.tolist()
+        grown = [r for r, h in enumerate(now) if first or h != held[r]]  # the others hold and vote as they did
+        held = now
+        for r in grown:
+            records[r]["extra"] = now[r] - k
+        more = [records[r] for r in grown]
+        restored += rundir.take(more, k, [k + rec["extra"] for rec in more])
+        # after the first round every record's Phase-2 provenance is this run's own: not checked again
+        drawn += pipeline.phase2(records, be, gen, keep, checked=not first, grown=grown)
+        voted[grown] = pipeline.vote_margins(more, vote)
+        return voted.copy()
 
     summary = pipeline.allocate(records, alloc, margins=margins if rounds else None)
     rundir.write("allocation.jsonl", records)
