@@ -425,6 +425,15 @@ def test_mixed_numbers_and_latex_fractions_read_as_their_value(text, gold, expec
     assert is_correct({"question": "q", "answer": gold}, extract_answer(text, MATH)) is expected
 
 
+@pytest.mark.parametrize("text, gold", [
+    ("So we get 7 5/3", "26/3"), ("The answer is 7 5/3.", "7\\frac{5}{3}"), ("so the total is 7 2/2", "8"),
+    ("The answer is -2 3/3.", "-3"),
+])
+def test_a_mixed_number_with_an_improper_fraction_is_not_its_digits_run_together(text, gold):
+    """"7 5/3" read as 75/3 = 25 (and unmarked "7 2/2" as 36), where "7\\frac{5}{3}" is 26/3."""
+    assert is_correct({"question": "q", "answer": gold}, extract_answer(text, MATH))
+
+
 @pytest.mark.parametrize("text, expected", [
     ("The answer is €5.", "5"), ("The answer is £12.50.", "12.5"), ("Answer: ¥300", "300"), ("\\boxed{₹300}", "300"),
 ])

@@ -66,7 +66,7 @@ class Curve:
 
 
 def curves(summary: Sequence[dict]) -> dict[tuple, Curve]:
-    """Per runnable (allocator, signal, T, vote rule) with at least two budgets, its ``Curve``;
+    """Per runnable ``COST_KEY`` (allocator, signal, T, vote rule, vote temperature) with at least two budgets, its ``Curve``;
     Uniform + majority first when present."""
     groups: dict[tuple, list[dict]] = {}
     for e in summary:

@@ -453,9 +453,10 @@ def _scientific(a: str) -> str:
 
 
 def _mixed(a: str) -> str:
-    """"1 1/2" → "3/2": a mixed number, as its value (its space is no product: not 11/2)."""
+    """"1 1/2" → "3/2": a mixed number, as its value (its space is no product: not 11/2); "7 5/3"
+    too (26/3, as math-verify reads "7\\frac{5}{3}"; its digits run together were 75/3)."""
     m = _MIXED.fullmatch(a)
-    if not m or int(m.group(3)) >= int(m.group(4)):
+    if not m or int(m.group(4)) == 0:
         return a
     value = int(m.group(2)) + Fraction(int(m.group(3)), int(m.group(4)))
     return str(-value if m.group(1) else value)

@@ -374,7 +374,7 @@ def produced_by(records: Sequence[dict], pool: str, seeds: int, vote: Vote | Non
     ``vote_temperatures`` that ``vote_rules`` were replayed at, where several), the results file whose
     recommendations ``--check`` replayed (each with its own vote settings), ``--price`` (what
     ``report`` prices its cost at fixed accuracy at), and uab's version.
-    The rows carry allocator, signal, T, N, seed and vote rule. ``fingerprint``: the pool's
+    The rows carry allocator, signal, T, N, seed and vote rule (and ``weighted``'s vote temperature). ``fingerprint``: the pool's
     questions (``records.questions_fingerprint``), so a report can tell another pool."""
     resolved = vote and replace(vote, signal=vote.signal or default_signal(records[0]))  # what confidence rules read
     temps = list(dict.fromkeys(vote_temperatures or ())) or [vote.temperature] if vote else []  # as replayed
