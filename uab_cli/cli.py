@@ -683,8 +683,7 @@ def simulate(
     vote_temps = [from_params(Vote, {"vote_temperature": t}).temperature  # checked like vote's
                   for t in _floats(vote_temperature, "--vote-temperature")]
     if "vote_temperature" in _given(ctx) or "vote_temperature" in ctx.meta.get("uab.from_file", ()):
-        # refused where no rule reads it, as vote refuses it (a value away from the default)
-        Vote(temperature=max(vote_temps, key=lambda t: t != DEFAULT_T)).check_rules(_csv(vote_rules))
+        Vote.check_candidates(vote_temps, _csv(vote_rules))
     rule = from_params(Vote, {**ctx.params, "vote_signal": vote_signal, "vote_temperature": None})
     gain = from_params(Allocation, {"gain": ctx.params["gain"]}).gain
     rows = list(evaluation.simulate(records, _budgets(budgets), _csv(allocators), _csv(signals or ""),

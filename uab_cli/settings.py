@@ -333,6 +333,14 @@ class Vote:
                 raise UabError(f"{flag(f'vote.{name}')} applies to the vote rule{'s' * (len(users) > 1)} "
                                f"{', '.join(users)}, not {given}")
 
+    @classmethod
+    def check_candidates(cls, temperatures: list[float], rules: list[str]) -> None:
+        """``simulate --vote-temperature`` given (a list of candidates): refused, as ``vote``
+        refuses one, where none of ``rules`` reads a temperature and one of them is away from
+        the default (``check_rules``)."""
+        away = [t for t in temperatures if t != DEFAULT_T]
+        cls(temperature=away[0] if away else DEFAULT_T).check_rules(rules)
+
     def vote_signal(self, default: str = "anll") -> str:
         return self.signal or default
 
