@@ -472,7 +472,7 @@ def summarize(rows: Sequence[dict]) -> list[dict]:
         out.append(entry)
     out += [dict(zip(_KEY, k), skipped=why) for k, why in skipped.items() if k not in groups]
     return sorted(out, key=lambda e: (e["N"], e["allocator"] != "uniform", e["allocator"], str(e["signal"]),
-                                      e["T"] or 0, voting.rank(e["vote_rule"]), -(e["vote_temperature"] or 0)))
+                                      e["T"] or 0, voting.rank(e["vote_rule"], e["vote_temperature"])))
 
 
 _KEY = ("allocator", "signal", "T", "N", "vote_rule", "vote_temperature")

@@ -84,7 +84,7 @@ def plot_accuracy(summary: Sequence[dict]):
     plt = pyplot()
     done = [e for e in summary if "skipped" not in e]
     rules = sorted({(e["vote_rule"], e.get("vote_temperature")) for e in done},
-                   key=lambda r: (voting.rank(r[0]), -(r[1] or 0.0)))
+                   key=lambda r: voting.rank(*r))
     cols = min(len(rules), 3)
     rows = math.ceil(len(rules) / cols)
     fig, axes = plt.subplots(rows, cols, figsize=(9.5 if cols == 1 else 5.2 * cols, 5 if rows == 1 else 4.2 * rows),

@@ -134,8 +134,7 @@ def preferred(items: list, describe) -> list:
 
     def rank(item) -> tuple:
         allocator, signal, t, rule, vote_t = describe(item)
-        return (allocator != "uniform", signal is not None, voting.rank(rule or voting.DEFAULT_RULE),
-                -(vote_t or 0.0),
+        return (allocator != "uniform", signal is not None, voting.rank(rule or voting.DEFAULT_RULE, vote_t),
                 names.index(allocator) if allocator in names else len(names),
                 signals.index(signal) if signal in signals else -1, t if t is not None else 0.0)
 

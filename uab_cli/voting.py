@@ -56,11 +56,13 @@ RULES: dict[str, VoteRule] = {r.name: r for r in (
 )}
 
 
-def rank(rule: str) -> tuple[int, str]:
+def rank(rule: str, temperature: float | None = None) -> tuple[int, str, float]:
     """Where ``rule`` sorts: in ``RULES``' order (majority, then the rules that depart more and
-    more from it); a rule this version does not know (a newer uab's results) after them, by name."""
+    more from it); a rule this version does not know (a newer uab's results) after them, by name;
+    within a rule, the higher vote ``temperature`` first (nearer majority: the weights grow equal)."""
     order = list(RULES)
-    return (order.index(rule), "") if rule in order else (len(order), str(rule))
+    place = (order.index(rule), "") if rule in order else (len(order), str(rule))
+    return (*place, -(temperature or 0.0))
 
 
 def names() -> list[str]:
