@@ -1,7 +1,8 @@
 """Allocator speed: the vectorised exact `uab` allocation vs the naive heap greedy.
 
 Prints, measured side by side in one run: the speed-up at M = 1e3..1e5 (and that both
-allocations are identical), then the time for M = 1e6 questions at N = 16 (target <= 1 s).
+allocations are identical), then the time for M = 1e6 questions at N = 16 (target <= 1 s),
+then the `majority` allocator's time at N = 16 and its ratio to `uab`'s on the same p.
 Usage: python benchmarks/bench_allocator.py [--quick]
 """
 
@@ -14,6 +15,7 @@ import time
 import numpy as np
 
 from uab_cli.allocation import greedy_allocate, uab_allocate
+from uab_cli.majority import majority_allocate
 
 
 def best_of(fn, repeat: int) -> float:
@@ -43,6 +45,12 @@ def main(quick: bool = False) -> None:
     p = rng.random(m)
     t = best_of(lambda: uab_allocate(p, (n - 1) * m), 3)
     print(f"M = 1e6, N = {n}: {t:.3f} s (target <= 1 s; ratio to target {t / 1.0:.2f})")
+    print(f"{'M':>9} {'majority s':>11} {'uab s':>9} {'ratio':>7}")
+    for m in (10_000, 100_000) if quick else (10_000, 100_000, 1_000_000):
+        p = rng.random(m)
+        t_major = best_of(lambda p=p, m=m: majority_allocate(p, (n - 1) * m), 1)
+        t_uab = best_of(lambda p=p, m=m: uab_allocate(p, (n - 1) * m), 3)
+        print(f"{m:>9} {t_major:>11.3f} {t_uab:>9.4f} {t_major / t_uab:>6.0f}x")
 
 
 if __name__ == "__main__":

@@ -365,20 +365,23 @@ def _run_and_pipe(case, tmp: Path, fake, heavy: bool) -> None:
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
 @given(case=cli_cases())
 def test_run_and_the_stage_pipe_keep_the_budget_and_record_what_ran(case):
-    with pytest.MonkeyPatch.context() as mp, tempfile.TemporaryDirectory() as tmp:
-        fake = FakeBackend(mp)
-        fake.in_cli()
-        _run_and_pipe(case, Path(tmp), fake, heavy=False)
+    _fuzz_run_and_pipe(case, heavy=False)
 
 
 @pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=cli_cases())
 def test_run_and_the_stage_pipe_keep_the_budget_and_record_what_ran_heavy(case):
+    _fuzz_run_and_pipe(case, heavy=True)
+
+
+def _fuzz_run_and_pipe(case, heavy: bool) -> None:
+    """One Hypothesis case of ``_run_and_pipe`` in a fresh directory with a fresh fake backend
+    (a function-scoped fixture would be shared by every example)."""
     with pytest.MonkeyPatch.context() as mp, tempfile.TemporaryDirectory() as tmp:
         fake = FakeBackend(mp)
         fake.in_cli()
-        _run_and_pipe(case, Path(tmp), fake, heavy=True)
+        _run_and_pipe(case, Path(tmp), fake, heavy=heavy)
 
 
 REPLAYED = [a for a in allocators.runnable() if a not in allocators.ROUNDS]

@@ -682,16 +682,17 @@ def simulate(
              for t in _floats(signal_temperature, "-T/--signal-temperature")]
     vote_temps = [from_params(Vote, {"vote_temperature": t}).temperature  # checked like vote's
                   for t in _floats(vote_temperature, "--vote-temperature")]
+    rules = _csv(vote_rules)
     if "vote_temperature" in _given(ctx) or "vote_temperature" in ctx.meta.get("uab.from_file", ()):
-        Vote.check_candidates(vote_temps, _csv(vote_rules))
+        Vote.check_candidates(vote_temps, rules)
     rule = from_params(Vote, {**ctx.params, "vote_signal": vote_signal, "vote_temperature": None})
     gain = from_params(Allocation, {"gain": ctx.params["gain"]}).gain
     rows = list(evaluation.simulate(records, _budgets(budgets), _csv(allocators), _csv(signals or ""),
-                                    seeds, temps if len(temps) > 1 else temps[0], gain, vote_rules=_csv(vote_rules),
+                                    seeds, temps if len(temps) > 1 else temps[0], gain, vote_rules=rules,
                                     vote=rule, vote_temperatures=vote_temps, recommendations=True, analyses=True,
                                     targets=accuracies, price=price))
     write_records(output, [evaluation.produced_by(records, pool, seeds, rule, gain, price=price,
-                                                  vote_rules=_csv(vote_rules), vote_temperatures=vote_temps), *rows])
+                                                  vote_rules=rules, vote_temperatures=vote_temps), *rows])
     if not quiet:
         typer.echo(report.markdown_table(evaluation.summarize(rows), evaluation.anll_correlation(records),
                                          evaluation.recommendations(rows)), err=True)

@@ -340,7 +340,7 @@ def _check(pool, budgets, allocators, signals, seeds, temps, gain, vote_temps=()
     if min(temps) <= 0:
         raise UabError("the signal temperature must be > 0")
     if not all(0 < t < float("inf") for t in vote_temps):  # nan fails too
-        raise UabError("the vote temperature must be > 0")
+        raise UabError(f"the vote temperature must be a finite number > 0, got {min(vote_temps)}")
     if gain not in allocation.GAINS:
         raise UabError(f"unknown gain {gain!r}; choose from {', '.join(allocation.GAINS)}")
 

@@ -121,15 +121,14 @@ def _combination(key: tuple) -> dict:
 def preferred(items: list, describe) -> list:
     """``items`` from the simplest to the most elaborate, the order that breaks ties between equal
     gains (the first of equals wins) and that the one-standard-error rule reads: Uniform, then the
-    other signal-free allocators, then the rest; within each, the vote rules in ``voting.RULES``
-    order (majority, then the rules that depart more and more from it); otherwise the registry's
-    order of allocators (``allocators.ALLOCATORS``) and of signals (``signals.SIGNALS``), then the
-    lower T: never the order of ``--allocators``, ``--signals``, ``-T`` or ``--vote-temperature``,
-    which must not change what is recommended. ``describe(item)``: its (allocator, signal, T,
-    vote rule, vote temperature). At N = the
-    pool's samples per question every allocator draws the whole pool: the simplest wins.
-    ``describe(item)``'s fifth field, the vote temperature (None where the rule reads none):
-    the higher first, within its rule (the nearer majority: equal weights as T grows)."""
+    other signal-free allocators, then the rest; within each, the vote rules in ``voting.rank``'s
+    order (majority, then the rules that depart more and more from it; within a rule the higher
+    vote temperature); otherwise the registry's order of allocators (``allocators.ALLOCATORS``)
+    and of signals (``signals.SIGNALS``), then the lower T: never the order of ``--allocators``,
+    ``--signals``, ``-T`` or ``--vote-temperature``, which must not change what is recommended.
+    ``describe(item)``: its (allocator, signal, T, vote rule, vote temperature; None where the
+    rule reads none). At N = the pool's samples per question every allocator draws the whole
+    pool: the simplest wins."""
     names, signals = list(allocators.ALLOCATORS), list(SIGNALS)
 
     def rank(item) -> tuple:
