@@ -25,6 +25,8 @@ python benchmarks/holdout_check.py results/smollm2-math/pool.jsonl --on results/
 # The same check on a synthetic pool of a well-calibrated small model (scripts/make_synthetic_pool.py, its docstring).
 python benchmarks/holdout_check.py results/synthetic/calibrated-small/pool.jsonl --splits 12 \
     > results/synthetic/calibrated-small/holdout.md
+# And on the synthetic 8B-like GSM8K pool (the generator's docstring), where most-confident rules lose.
+python benchmarks/holdout_check.py results/synthetic/8b-like/pool.jsonl --splits 12 > results/synthetic/8b-like/holdout.md
 # The synthetic pools with known p (results/synthetic/README.md): allocators under majority, T = 0.2 and T = 1.
 for mix in easy hopeless moderate weak mixed; do
   uab simulate results/synthetic/$mix --budgets 2,4,8 --seeds 20 --vote-rules majority \

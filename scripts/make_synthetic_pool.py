@@ -7,14 +7,21 @@ over many values (``--wrong scatter``). A sample's ANLL is drawn around 0.05 whe
 0.3 when wrong (``--anll RIGHT,WRONG``; noise ``--noise``), so the signal ranks questions like a
 real model's, imperfectly.
 Mixes: easy (p ~ U[0.6, 1]), hopeless (p ~ U[0, 0.15]), moderate (p ~ U[0.2, 0.8]),
-weak (p ~ Beta(1, 4)), mixed (a third each of easy, hopeless, moderate), and small (a small
-model on hard questions: 60 % p ~ U[0.05, 0.4], 40 % p ~ U[0.3, 0.9]).
+weak (p ~ Beta(1, 4)), mixed (a third each of easy, hopeless, moderate), small (a small
+model on hard questions: 60 % p ~ U[0.05, 0.4], 40 % p ~ U[0.3, 0.9]) and strong (an 8B-class
+model on GSM8K: 70 % p ~ U[0.85, 1], 20 % p ~ U[0.4, 0.85], 10 % p ~ U[0, 0.4]).
 Usage: python scripts/make_synthetic_pool.py MIX -o results/synthetic-MIX/pool.jsonl [--m 300 --k 16 --seed 0]
 
 The calibrated small model of README "Headroom and recommendation" (each sample's ANLL says a
 little about whether it is right, as a well-calibrated small model's would):
 python scripts/make_synthetic_pool.py small --k 8 --wrong few --anll 0.10,0.12 --noise 0.05 \
     -o results/synthetic/calibrated-small/pool.jsonl
+
+The 8B-like GSM8K pool (1,319 questions × 5 samples, wrong answers scattered; calibrated to what
+issue 19 measured on a real 8B model's pool: `most-confident` −6.6 points at N = 4, Uniform +
+`confident-ties` +0.9 to +1.2):
+python scripts/make_synthetic_pool.py strong --m 1319 --k 5 --wrong scatter --anll 0.03,0.04 --noise 0.03 \
+    -o results/synthetic/8b-like/pool.jsonl
 """
 
 from __future__ import annotations
@@ -33,6 +40,8 @@ MIXES = {
     "mixed": lambda rng, m: np.concatenate([rng.uniform(0.6, 1.0, m - 2 * (m // 3)), rng.uniform(0.0, 0.15, m // 3),
                                             rng.uniform(0.2, 0.8, m // 3)]),
     "small": lambda rng, m: np.where(rng.random(m) < 0.6, rng.uniform(0.05, 0.4, m), rng.uniform(0.3, 0.9, m)),
+    "strong": lambda rng, m: np.select([(u := rng.random(m)) < 0.7, u < 0.9],
+                                       [rng.uniform(0.85, 1.0, m), rng.uniform(0.4, 0.85, m)], rng.uniform(0.0, 0.4, m)),
 }
 
 
