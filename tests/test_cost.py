@@ -4,6 +4,7 @@ signal decile, tokens per response, and the report's figures."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -175,6 +176,25 @@ def test_judge_tokens_are_apart_from_the_samples(tmp_path):
     result = cli(["run", q, "--budget", "4", "--backend", "scripted", "--allocator", "judge", "-o", str(out),
                   "--price", "1,2"])
     assert "judge calls (an earlier run's)" in " ".join(result.stderr.split())  # not paid now
+
+
+def test_a_run_says_how_many_judge_verdicts_it_could_not_read(tmp_path, monkeypatch):
+    """A judge cut off while thinking labels every question hard (the judge allocator is then
+    Uniform): `uab run` says so, as `phase1 --judge` does; it printed only the calls."""
+    complete = ScriptedBackend.complete
+
+    def thinking(self, req, params):
+        out = complete(self, req, params)
+        return dataclasses.replace(out, text="<think>\nThis looks easy") if "easy or hard" in req.messages[-1]["content"] else out
+
+    monkeypatch.setattr(ScriptedBackend, "complete", thinking)
+    q = write_jsonl(tmp_path / "q.jsonl", arithmetic(6))
+    result = cli(["run", q, "--budget", "3", "--backend", "scripted", "--allocator", "judge", "-o", str(tmp_path / "r")])
+    assert "0 hard, 0 easy, 6 unparsed (counted hard)" in " ".join(result.stderr.split())
+    judge = orjson.loads((tmp_path / "r" / "summary.json").read_bytes())["stages"]["judge"]
+    assert (judge["hard"], judge["easy"], judge["unparsed"]) == (0, 0, 6)
+    result = cli(["phase1", q, "--backend", "scripted", "--judge", "-o", str(tmp_path / "p1.jsonl")])
+    assert "0 hard, 0 easy, 6 unparsed (counted hard)" in " ".join(result.stderr.split())
 
 
 # --- simulate: tokens ---------------------------------------------------------------------------

@@ -278,6 +278,48 @@ def test_report_on_a_malformed_results_row_leaves_the_report_as_it_was(tmp_path)
     assert result.exit_code == 2 and not (tmp_path / "fresh").exists()
 
 
+@pytest.mark.parametrize("field, value, said", [("coverage", None, "a result row without 'coverage'"),
+                                                ("T", '"x"', "a result row's 'T' is 'x'"),
+                                                ("by_level", "[1,2]", "a result row's 'by_level' is [1, 2]"),
+                                                ("tokens", '"many"', "a result row's 'tokens' is 'many'")])
+def test_report_names_the_line_of_a_result_row_of_another_shape(tmp_path, field, value, said):
+    """A result row with a field of another type (or without one the table reads) is named by
+    its line; the report said only the file, with Python's words (`KeyError: 'coverage'`)."""
+    lines = pathlib.Path(_results(tmp_path)).read_text().splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith('{"allocator"'))
+    row = orjson.loads(lines[at])
+    row.pop(field, None)
+    lines[at] = orjson.dumps(row if value is None else {**row, field: orjson.loads(value)}).decode()
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("\n".join(lines) + "\n")
+    result = cli(["report", str(bad), "-o", str(tmp_path / "rep")])
+    assert result.exit_code == 2 and len(result.stderr.splitlines()) == 1
+    assert f"bad.jsonl:{at + 1}: {said}" in result.stderr
+    assert not (tmp_path / "rep").exists()
+
+
+def test_report_names_the_line_of_a_recommendation_row_of_another_shape(tmp_path):
+    lines = pathlib.Path(_results(tmp_path)).read_text().splitlines()
+    row = orjson.loads(lines[-1])
+    lines[-1] = orjson.dumps({"recommendation": {**row["recommendation"], "allocator": 5}}).decode()
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("\n".join(lines) + "\n")
+    result = cli(["report", str(bad), "-o", str(tmp_path / "rep")])
+    assert result.exit_code == 2 and f"bad.jsonl:{len(lines)}: a recommendation row's 'allocator' is 5" in result.stderr
+    assert not (tmp_path / "rep").exists()
+
+
+def test_report_of_results_from_before_the_recommendation_says_it_holds_none(tmp_path):
+    """A results file of an earlier release (no header, no recommendation rows): the headroom
+    table's note ended "Run it on new questions (…):" with nothing to run after it."""
+    lines = pathlib.Path(_results(tmp_path)).read_text().splitlines(keepends=True)
+    old = tmp_path / "old.jsonl"
+    old.write_text("".join(line for line in lines if line.startswith('{"allocator"')))
+    assert cli(["report", str(old), "-o", str(tmp_path / "rep")]).exit_code == 0
+    text = (tmp_path / "rep" / "summary.md").read_text()
+    assert "Run it on new questions" not in text and "holds no recommendation" in text
+
+
 @pytest.mark.parametrize("fresh", [False, True])
 def test_a_disk_that_fills_while_a_report_is_written_leaves_the_directory_as_it_was(tmp_path, monkeypatch, fresh):
     """Every file is written in full before the first replaces its old copy: a disk full at the

@@ -254,3 +254,11 @@ def test_a_recommendation_carries_the_pools_prompt_quoted_for_the_shell():
 def test_the_judges_label_reads_a_negation(text, label):
     """A judge that answers "not easy" calls the question hard; it was read as easy."""
     assert parse_judge(text) == label
+
+
+@pytest.mark.parametrize("text, label", [("<think>\nThis one looks easy", None), ("<think>Easy? No.</think>hard", "hard"),
+                                         ("<think>It is hard", None), ("[THINK]hard[/THINK] Easy.", "easy")])
+def test_the_judges_label_is_read_from_its_final_part(text, label):
+    """A reasoning model's judge reply cut off while thinking gives no label (it counts as hard),
+    and a word of its thinking is no verdict: its draft "easy" was read as the label."""
+    assert parse_judge(text) == label

@@ -425,6 +425,27 @@ def test_a_run_on_a_recommendation_says_where_it_draws_otherwise_than_its_pool(t
     assert fresh.exit_code == given.exit_code == 0, fresh.output + given.output  # a warning: an error in tests
 
 
+def test_a_recommendation_replayed_from_one_phase1_sample_is_not_run_with_a_directorys_two(tmp_path):
+    """A recommendation says -K only where its replay drew more than one Phase-1 sample: on a
+    run directory drawn with -K 2 (an adaptive run) a uab recommendation took the directory's 2
+    and allocated otherwise than its replay did, silently. Now it counts as -K 1 given, refused as
+    another value of any recorded generation option is; -K 2 on the command line wins."""
+    q = _recommending(tmp_path, {"allocator": "uab", "signal": "anll", "signal_temperature": 0.2,
+                                 "vote_rule": "majority"})
+    res, out = str(tmp_path / "res.jsonl"), str(tmp_path / "run")
+    first = CliRunner().invoke(app, ["run", str(q), "-N", "2", "--backend", "scripted", "--max-tokens", "48",
+                                     "--allocator", "adaptive", "--out", out, "-q"])
+    assert first.exit_code == 0, first.output
+    again = CliRunner().invoke(app, ["run", str(q), "-N", "2", "--settings", res, "--out", out, "-q"])
+    assert again.exit_code == 2, again.output
+    assert "-K/--samples (2 → 1)" in " ".join(again.output.split())
+    assert json.loads((Path(out) / "config.json").read_text())["allocate"]["allocator"] == "adaptive"
+    given = CliRunner().invoke(app, ["run", str(q), "-N", "2", "--settings", res, "-K", "2", "--out", out, "-q"])
+    assert given.exit_code == 0, given.output
+    fresh = CliRunner().invoke(app, ["run", str(q), "-N", "2", "--settings", res, "--out", str(tmp_path / "f"), "-q"])
+    assert fresh.exit_code == 0 and json.loads((tmp_path / "f" / "config.json").read_text())["k"] == 1
+
+
 def test_a_recommendation_the_pool_capped_runs_capped(monkeypatch):
     """Where the pool could not serve an allocation (its optimum wanted more samples than a
     question holds), the replay ran the allocator capped at the pool's K: so must the run."""

@@ -458,7 +458,7 @@ def phase1(ctx: typer.Context, input: In, output: Out = "-", samples: K = 1,
         if judge:
             counts = pipeline.judge(records, be, gen)
             if not quiet:
-                err.print(f"judge: {counts}")
+                err.print(cost.judge_line(counts), highlight=False)
         bar.stage("phase1", len(records) * samples)
         pipeline.phase1(records, be, gen, samples, bar.sample, skipped=len(skipped), checked=True)
     write_records(output, records)

@@ -93,6 +93,14 @@ class Price:
 
 
 SAMPLING = ("phase1", "phase2")  # the stages that draw samples: the budget
+JUDGE_VERDICTS = ("hard", "easy", "unparsed")  # what ``pipeline.judge`` counts; an unparsed verdict is labelled hard
+
+
+def judge_line(judge: dict) -> str:
+    """The judge's calls and verdicts in words (a verdict an earlier release did not count when it was 0 is 0)."""
+    unparsed = judge.get("unparsed", 0)
+    return (f"judge: {judge.get('calls')} calls (not in the budget): {judge.get('hard', 0)} hard, "
+            f"{judge.get('easy', 0)} easy, {unparsed} unparsed" + (" (counted hard)" if unparsed else ""))
 
 
 def run_summary(held: dict[str, Tokens], drawn: dict[str, Tokens], seconds: dict[str, float], total_seconds: float,
@@ -105,7 +113,8 @@ def run_summary(held: dict[str, Tokens], drawn: dict[str, Tokens], seconds: dict
     stages: dict[str, dict] = {}
     if judge is not None:
         calls = {k: judge.get(k) for k in ("calls", "prompt_tokens", "completion_tokens")}
-        stages["judge"] = {**calls, "reused": bool(judge.get("reused")), "seconds": seconds.get("judge", 0.0)}
+        verdicts = {k: judge.get(k, 0) for k in JUDGE_VERDICTS}
+        stages["judge"] = {**calls, **verdicts, "reused": bool(judge.get("reused")), "seconds": seconds.get("judge", 0.0)}
     for name in STAGES:
         stages[name] = {"seconds": seconds.get(name, 0.0)}
         if name in SAMPLING:
@@ -143,7 +152,7 @@ def describe(summary: dict) -> list[str]:
                          f"{_count(stage['prompt_tokens'])} prompt tokens"
                          + (f" ({reused} reused)" if reused else "") + f", {stage['seconds']:.1f} s")
         elif name == "judge":
-            lines.append(f"judge: {stage['calls']} calls (not in the budget), {_count(stage['completion_tokens'])} "
+            lines.append(f"{judge_line(stage)}; {_count(stage['completion_tokens'])} "
                          f"completion + {_count(stage['prompt_tokens'])} prompt tokens"
                          + (" (labels reused)" if stage["reused"] else f", {stage['seconds']:.1f} s"))
     t = summary["total"]

@@ -11,7 +11,6 @@ import hashlib
 import math
 import os
 from array import array
-from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
@@ -20,7 +19,7 @@ import numpy as np
 from . import allocation, allocators, gcpolicy, settings, voting
 from .answers import extract_answer, gold_answer, group, vote_and_grade
 from .backends.base import Backend, Completion, PromptLength, SampleRequest, SamplingParams
-from .cost import Tokens
+from .cost import JUDGE_VERDICTS, Tokens
 from .errors import UabError
 from .prompts import judge_messages, parse_judge
 from .reasoning import answer_logprobs, final_text
@@ -274,14 +273,15 @@ def probes(signal: str | None, wanted: int) -> int:
 def judge(records: list[dict], backend: Backend, gen: Generation) -> dict:
     """LLM-judge pre-pass: label each question ``easy``/``hard`` in one batched call.
 
-    Unparsable labels count as ``hard``. Returns counts, the calls' tokens included
-    (None where the backend does not report them); the calls are not samples.
+    Unparsable labels count as ``hard``. Returns the calls and the counts of each verdict
+    (``easy``, ``hard``, ``unparsed``: zero ones too), the calls' tokens included (None where the
+    backend does not report them); the calls are not samples.
     """
     params = SamplingParams(temperature=gen.temperature, max_tokens=8)
     fit(records, backend, gen, messages=judge_messages, max_tokens=params.max_tokens)
     requests = [SampleRequest(judge_messages(rec), sample_seed(gen.seed, rec["id"], -1)) for rec in records]
     outputs = backend.generate(requests, params)
-    counts: Counter = Counter()
+    counts = dict.fromkeys(JUDGE_VERDICTS, 0)
     for rec, out in zip(records, outputs):
         label = parse_judge(out.text)
         counts[label or "unparsed"] += 1

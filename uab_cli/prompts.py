@@ -16,6 +16,7 @@ import warnings
 from dataclasses import dataclass
 
 from .errors import UabError
+from .reasoning import final_text
 from .records import letters, question_type
 from .signals import VCS_INSTRUCTION
 
@@ -256,7 +257,8 @@ def judge_messages(rec: dict) -> tuple[dict, ...]:
 
 
 def parse_judge(text: str) -> str | None:
-    """``easy`` or ``hard`` from a judge response; ``None`` when it says neither (or both)."""
-    found = re.findall(r"\b(not\s+)?(easy|hard)\b", (text or "").lower())  # "not easy" says hard
+    """``easy`` or ``hard`` from a judge response's final part (a reasoning model's thinking is a
+    draft, as for an answer); ``None`` when it says neither (or both), or was cut off while thinking."""
+    found = re.findall(r"\b(not\s+)?(easy|hard)\b", (final_text(text or "") or "").lower())  # "not easy" says hard
     words = {word if not negated else {"easy": "hard", "hard": "easy"}[word] for negated, word in found}
     return words.pop() if len(words) == 1 else None

@@ -359,8 +359,9 @@ def markdown(summary: Sequence[dict], recommendations: Sequence[dict] = ()) -> s
                    f"{FOLDS - 1}/{FOLDS} of the questions and scored on the other 1/{FOLDS} ({FOLDS}-fold "
                    f"cross-validation, {REPEATS} times); its held-out gain must itself exceed {SIGNIFICANCE:g} "
                    f"standard errors over seeds, the pool hold {MIN_QUESTIONS} graded questions and the replay "
-                   f"{MIN_SEEDS} seeds, else Uniform + majority. Run it on new questions (the pool's sampling "
-                   "settings included):"), ""]
+                   f"{MIN_SEEDS} seeds, else Uniform + majority. "
+                   + ("Run it on new questions (the pool's sampling settings included):" if recs else
+                      "The results file holds no recommendation (written by a `uab simulate` before them).")), ""]
     lines += [f"- N = {r['N']}: `uab run QUESTIONS --budget {r['N']} -o RUN {rec['flags']}`"
               for r in rows if (rec := recs.get(r["N"]))]
     if recs:

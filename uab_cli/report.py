@@ -195,6 +195,27 @@ def report(rows: Sequence[dict], records: Sequence[dict] | None, out_dir: str,
     return list(written)
 
 
+_NUMBER, _NONE = (int, float), (type(None),)
+# A result row's fields the report reads, with their JSON types (absent is null; bool is no number).
+_RESULT_FIELDS = {"allocator": (str,), "signal": (str, *_NONE), "T": (*_NUMBER, *_NONE), "vote_rule": (str, *_NONE),
+                  "vote_temperature": (*_NUMBER, *_NONE), "M": (int, *_NONE), "graded": (int, *_NONE),
+                  "tokens": (*_NUMBER, *_NONE), "tokens_median": (*_NUMBER, *_NONE),
+                  "prompt_tokens": (*_NUMBER, *_NONE), "vote_fallbacks": (*_NUMBER, *_NONE),
+                  "cut": (*_NUMBER, *_NONE), "by_level": (dict, *_NONE)}
+_RESULT_NUMBERS = ("accuracy", "coverage", "samples_used", "saved", "capped")  # every result row holds them
+
+
+def _result_shape(r: dict) -> str | None:
+    """What is wrong with result row ``r``'s fields (None: nothing the report reads)."""
+    kinds = {**_RESULT_FIELDS, **({} if "skipped" in r else dict.fromkeys(_RESULT_NUMBERS, _NUMBER))}
+    for key, types in kinds.items():
+        if type(r.get(key)) not in types:
+            return f"a result row's {key!r} is {r[key]!r}" if key in r else f"a result row without {key!r}"
+    if any(type(v) not in _NUMBER for v in (r.get("by_level") or {}).values()):
+        return f"a result row's 'by_level' is {r['by_level']!r}"
+    return None
+
+
 def _check_rows(rows: Sequence[dict], source: str | None, lines: Sequence[int] | None) -> None:
     """``UabError`` naming ``source`` and the line for a row that is no JSON object, a result row
     whose N or seed is no count (``true``, ``2.5``: ``simulate`` writes integers) or whose accuracy
@@ -207,19 +228,24 @@ def _check_rows(rows: Sequence[dict], source: str | None, lines: Sequence[int] |
         line = lines[i] if lines else None
         if not isinstance(r, dict):
             raise UabError(f"a row is not what `uab simulate -o` writes (a JSON {type(r).__name__})", source, line)
-        if "allocator" not in r or "skipped" in r:
+        if "allocator" not in r:
+            continue
+        if wrong := _result_shape(r):
+            raise UabError(f"{wrong}, not what `uab simulate -o` writes", source, line)
+        if "skipped" in r:
+            if not (is_int(r.get("N")) and r["N"] >= 1):
+                raise UabError(f"a result row's N is a count, got {r.get('N')!r}", source, line)
             continue
         if not (is_int(r.get("N")) and r["N"] >= 1 and is_int(r.get("seed")) and r["seed"] >= 0):
             raise UabError(f"a result row's N and seed are counts, got N = {r.get('N')!r}, seed = {r.get('seed')!r}",
                            source, line)
-        if not (is_int(r.get("accuracy")) or isinstance(r.get("accuracy"), float)):
-            raise UabError(f"a result row's accuracy is a number, got {r.get('accuracy')!r}", source, line)
         key = (r["allocator"], r.get("signal"), r.get("T"), r["N"], r["seed"], r.get("vote_rule"),
                r.get("vote_temperature"))
         if key in seen:
             raise UabError(f"two result rows for {recommend.label(r)} at N = {r['N']}, seed {r['seed']}: "
                            "one simulation per results file (were two appended?)", source, line)
         seen.add(key)
+    recommend.numbered(zip(lines or [None] * len(rows), rows), source or "-")  # each recommendation row's shape
     made = about(rows)
     last = "check" if made and made.get("check") else "recommendation"
     closed = {r[last].get("N") for r in rows if isinstance(r.get(last), dict)}

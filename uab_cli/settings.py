@@ -619,4 +619,8 @@ def load_file(path: str, budget: int | None = None, recommendation: bool = True)
         if name in out:
             raise UabError(f"an option is given twice: {spelled[name]!r} and {key!r}", path, line)
         out[name], spelled[name] = value, key
-    return Recommended(out, generation, line) if recs else out
+    if not recs:
+        return out
+    # A recommendation gives -K only above 1: without it, its replay drew one Phase-1 sample, and
+    # so must the run (not a run directory's recorded -K, which would allocate otherwise).
+    return Recommended({"samples": 1, **out}, generation, line)
