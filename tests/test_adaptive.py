@@ -73,6 +73,8 @@ def test_allocate_refuses_it_and_run_draws_it_in_rounds(tmp_path):
     assert all(r["uab"]["allocate"]["allocator"] == "adaptive" and r["uab"]["allocate"]["rounds"] >= 1
                for r in votes)
     assert all(len([s for s in r["samples"] if s["phase"] == 1]) == 2 for r in votes)  # its default -K
+    # each round records Phase 2's provenance on the records it grew; the first grew them all
+    assert all(r["uab"]["phase2"] == votes[0]["uab"]["phase2"] and "seed" in r["uab"]["phase2"] for r in votes)
     summary = json.loads((out / "summary.json").read_text())  # what the run did, as its records say
     assert summary["uab"]["allocate"]["rounds"] == votes[0]["uab"]["allocate"]["rounds"]
     # the live rounds are the replay's: the same function on the margins of the run's own samples

@@ -169,6 +169,22 @@ def test_vote_and_simulate_elect_the_same_answer(rule):
             assert votes[rule][0][i, t] == right, (i, t)
 
 
+def test_the_replay_votes_every_rule_and_temperature_at_once_as_each_alone():
+    """``Pool.votes`` counts each prefix once for every rule and vote temperature (``voting.tally``):
+    the tables of ``outcomes`` of each alone, missing confidences (majority fallbacks) included."""
+    rng = np.random.default_rng(3)
+    records = [{**record([(rng.choice(["7", "3", "12", None]), rng.choice([0.1, 0.2, 0.5, None])) for _ in range(6)]),
+                "id": f"q{i}"} for i in range(30)]
+    pool = evaluation.Pool(records)
+    perm = pool.permutations(1)
+    log_w = {t: pool.log_w("anll", t) for t in (0.05, 0.2)}
+    together, cover = pool.votes(perm, {(r, t): (r, log_w[t]) for r in voting.RULES for t in log_w})
+    for (rule, t), (right, fell) in together.items():
+        alone, alone_cover = pool.outcomes(perm, [rule], log_w[t])
+        assert (right == alone[rule][0]).all() and (fell == alone[rule][1]).all() and (cover == alone_cover).all()
+    assert together["weighted", 0.05][1].any()  # some prefix fell back
+
+
 # Answer classes written several ways, per question type; an equation is no spelling of its value.
 SPELLINGS = {"math": [["0.5", "1/2", "\\frac{1}{2}"], ["1000", "1,000"], ["2\\sqrt{3}", "\\sqrt{12}"], ["7"],
                       ["25", "x^2+y^2=25"], ["18", "f(-2)=18"], ["2,3", "3,2", "(2,3)", "(3,2)"]],

@@ -142,19 +142,6 @@ def tempered_rules(vote: Vote, rules: Sequence[str]) -> list[str]:
     return [r for r in rules if replace(vote, rule=r).uses_temperature]
 
 
-def _votes(pool: Pool, perm: np.ndarray, variants: list[tuple[str, float | None]], log_w: dict, keep: float) -> tuple:
-    """``Pool.outcomes`` per vote variant (rule, vote temperature): the rules a temperature leaves
-    as they are (they read only the confidences' order) once, on ``log_w[None]``; ``weighted``
-    once per temperature. Returns the outcomes by variant and coverage."""
-    plain = [r for r, vt in variants if vt is None]
-    got, cover = pool.outcomes(perm, plain, log_w.get(None), keep)
-    votes = {(r, None): v for r, v in got.items()}
-    for vt in dict.fromkeys(vt for _, vt in variants if vt is not None):
-        tempered = [r for r, t in variants if t == vt]
-        votes.update({(r, vt): v for r, v in pool.outcomes(perm, tempered, log_w[vt], keep)[0].items()})
-    return votes, cover
-
-
 def _replay(pool, combos, skipped, seeds, gain, thresholds, on_progress, variants, vote, advise,
             analysis=None) -> Iterator[dict]:
     yield from skipped
@@ -164,10 +151,11 @@ def _replay(pool, combos, skipped, seeds, gain, thresholds, on_progress, variant
     m, idx = len(pool.records), np.arange(len(pool.records))
     levels = sorted({lv for lv in pool.levels if lv is not None}, key=_level_key)
     level_of = np.array(pool.levels, dtype=object)
-    # each sample's log confidence per vote temperature (None: the rules that read only their order)
+    # each sample's log confidence per vote temperature; the rules that read only their order at vote's own
     temps = [vt for _, vt in variants if vt is not None]
-    log_w = {vt: pool.log_w(vote.vote_signal(), vote.temperature if vt is None else vt)
-             for vt in dict.fromkeys([None, *temps])} if any(voting.RULES[r].confidence for r, _ in variants) else {}
+    log_w = {vt: pool.log_w(vote.vote_signal(), vt) for vt in dict.fromkeys([vote.temperature, *temps])} \
+        if any(voting.RULES[r].confidence for r, _ in variants) else {}
+    ballots = {(r, vt): (r, log_w.get(vote.temperature if vt is None else vt)) for r, vt in variants}
     # the analyses' deciles vote weighted at vote's own temperature where replayed, else at the highest
     # (the simplest, as recommend.preferred orders them): never the order of --vote-temperature
     headline = vote.temperature if vote.temperature in temps else max(temps, default=None)
@@ -178,7 +166,7 @@ def _replay(pool, combos, skipped, seeds, gain, thresholds, on_progress, variant
     fixed: dict[tuple, tuple[np.ndarray, int, np.ndarray]] = {}  # upper bounds: one allocation for every seed
     for seed in seeds:
         perm = pool.permutations(seed)
-        votes, cover = _votes(pool, perm, variants, log_w, vote.keep)
+        votes, cover = pool.votes(perm, ballots, vote.keep)  # each prefix counted once for every variant
         # cut[i, t]: samples among question i's first t draws that were cut at --max-tokens
         cut = np.hstack([np.zeros((m, 1), dtype=np.int64), np.take_along_axis(pool.cut, perm, 1).cumsum(axis=1)])
         drawn, cum, cum_prompt = pool.spent(perm)

@@ -464,15 +464,16 @@ def phase2(records: list[dict], backend: Backend, gen: Generation, on_sample: On
     Callers ``fit`` the records to the model's context first; ``checked``: the caller ran
     ``same_draws`` (with ``gen``) on them already, as the command does: not again.
     ``grown``: the positions, in order, of the only records that may lack samples (a round of
-    ``uab run``: the others hold all of theirs already); every record by default."""
+    ``uab run``: the others hold all of theirs already, and this Phase 2's provenance from an
+    earlier round, the first growing them all); every record by default."""
     _same_template(records[0] if records else {}, gen)
     if not checked:
         same_draws(records, "phase2", gen)
     scored = any(s.get("anll") is not None for rec in records for s in samples(rec, 1))
     n = draw(records, _phase2_missing(records, grown), backend, gen, on_sample, logprobs=scored)
     info = gen.info()  # one dict shared by every record, made once (as ``Vote.info``)
-    for rec in records:
-        with_provenance(rec, "phase2", info)
+    for r in range(len(records)) if grown is None else grown:
+        with_provenance(records[r], "phase2", info)
     return n
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 import hashlib
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 
 import numpy as np
 
@@ -105,24 +105,33 @@ class Pool:
                  keep: float = voting.DEFAULT_KEEP) -> tuple[dict[str, tuple[np.ndarray, np.ndarray]], np.ndarray]:
         """Per vote rule, whether the vote is right and whether it fell back to majority after
         the first t draws, and coverage: (M, K+1) tables (``voting.elect`` on every prefix)."""
+        return self.votes(perm, {rule: (rule, log_w) for rule in rules}, keep)
+
+    def votes(self, perm: np.ndarray, ballots: dict[Hashable, tuple[str, np.ndarray | None]],
+              keep: float = voting.DEFAULT_KEEP) -> tuple[dict[Hashable, tuple[np.ndarray, np.ndarray]], np.ndarray]:
+        """``outcomes`` of several votes by key, each a rule and the samples' log confidence it
+        reads (None: none): each prefix is counted once for all of them (``voting.tally``)."""
         cp = np.take_along_axis(self.cls, perm, 1)
         rp = np.take_along_axis(self.rank, perm, 1)
         right = np.take_along_axis(self.correct, perm, 1)
-        wp = np.take_along_axis(np.full(self.cls.shape, np.nan) if log_w is None else log_w, perm, 1)
+        missing = np.full(self.cls.shape, np.nan)
+        wp = {key: np.take_along_axis(missing if log_w is None else log_w, perm, 1) for key, (_, log_w) in ballots.items()}
         m, kmax = cp.shape
-        out = {rule: (np.zeros((m, kmax + 1), dtype=bool), np.zeros((m, kmax + 1), dtype=bool)) for rule in rules}
+        out = {key: (np.zeros((m, kmax + 1), dtype=bool), np.zeros((m, kmax + 1), dtype=bool)) for key in ballots}
         # elect's work grows with the most answer classes among the questions it is given: the
         # questions go in groups of similar class counts, so one question whose answers all
         # differ does not make every question's vote count hundreds of classes
         group = np.ceil(np.log2(np.maximum(self.cls.max(axis=1, initial=-1) + 1, 1))).astype(np.int64)
         for g in np.unique(group):
             rows = np.flatnonzero(group == g)
-            c, w, r, ok = cp[rows], wp[rows], rp[rows], right[rows]
+            c, r, ok = cp[rows], rp[rows], right[rows]
+            w = {key: v[rows] for key, v in wp.items()}
             for t in range(1, kmax + 1):
-                for rule in rules:
-                    win, fell = voting.elect(c[:, :t], w[:, :t], r[:, :t], rule, keep)
-                    out[rule][0][rows, t] = _key_right(c[:, :t], r[:, :t], ok[:, :t], win)
-                    out[rule][1][rows, t] = fell
+                counted = voting.tally(c[:, :t], r[:, :t])
+                for key, (rule, _) in ballots.items():
+                    win, fell = voting.elect(c[:, :t], w[key][:, :t], r[:, :t], rule, keep, counted)
+                    out[key][0][rows, t] = _key_right(c[:, :t], r[:, :t], ok[:, :t], win)
+                    out[key][1][rows, t] = fell
         cover = np.logical_or.accumulate(right, axis=1)
         return out, np.hstack([np.zeros((m, 1), dtype=bool), cover])
 
