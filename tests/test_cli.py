@@ -180,6 +180,17 @@ def test_help_is_plain_and_shows_every_default():
     assert "-o, --output" in uab("report", "-h").stdout
 
 
+def test_an_option_error_names_no_hidden_alias(tmp_path):
+    """The old spellings --out and --k are accepted but named nowhere: not in the help, nor in
+    the line of a missing or invalid option."""
+    q = write_jsonl(tmp_path / "q.jsonl", arithmetic(2))
+    for args, shown in ((["pool", q, "-K", "2"], "'-o' / '--output'."), (["run", q, "-N", "2"], "'-o' / '--output'."),
+                        (["phase1", q, "-K", "0"], "'-K' / '--samples':")):
+        result = CliRunner().invoke(app, [str(a) for a in args])
+        assert result.exit_code == 2 and shown in result.stderr, result.stderr
+        assert "--out'" not in result.stderr and "--k'" not in result.stderr, result.stderr
+
+
 def test_options_for_another_backend_are_errors(tmp_path):
     """--base-url with the embedded default model: exit 2 before anything loads or is written."""
     q = write_jsonl(tmp_path / "q.jsonl", arithmetic(3))

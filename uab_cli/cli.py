@@ -198,16 +198,18 @@ def _hide_aliases(param) -> None:
     if not any(a in getattr(param, "opts", ()) for a in HIDDEN_ALIASES):
         return
     shown = [o for o in param.opts if o not in HIDDEN_ALIASES]
-    record = param.get_help_record
 
-    def without_aliases(ctx):
-        opts, param.opts = param.opts, shown
-        try:
-            return record(ctx)
-        finally:
-            param.opts = opts
+    def without_aliases(method):  # the help and the "Missing option" line name the shown spellings only
+        def call(*args):
+            opts, param.opts = param.opts, shown
+            try:
+                return method(*args)
+            finally:
+                param.opts = opts
+        return call
 
-    param.get_help_record = without_aliases
+    param.get_help_record = without_aliases(param.get_help_record)
+    param.get_error_hint = without_aliases(param.get_error_hint)
 
 
 SETTINGS_FILE = Option("--settings", "JSON/TOML file of option values; options given on the command line win.",
