@@ -723,6 +723,15 @@ def test_default_budgets_are_the_papers_that_the_pool_holds(tmp_path):
         list(evaluation.simulate(records, [5], ["uniform"], None, 2))
 
 
+def test_default_allocators_include_the_majority_vote_one(tmp_path):
+    # On 8B-like pools `majority` + confident-ties is the held-out pick at N = 2: a default
+    # candidate, so the recommendation of a plain `uab simulate` can name it.
+    out = tmp_path / "out.jsonl"
+    assert cli(["simulate", write_jsonl(tmp_path / "pool.jsonl", known_pool(10, 5)), "-q", "-o", str(out)]).exit_code == 0
+    replayed = {r["allocator"] for r in read_jsonl(str(out)) if "accuracy" in r}
+    assert replayed == {"uab", "uniform", "random", "length", "adaptive", "majority", "oracle"}
+
+
 def confident_ties_at(n: int, **vote) -> dict:
     """A recommendation row as `simulate -o` writes it, made by hand."""
     return {"N": n, "allocator": "uniform", "signal": None, "T": None, "vote_rule": vote.get("vote_rule", "confident-ties"),

@@ -646,7 +646,7 @@ def simulate(
     budgets: Annotated[str | None, typer.Option(help="Comma-separated N values.", show_default=PAPER_BUDGETS)] = None,
     allocators: Annotated[str, typer.Option(help="Comma-separated allocators (uniform is always replayed: Uniform + "
                                             "majority is the reference)." + _one_per_line(allocators.SUMMARIES))]
-    = "uab,uniform,random,length,adaptive,oracle",
+    = "uab,uniform,random,length,adaptive,majority,oracle",
     signals: Annotated[str | None, typer.Option(help="Comma-separated signals." + _one_per_line(SIGNAL_SUMMARIES),
                                                 show_default=OWN_SIGNAL)] = None,
     seeds: Annotated[int, typer.Option(min=1, max=100_000, help="Number of replay seeds (0..seeds-1).")] = 20,
