@@ -70,6 +70,14 @@ def test_convert_command(tmp_path):
     assert rows and all(r["answer"] in "ABCD" and r["choices"] for r in rows)
 
 
+def test_a_directory_given_with_a_slash_is_named_with_one(tmp_path):
+    q = write_jsonl(tmp_path / "q.jsonl", arithmetic(3))
+    pool = uab("pool", q, "--samples", 2, "--out", f"{tmp_path / 'pool'}/", "--backend", "scripted")
+    run = uab("run", q, "--budget", 2, "--out", f"{tmp_path / 'run'}/", "--backend", "scripted")
+    flat = ["".join(r.stderr.split()) for r in (pool, run)]  # a long path may be wrapped anywhere
+    assert f"{tmp_path / 'pool' / 'pool.jsonl'}(" in flat[0] and f"outputsin{tmp_path / 'run'}/:" in flat[1]
+
+
 def test_pool_simulate_report(tmp_path):
     q = write_jsonl(tmp_path / "q.jsonl", [dict(r, level=i % 3) for i, r in enumerate(arithmetic(40))])
     uab("pool", q, "--samples", 6, "--out", tmp_path / "pool", "--backend", "scripted", "-q")

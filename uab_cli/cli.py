@@ -10,6 +10,7 @@ import contextlib
 import dataclasses
 import functools
 import inspect
+import os
 import re
 import sys
 import warnings
@@ -534,7 +535,7 @@ def run(ctx: typer.Context, input: In, output: OutDir, force: Force = False, sam
         _print_votes(result.votes)
         for line in cost.describe(result.summary):
             err.print(line, markup=False, highlight=False, soft_wrap=True)
-        err.print(f"outputs in {output}/: {', '.join(runs.STAGE_FILES)}, {runs.SUMMARY} "
+        err.print(f"outputs in {os.path.join(output, '')}: {', '.join(runs.STAGE_FILES)}, {runs.SUMMARY} "
                   f"(the votes also in {result.votes_file})", markup=False)
 
 
@@ -584,7 +585,7 @@ def pool(ctx: typer.Context, input: In,
     if not quiet:
         if note:
             err.print(note, markup=False, highlight=False, soft_wrap=True)
-        err.print(f"pool: {len(records)} questions × {samples} samples in {output}/pool.jsonl ({drawn} drawn now)",
+        err.print(f"pool: {len(records)} questions × {samples} samples in {os.path.join(output, runs.POOL)} ({drawn} drawn now)",
                   markup=False)
 
 
