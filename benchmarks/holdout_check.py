@@ -20,6 +20,7 @@ import argparse
 import numpy as np
 
 from uab_cli import evaluation, recommend
+from uab_cli.allocators import SIMULATED
 from uab_cli.jsonl import load_records
 
 
@@ -35,7 +36,7 @@ def main() -> None:
     ap.add_argument("pools", nargs="+")
     ap.add_argument("--budgets", default="2,3,4")
     ap.add_argument("--splits", type=int, default=2)
-    ap.add_argument("--allocators", default="uab,uniform,random,length,adaptive,majority,oracle")
+    ap.add_argument("--allocators", default=",".join(SIMULATED))
     ap.add_argument("-T", default="0.2")
     ap.add_argument("--on", metavar="OTHER", help="replay on this pool, chosen on the whole of each POOL")
     args = ap.parse_args()

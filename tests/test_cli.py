@@ -190,13 +190,16 @@ def test_help_is_plain_and_shows_every_default():
 
 def test_an_option_error_names_no_hidden_alias(tmp_path):
     """The old spellings --out and --k are accepted but named nowhere: not in the help, nor in
-    the line of a missing or invalid option."""
+    the line of a missing or invalid option, nor among an unknown option's near names."""
     q = write_jsonl(tmp_path / "q.jsonl", arithmetic(2))
     for args, shown in ((["pool", q, "-K", "2"], "'-o' / '--output'."), (["run", q, "-N", "2"], "'-o' / '--output'."),
                         (["phase1", q, "-K", "0"], "'-K' / '--samples':")):
         result = CliRunner().invoke(app, [str(a) for a in args])
         assert result.exit_code == 2 and shown in result.stderr, result.stderr
         assert "--out'" not in result.stderr and "--k'" not in result.stderr, result.stderr
+    # nor among the near names of an unknown option
+    result = CliRunner().invoke(app, ["pool", q, "-K", "2", "--outp", "x"])
+    assert result.exit_code == 2 and "(Possible options: --output, --timeout)" in result.stderr, result.stderr
 
 
 def test_options_for_another_backend_are_errors(tmp_path):

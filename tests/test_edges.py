@@ -281,7 +281,12 @@ def test_report_on_a_malformed_results_row_leaves_the_report_as_it_was(tmp_path)
 @pytest.mark.parametrize("field, value, said", [("coverage", None, "a result row without 'coverage'"),
                                                 ("T", '"x"', "a result row's 'T' is 'x'"),
                                                 ("by_level", "[1,2]", "a result row's 'by_level' is [1, 2]"),
-                                                ("tokens", '"many"', "a result row's 'tokens' is 'many'")])
+                                                ("tokens", '"many"', "a result row's 'tokens' is 'many'"),
+                                                ("T", None, "a result row without 'T'"),
+                                                ("cut", "null", "a result row's 'cut' is None"),
+                                                ("vote_fallbacks", "null", "a result row's 'vote_fallbacks' is None"),
+                                                ("tokens_median", "null", "a result row's 'tokens_median' is None"),
+                                                ("by_level", "null", "a result row's 'by_level' is None")])
 def test_report_names_the_line_of_a_result_row_of_another_shape(tmp_path, field, value, said):
     """A result row with a field of another type (or without one the table reads) is named by
     its line; the report said only the file, with Python's words (`KeyError: 'coverage'`)."""
@@ -306,6 +311,27 @@ def test_report_names_the_line_of_a_recommendation_row_of_another_shape(tmp_path
     bad.write_text("\n".join(lines) + "\n")
     result = cli(["report", str(bad), "-o", str(tmp_path / "rep")])
     assert result.exit_code == 2 and f"bad.jsonl:{len(lines)}: a recommendation row's 'allocator' is 5" in result.stderr
+    assert not (tmp_path / "rep").exists()
+
+
+@pytest.mark.parametrize("field, value, said", [("held_out", None, "a recommendation row without 'held_out'"),
+                                                ("held_out", '{"se": 0.1}', "row's held_out without 'gain'"),
+                                                ("flags", None, "a recommendation row without 'flags'"),
+                                                ("signal", None, "a recommendation row without 'signal'"),
+                                                ("kept_over", '{"allocator": "uab", "signal": "anll", "why": "x"}',
+                                                 "row's kept_over without 'T'")])
+def test_report_names_the_line_of_a_recommendation_row_without_what_it_reads(tmp_path, field, value, said):
+    """The fields the report reads of a recommendation row (its label, held-out gain, flags) and
+    not `uab run`: a row without them was named with Python's words (`KeyError: 'held_out'`)."""
+    lines = pathlib.Path(_results(tmp_path)).read_text().splitlines()
+    rec = orjson.loads(lines[-1])["recommendation"]
+    rec.pop(field, None)
+    lines[-1] = orjson.dumps({"recommendation": rec if value is None else {**rec, field: orjson.loads(value)}}).decode()
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("\n".join(lines) + "\n")
+    result = cli(["report", str(bad), "-o", str(tmp_path / "rep")])
+    assert result.exit_code == 2 and len(result.stderr.splitlines()) == 1, result.stderr
+    assert f"bad.jsonl:{len(lines)}: " in result.stderr and said in result.stderr, result.stderr
     assert not (tmp_path / "rep").exists()
 
 

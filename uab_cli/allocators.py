@@ -54,6 +54,8 @@ SUMMARIES: dict[str, str] = {}  # one line per allocator, for -h
 TAKES_EXIT: set[str] = set()  # allocators a threshold exit (--exit) applies to
 NEEDS_JUDGE: set[str] = set()  # allocators that read the LLM judge's easy/hard labels
 ROUNDS: set[str] = set()  # allocators that draw Phase 2 in rounds, reading the votes so far (Job.margins)
+# the candidates `simulate` replays unless told (``majority``: the held-out N = 2 pick on 8B-like pools)
+SIMULATED = ("uab", "uniform", "random", "length", "adaptive", "majority", "oracle")
 PHASE1: dict[str, int] = {}  # the Phase-1 samples per question an allocator needs, where more than 1
 SEEDED: set[str] = set()  # allocators that read --allocation-seed
 

@@ -85,6 +85,8 @@ class _Group(typer.core.TyperGroup):
             raise typer.Exit(2) from None
         except _UsageError as exc:  # click's parse errors, in the same style
             where = " ".join(filter(None, ("uab", ctx.meta.get("uab.command"))))
+            if getattr(exc, "possibilities", None):  # an unknown option's near names: the shown spellings only
+                exc.possibilities = [o for o in exc.possibilities if o not in HIDDEN_ALIASES]
             message = exc.format_message().replace("Value error, ", "")
             err.print(f"[red]error:[/red] {escape(message)} (see `{where} -h`)", highlight=False, soft_wrap=True)
             raise typer.Exit(2) from None
@@ -647,7 +649,7 @@ def simulate(
     budgets: Annotated[str | None, typer.Option(help="Comma-separated N values.", show_default=PAPER_BUDGETS)] = None,
     allocators: Annotated[str, typer.Option(help="Comma-separated allocators (uniform is always replayed: Uniform + "
                                             "majority is the reference)." + _one_per_line(allocators.SUMMARIES))]
-    = "uab,uniform,random,length,adaptive,majority,oracle",
+    = ",".join(allocators.SIMULATED),
     signals: Annotated[str | None, typer.Option(help="Comma-separated signals." + _one_per_line(SIGNAL_SUMMARIES),
                                                 show_default=OWN_SIGNAL)] = None,
     seeds: Annotated[int, typer.Option(min=1, max=100_000, help="Number of replay seeds (0..seeds-1).")] = 20,

@@ -195,25 +195,58 @@ def report(rows: Sequence[dict], records: Sequence[dict] | None, out_dir: str,
     return list(written)
 
 
-_NUMBER, _NONE = (int, float), (type(None),)
-# A result row's fields the report reads, with their JSON types (absent is null; bool is no number).
-_RESULT_FIELDS = {"allocator": (str,), "signal": (str, *_NONE), "T": (*_NUMBER, *_NONE), "vote_rule": (str, *_NONE),
-                  "vote_temperature": (*_NUMBER, *_NONE), "M": (int, *_NONE), "graded": (int, *_NONE),
-                  "tokens": (*_NUMBER, *_NONE), "tokens_median": (*_NUMBER, *_NONE),
-                  "prompt_tokens": (*_NUMBER, *_NONE), "vote_fallbacks": (*_NUMBER, *_NONE),
-                  "cut": (*_NUMBER, *_NONE), "by_level": (dict, *_NONE)}
+class _Absent:
+    """What ``_shape`` reads of a field a row leaves out."""
+
+
+_NUMBER, _NONE, _OUT = (int, float), (type(None),), (_Absent,)
+# A result row's fields the report reads, with their JSON types (_OUT: it may leave the field out,
+# as rows of earlier releases and rows the field does not concern do; bool is no number).
+_RESULT_FIELDS = {"allocator": (str,), "signal": (str, *_NONE), "T": (*_NUMBER, *_NONE),
+                  "vote_rule": (str, *_NONE, *_OUT), "vote_temperature": (*_NUMBER, *_NONE, *_OUT),
+                  "M": (int, *_NONE, *_OUT), "graded": (int, *_NONE, *_OUT), "tokens": (*_NUMBER, *_NONE, *_OUT),
+                  "tokens_median": (*_NUMBER, *_NONE, *_OUT), "prompt_tokens": (*_NUMBER, *_OUT),
+                  "vote_fallbacks": (*_NUMBER, *_OUT), "cut": (*_NUMBER, *_OUT), "by_level": (dict, *_OUT)}
 _RESULT_NUMBERS = ("accuracy", "coverage", "samples_used", "saved", "capped")  # every result row holds them
+
+
+def _shape(row: dict, kinds: dict, what: str) -> str | None:
+    """What is wrong with ``row``'s fields of ``kinds`` (their types), ``what`` the row is; None: nothing."""
+    if type(row.get("signal")) is str:  # a signal's temperature is in its label
+        kinds = {**kinds, "T": _NUMBER}
+    for key, types in kinds.items():
+        if type(row.get(key, _Absent())) not in types:
+            return f"{what}'s {key!r} is {row[key]!r}" if key in row else f"{what} without {key!r}"
+    return None
 
 
 def _result_shape(r: dict) -> str | None:
     """What is wrong with result row ``r``'s fields (None: nothing the report reads)."""
     kinds = {**_RESULT_FIELDS, **({} if "skipped" in r else dict.fromkeys(_RESULT_NUMBERS, _NUMBER))}
-    for key, types in kinds.items():
-        if type(r.get(key)) not in types:
-            return f"a result row's {key!r} is {r[key]!r}" if key in r else f"a result row without {key!r}"
+    if type(r.get("tokens")) in _NUMBER:  # counted tokens come with their median per response
+        kinds["tokens_median"] = _NUMBER
+    if "graded" in r:  # the graded questions are told of M
+        kinds["M"] = (int, *_NONE)
+    if wrong := _shape(r, kinds, "a result row"):
+        return wrong
     if any(type(v) not in _NUMBER for v in (r.get("by_level") or {}).values()):
         return f"a result row's 'by_level' is {r['by_level']!r}"
     return None
+
+
+# What the report reads of a recommendation row beyond what ``recommend.numbered`` checks (what
+# `uab run` needs): its label, held-out gain and flags, and the label of what it was kept over.
+_LABEL = {"allocator": (str,), "signal": (str, *_NONE), "T": (*_NUMBER, *_NONE, *_OUT)}
+_RECOMMENDATION_FIELDS = {**_LABEL, "held_out": (dict,), "flags": (str,), "kept_over": (dict, *_NONE, *_OUT)}
+_HELD_OUT = {"gain": _NUMBER, "se": (*_NUMBER, *_NONE), "se_questions": (*_NUMBER, *_NONE, *_OUT)}
+
+
+def _recommendation_shape(rec: dict) -> str | None:
+    """What is wrong with recommendation ``rec``'s fields (None: nothing the report reads)."""
+    over = rec.get("kept_over")
+    return (_shape(rec, _RECOMMENDATION_FIELDS, "a recommendation row")
+            or _shape(rec["held_out"], _HELD_OUT, "a recommendation row's held_out")
+            or (_shape(over, {**_LABEL, "why": (str,)}, "a recommendation row's kept_over") if over else None))
 
 
 def _check_rows(rows: Sequence[dict], source: str | None, lines: Sequence[int] | None) -> None:
@@ -245,7 +278,9 @@ def _check_rows(rows: Sequence[dict], source: str | None, lines: Sequence[int] |
             raise UabError(f"two result rows for {recommend.label(r)} at N = {r['N']}, seed {r['seed']}: "
                            "one simulation per results file (were two appended?)", source, line)
         seen.add(key)
-    recommend.numbered(zip(lines or [None] * len(rows), rows), source or "-")  # each recommendation row's shape
+    for line, rec in recommend.numbered(zip(lines or [None] * len(rows), rows), source or "-"):  # each one's shape
+        if wrong := _recommendation_shape(rec):
+            raise UabError(f"{wrong}, not what `uab simulate -o` writes", source, line)
     made = about(rows)
     last = "check" if made and made.get("check") else "recommendation"
     closed = {r[last].get("N") for r in rows if isinstance(r.get(last), dict)}
