@@ -25,6 +25,7 @@ GREEDY_WORK = 100_000_000
 GREEDY_CELLS = 1 << 25  # ... but no wider than every row's settled point, nor than this many cells in all
 _TOL = 1e-12
 _BLOCK = 1 << 16  # cells in a block of rows (_blocks)
+_DP_BLOCK = 1 << 15  # cells in a block of the DP's columns (_dp): its tables of them stay in the cache
 _SURE = 1e-9  # x (1 + 2·top): a margin the rounding of f - lam*j (|lam| <= 2) cannot cross (_multiplier)
 
 
@@ -161,24 +162,41 @@ def _dp(f: np.ndarray, room: np.ndarray, budget: int) -> np.ndarray:
     (b / (i + 1) for questions 0..i), then fewer samples; read back from the last question.
     Up to ``DP_LIMIT`` cells every question's table spans the whole budget; beyond, only a band
     of it (``_band``), which still holds an optimum: time and memory grow with M, not M · budget.
+    Only the cells a way to spend the whole budget can pass are filled: question i's spend b
+    between what questions i+1.. cannot take and what questions 0..i can, its counts e those
+    that reach such a cell of question i-1 (every other cell is -inf there or never read back).
     """
     m, top = f.shape[0], f.shape[1] - 1
-    e = np.arange(top + 1)
     lo, width = np.zeros(m, np.int64), budget + 1
     if m * budget * (top + 1) > DP_LIMIT:
         lo, width = _band(f, budget)
+    finite = np.isfinite(f)
+    most = np.where(finite.any(axis=1), top - np.argmax(finite[:, ::-1], axis=1), -1)  # the most question i takes
+    upto = np.cumsum(most)
+    first = np.maximum(lo, budget - (upto[-1] - upto) if m else 0)  # the spend each question's cells start at
+    last = np.minimum(np.minimum(lo + width, budget + 1) - 1, upto)  # ... and end at
+    through = bool((first <= last).all())  # else some question has no cell: the budget cannot be spent
     choice = np.zeros((m, width), np.min_scalar_type(top))  # top < 256: one byte a cell
-    best, below = np.zeros(1), 0  # the best value of questions 0..i-1 per budget spent, from ``below`` on
-    for i in range(m):
-        b = np.arange(lo[i], min(lo[i] + width, budget + 1))  # budget spent on questions 0..i
-        at = b[None, :] - e[:, None] - below  # V[e, b] = best[b - e] + f[i, e]
-        v = np.where((at >= 0) & (at < best.size), best[np.clip(at, 0, best.size - 1)], -np.inf) + f[i][:, None]
-        vmax = v.max(axis=0)
-        tied = v >= vmax - _TOL * np.maximum(1.0, np.abs(vmax))
-        pick = np.where(tied, np.abs(e[:, None] - b / (i + 1)), np.inf).argmin(axis=0)
-        choice[i, : b.size] = pick
-        best, below = v[pick, np.arange(b.size)], int(lo[i])
-    if not np.isfinite(best[budget - below]):
+    best = np.full(top + budget + 1, -np.inf)  # best[top + b]: the best value of questions 0..i-1 at spend b
+    best[top] = 0.0
+    spend = np.arange(budget + 1)
+    cells = max(_DP_BLOCK, top + 1)
+    buffers = (np.empty(cells), np.empty(cells, bool))
+    was = (0, 0)  # the spends question i-1 filled
+    for i in range(m if through else 0):
+        s, t = int(first[i]), int(last[i])
+        row = np.empty(t - s + 1)
+        step = max(1, _DP_BLOCK // max(1, min(int(most[i]), t - was[0]) + 1))  # columns in a block
+        for c0 in range(s, t + 1, step):
+            c1 = min(c0 + step, t + 1) - 1
+            e0, e1 = max(0, c0 - was[1]), min(int(most[i]), c1 - was[0])  # the counts that reach question i-1's cells
+            pick, row[c0 - s : c1 - s + 1] = _cells(best[top + c0 - e1 : top + c1 - e0 + 1], f[i, e0 : e1 + 1],
+                                                   spend[c0 : c1 + 1] / (i + 1), e0, buffers)
+            choice[i, c0 - lo[i] : c1 - lo[i] + 1] = pick
+        best[top + was[0] : top + s] = -np.inf
+        best[top + s : top + t + 1] = row
+        was = (s, t)
+    if not (through and np.isfinite(best[top + budget])):
         raise AssertionError("the allocation DP found no way to spend the budget within its band")
     out = np.zeros(m, np.int64)
     left = budget
@@ -186,6 +204,28 @@ def _dp(f: np.ndarray, room: np.ndarray, budget: int) -> np.ndarray:
         out[i] = choice[i, left - lo[i]]
         left -= out[i]
     return out
+
+
+def _cells(prev: np.ndarray, f: np.ndarray, share: np.ndarray, e0: int, buffers) -> tuple[np.ndarray, np.ndarray]:
+    """One block of a question's DP cells, spends b = b0..b0+n-1 (``share``: b / (i + 1)), counts
+    e = e0..e0+len(f)-1: (the e picked, its value) per b. ``prev``: the best value of the questions
+    before at spends b0 - e1 .. b0 + n - 1 - e0 (-inf where there is none)."""
+    rows, n = f.size, share.size
+    if rows <= 0:
+        return np.zeros(n, np.int64), np.full(n, -np.inf)
+    v, tied = buffers[0][: rows * n].reshape(rows, n), buffers[1][: rows * n].reshape(rows, n)
+    window = np.lib.stride_tricks.as_strided(prev, (rows, n), (prev.itemsize, prev.itemsize))[::-1]
+    np.add(window, f[:, None], out=v)  # V[e, b] = best[b - e] + f[i, e]
+    vmax = v.max(axis=0)
+    np.greater_equal(v, vmax - _TOL * np.maximum(1.0, np.abs(vmax)), out=tied)
+    e, b = np.divmod(np.flatnonzero(tied), n)  # the near-ties
+    gap = np.abs((e + e0) - share[b])
+    near = np.full(n, np.inf)
+    np.minimum.at(near, b, gap)  # each column's least |e - b / (i + 1)| among its near-ties ...
+    at = gap == near[b]
+    pick = np.full(n, rows)
+    np.minimum.at(pick, b[at], e[at])  # ... and the fewest samples there
+    return pick + e0, v[pick, np.arange(n)]
 
 
 def _band(f: np.ndarray, budget: int) -> tuple[np.ndarray, int]:
