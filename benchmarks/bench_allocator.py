@@ -2,7 +2,9 @@
 
 Prints, measured side by side in one run: the speed-up at M = 1e3..1e5 (and that both
 allocations are identical), then the time for M = 1e6 questions at N = 16 (target <= 1 s),
-then the `majority` allocator's time at N = 16 and its ratio to `uab`'s on the same p.
+then the `majority` allocator's time at N = 16 and its ratio to `uab`'s on the same p, then its
+exact DP (what `simulate` runs at a committed pool's size: 295 questions, 15 extra samples at
+most) against its greedy on the same p.
 Usage: python benchmarks/bench_allocator.py [--quick]
 """
 
@@ -51,6 +53,13 @@ def main(quick: bool = False) -> None:
         t_major = best_of(lambda p=p, m=m: majority_allocate(p, (n - 1) * m), 1)
         t_uab = best_of(lambda p=p, m=m: uab_allocate(p, (n - 1) * m), 3)
         print(f"{m:>9} {t_major:>11.3f} {t_uab:>9.4f} {t_major / t_uab:>6.0f}x")
+    m, cap = 295, 15
+    p = rng.random(m)
+    print(f"{'N':>9} {'dp s':>11} {'greedy s':>9} {'ratio':>7}  (M = {m}, at most {cap} extra)")
+    for n in (2, 4, 8):
+        t_dp = best_of(lambda p=p, n=n: majority_allocate(p, (n - 1) * m, max_extra=cap, method="dp"), 3)
+        t_greedy = best_of(lambda p=p, n=n: majority_allocate(p, (n - 1) * m, max_extra=cap, method="greedy"), 3)
+        print(f"{n:>9} {t_dp:>11.4f} {t_greedy:>9.4f} {t_dp / t_greedy:>6.1f}x")
 
 
 if __name__ == "__main__":

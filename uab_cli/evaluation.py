@@ -112,7 +112,9 @@ def simulate(
     rules = list(dict.fromkeys([voting.DEFAULT_RULE, *vote_rules]))
     allocators = list(dict.fromkeys([*allocators, recommend.BASELINE[0]]))
     vote_temps = list(dict.fromkeys(float(t) for t in vote_temperatures)) if vote_temperatures else [vote.temperature]
-    _check(pool, budgets, allocators, signals, seeds, temps, gain, vote_temps)  # the rules: vote.check_rules
+    _check(pool, budgets, allocators, signals, seeds, temps, gain)  # the rules: vote.check_rules
+    for vt in vote_temps:  # each a vote temperature as --vote-temperature declares one
+        replace(vote, temperature=vt)
     tempered = set(tempered_rules(vote, rules))
     variants = [(r, vt) for r in rules for vt in (vote_temps if r in tempered else [None])]
     combos, skipped = [], []  # (allocator, signal, T, K1, N)
@@ -307,7 +309,7 @@ def fitting_budgets(pool: Pool) -> list[int]:
     return fit
 
 
-def _check(pool, budgets, allocators, signals, seeds, temps, gain, vote_temps=()) -> None:
+def _check(pool, budgets, allocators, signals, seeds, temps, gain) -> None:
     unknown = [a for a in allocators if a not in ALLOCATORS]
     if unknown:
         raise UabError(f"unknown allocator {unknown[0]!r}; choose from {', '.join(ALLOCATORS)}")
@@ -327,8 +329,6 @@ def _check(pool, budgets, allocators, signals, seeds, temps, gain, vote_temps=()
         raise UabError("--seeds must be a positive count or a list of non-negative seeds")
     if min(temps) <= 0:
         raise UabError("the signal temperature must be > 0")
-    if not all(0 < t < float("inf") for t in vote_temps):  # nan fails too
-        raise UabError(f"the vote temperature must be a finite number > 0, got {min(vote_temps)}")
     if gain not in allocation.GAINS:
         raise UabError(f"unknown gain {gain!r}; choose from {', '.join(allocation.GAINS)}")
 
