@@ -76,6 +76,21 @@ def test_a_preset_records_its_options_and_refuses_a_conflicting_one():
     assert {r["allocator"]: r["gain"] for r in rows if "seed" in r}["uab-coverage"] == "coverage"
 
 
+def test_majority_scatter_is_the_majority_allocator_under_scatter_in_every_command():
+    """simulate can replay what `run --allocator majority --vote-model scatter` does."""
+    job = allocators.Job(np.array(P), 10, None, 0, np.ones(5), np.zeros(5, bool), k1=2)
+    expected = majority_allocate(P, 10, "scatter", phase1=2).tolist()
+    assert expected != majority_allocate(P, 10, phase1=2).tolist()
+    assert allocators.call("majority-scatter", job)[0].tolist() == expected
+    records = two_sample_phase1()
+    pipeline.allocate(records, Allocation(4, "majority-scatter", signal="vcs"))
+    assert [r["extra"] for r in records] == expected
+    assert records[0]["uab"]["allocate"]["vote_model"] == "scatter"
+    assert allocators.RUN_FLAGS["majority-scatter"] == {"--allocator": "majority", "--vote-model": "scatter"}
+    # the other model is the default, which cannot be told from no option: the preset's is taken
+    assert Allocation(4, "majority-scatter", vote_model="plurality-2").vote_model == "scatter"
+
+
 def test_simulate_only_allocator_is_one_registration(monkeypatch):
     monkeypatch.setitem(allocators.ALLOCATORS, "everything-first", None)
     monkeypatch.setattr(allocators, "SIMULATE_ONLY", set(allocators.SIMULATE_ONLY))

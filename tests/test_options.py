@@ -378,7 +378,7 @@ def test_simulate_help_says_nothing_of_a_recommendation_for_budget():
 NOT_APPLYING = [(["--gain", "coverage", "--allocator", "majority"],
                  "--gain applies to the uab allocators, not 'majority'"),
                 (["--gain", "coverage", "--allocator", "uniform"], "--gain applies to the uab allocators"),
-                (["--vote-model", "scatter"], "--vote-model applies to the majority allocator, not 'uab'"),
+                (["--vote-model", "scatter"], "--vote-model applies to the majority allocators, not 'uab'"),
                 (["--exit-mode", "skip"], "--exit-mode applies with --exit only"),
                 (["--exit-threshold", "0.3"], "--exit-threshold applies with --exit only"),
                 (["--exit", "hard", "--exit-threshold", "2"], "--exit-threshold must be in [0, 1], got 2.0")]

@@ -131,10 +131,16 @@ for _kind in EXITS:
                  f"uab; {_kind} questions (p {'<' if _kind == 'hard' else '>'} {EXITS[_kind]:g}) keep their Phase-1 "
                  f"sample; {allocation.EXIT_MODES[_mode]}",
                  flags={"--allocator": "uab", "--gain": None, "--exit": _kind, "--exit-mode": _mode})
-register("majority", lambda j: majority_allocate(j.p, j.budget, j.vote_model, max_extra=j.cap,
-                                                 phase1=j.k1 if j.drawn is None else j.drawn),
-         "maximises expected majority-vote accuracy under --vote-model",
+def _majority(j: Job, model: str | None = None):
+    return majority_allocate(j.p, j.budget, model or j.vote_model, max_extra=j.cap,
+                             phase1=j.k1 if j.drawn is None else j.drawn)
+
+
+register("majority", _majority, "maximises expected majority-vote accuracy under --vote-model",
          flags={"--allocator": "majority", "--vote-model": "plurality-2"})
+register("majority-scatter", partial(_majority, model="scatter"),
+         "majority under the scatter vote model (wrong answers never coincide)",
+         flags={"--allocator": "majority", "--vote-model": "scatter"})
 register("uniform", lambda j: allocation.uniform_allocate(j.p.size, j.budget, j.cap),
          "self-consistency: N samples per question", signal=False)
 register("random", lambda j: allocation.random_allocate(j.p.size, j.budget, j.seed, j.cap),

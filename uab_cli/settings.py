@@ -272,7 +272,7 @@ class Allocation:
         return {"n": self.n, "allocator": self.allocator, "signal": signal, "T": self.temperature if tempered else None,
                 "seed": self.seed if seeded else None, "gain": self.gain, "exit": self.exit, "exit_threshold": self.theta(),
                 "exit_mode": self.exit_mode, "max_per_question": self.max_per_question, **spent,
-                "vote_model": self.vote_model if self.allocator == "majority" else None}
+                "vote_model": self.vote_model if "--vote-model" in allocators.RUN_FLAGS[self.allocator] else None}
 
 
 CUT_SAMPLES = {"count": "its extracted answer votes like any other",
