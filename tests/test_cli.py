@@ -202,6 +202,18 @@ def test_an_option_error_names_no_hidden_alias(tmp_path):
     assert result.exit_code == 2 and "(Possible options: --output, --timeout)" in result.stderr, result.stderr
 
 
+def test_every_command_of_k_samples_takes_the_hidden_k_alias(tmp_path):
+    """`--k` still works, hidden, for one release in `phase1`, `run` and `pool` (CHANGELOG); `pool`
+    said `No such option: --k`."""
+    q = write_jsonl(tmp_path / "q.jsonl", arithmetic(2))
+    for args in (["phase1", q, "-o", tmp_path / "p1.jsonl"], ["run", q, "--budget", 2, "-o", tmp_path / "run"],
+                 ["pool", q, "-o", tmp_path / "pool"]):
+        result = CliRunner().invoke(app, [str(a) for a in (*args, "--k", 2, "--backend", "scripted", "-q")])
+        assert result.exit_code == 0, (args[0], result.stderr)
+    assert [len(r["samples"]) for r in read_jsonl(tmp_path / "pool" / "pool.jsonl")] == [2, 2]
+    assert "--k" not in uab("pool", "-h").stdout
+
+
 def test_options_for_another_backend_are_errors(tmp_path):
     """--base-url with the embedded default model: exit 2 before anything loads or is written."""
     q = write_jsonl(tmp_path / "q.jsonl", arithmetic(3))

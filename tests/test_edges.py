@@ -335,6 +335,125 @@ def test_report_names_the_line_of_a_recommendation_row_without_what_it_reads(tmp
     assert not (tmp_path / "rep").exists()
 
 
+def _checked(tmp_path, allocator: str = "length") -> pathlib.Path:
+    """A `simulate --check` results file (``allocator`` + majority recommended at N = 2 and 4, replayed
+    on the same pool: ``uniform`` replays nothing)."""
+    rows = [orjson.loads(line) for line in pathlib.Path(_results(tmp_path)).read_text().splitlines()]
+    for r in rows:
+        if "recommendation" in r:
+            r["recommendation"].update(allocator=allocator, vote_rule="majority")
+            r["recommendation"]["settings"].update(allocator=allocator, vote_rule="majority")
+    res = tmp_path / "recommends.jsonl"
+    res.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in rows))
+    out = tmp_path / "check.jsonl"
+    assert cli(["simulate", str(tmp_path / "pool"), "--check", str(res), "--seeds", "2", "-o", str(out),
+                "-q"]).exit_code == 0
+    return out
+
+
+@pytest.mark.parametrize("edit, said", [(lambda c: c.pop("gain"), "a check row without 'gain'"),
+                                        (lambda c: c.update(se="x"), "a check row's 'se' is 'x'"),
+                                        (lambda c: c.pop("worse"), "a check row without 'worse'"),
+                                        (lambda c: c.update(N="4"), "a check row's 'N' is '4'"),
+                                        (lambda c: c.update(N=0), "a check row's 'N' is 0"),
+                                        (lambda c: c.pop("allocator"), "a check row without 'allocator'"),
+                                        (lambda c: c.update(signal="anll"), "a check row's 'T' is None"),
+                                        (lambda c: c.update(chosen_gain="x"), "a check row's 'chosen_gain' is 'x'"),
+                                        (lambda c: c.clear() or c.update(x=5), "a check row without 'allocator'")])
+def test_report_names_the_line_of_a_check_row_of_another_shape(tmp_path, edit, said):
+    """A `simulate --check` verdict row edited by hand (or cut short) is named by its line, as a
+    result or recommendation row is; it was the file alone, with Python's words (`KeyError: 'gain'`,
+    `ValueError: Unknown format code 'f'`), after the notes of the plots not drawn."""
+    lines = _checked(tmp_path).read_text().splitlines()
+    row = orjson.loads(lines[-1])
+    edit(row["check"])
+    lines[-1] = orjson.dumps(row).decode()
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("\n".join(lines) + "\n")
+    result = cli(["report", str(bad), "-o", str(tmp_path / "rep")])
+    assert result.exit_code == 2 and len(result.stderr.splitlines()) == 1, result.stderr
+    assert f"bad.jsonl:{len(lines)}: {said}, not what `uab simulate -o` writes" in result.stderr, result.stderr
+    assert not (tmp_path / "rep").exists()
+
+
+def test_report_names_the_line_of_a_check_row_that_holds_no_object(tmp_path):
+    lines = _checked(tmp_path).read_text().splitlines()
+    lines[-1] = '{"check": 5}'
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("\n".join(lines) + "\n")
+    result = cli(["report", str(bad), "-o", str(tmp_path / "rep")])
+    assert result.exit_code == 2 and f"bad.jsonl:{len(lines)}: a check row holds 5" in result.stderr, result.stderr
+    assert not (tmp_path / "rep").exists()
+
+
+@pytest.mark.parametrize("edit, said", [(lambda s: s.pop("pool"), "a simulation row without 'pool'"),
+                                        (lambda s: s.pop("version"), "a simulation row without 'version'"),
+                                        (lambda s: s.update(generation=5), "a simulation row's 'generation' is 5"),
+                                        (lambda s: s.update(check=5), "a simulation row's 'check' is 5")])
+def test_report_names_the_line_of_a_simulation_row_of_another_shape(tmp_path, edit, said):
+    """The results file's first row, what produced it (summary.md opens with it): a hand-edited one
+    was `KeyError: 'pool'` or `AttributeError: 'int' object has no attribute 'get'` without a line."""
+    lines = pathlib.Path(_results(tmp_path)).read_text().splitlines()
+    row = orjson.loads(lines[0])
+    edit(row["simulation"])
+    lines[0] = orjson.dumps(row).decode()
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("\n".join(lines) + "\n")
+    result = cli(["report", str(bad), "-o", str(tmp_path / "rep")])
+    assert result.exit_code == 2 and len(result.stderr.splitlines()) == 1, result.stderr
+    assert f"bad.jsonl:1: {said}, not what `uab simulate -o` writes" in result.stderr, result.stderr
+    assert not (tmp_path / "rep").exists()
+
+
+def test_report_of_a_check_draws_its_verdicts(tmp_path):
+    result = cli(["report", str(_checked(tmp_path)), "-o", str(tmp_path / "rep")])
+    assert result.exit_code == 0, result.stderr
+    summary = (tmp_path / "rep" / "summary.md").read_text()
+    assert "## Recommendations replayed on these questions" in summary and "| 2 | length + majority |" in summary
+
+
+def test_report_of_a_check_that_replayed_nothing_says_so(tmp_path):
+    """Every recommendation Uniform + majority: `simulate --check` replays nothing and writes its
+    verdicts alone; the report said "no result rows to report (`uab simulate -o` writes them)"."""
+    checked = _checked(tmp_path, "uniform")
+    result = cli(["report", str(checked), "-o", str(tmp_path / "rep")])
+    assert result.exit_code == 2 and len(result.stderr.splitlines()) == 1, result.stderr
+    assert f"error: {checked}: no result rows to report (`simulate --check` replayed nothing: each recommendation " \
+        "it checked is Uniform + majority)" in " ".join(result.stderr.split()), result.stderr
+    assert not (tmp_path / "rep").exists()
+    one = cli(["simulate", str(tmp_path / "pool"), "--check", str(tmp_path / "recommends.jsonl"), "--seeds", "1",
+               "-o", str(tmp_path / "one.jsonl"), "-q"])  # what it replays needs none: still 2 seeds, as README says
+    assert one.exit_code == 2 and one.stderr == "error: --check needs --seeds 2 or more: a loss is judged against " \
+        "its standard error over seeds\n", one.stderr
+    assert not (tmp_path / "one.jsonl").exists()
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_report_refuses_result_rows_whose_levels_differ_naming_the_line(tmp_path, seed):
+    """Every result row of one simulation holds its pool's levels: rows with other levels (seed 1
+    without level 2) came from two simulations or a hand edit. It was `KeyError: '2'` without a
+    line where the first seed had the level, and where it had not, level 2 left out of the plot."""
+    q = write_jsonl(tmp_path / "q.jsonl", [{**r, "level": 1 + i % 2} for i, r in enumerate(arithmetic(8))])
+    assert cli(["pool", q, "-K", "4", "-o", str(tmp_path / "pool"), "--backend", "scripted", "-q"]).exit_code == 0
+    res = tmp_path / "res.jsonl"
+    assert cli(["simulate", str(tmp_path / "pool"), "--budgets", "2,4", "--seeds", "2", "-o", str(res),
+                "-q"]).exit_code == 0
+    rows = [orjson.loads(line) for line in res.read_text().splitlines()]
+    for r in rows:
+        if r.get("seed") == seed:
+            r["by_level"].pop("2")
+    first = next(i for i, r in enumerate(rows, 1) if "seed" in r)  # seed 0's rows, then seed 1's
+    at = next(i for i, r in enumerate(rows, 1) if r.get("seed") == 1)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in rows))
+    result = cli(["report", str(bad), "-o", str(tmp_path / "rep")])
+    held, had = ("1, 2", "1") if seed == 0 else ("1", "1, 2")
+    assert result.exit_code == 2 and len(result.stderr.splitlines()) == 1, result.stderr
+    assert f"bad.jsonl:{at}: a result row's levels are {held}, line {first}'s {had}: every result row of one " \
+        "simulation holds its pool's levels" in " ".join(result.stderr.split()), result.stderr
+    assert not (tmp_path / "rep").exists()
+
+
 def test_report_of_results_from_before_the_recommendation_says_it_holds_none(tmp_path):
     """A results file of an earlier release (no header, no recommendation rows): the headroom
     table's note ended "Run it on new questions (…):" with nothing to run after it."""

@@ -866,6 +866,18 @@ def test_check_on_one_seed_is_refused_rather_than_judged_against_no_spread():
         list(evaluation.check(noisy_pool(m=120, k=8, seed=3), [confident_ties_at(2)], 1))
 
 
+@pytest.mark.parametrize("vote_rule", ["majority", "confident-ties"])
+@pytest.mark.parametrize("seeds, n, says", [(1, 2, "--check needs --seeds 2 or more"),
+                                            (5, 16, "budget N=16 needs 1,920 samples; the pool holds 8 samples")])
+def test_check_refuses_one_seed_or_a_budget_the_pool_cannot_fill_even_where_it_replays_nothing(seeds, n, says, vote_rule):
+    """A recommendation of Uniform + majority replays nothing: with one seed, or at an N the pool
+    cannot fill, the check still wrote "nothing to replay" (exit 0) where any other recommendation
+    was refused; and the refusal of one seed came only once an earlier N had been replayed."""
+    rec = {**confident_ties_at(n), "vote_rule": vote_rule}
+    with pytest.raises(UabError, match=says):
+        next(evaluation.check(noisy_pool(m=120, k=8, seed=3), [rec], seeds))
+
+
 def _two_temperature_pool(m: int = 6) -> list[dict]:
     """Per question two unsure samples of a wrong answer and one confident sample of the gold:
     weighted at vote T = 0.2 elects the gold (e^-0.25 > 2·e^-1.5), at T = 1 the wrong answer

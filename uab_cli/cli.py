@@ -568,7 +568,7 @@ def pool(ctx: typer.Context, input: In,
          output: Annotated[str, typer.Option("-o", "--output", "--out", help="Directory for pool.jsonl: resumable; "
                                              "a larger -K adds samples, a smaller one writes each question's first K "
                                              "(the rest stay in the checkpoint).", show_default=False)],
-         samples: Annotated[int | None, typer.Option("-K", "--samples", min=1, max=INT64[1],
+         samples: Annotated[int | None, typer.Option("-K", "--samples", "--k", min=1, max=INT64[1],
                                                      help="Samples per question.",
                                                      show_default="the pool directory's")] = None,
          force: Force = False, quiet: Quiet = False) -> None:

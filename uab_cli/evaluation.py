@@ -257,7 +257,12 @@ def check(records: Sequence[dict], recommended: Sequence[dict], seeds: int | Seq
     questions where N spends the whole pool, as ``recommend.held_out``'s gate),
     whether it was worse by more than ``recommend.SIGNIFICANCE`` of them, and the held-out gain it
     was chosen with. A recommendation of Uniform + majority gains 0 by definition: nothing is
-    replayed for it."""
+    replayed for it. ``UabError`` before any replay for fewer than 2 seeds (a loss is judged
+    against its standard error over seeds) or an N the pool cannot fill, whatever is replayed."""
+    if (seeds if isinstance(seeds, int) else len(set(seeds))) < 2:
+        raise UabError("--check needs --seeds 2 or more: a loss is judged against its standard error over seeds")
+    if recommended:
+        _fits(Pool(records), [rec["N"] for rec in recommended])
     for rec in recommended:
         n, name, rule = rec["N"], rec["allocator"], rec["vote_rule"]
         settings = rec.get("settings") or {}
@@ -282,8 +287,6 @@ def check(records: Sequence[dict], recommended: Sequence[dict], seeds: int | Seq
         entry["vote_temperature"] = found[0]["vote_temperature"]
         if found[0].get("whole_pool"):  # every seed draws the same samples: the spread over questions, as simulate's gate
             se = _whole_pool_se(records, rule, from_params(Vote, settings))
-        elif se is None:  # one seed: no spread to judge a loss against (0 called any loss "worse by 2 SE")
-            raise UabError("--check needs --seeds 2 or more: a loss is judged against its standard error over seeds")
         yield {"check": {**entry, "gain": gain, "se": se, "worse": recommend.significant(-gain, se)}}
 
 
@@ -318,6 +321,17 @@ def _check(pool, budgets, allocators, signals, seeds, temps, gain) -> None:
         raise UabError(f"unknown signal {bad[0]!r}; choose from {', '.join(SIGNALS)}")
     if not budgets or min(budgets) < 1:
         raise UabError("--budgets must be positive integers")
+    _fits(pool, budgets)
+    if not seeds or min(seeds) < 0:
+        raise UabError("--seeds must be a positive count or a list of non-negative seeds")
+    if min(temps) <= 0:
+        raise UabError("the signal temperature must be > 0")
+    if gain not in allocation.GAINS:
+        raise UabError(f"unknown gain {gain!r}; choose from {', '.join(allocation.GAINS)}")
+
+
+def _fits(pool: Pool, budgets: Sequence[int]) -> None:
+    """``UabError`` unless ``pool`` holds N·M samples for each N of ``budgets``."""
     if int(pool.k.sum()) < max(budgets) * len(pool.records):
         n, m, fewest = max(budgets), len(pool.records), int(np.argmin(pool.k))
         held = (f"{int(pool.k.min())} samples per question" if pool.k.min() == pool.k.max() else
@@ -325,12 +339,6 @@ def _check(pool, budgets, allocators, signals, seeds, temps, gain) -> None:
                 f"{pool.records[fewest]['id']!r} the fewest")
         raise UabError(f"budget N={n} needs {n * m:,} samples; the pool holds {held}: "
                        "build a larger pool or use smaller budgets")
-    if not seeds or min(seeds) < 0:
-        raise UabError("--seeds must be a positive count or a list of non-negative seeds")
-    if min(temps) <= 0:
-        raise UabError("the signal temperature must be > 0")
-    if gain not in allocation.GAINS:
-        raise UabError(f"unknown gain {gain!r}; choose from {', '.join(allocation.GAINS)}")
 
 
 def _unrunnable(pool: Pool, name: str, signal: str | None) -> str | None:

@@ -249,18 +249,51 @@ def _recommendation_shape(rec: dict) -> str | None:
             or (_shape(over, {**_LABEL, "why": (str,)}, "a recommendation row's kept_over") if over else None))
 
 
+# What the report reads of a `simulate --check` verdict (``recommend.markdown_check``): the
+# combination replayed, its gain here ± its standard error, the verdict, the gain it was chosen with.
+_CHECK_FIELDS = {**_LABEL, "N": (int,), "vote_rule": (str, *_NONE, *_OUT), "vote_temperature": (*_NUMBER, *_NONE, *_OUT),
+                 "gain": _NUMBER, "se": _NUMBER, "worse": (bool,), "chosen_gain": (*_NUMBER, *_NONE, *_OUT),
+                 "chosen_se": (*_NUMBER, *_NONE, *_OUT)}
+
+
+# What the report reads of a results file's ``produced_by`` row (``produced``; one of another type
+# than an object is a file of before it, ``evaluation.about``).
+_SIMULATION_FIELDS = {"pool": (str,), "questions": (int,), "seeds": (int,), "version": (str,),
+                      "generation": (dict, *_NONE, *_OUT), "check": (str, *_NONE, *_OUT)}
+
+
+def _verdict_shape(row: dict) -> str | None:
+    """What is wrong with ``row``'s ``{"check": ...}`` verdict (None: nothing the report reads)."""
+    verdict = row["check"]
+    if not isinstance(verdict, dict):
+        return f"a check row holds {verdict!r}"
+    if wrong := _shape(verdict, _CHECK_FIELDS, "a check row"):
+        return wrong
+    return None if verdict["N"] >= 1 else f"a check row's 'N' is {verdict['N']!r}"
+
+
 def _check_rows(rows: Sequence[dict], source: str | None, lines: Sequence[int] | None) -> None:
     """``UabError`` naming ``source`` and the line for a row that is no JSON object, a result row
     whose N or seed is no count (``true``, ``2.5``: ``simulate`` writes integers) or whose accuracy
     is no number, or a replay that two result rows hold (two results files appended): its seeds
     would count twice and every standard error shrink; or a results file of ``simulate -o`` (its
     ``produced_by`` row) that lacks the rows it ends with (a recommendation per N, or ``--check``'s
-    verdict per N): cut short, its last seeds and analyses are missing too."""
+    verdict per N): cut short, its last seeds and analyses are missing too. Every row the report
+    reads is checked for the fields it reads (result, recommendation, ``--check`` verdict and
+    ``produced_by`` rows), and result rows for their pool's levels (``by_level``): one simulation
+    writes the same levels in each, so other ones are rows of two simulations or a hand edit (their
+    mean over seeds would mix levels some seeds lack)."""
     seen = set()
+    levels: tuple[list[str], int | None] | None = None  # the first result row's levels, and its line
     for i, r in enumerate(rows):
         line = lines[i] if lines else None
         if not isinstance(r, dict):
             raise UabError(f"a row is not what `uab simulate -o` writes (a JSON {type(r).__name__})", source, line)
+        if "check" in r and (wrong := _verdict_shape(r)):
+            raise UabError(f"{wrong}, not what `uab simulate -o` writes", source, line)
+        if isinstance(r.get("simulation"), dict) and (wrong := _shape(r["simulation"], _SIMULATION_FIELDS,
+                                                                       "a simulation row")):
+            raise UabError(f"{wrong}, not what `uab simulate -o` writes", source, line)
         if "allocator" not in r:
             continue
         if wrong := _result_shape(r):
@@ -272,6 +305,13 @@ def _check_rows(rows: Sequence[dict], source: str | None, lines: Sequence[int] |
         if not (is_int(r.get("N")) and r["N"] >= 1 and is_int(r.get("seed")) and r["seed"] >= 0):
             raise UabError(f"a result row's N and seed are counts, got N = {r.get('N')!r}, seed = {r.get('seed')!r}",
                            source, line)
+        held = sorted(r.get("by_level") or ())  # the pool's levels: every result row of one simulation has them
+        levels = levels or (held, line)
+        if held != levels[0]:
+            first = "the first result row's" if levels[1] is None else f"line {levels[1]}'s"
+            raise UabError(f"a result row's levels are {', '.join(held) or 'none'}, {first} "
+                           f"{', '.join(levels[0]) or 'none'}: every result row of one simulation holds its "
+                           "pool's levels (rows of two simulations merged?)", source, line)
         key = (r["allocator"], r.get("signal"), r.get("T"), r["N"], r["seed"], r.get("vote_rule"),
                r.get("vote_temperature"))
         if key in seen:
@@ -296,7 +336,9 @@ def _render(rows: Sequence[dict], records: Sequence[dict] | None, targets: Seque
     _check_rows(rows, source, lines)
     summary = summarize(rows)
     if not any("skipped" not in e for e in summary):
-        raise UabError("no result rows to report (`uab simulate -o` writes them)", source)
+        why = ("`simulate --check` replayed nothing: each recommendation it checked is Uniform + majority"
+               if any("check" in r for r in rows) else "`uab simulate -o` writes them")
+        raise UabError(f"no result rows to report ({why})", source)
     simulated = {r["M"] for r in rows if "M" in r}
     if records is not None and simulated and simulated != {len(records)}:  # before any figure is drawn
         raise UabError(f"--pool holds {len(records)} questions, the results were simulated on "
