@@ -170,6 +170,28 @@ def test_the_judge_pre_pass_sees_only_the_questions_that_fit(tmp_path):
     assert sorted(labels) == ["q0", "q1", "q3", "q4"]
 
 
+@pytest.mark.parametrize("command", ["run", "phase1"])
+def test_a_judge_prompt_too_long_suggests_what_fits_the_judge(tmp_path, command):
+    """The judge always asks for 8 tokens: its error said "with --max-tokens 8" (16 given) and
+    suggested lowering --max-tokens, which the judge does not read."""
+    rows = arithmetic(3)
+    for row in rows:
+        row["question"] = "What is " + " ".join(["word"] * 100) + " 1 + 2?"
+    q = write_jsonl(tmp_path / "q.jsonl", rows)
+    template = tmp_path / "t.json"
+    template.write_text('[{"role": "user", "content": "{question}"}]')  # shorter than the judge's prompt
+    args = ["-N", "2", "--allocator", "judge", "-o", str(tmp_path / "r")] if command == "run" else \
+        ["--judge", "-o", str(tmp_path / "p1.jsonl")]
+    result = cli([command, q, *args, "--backend", "scripted", "--max-model-len", "130", "--max-tokens", "16",
+                  "--prompt-template", str(template)])
+    assert result.exit_code == 2
+    said = " ".join(result.stderr.split())
+    assert "its judge prompt has 129 tokens, which with the judge's 8-token verdict exceeds the model's context of " \
+           "130 tokens" in said
+    assert "use a model with a longer context (--max-tokens does not apply to the judge)" in said
+    assert "lower --max-tokens" not in said and "--too-long skip" not in said
+
+
 @pytest.mark.parametrize("command", ["run", "pool"])
 def test_a_rerun_reads_its_directory_record_once_before_the_lock(tmp_path, monkeypatch, command):
     """A rerun read its directory's config.json three times before taking the lock (its budget

@@ -178,6 +178,66 @@ def test_judge_tokens_are_apart_from_the_samples(tmp_path):
     assert "judge calls (an earlier run's)" in " ".join(result.stderr.split())  # not paid now
 
 
+def test_reused_judge_labels_are_counted_over_this_runs_questions(tmp_path):
+    """A rerun whose --too-long skip leaves out a question the labels cover: the judge line and
+    summary.json counted the calls, verdicts and tokens of the earlier, larger question set."""
+    rows = arithmetic(5)
+    rows[2]["question"] = "What is " + " ".join(["word"] * 400) + " 1 + 2?"
+    q = write_jsonl(tmp_path / "q.jsonl", rows)
+    out = tmp_path / "run"
+    run = ["run", q, "-N", "2", "--backend", "scripted", "--allocator", "judge", "--max-tokens", "32", "-o", str(out)]
+    assert cli([*run, "-q"]).exit_code == 0
+    first = orjson.loads((out / "summary.json").read_bytes())["stages"]["judge"]
+    assert first["calls"] == 5
+    result = cli([*run, "--max-model-len", "300", "--too-long", "skip"])
+    assert result.exit_code == 0, result.stderr
+    judge = orjson.loads((out / "summary.json").read_bytes())["stages"]["judge"]
+    verdicts = orjson.loads((out / "judge.json").read_bytes())["verdicts"]
+    kept = [v for qid, v in verdicts.items() if qid != "q2"]
+    assert judge["reused"] and judge["calls"] == 4 == judge["hard"] + judge["easy"] + judge["unparsed"]
+    assert judge["prompt_tokens"] == sum(v["prompt_tokens"] for v in kept) < first["prompt_tokens"]
+    assert judge["completion_tokens"] == 4
+    assert f"judge: 4 calls (not in the budget): {judge['hard']} hard" in " ".join(result.stderr.split())
+
+
+def test_a_judge_file_from_before_verdicts_counts_only_its_own_questions(tmp_path, fake_backend):
+    """judge.json without per-question verdicts: its counts are reused where it labels exactly
+    these questions; else the judge runs again (its counts describe other questions)."""
+    q = write_jsonl(tmp_path / "q.jsonl", arithmetic(6))
+    out = tmp_path / "run"
+    run = ["run", q, "--budget", "3", "--backend", "scripted", "--allocator", "judge", "-o", str(out), "-q"]
+    assert cli(run).exit_code == 0
+    saved = orjson.loads((out / "judge.json").read_bytes())
+    del saved["verdicts"]
+    (out / "judge.json").write_bytes(orjson.dumps(saved))
+    fake_backend.in_cli()
+    assert cli(run).exit_code == 0 and fake_backend.made[-1].drawn == 0  # every sample reused, no judge call
+    judge = orjson.loads((out / "summary.json").read_bytes())["stages"]["judge"]
+    assert judge["reused"] and judge["calls"] == 6
+    saved["labels"]["q99"] = "easy"  # and a question this run does not have
+    (out / "judge.json").write_bytes(orjson.dumps(saved))
+    assert cli(run).exit_code == 0
+    assert not orjson.loads((out / "summary.json").read_bytes())["stages"]["judge"]["reused"]
+
+
+@pytest.mark.parametrize("k", [1, 2])
+def test_a_judge_run_with_nothing_to_allocate_asks_no_judge(tmp_path, fake_backend, k):
+    """-N equal to -K leaves no Phase 2: the judge's calls were paid for labels nobody reads."""
+    fake_backend.in_cli()
+    q = write_jsonl(tmp_path / "q.jsonl", arithmetic(5))
+    out = tmp_path / "run"
+    result = cli(["run", q, "-N", str(k), "-K", str(k), "--backend", "scripted", "--allocator", "judge",
+                  "-o", str(out)])
+    assert result.exit_code == 0, result.stderr
+    assert fake_backend.made[-1].drawn == 5 * k  # the samples, no judge call
+    assert not (out / "judge.json").exists()
+    judge = orjson.loads((out / "summary.json").read_bytes())["stages"]["judge"]
+    assert judge["calls"] == 0 and "nothing to allocate" in judge["skipped"]
+    assert "judge: not asked (budget N=" in " ".join(result.stderr.split())
+    phase1 = write_jsonl(tmp_path / "p1.jsonl", read_jsonl(out / "phase1.jsonl"))  # no labels: allocate takes it
+    assert cli(["allocate", phase1, "-N", str(k), "--allocator", "judge", "-o", str(tmp_path / "a.jsonl")]).exit_code == 0
+
+
 def test_a_run_says_how_many_judge_verdicts_it_could_not_read(tmp_path, monkeypatch):
     """A judge cut off while thinking labels every question hard (the judge allocator is then
     Uniform): `uab run` says so, as `phase1 --judge` does; it printed only the calls."""

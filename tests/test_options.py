@@ -483,6 +483,44 @@ def test_a_hand_edited_config_value_its_option_refuses_names_the_file(tmp_path, 
     refused(run(questions, out, "-N", "3"), f"{out / 'config.json'}: {says}")
 
 
+@pytest.mark.parametrize(("key", "value", "rerun", "says"), [
+    ("n", "x", (), "-N/--budget takes a positive integer, got 'x' (recorded as n)"),  # ignored: "Missing option -N"
+    ("n", 0, (), "-N/--budget takes a positive integer, got 0 (recorded as n)"),
+    ("k", True, (), "-K/--samples takes a positive integer, got True (recorded as k)"),  # true == 1: taken
+    ("k", 4, (), "budget N=3 is smaller than the 4 Phase-1 samples per question (recorded as n and k)"),
+    ("max_model_len", -1, (), "--max-model-len takes a positive integer, got -1 (recorded as max_model_len)"),
+    ("model_option", 5, (), "--model takes a string, got 5 (recorded as model_option)"),  # did not name the file
+    # a -K 1 directory: its Phase-2 samples read as Phase-1 ones ("record 'q0' already holds Phase-2 samples")
+    ("k", 2, ("-N", "2"), "it records other settings than phase1.jsonl says its samples were drawn with "
+                          "(-K/--samples (1 → 2))"),
+])
+def test_a_hand_edited_count_in_the_config_names_the_file(tmp_path, questions, key, value, rerun, says):
+    out = tmp_path / "r"
+    assert run(questions, out, "-N", "3").exit_code == 0
+    config = json.loads((out / "config.json").read_text())
+    config[key] = value
+    (out / "config.json").write_text(json.dumps(config))
+    refused(run(questions, out, *rerun), f"{out / 'config.json'}: {says}")
+
+
+def test_a_hand_edited_generation_setting_is_refused_as_a_change(tmp_path, questions):
+    """A rerun takes the recorded settings as given: an edited temperature drew the rest of the
+    budget at it, beside samples drawn at the other, and recorded it as theirs (silently)."""
+    out = tmp_path / "r"
+    assert run(questions, out, "-N", "2").exit_code == 0
+    config = json.loads((out / "config.json").read_text())
+    config["generation"]["temperature"] = 0.5
+    (out / "config.json").write_text(json.dumps(config))
+    before = (out / "samples.ckpt.jsonl").read_bytes()
+    refused(run(questions, out, "-N", "3"), f"{out / 'config.json'}: it records other settings than phase1.jsonl says "
+                                            "its samples were drawn with (--temperature (0.9 → 0.5)): restore it")
+    assert (out / "samples.ckpt.jsonl").read_bytes() == before
+    assert run(questions, out, "-N", "3", "--force").exit_code == 0  # --force starts over
+    config["generation"]["too_long"] = "skip"  # a setting that does not change a sample: no refusal
+    (out / "config.json").write_text(json.dumps(config))
+    assert run(questions, out, "-N", "4").exit_code == 0
+
+
 # --- odd settings files ---------------------------------------------------------------------------
 
 

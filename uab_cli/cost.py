@@ -96,8 +96,15 @@ SAMPLING = ("phase1", "phase2")  # the stages that draw samples: the budget
 JUDGE_VERDICTS = ("hard", "easy", "unparsed")  # what ``pipeline.judge`` counts; an unparsed verdict is labelled hard
 
 
+def judge_skipped(why: str) -> dict:
+    """The judge's record where it was not asked (``why``): no calls, no verdicts."""
+    return {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0, **dict.fromkeys(JUDGE_VERDICTS, 0), "skipped": why}
+
+
 def judge_line(judge: dict) -> str:
     """The judge's calls and verdicts in words (a verdict an earlier release did not count when it was 0 is 0)."""
+    if judge.get("skipped"):
+        return f"judge: not asked ({judge['skipped']})"
     unparsed = judge.get("unparsed", 0)
     return (f"judge: {judge.get('calls')} calls (not in the budget): {judge.get('hard', 0)} hard, "
             f"{judge.get('easy', 0)} easy, {unparsed} unparsed" + (" (counted hard)" if unparsed else ""))
@@ -114,7 +121,8 @@ def run_summary(held: dict[str, Tokens], drawn: dict[str, Tokens], seconds: dict
     if judge is not None:
         calls = {k: judge.get(k) for k in ("calls", "prompt_tokens", "completion_tokens")}
         verdicts = {k: judge.get(k, 0) for k in JUDGE_VERDICTS}
-        stages["judge"] = {**calls, **verdicts, "reused": bool(judge.get("reused")), "seconds": seconds.get("judge", 0.0)}
+        stages["judge"] = {**calls, **verdicts, "reused": bool(judge.get("reused")), "seconds": seconds.get("judge", 0.0),
+                           **({"skipped": judge["skipped"]} if judge.get("skipped") else {})}
     for name in STAGES:
         stages[name] = {"seconds": seconds.get(name, 0.0)}
         if name in SAMPLING:
@@ -151,6 +159,8 @@ def describe(summary: dict) -> list[str]:
             lines.append(f"phase {name[-1]}: {stage['samples']} samples, {_count(stage['completion_tokens'])} completion + "
                          f"{_count(stage['prompt_tokens'])} prompt tokens"
                          + (f" ({reused} reused)" if reused else "") + f", {stage['seconds']:.1f} s")
+        elif name == "judge" and stage.get("skipped"):
+            lines.append(judge_line(stage))
         elif name == "judge":
             lines.append(f"{judge_line(stage)}; {_count(stage['completion_tokens'])} "
                          f"completion + {_count(stage['prompt_tokens'])} prompt tokens"

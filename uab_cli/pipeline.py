@@ -115,6 +115,9 @@ def draw(
     return len(wanted)
 
 
+JUDGE_TOKENS = 8  # the judge's verdict: one word (``easy``/``hard``), whatever --max-tokens
+
+
 @dataclass(frozen=True)
 class TooLong:
     """A question whose prompt plus ``--max-tokens`` exceeds the model's context."""
@@ -123,10 +126,12 @@ class TooLong:
     size: PromptLength
     max_tokens: int
     context: int
+    judge: bool = False  # the LLM judge's prompt, and its verdict's JUDGE_TOKENS
 
     def __str__(self) -> str:
         tokens = f"{self.size.tokens:,}" if self.size.exact else f"at least {self.size.tokens:,}"
-        return (f"question {self.id!r}: its prompt has {tokens} tokens, which with --max-tokens {self.max_tokens:,} "
+        reply = f"the judge's {self.max_tokens}-token verdict" if self.judge else f"--max-tokens {self.max_tokens:,}"
+        return (f"question {self.id!r}: its {'judge ' * self.judge}prompt has {tokens} tokens, which with {reply} "
                 f"exceeds the model's context of {self.context:,} tokens")
 
 
@@ -134,9 +139,9 @@ OnSkip = Callable[[dict, TooLong], None]
 
 
 def fit(records: list[dict], backend: Backend, gen: Generation, on_skip: OnSkip | None = None,
-        messages: Callable[[dict], tuple] | None = None, max_tokens: int | None = None) -> list[TooLong]:
-    """Check, before anything is drawn, that each record's prompt (``messages(rec)``, by default
-    the answer prompt) plus ``max_tokens`` (``--max-tokens``) fits the backend's context.
+        judge: bool = False) -> list[TooLong]:
+    """Check, before anything is drawn, that each record's prompt plus ``--max-tokens`` (with
+    ``judge``: the LLM judge's prompt plus its ``JUDGE_TOKENS``) fits the backend's context.
 
     One that does not is a ``UabError`` naming the question and its tokens; with
     ``--too-long skip`` (and ``on_skip``) it is removed from ``records`` in place and passed to
@@ -147,21 +152,23 @@ def fit(records: list[dict], backend: Backend, gen: Generation, on_skip: OnSkip 
     context = backend.context_length
     if context is None or not records:
         return []
-    max_tokens = gen.max_tokens if max_tokens is None else max_tokens
+    max_tokens = JUDGE_TOKENS if judge else gen.max_tokens
     limit = context - max_tokens
     if limit < 1:
-        raise UabError(f"--max-tokens {max_tokens:,} leaves no room for a prompt in the model's context of "
-                       f"{context:,} tokens")
-    messages = messages or (lambda rec: gen.prompter.messages(rec, gen.vcs))
+        reply = f"the judge's {max_tokens}-token verdict" if judge else f"--max-tokens {max_tokens:,}"
+        raise UabError(f"{reply} leaves no room for a prompt in the model's context of {context:,} tokens")
+    messages = judge_messages if judge else (lambda rec: gen.prompter.messages(rec, gen.vcs))
     sizes = backend.prompt_lengths([messages(rec) for rec in records], limit)
-    over = [TooLong(rec["id"], size, max_tokens, context) for rec, size in zip(records, sizes)
+    over = [TooLong(rec["id"], size, max_tokens, context, judge) for rec, size in zip(records, sizes)
             if size is not None and size.tokens > limit]
     if not over:
         return []
     if gen.too_long != "skip" or on_skip is None or len(over) == len(records):
         more = f" (and {len(over) - 1} more question{'s' * (len(over) > 2)})" if len(over) > 1 else ""
         fixes = ["shorten it"]
-        if over[0].size.tokens < context:  # the prompt alone fits
+        if judge:  # its verdict's tokens are fixed: only a longer context makes room
+            fixes.append("use a model with a longer context (--max-tokens does not apply to the judge)")
+        elif over[0].size.tokens < context:  # the prompt alone fits
             fixes.append(f"lower --max-tokens to {context - over[0].size.tokens:,}")
         if on_skip is not None and gen.too_long != "skip":
             fixes.append("pass --too-long skip")
@@ -275,19 +282,31 @@ def judge(records: list[dict], backend: Backend, gen: Generation) -> dict:
 
     Unparsable labels count as ``hard``. Returns the calls and the counts of each verdict
     (``easy``, ``hard``, ``unparsed``: zero ones too), the calls' tokens included (None where the
-    backend does not report them); the calls are not samples.
+    backend does not report them), and per question id its ``verdicts`` (see ``judge_counts``);
+    the calls are not samples.
     """
-    params = SamplingParams(temperature=gen.temperature, max_tokens=8)
-    fit(records, backend, gen, messages=judge_messages, max_tokens=params.max_tokens)
+    params = SamplingParams(temperature=gen.temperature, max_tokens=JUDGE_TOKENS)
+    fit(records, backend, gen, judge=True)
     requests = [SampleRequest(judge_messages(rec), sample_seed(gen.seed, rec["id"], -1)) for rec in records]
     outputs = backend.generate(requests, params)
-    counts = dict.fromkeys(JUDGE_VERDICTS, 0)
+    verdicts = {}
     for rec, out in zip(records, outputs):
         label = parse_judge(out.text)
-        counts[label or "unparsed"] += 1
         rec["judge"] = label or "hard"
-    tokens = Tokens().add({"n_tokens": out.n_tokens, "prompt_tokens": out.prompt_tokens} for out in outputs)
-    return {"calls": len(records), **counts, "completion_tokens": tokens.completion_tokens,
+        verdicts[rec["id"]] = {"verdict": label or "unparsed", "prompt_tokens": out.prompt_tokens,
+                               "completion_tokens": out.n_tokens}
+    return {**judge_counts(verdicts.values()), "verdicts": verdicts}
+
+
+def judge_counts(verdicts: Iterable[dict]) -> dict:
+    """The calls, the count of each verdict and the calls' tokens of the judge's verdicts on some
+    questions, each ``{"verdict": "easy" | "hard" | "unparsed", "prompt_tokens", "completion_tokens"}``."""
+    counts, tokens, calls = dict.fromkeys(JUDGE_VERDICTS, 0), Tokens(), 0
+    for v in verdicts:
+        calls += 1
+        counts[v["verdict"]] += 1
+        tokens.add(({"n_tokens": v["completion_tokens"], "prompt_tokens": v["prompt_tokens"]},))
+    return {"calls": calls, **counts, "completion_tokens": tokens.completion_tokens,
             "prompt_tokens": tokens.prompt_tokens}
 
 
@@ -399,7 +418,7 @@ class AllocationInputs:
                 raise UabError(f"this record holds {int(drawn[first])} Phase-1 samples, more than --max-per-question "
                                f"{settings.max_per_question}", path, lines[first] if lines else None)
             cap = settings.max_per_question - drawn
-        if settings.allocator in allocators.NEEDS_JUDGE and self.unlabelled is not None:
+        if settings.allocator in allocators.NEEDS_JUDGE and self.unlabelled is not None and rest > 0:  # 0: none read
             raise UabError("no 'judge' label: run `uab phase1 --judge` first", path,
                            lines[self.unlabelled] if lines else None)
         try:

@@ -328,11 +328,29 @@ def recorded(out: str, force: bool = False) -> Recorded:
     gen = config.get("generation")
     if not isinstance(gen, dict):
         return Recorded()
+    if not force:
+        _check_drawn_with(out, config)
     alloc, vote = (v if isinstance(v := config.get(key), dict) else None for key in ("allocate", "vote"))
-    k, n, pool, context = (v if is_int(v := config.get(key)) and v > 0 else None
-                           for key in ("k", "n", "pool", "max_model_len"))
+    k, n, pool, context = (config.get(key) for key in ("k", "n", "pool", "max_model_len"))  # checked above
     gen, alloc, vote = _chosen({**gen, "model": config.get("model_option") or ""}, alloc, vote, config.get("derived"))
     return Recorded(gen, k, n, alloc, vote, pool, context)
+
+
+def _check_drawn_with(out: str, config: dict) -> None:
+    """``UabError`` naming run directory ``out``'s config where its fixed entries differ from those
+    its samples were drawn with, as its Phase-1 output records them (a hand edit): a rerun takes
+    the recorded settings as given, and would draw the rest of the budget with them (and record
+    them as the samples'), or read Phase-2 samples as Phase-1 ones."""
+    drawn_with = _phase1_provenance(os.path.join(out, STAGE_FILES[0]))
+    if drawn_with is None:
+        return
+    held = {**config, "k": drawn_with.get("k"),
+            "generation": {k: v for k, v in drawn_with.items() if k not in ("k", "skipped")}}
+    edited = _changed(held, config)
+    if edited:
+        raise UabError(f"it records other settings than {STAGE_FILES[0]} says its samples were drawn with "
+                       f"({'; '.join(edited)}): restore it, use a new --output, or --force to discard the samples",
+                       os.path.join(out, CONFIG))
 
 
 def remembered(params: dict, rec: Recorded) -> dict:
@@ -486,7 +504,10 @@ def _stages(rundir, records, be, gen, alloc, vote, k, signal, callbacks: Callbac
     clock, seconds = time.perf_counter, {}
     drawn_now: dict[tuple, dict] = {}  # (question, index) -> the sample drawn now; one drawn again replaces it
     judge_info: dict = {}
-    if alloc.allocator in allocators.NEEDS_JUDGE:
+    if alloc.allocator in allocators.NEEDS_JUDGE and alloc.n <= k:  # N = K: no Phase 2, the labels would go unread
+        judge_info = cost.judge_skipped(f"budget N={alloc.n} is the {k} Phase-1 sample{'s' * (k > 1)} per question: "
+                                        "nothing to allocate")
+    elif alloc.allocator in allocators.NEEDS_JUDGE:
         start = clock()
         judge_info = _judge_once(rundir, records, be, gen)
         seconds["judge"] = clock() - start
@@ -623,21 +644,37 @@ def _changed(old: dict, new: dict) -> list[str]:
 
 
 def _judge_once(rundir: RunDir, records: list[dict], backend: Backend, gen: pipeline.Generation) -> dict:
-    """Judge labels survive resume in ``judge.json`` (they are not part of the budget). A file
-    that does not label every question (damaged, or more questions now) is judged again: the
-    judge's calls are seeded per question, so the labels it had come out the same."""
+    """Judge labels survive resume in ``judge.json`` (they are not part of the budget), with each
+    question's verdict and tokens, so that a rerun counts the calls and verdicts of its own
+    questions (``--too-long skip`` may leave out some the file labels). A file that does not
+    label every question (damaged, or more questions now), or one from before the verdicts were
+    kept that labels other questions than these, is judged again: the judge's calls are seeded
+    per question, so the labels it had come out the same."""
     path = rundir.file(JUDGE)
     saved = _read_json(path)
-    labels, counts = saved.get("labels"), saved.get("counts")
-    if isinstance(labels, dict) and isinstance(counts, dict) and all(
-            labels.get(rec["id"]) in ("easy", "hard") for rec in records):
-        for rec in records:
-            rec["judge"] = labels[rec["id"]]
-        return {**counts, "reused": True}
+    labels, verdicts, counts = saved.get("labels"), saved.get("verdicts"), saved.get("counts")
+    ids = [rec["id"] for rec in records]
+    if isinstance(labels, dict) and all(labels.get(i) in ("easy", "hard") for i in ids):
+        if isinstance(verdicts, dict) and all(_verdict(verdicts.get(i), labels[i]) for i in ids):
+            counts = pipeline.judge_counts(verdicts[i] for i in ids)
+        elif not (isinstance(counts, dict) and len(labels) == len(ids)):  # an older file's counts: of its questions
+            counts = None
+        if counts is not None:
+            for rec in records:
+                rec["judge"] = labels[rec["id"]]
+            return {**counts, "reused": True}
     counts = pipeline.judge(records, backend, gen)
+    verdicts = counts.pop("verdicts")
     with atomic_output(path) as fh:
-        fh.write(orjson.dumps({"counts": counts, "labels": {r["id"]: r["judge"] for r in records}}))
+        fh.write(orjson.dumps({"counts": counts, "labels": {r["id"]: r["judge"] for r in records},
+                               "verdicts": verdicts}))
     return counts
+
+
+def _verdict(found, label: str) -> bool:
+    """Whether ``found`` is a verdict ``judge.json`` kept for a question labelled ``label``."""
+    return isinstance(found, dict) and found.get("verdict") in (label, "unparsed" if label == "hard" else label) \
+        and all(found.get(k) is None or is_int(found.get(k)) for k in ("prompt_tokens", "completion_tokens"))
 
 
 def pool_file(path: str) -> str:
@@ -707,6 +744,17 @@ def _parsed_config(file: str) -> tuple[dict | None, str | None]:
         return None, "not a JSON object"
     bad = next((k for k in ("generation", "allocate", "vote") if not isinstance(found.get(k, {}), dict)), None)
     return (found, None) if bad is None else (None, f"its {bad!r} is not an object")
+
+
+def _phase1_provenance(path: str) -> dict | None:
+    """How a run directory's Phase-1 samples were drawn, as the first record of its ``phase1.jsonl``
+    records it (``uab.phase1``: the generation settings and ``k``); None where there is none to read."""
+    try:
+        with _open_read(path) as fh:
+            found = provenance(orjson.loads(fh.readline())).get("phase1")
+    except (FileNotFoundError, orjson.JSONDecodeError, AttributeError):
+        return None
+    return found if isinstance(found, dict) else None
 
 
 def _read_json(path: str) -> dict:

@@ -34,6 +34,7 @@ from .options import (
     param_name,
 )
 from .prompts import PRESETS, Prompt, load_template
+from .records import is_int
 from .signals import DEFAULT_T, REGISTRY, SAMPLE_SIGNALS, SCALAR_SIGNALS
 from .signals import SUMMARIES as SIGNAL_SUMMARIES
 
@@ -401,6 +402,17 @@ def check_recorded(config: dict, path: str) -> None:
                 f.metadata["option"].check(info.get(key))
             except UabError as exc:
                 raise UabError(f"{exc.message} (recorded as {section}.{key})", path) from None
+    try:  # --model as the last run was given it, which a rerun without --model takes
+        _field("generation.model").metadata["option"].check(config.get("model_option"))
+    except UabError as exc:
+        raise UabError(f"{exc.message} (recorded as model_option)", path) from None
+    counts = {key: config.get(key) for key in _COUNTS}
+    for key, value in counts.items():  # a count a rerun takes (-K, the budget) where it is not given
+        if value is not None and not (is_int(value) and 0 < value <= INT64[1]):
+            raise UabError(f"{flag(key)} takes a positive integer, got {value!r} (recorded as {key})", path)
+    if counts["n"] is not None and counts["k"] is not None and counts["n"] < counts["k"]:
+        raise UabError(f"budget N={counts['n']} is smaller than the {counts['k']} Phase-1 samples per question "
+                       "(recorded as n and k)", path)
 
 
 def without_led(values: dict, given: dict) -> dict:
@@ -470,9 +482,14 @@ def without_logprobs(signal: str) -> str:
 
 
 # Spelling of config entries outside the settings objects.
-_FLAGS = {"k": "-K/--samples", "questions": "input questions", "fingerprint": "input questions",
+_FLAGS = {"k": "-K/--samples", "n": "-N/--budget", "pool": "-K/--samples", "max_model_len": "--max-model-len",
+          "questions": "input questions", "fingerprint": "input questions",
           "m": "input questions",
           "generation.version": "uab version", "generation.prompt_template_sha256": "--prompt-template (its content)"}
+
+
+# Config entries outside the settings objects that hold a count (absent or null where they do not apply).
+_COUNTS = ("k", "n", "pool", "max_model_len")
 
 
 # Config entries that hold ``{option name: value}`` (a backend's options, each its own flag).
