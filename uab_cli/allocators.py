@@ -136,7 +136,7 @@ def _majority(j: Job, model: str | None = None):
                              phase1=j.k1 if j.drawn is None else j.drawn)
 
 
-register("majority", _majority, "maximises expected majority-vote accuracy under --vote-model",
+register("majority", _majority, "maximises expected majority-vote accuracy under --vote-model (plurality-2 unless told)",
          flags={"--allocator": "majority", "--vote-model": "plurality-2"})
 register("majority-scatter", partial(_majority, model="scatter"),
          "majority under the scatter vote model (wrong answers never coincide)",
