@@ -272,7 +272,7 @@ def test_an_equation_and_the_value_it_solves_are_two_answers():
 # Lists, sets, tuples and intervals that math-verify relates one way or both: "3,2" is both "2,3" and "(3,2)".
 _COLLECTIONS = ["2,3", "3,2", "(3,2)", "(2,3)", "\\{2,3\\}", "\\{3,2\\}", "[3,2]", "(2,3]", "1,-1", "-1,1",
                 "\\pm1", "(1,-1)", "(-1,1)", "\\{-1,1\\}", "(1,2),(3,4)", "(3,4),(1,2)", "(1,2);(3,4)", "0.5,1",
-                "1,\\frac{1}{2}", "(\\frac12,1)", "x<2", "(-\\infty,2)", "2", "3", "1/2", "0.5"]
+                "1,\\frac{1}{2}", "(\\frac12,1)", "x<2", "(-\\infty,2)", "2<x<3", "2<x\\le3", "-1<x<1", "2", "3", "1/2", "0.5"]
 
 
 def _pair(a, b):
@@ -448,3 +448,27 @@ def test_solutions_listed_without_a_marker_read_as_after_one(text):
     """Unmarked, the last of the listed spans was the answer ("2"); after "the answer is" the list ("1,2")."""
     assert extract_answer(text, MATH) == "1,2"
     assert is_correct({"question": "q", "answer": "1, 2"}, extract_answer(text, MATH))
+
+
+@pytest.mark.parametrize("gold, pred, expected", [
+    ("[2,3]", "2 \\le x \\le 3", True), ("x \\in [-2,7]", "-2 \\leq x \\leq 7", True), ("(3,4]", "3 < x \\le 4", True),
+    ("(2,\\infty)", "x > 2", True), ("(-\\infty, 0]", "0 \\ge x", True), ("(-\\sqrt{3}, \\sqrt{3})", "-\\sqrt3<x<\\sqrt3", True),
+    ("[2,3]", "2 \\le x < 3", False), ("[2,\\infty)", "x > 2", False),
+    ("[2,3]", "x^2 - 5x + 6 \\le 0", False),  # the question's inequality restated solves nothing
+    ("[2,3]", "2 \\le x \\le y", False), ("2,3", "2 < x < 3", False),  # two values are no interval
+])
+def test_an_inequality_solved_for_its_variable_answers_an_interval(gold, pred, expected):
+    """math-verify compared a gold inequality with an interval but not a gold interval with an
+    inequality: "2 \\le x \\le 3" was wrong for the gold [2,3]."""
+    assert is_correct({"question": "q", "answer": gold}, extract_answer(f"\\boxed{{{pred}}}", MATH)) is expected
+    if expected:
+        assert len(group([normalize_math(gold), normalize_math(pred)], "math")) == 1  # one answer class
+
+
+@pytest.mark.parametrize("pred, gold, expected", [
+    ("4xy", "4", False), ("3mn^2", "3", False), ("\\frac{1}{2}pq", "\\frac{1}{2}", False), ("4xy", "4yx", True),
+    ("12cm", "12", True), ("60mph", "60", True), ("5days", "5", True), ("2abc", "2", False), ("12 cm", "12", True), ("2\\text{kg}", "2", True),
+])
+def test_letters_written_onto_a_number_are_variables_unless_a_unit(pred, gold, expected):
+    """"4xy" was read as 4 with the unit "xy", and graded right for the gold 4."""
+    assert is_correct({"question": "q", "answer": gold}, extract_answer(f"\\boxed{{{pred}}}", MATH)) is expected

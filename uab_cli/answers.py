@@ -329,6 +329,11 @@ _UNICODE = str.maketrans({"\u2212": "-", "\u2013": "-", "\u03c0": "\\pi ", "\u22
                           "\u2260": "\\ne ", "\u00b2": "^2", "\u00b3": "^3"})
 _ROOT = re.compile(r"\u221a\s*(?:\(([^()]*)\)|\{([^{}]*)\}|(\d+(?:\.\d+)?|[A-Za-z]))")
 _NOT_UNITS = {"pi", "sqrt", "infty", "inf", "sin", "cos", "tan", "log", "ln", "am", "pm", "i", "e"}
+# Up to three letters written onto a number are a product of variables ("2ab", "4xy^2"), not units,
+# unless they abbreviate a unit ("12cm", "5kg", "60mph"); a longer word is a unit ("5days"), and
+# units set apart ("12 cm", "12\text{cm}") always are
+_GLUED_UNITS = {"mm", "cm", "dm", "km", "mg", "kg", "ml", "cl", "dl", "oz", "lb", "lbs", "in", "ft", "yd", "mi",
+                "mph", "kph", "kmh", "sec", "secs", "min", "mins", "hr", "hrs", "cal", "kcal", "ms"}
 _SCALES = {"hundred": 100, "thousand": 10**3, "million": 10**6, "billion": 10**9, "trillion": 10**12}
 _AND_OR = re.compile(r"\s+(?:and|or)\s+|\s*,\s*(?:and|or)\s+")
 _ASSIGN = re.compile(r"^\s*([A-Za-z](?:_\{?\w+\}?)?|[A-Za-z]{3,})\s*(?:=|\\in)\s*(?=[^=])")
@@ -375,7 +380,9 @@ def _drop_units(a: str) -> str:
     if words[0] in _SCALES and (value := as_number(re.sub(r"\s+", "", head).replace(",", ""))) is not None:
         value *= _SCALES[words[0]]  # "5 thousand" is 5000, not 5 (nor "5 thousand dollars")
         return str(value.numerator) if value.denominator == 1 else a
-    if (len("".join(words)) < 2 or words[0] in _NOT_UNITS or not re.search(r"\d", bare)
+    tail = "".join(words)
+    glued = not a[m.start() - 1].isspace() and len(tail) <= 3 and tail not in _GLUED_UNITS
+    if (len("".join(words)) < 2 or words[0] in _NOT_UNITS or glued or not re.search(r"\d", bare)
             or re.search(r"[A-Za-z=]", bare) or head.endswith(("^", "_", "\\"))):
         return a
     return head
@@ -552,9 +559,28 @@ def math_equal(gold: str, pred: str) -> bool:
     from math_verify import verify
 
     try:
-        return bool(verify(_parsed(gold), _parsed(pred), timeout_seconds=_timeout()))
+        g, p = _parsed(gold), _parsed(pred)
+        return bool(verify(g, p, timeout_seconds=_timeout(), allow_set_relation_comp=_solves_interval(g, p)))
     except Exception:  # a pathological expression is simply not equal
         return False
+
+
+def _solves_interval(gold: list, pred: list) -> bool:
+    """Whether ``pred`` is an inequality solved for one variable ("2 \\le x \\le 3", "x > 2": the
+    variable alone against numbers) and ``gold`` an interval or union of them, which math-verify
+    then compares as sets ("[2,3]", "(2,\\infty)"; it does so the other way round by itself). Not an
+    inequality that a question states ("x^2 - 5x + 6 \\le 0" is no answer to its solution), nor a
+    gold that lists values ("2,3" is no interval 2 < x < 3)."""
+    from sympy import And, Eq, Interval, Symbol, Union
+    from sympy.core.relational import Relational
+
+    if not gold or not pred or not isinstance(gold[0], (Interval, Union)):
+        return False
+    relations = pred[0].args if isinstance(pred[0], And) else (pred[0],)
+    sides = [(r.lhs, r.rhs) if isinstance(r.lhs, Symbol) else (r.rhs, r.lhs) for r in relations
+             if isinstance(r, Relational) and not isinstance(r, Eq)]
+    return (len(sides) == len(relations) and len({var for var, _ in sides}) == 1
+            and all(isinstance(var, Symbol) and not bound.free_symbols for var, bound in sides))
 
 
 def _canonical_int(a: str) -> bool:
