@@ -468,6 +468,8 @@ def test_an_inequality_solved_for_its_variable_answers_an_interval(gold, pred, e
 @pytest.mark.parametrize("pred, gold, expected", [
     ("4xy", "4", False), ("3mn^2", "3", False), ("\\frac{1}{2}pq", "\\frac{1}{2}", False), ("4xy", "4yx", True),
     ("12cm", "12", True), ("60mph", "60", True), ("5days", "5", True), ("2abc", "2", False), ("12 cm", "12", True), ("2\\text{kg}", "2", True),
+    # short units of time, speed and volume (graded wrong once "up to three letters" became variables)
+    ("6mo", "6", True), ("10m/s", "10", True), ("3wk", "3", True), ("2gal", "2", True), ("5yrs", "5", True),
 ])
 def test_letters_written_onto_a_number_are_variables_unless_a_unit(pred, gold, expected):
     """"4xy" was read as 4 with the unit "xy", and graded right for the gold 4."""

@@ -503,6 +503,22 @@ def test_a_hand_edited_count_in_the_config_names_the_file(tmp_path, questions, k
     refused(run(questions, out, *rerun), f"{out / 'config.json'}: {says}")
 
 
+@pytest.mark.parametrize(("section", "key", "value"), [(None, "n", 0), (None, "k", True), (None, "model_option", 5),
+                                                      ("generation", "temperature", -1)])
+def test_force_starts_over_from_a_config_value_its_option_refuses(tmp_path, questions, section, key, value):
+    """The refusal's way out, as README says (and as for a config that is no uab config): --force
+    takes nothing from it and starts over; it was refused again (`-N/--budget takes a positive
+    integer, got 0 (recorded as n)`)."""
+    out = tmp_path / "r"
+    assert run(questions, out, "-N", "3").exit_code == 0
+    config = json.loads((out / "config.json").read_text())
+    (config[section] if section else config)[key] = value
+    (out / "config.json").write_text(json.dumps(config))
+    result = run(questions, out, "-N", "2", "--force")
+    assert result.exit_code == 0, result.stderr
+    assert json.loads((out / "config.json").read_text())["n"] == 2
+
+
 def test_a_hand_edited_generation_setting_is_refused_as_a_change(tmp_path, questions):
     """A rerun takes the recorded settings as given: an edited temperature drew the rest of the
     budget at it, beside samples drawn at the other, and recorded it as theirs (silently)."""
@@ -516,6 +532,10 @@ def test_a_hand_edited_generation_setting_is_refused_as_a_change(tmp_path, quest
                                             "its samples were drawn with (--temperature (0.9 → 0.5)): restore it")
     assert (out / "samples.ckpt.jsonl").read_bytes() == before
     assert run(questions, out, "-N", "3", "--force").exit_code == 0  # --force starts over
+    # at the edited setting, with none of the samples drawn at the other (they were all reused, and
+    # recorded in phase1.jsonl as drawn at it: the config matched itself, so nothing was discarded)
+    stages = json.loads((out / "summary.json").read_text())["stages"]
+    assert stages["phase1"]["reused"]["samples"] == stages["phase2"]["reused"]["samples"] == 0, stages
     config["generation"]["too_long"] = "skip"  # a setting that does not change a sample: no refusal
     (out / "config.json").write_text(json.dumps(config))
     assert run(questions, out, "-N", "4").exit_code == 0

@@ -333,7 +333,8 @@ _NOT_UNITS = {"pi", "sqrt", "infty", "inf", "sin", "cos", "tan", "log", "ln", "a
 # unless they abbreviate a unit ("12cm", "5kg", "60mph"); a longer word is a unit ("5days"), and
 # units set apart ("12 cm", "12\text{cm}") always are
 _GLUED_UNITS = {"mm", "cm", "dm", "km", "mg", "kg", "ml", "cl", "dl", "oz", "lb", "lbs", "in", "ft", "yd", "mi",
-                "mph", "kph", "kmh", "sec", "secs", "min", "mins", "hr", "hrs", "cal", "kcal", "ms"}
+                "gal", "qt", "mph", "kph", "kmh", "m/s", "sec", "secs", "min", "mins", "hr", "hrs", "day", "wk", "wks",
+                "mo", "mos", "yr", "yrs", "cal", "kcal", "ms"}
 _SCALES = {"hundred": 100, "thousand": 10**3, "million": 10**6, "billion": 10**9, "trillion": 10**12}
 _AND_OR = re.compile(r"\s+(?:and|or)\s+|\s*,\s*(?:and|or)\s+")
 _ASSIGN = re.compile(r"^\s*([A-Za-z](?:_\{?\w+\}?)?|[A-Za-z]{3,})\s*(?:=|\\in)\s*(?=[^=])")

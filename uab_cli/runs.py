@@ -113,7 +113,7 @@ class RunDir:
                 if not config["generation"].get("model"):
                     config = {**config, "generation": {**config["generation"],
                                                        "model": existing.get("generation", {}).get("model")}}
-                changed = _changed(existing, config)
+                changed = _changed(existing, config) or _drawn_with(self.path, config)  # a hand-edited config
         if changed and not force and self._holds_samples():  # else nothing to keep: start over
             raise UabError(f"this directory holds samples drawn with other settings ({'; '.join(changed)}); "
                            "use a new --output, or --force to discard them", self.path)
@@ -321,10 +321,16 @@ class Recorded:
 def recorded(out: str, force: bool = False) -> Recorded:
     """The settings a run or pool directory records (empty where it has none), less the ones the
     last run derived (``_chosen``). A ``config.json`` that is no uab config (a hand edit, another
-    tool's file) is a ``UabError`` naming it, unless ``force``: then there is nothing to take."""
+    tool's file), or one that records a value its option refuses, is a ``UabError`` naming it,
+    unless ``force``: then there is nothing to take."""
     config = _read_config(out, force, "; fix it, or use a new --output (or --force to start over)") \
         if os.path.isdir(out) else {}
-    settings.check_recorded(config, os.path.join(out, CONFIG))
+    try:
+        settings.check_recorded(config, os.path.join(out, CONFIG))
+    except UabError:
+        if not force:
+            raise
+        return Recorded()  # --force starts over: nothing taken from a hand-edited config
     gen = config.get("generation")
     if not isinstance(gen, dict):
         return Recorded()
@@ -341,16 +347,22 @@ def _check_drawn_with(out: str, config: dict) -> None:
     its samples were drawn with, as its Phase-1 output records them (a hand edit): a rerun takes
     the recorded settings as given, and would draw the rest of the budget with them (and record
     them as the samples'), or read Phase-2 samples as Phase-1 ones."""
-    drawn_with = _phase1_provenance(os.path.join(out, STAGE_FILES[0]))
-    if drawn_with is None:
-        return
-    held = {**config, "k": drawn_with.get("k"),
-            "generation": {k: v for k, v in drawn_with.items() if k not in ("k", "skipped")}}
-    edited = _changed(held, config)
+    edited = _drawn_with(out, config)
     if edited:
         raise UabError(f"it records other settings than {STAGE_FILES[0]} says its samples were drawn with "
                        f"({'; '.join(edited)}): restore it, use a new --output, or --force to discard the samples",
                        os.path.join(out, CONFIG))
+
+
+def _drawn_with(out: str, config: dict) -> list[str]:
+    """``_changed`` from the settings run directory ``out``'s samples were drawn with, as its
+    Phase-1 output records them, to ``config``'s (none where it records none)."""
+    drawn_with = _phase1_provenance(os.path.join(out, STAGE_FILES[0]))
+    if drawn_with is None:
+        return []
+    held = {**config, "k": drawn_with.get("k"),
+            "generation": {k: v for k, v in drawn_with.items() if k not in ("k", "skipped")}}
+    return _changed(held, config)
 
 
 def remembered(params: dict, rec: Recorded) -> dict:
