@@ -24,7 +24,7 @@ from .errors import UabError
 from .prompts import judge_messages, parse_judge
 from .reasoning import answer_logprobs, final_text
 from .records import PROVENANCE, is_int, provenance, question_type, samples, with_provenance, without_provenance
-from .settings import Allocation, Generation, Vote, needs_logprobs, without_logprobs
+from .settings import Allocation, Generation, Vote, budget_below, needs_logprobs, without_logprobs
 from .signals import REGISTRY as SIGNAL_REGISTRY
 from .signals import (
     SAMPLE_SIGNALS,
@@ -410,7 +410,7 @@ class AllocationInputs:
         budget = settings.n * m
         rest = budget - int(drawn.sum())
         if rest < 0:
-            raise UabError(f"budget N={settings.n} is smaller than the {int(drawn.max())} Phase-1 samples per question")
+            raise UabError(budget_below(settings.n, int(drawn.max())))
         cap = None
         if settings.max_per_question is not None:
             if (over := drawn > settings.max_per_question).any():  # a mixed file: the cap was checked on the fewest

@@ -228,8 +228,8 @@ class Allocation:
             raise UabError(f"--samples must be >= 1, got {k}")
         if self.n * m > INT64[1]:
             raise UabError(f"budget N·M = {self.n}·{m} does not fit in 64 bits: give a smaller --budget")
-        if self.n < k:
-            raise UabError(f"budget N={self.n} is smaller than the {k} Phase-1 samples per question")
+        if wrong := budget_below(self.n, k):
+            raise UabError(wrong)
         if short := self.phase1_short(k, signal):
             raise UabError(f"{short[0]} needs at least {short[1]} Phase-1 samples per question (-K {short[1]})")
         if self.max_per_question is not None and self.max_per_question < k:
@@ -410,9 +410,13 @@ def check_recorded(config: dict, path: str) -> None:
     for key, value in counts.items():  # a count a rerun takes (-K, the budget) where it is not given
         if value is not None and not (is_int(value) and 0 < value <= INT64[1]):
             raise UabError(f"{flag(key)} takes a positive integer, got {value!r} (recorded as {key})", path)
-    if counts["n"] is not None and counts["k"] is not None and counts["n"] < counts["k"]:
-        raise UabError(f"budget N={counts['n']} is smaller than the {counts['k']} Phase-1 samples per question "
-                       "(recorded as n and k)", path)
+    if counts["n"] is not None and counts["k"] is not None and (wrong := budget_below(counts["n"], counts["k"])):
+        raise UabError(f"{wrong} (recorded as n and k)", path)
+
+
+def budget_below(n: int, k: int) -> str | None:
+    """Why budget ``n`` cannot follow ``k`` Phase-1 samples per question (None: it can)."""
+    return f"budget N={n} is smaller than the {k} Phase-1 samples per question" if n < k else None
 
 
 def without_led(values: dict, given: dict) -> dict:
