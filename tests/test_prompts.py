@@ -262,3 +262,26 @@ def test_the_judges_label_is_read_from_its_final_part(text, label):
     """A reasoning model's judge reply cut off while thinking gives no label (it counts as hard),
     and a word of its thinking is no verdict: its draft "easy" was read as the label."""
     assert parse_judge(text) == label
+
+
+@pytest.mark.parametrize("content, says", [(None, "cannot read the prompt template"),
+                                           ("{question} {answer}", "message 1: unknown field {answer}")])
+def test_phase2_names_the_recorded_template_it_cannot_use(tmp_path, fake_backend, content, says):
+    """A Phase-1 template deleted, or edited into a bad one, since: Phase 2's error named the
+    record but not the template file ("a.jsonl:1: its Phase-1 provenance (uab.phase1): cannot
+    read the prompt template: No such file or directory")."""
+    fake_backend.in_cli()
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps([{"role": "user", "content": "{question}"}]))
+    q = write_jsonl(tmp_path / "q.jsonl", arithmetic(2))
+    assert cli(["phase1", q, "--backend", "scripted", "--prompt-template", str(path), "-o",
+                str(tmp_path / "p1.jsonl"), "-q"]).exit_code == 0
+    assert cli(["allocate", str(tmp_path / "p1.jsonl"), "-N", "2", "-o", str(tmp_path / "a.jsonl"), "-q"]).exit_code == 0
+    if content is None:
+        path.unlink()
+    else:
+        path.write_text(json.dumps([{"role": "user", "content": content}]))
+    result = cli(["phase2", str(tmp_path / "a.jsonl"), "-o", str(tmp_path / "p2.jsonl"), "-q"])
+    assert result.exit_code == 2 and len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert f"a.jsonl:1: its Phase-1 provenance (uab.phase1): {path}: {says}" in result.stderr
+    assert not (tmp_path / "p2.jsonl").exists()

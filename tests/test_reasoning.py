@@ -142,3 +142,15 @@ def test_a_vllm_reply_starts_with_the_marker_its_prompt_left_open():
     done = to_completion(output(["So ", "</think>", "\\boxed{3}"], "<|im_start|>assistant\n"))
     assert done.text == "So </think>\\boxed{3}" and done.tokens == ("So ", "</think>", "\\boxed{3}")
     assert list(answer_logprobs(done.token_logprobs, done.tokens, done.text, False)) == [-1.5]
+
+
+def test_a_character_split_over_tokens_keeps_the_servers_content_the_answer_part():
+    """A character of the content that the tokenizer splits over byte tokens decodes as one
+    replacement character per token, so the token texts never spell the content: the answer
+    span was silently the whole reply, the reasoning's tokens included."""
+    tokens = ["9 - 1", " is", " 8", "</think>", "\n\n", "So", " \ufffd", "\ufffd", " 8"]
+    logprobs = [-1.0, -2.0, -3.0, -4.0, -5.0, -6.0, -7.0, -8.0, -9.0]
+    assert list(answer_logprobs(logprobs, tokens, "So ∴ 8", True)) == [-5.0, -6.0, -7.0, -8.0, -9.0]
+    # content that is all whitespace, or a reply without the marker in its tokens: still every token
+    assert list(answer_logprobs(logprobs, tokens, "\n", True)) == logprobs
+    assert list(answer_logprobs(logprobs[5:], tokens[5:], "So ∴ 8", True)) == logprobs[5:]

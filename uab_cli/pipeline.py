@@ -723,8 +723,8 @@ def phase1_settings(records: list[dict], path: str | None = None, lines: Sequenc
     try:  # values no option takes (a hand-edited file): named here, not as an option never given
         Generation.build(shared)
     except UabError as exc:
-        raise UabError(f"its Phase-1 provenance (uab.phase1): {exc.message}", path, lines[r0] if lines else None) \
-            from None
+        # the file at fault where it is another (the recorded prompt template): "t.json: message 1: …"
+        raise UabError(f"its Phase-1 provenance (uab.phase1): {exc}", path, lines[r0] if lines else None) from None
     ignore = {"version", "k", "skipped", *Generation.SAMPLE_FREE}
     for r, rec in enumerate(records[r0 + 1:], r0 + 1):
         other = generation_of(rec)

@@ -64,7 +64,8 @@ def answer_logprobs(logprobs: Sequence[float], tokens: Sequence[str] | None, tex
     """The log-probabilities of the answer part of a reply: those of the tokens after its
     reasoning. ``tokens`` are the texts of the generated tokens, one per logprob; ``separated``:
     the server returned the reasoning apart from ``text`` (its logprobs still cover both), so
-    the answer part is the tokens that spell ``text``. A token that ends the marker and begins
+    the answer part is the tokens that spell ``text`` (where a character split over tokens keeps
+    them from spelling it, those after the marker that closes the reasoning). A token that ends the marker and begins
     the answer (``>B`` after ``</think``) is the answer's: the marker's end is certain by then,
     so its logprob is the answer's first word's; one that adds only whitespace is the marker's.
     A reply without an answer part, or without token texts, is scored over all its tokens."""
@@ -74,6 +75,8 @@ def answer_logprobs(logprobs: Sequence[float], tokens: Sequence[str] | None, tex
     if separated:
         tail = text.strip()
         start = joined.rfind(tail) if tail else -1
+        if start < 0 and tail:  # a character split over tokens ("\ufffd" each): after the closing marker
+            start = answer_start(joined) or -1
     else:
         start = answer_start(joined) or -1  # 0: no reasoning, None: no answer part
     if start < 0:
