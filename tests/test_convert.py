@@ -308,6 +308,17 @@ def test_read_table_bad_json_line(tmp_path):
     assert info.value.line == 2
 
 
+@pytest.mark.parametrize("suffix", [".json", ".jsonl"])
+def test_a_broken_json_array_names_the_line_where_it_breaks(tmp_path, suffix):
+    """A JSON array with a bad value on line 3 was read as JSON Lines: "FILE:1: invalid JSON:
+    unexpected end of data", the first line, which is fine."""
+    path = tmp_path / f"rows{suffix}"
+    path.write_text('[\n  {"question": "a", "answer": "1"},\n  {"question": "b", "answer": }\n]\n', encoding="utf-8")
+    with pytest.raises(UabError, match=r"invalid JSON: unexpected character.*\(column 31\)") as info:
+        list(read_table(path))
+    assert info.value.line == 3
+
+
 def test_read_table_json_array_and_hf_json_lines(tmp_path):
     rows = load_jsonl(FIXTURES / "mmlu.jsonl")
     array = tmp_path / "array.json"
@@ -787,3 +798,34 @@ def test_a_gold_integer_beyond_64_bits_keeps_its_digits(tmp_path, suffix):
     [(_, found)] = list(read_table(str(path)))
     assert found["answer"] == 123456789012345678901234567890
     assert list(convert_records([found], None))[0]["answer"] == "123456789012345678901234567890"
+
+
+def test_mmlu_preset_takes_an_arc_gold_by_its_label():
+    """README: choices given as ARC's {"text", "label"} take the gold by its label; --preset mmlu
+    took "2" of labels 1-4 as index 2 (C) instead of the second choice (B)."""
+    row = {"question": "Which is a mammal?", "answerKey": "2",
+           "choices": {"text": ["shark", "whale", "trout", "eel"], "label": ["1", "2", "3", "4"]}}
+    lettered = {**row, "answerKey": "D", "choices": {**row["choices"], "label": ["A", "B", "D", "E"]}}
+    got = list(convert_records([row, lettered], "mmlu", answer_field="answerKey"))
+    assert [r["answer"] for r in got] == ["B", "C"]
+
+
+@pytest.mark.parametrize("row,message", [
+    ({"problem": "What is 1 + 1?", "level": "Level 1", "type": "Algebra"}, "'type' must be one of math, mc, text"),
+    ({"problem": "q?", "level": [1, 2]}, "'level' must be a string or number, got list"),
+])
+def test_convert_writes_no_record_phase1_refuses(tmp_path, row, message):
+    """A column passed through (hendrycks MATH's "type": "Algebra") made a record every later
+    command refused; now convert names the row and writes nothing."""
+    path = tmp_path / "in.jsonl"
+    path.write_text(json.dumps({"problem": "fine?"}) + "\n" + json.dumps(row) + "\n")
+    result = _convert(str(path), "--question-field", "problem", "-o", str(tmp_path / "out.jsonl"))
+    assert result.returncode == 2 and not (tmp_path / "out.jsonl").exists()
+    assert result.stderr.decode().startswith(f"error: {path}:2: {message}")
+
+
+@pytest.mark.parametrize("value,kind", [(True, "bool"), ({"a": 1}, "dict"), ([1], "list")])
+def test_an_id_that_is_no_text_or_number_is_an_error(value, kind):
+    """It became the id "True" or "{'a': 1}" (a Python repr) without a word."""
+    with pytest.raises(UabError, match=f"in.jsonl:1: field 'id' should be text or a number, got {kind}"):
+        list(convert_records([{"id": value, "question": "q?"}], None, path="in.jsonl"))

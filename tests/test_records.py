@@ -87,6 +87,19 @@ def test_json_array_on_stdin_says_to_save_it_first():
     assert "save it to a file and run `uab convert FILE`" in result.stderr
 
 
+def test_parquet_file_points_to_convert(tmp_path):
+    """A Parquet export given to phase1 was "invalid JSON: unexpected character ... column 1"."""
+    pq = pytest.importorskip("pyarrow.parquet")
+    import pyarrow as pa
+
+    path = tmp_path / "test-00000-of-00001.parquet"
+    pq.write_table(pa.table({"question": ["What is 1 + 1?"], "answer": ["2"]}), path)
+    result = cli(["phase1", str(path), "--backend", "scripted", "-o", str(tmp_path / "out.jsonl")])
+    assert result.exit_code == 2 and not (tmp_path / "out.jsonl").exists()
+    assert result.stderr.startswith(f"error: {path}:1: this is a Parquet file, not JSON Lines")
+    assert f"`uab convert {path}` reads it" in result.stderr
+
+
 # --- records pass through ------------------------------------------------------------
 
 

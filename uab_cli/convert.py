@@ -20,7 +20,7 @@ import orjson
 from uab_cli.answers import gold_answer
 from uab_cli.errors import UabError
 from uab_cli.jsonl import stdin
-from uab_cli.records import MAX_CHOICES, MIN_CHOICES
+from uab_cli.records import MAX_CHOICES, MIN_CHOICES, check_record
 
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 _BOM = b"\xef\xbb\xbf"
@@ -153,6 +153,18 @@ def _gold_letter(row: _Row, answer: Any, choices: list[str]) -> str:
     raise row.error(f"answer {text!r} is not a letter A-{LETTERS[n - 1]}, an index, or one of the choices")
 
 
+def _mc_gold(row: _Row, answer: Any, choices_raw: Any, choices: list[str]) -> str:
+    """Gold letter of a multiple-choice row: by label where the choices carry labels (ARC), else by ``_gold_letter``."""
+    labels = choices_raw.get("label") if isinstance(choices_raw, Mapping) else None
+    if not (isinstance(labels, (list, tuple)) and len(labels) == len(choices)):
+        return _gold_letter(row, answer, choices)
+    # ARC: the gold names a label ("1".."4" on some rows, "A".."E" on others), not a position
+    names = [_answer_text(label) for label in labels]
+    if _answer_text(answer) not in names:
+        raise row.error(f"answer {answer!r} is none of the choice labels {names}")
+    return LETTERS[names.index(_answer_text(answer))]
+
+
 def _digest(*parts: str) -> bytes:
     """Stable hash of some texts (independent of PYTHONHASHSEED and Python version)."""
     return hashlib.sha256("\x00".join(parts).encode("utf-8")).digest()
@@ -175,15 +187,8 @@ def _build_generic(row: _Row) -> dict:
     if choices_raw is not None:
         choices = _choice_list(row, choices_raw)
         record["choices"] = choices
-        labels = choices_raw.get("label") if isinstance(choices_raw, Mapping) else None
-        if answer is not None and isinstance(labels, (list, tuple)) and len(labels) == len(choices):
-            # ARC: the gold names a label ("1".."4" on some rows, "A".."E" on others), not a position
-            names = [_answer_text(label) for label in labels]
-            if _answer_text(answer) not in names:
-                raise row.error(f"answer {answer!r} is none of the choice labels {names}")
-            record["answer"] = LETTERS[names.index(_answer_text(answer))]
-        elif answer is not None:
-            record["answer"] = _gold_letter(row, answer, choices)
+        if answer is not None:
+            record["answer"] = _mc_gold(row, answer, choices_raw, choices)
         record["type"] = "mc"
     elif answer is not None:
         record["answer"] = _answer_text(answer)
@@ -241,11 +246,12 @@ def _build_gsm8k(row: _Row) -> dict:
 
 def _build_mmlu(row: _Row) -> dict:
     """cais/mmlu: question, choices (list), answer (0-based index or letter), subject."""
-    choices = _choice_list(row, row.role("choices"))
+    choices_raw = row.role("choices")
+    choices = _choice_list(row, choices_raw)
     record = {
         "question": row.text(row.fields["question"]),
         "choices": choices,
-        "answer": _gold_letter(row, row.gold(), choices),
+        "answer": _mc_gold(row, row.gold(), choices_raw, choices),
         "type": "mc",
     }
     subject = row.raw("subject", required=False)
@@ -398,6 +404,8 @@ def convert_records(
             row = _Row(data, fields, required, line, path, label)
             body = spec.build(row)
             raw_id = row.role("id")
+            if isinstance(raw_id, (bool, Mapping, list, tuple)):
+                raise row.error(f"field {fields['id']!r} should be text or a number, got {type(raw_id).__name__}")
             rec_id = _answer_text(raw_id) if raw_id is not None else f"{prefix}-{position}"
             if not rec_id:
                 raise row.error(f"field {fields['id']!r} is empty")
@@ -410,6 +418,10 @@ def convert_records(
                 record["source"] = source
             elif preset is not None:
                 record.setdefault("source", preset)
+            try:  # a column passed through (MATH's "type": "Algebra") can make a record phase1 refuses
+                check_record(record)
+            except UabError as exc:
+                raise row.error(f"{exc.message} (the record this row converts to)") from None
             yield record
         if not seen:
             raise UabError("empty input: no records", path=path)
@@ -456,7 +468,9 @@ def _read_json(path: Path | str, text: bytes) -> Iterator[Located]:
     ``{"row_idx", "row"}`` entries unwrapped), or JSON Lines (HF to_json)."""
     try:
         doc = _loads(text)
-    except orjson.JSONDecodeError:
+    except orjson.JSONDecodeError as exc:
+        if text.lstrip()[:1] == b"[":  # an array, not JSON Lines: its error is where the whole file breaks
+            raise UabError(f"invalid JSON: {exc.msg} (column {exc.colno})", path=str(path), line=exc.lineno) from None
         yield from _read_jsonl(path, text)
         return
     if isinstance(doc, dict):

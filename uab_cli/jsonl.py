@@ -157,6 +157,8 @@ def _unparsable(raw: bytes, error: str, lineno: int, last: bool, path: str) -> s
         return "blank line (JSONL needs one JSON object per line)"
     if lineno == 1 and raw.lstrip()[:1] == b"[":
         return _array_hint(path)
+    if lineno == 1 and raw.startswith(b"PAR1"):  # Parquet's magic bytes
+        return f"this is a Parquet file, not JSON Lines (one object per line); {_convert_how(path)}"
     try:
         raw.decode("utf-8")
     except UnicodeDecodeError as exc:  # orjson names column 1 whatever the byte
@@ -169,8 +171,11 @@ def _unparsable(raw: bytes, error: str, lineno: int, last: bool, path: str) -> s
 
 
 def _array_hint(path: str) -> str:
-    how = "save it to a file and run `uab convert FILE`" if path == "-" else f"`uab convert {shlex.quote(path)}` reads it"
-    return f"this looks like a JSON array, not JSON Lines (one object per line); {how}"
+    return f"this looks like a JSON array, not JSON Lines (one object per line); {_convert_how(path)}"
+
+
+def _convert_how(path: str) -> str:
+    return "save it to a file and run `uab convert FILE`" if path == "-" else f"`uab convert {shlex.quote(path)}` reads it"
 
 
 @contextlib.contextmanager
