@@ -725,6 +725,44 @@ def test_an_empty_generic_gold_is_an_error_naming_the_row(gold):
     assert info.value.line == 2
 
 
+@pytest.mark.parametrize("preset,gold", [("math500", "\\boxed{}"), ("deepscaler", "\\boxed{}"),
+                                         ("deepscaler", "\\text{}"), ("gsm8k", "#### \\boxed{}")])
+def test_an_empty_gold_is_an_error_under_every_preset(preset, gold):
+    """The empty-gold check covered the default mapping only: math500 and deepscaler wrote a
+    "\\boxed{}" gold, which grades every answer as ungraded."""
+    key = "question" if preset == "gsm8k" else "problem"
+    rows = [{key: "a?", "answer": "#### 1" if preset == "gsm8k" else "1", "unique_id": "a"},
+            {key: "b?", "answer": gold, "unique_id": "b"}]
+    with pytest.raises(UabError, match=f"field 'answer' is empty \\(needed by preset {preset}\\)") as info:
+        list(convert_records(rows, preset))
+    assert info.value.line == 2
+
+
+@pytest.mark.parametrize("preset,row", [(None, {"question": "Is 7 prime?", "answer": True}),
+                                        ("deepscaler", {"problem": "Is 7 prime?", "answer": False})])
+def test_a_boolean_gold_is_an_error_as_in_phase1(preset, row):
+    """A JSON true became the gold "True", though phase1 refuses a boolean gold."""
+    with pytest.raises(UabError, match="field 'answer' should be one answer \\(text or a number\\), got the boolean"):
+        list(convert_records([row], preset))
+
+
+def test_an_arc_file_without_answer_field_warns_once_of_its_gold_column():
+    """ARC's gold is in answerKey: the default mapping wrote records with no gold, without a word."""
+    import warnings
+
+    rows = [{"id": f"Mercury_{i}", "question": f"q{i}?", "answerKey": "B",
+             "choices": {"text": ["a", "b", "c", "d"], "label": ["A", "B", "C", "D"]}} for i in range(3)]
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        got = list(convert_records(rows, None, path="arc.jsonl"))
+    assert all("answer" not in r for r in got)
+    assert [str(w.message) for w in said] == [
+        "arc.jsonl:1: no gold answer field 'answer'; 'answerKey' looks like one: --answer-field answerKey"]
+    # with the gold named, or a gold in the row, nothing to say (a warning is an error in tests)
+    assert [r["answer"] for r in convert_records(rows, None, answer_field="answerKey")] == ["B"] * 3
+    list(convert_records([{"question": "q?", "answer": "1", "label": "x"}, {"question": "r?"}], None))
+
+
 def test_parquet_binary_and_decimal_columns_convert(tmp_path):
     """Binary text reads as text (it was written as "b'12'", a gold nothing equals), a decimal as
     its exact value, and binary that is no text (an image column) as null with a warning."""

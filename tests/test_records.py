@@ -97,7 +97,35 @@ def test_parquet_file_points_to_convert(tmp_path):
     result = cli(["phase1", str(path), "--backend", "scripted", "-o", str(tmp_path / "out.jsonl")])
     assert result.exit_code == 2 and not (tmp_path / "out.jsonl").exists()
     assert result.stderr.startswith(f"error: {path}:1: this is a Parquet file, not JSON Lines")
-    assert f"`uab convert {path}` reads it" in result.stderr
+    assert f"`uab convert {path}` makes question records of it" in result.stderr
+
+
+@pytest.mark.parametrize("row,message", [
+    ({"problem": "What is 1 + 1?", "answer": "2", "unique_id": "test/a.json"}, "missing field 'id'"),
+    ({"id": 60, "problem": "What is 1 + 1?", "answer": 2}, "'id' must be a non-empty string, got 60"),
+    ({"id": "a", "problem": "What is 1 + 1?", "answer": "2"}, "record 'a' has no 'question'"),
+])
+@pytest.mark.parametrize("command", ["phase1", "run"])
+def test_a_raw_benchmark_export_points_to_convert(tmp_path, row, message, command):
+    """A MATH-500 or AIME export given straight to phase1 or run said only "missing field 'id'"."""
+    path = write_jsonl(tmp_path / "test.jsonl", [row])
+    out = ["-o", str(tmp_path / "out")] + (["-N", "2"] if command == "run" else [])
+    result = cli([command, str(path), "--backend", "scripted", *out])
+    assert result.exit_code == 2 and not (tmp_path / "out").exists()
+    assert result.stderr.strip() == (f"error: {path}:1: {message}: a benchmark export? "
+                                     f"`uab convert {path}` makes question records of it")
+
+
+@pytest.mark.parametrize("row,message", [
+    ({"id": "a", "question": None}, "record 'a' has no 'question'"),  # no "did you mean 'question'?"
+    ({"id": "", "question": "q?"}, "'id' must be a non-empty string, got ''"),
+    ({"accuracy": 0.5, "allocator": "uab"}, "missing field 'id': this is a `uab simulate -o` results file"),
+])
+def test_a_bad_record_that_is_no_export_row_gets_no_convert_hint(tmp_path, row, message):
+    path = write_jsonl(tmp_path / "in.jsonl", [row])
+    result = cli(["phase1", str(path), "--backend", "scripted"])
+    assert result.exit_code == 2 and result.stderr.startswith(f"error: {path}:1: {message}")
+    assert "uab convert" not in result.stderr and "did you mean" not in result.stderr
 
 
 # --- records pass through ------------------------------------------------------------

@@ -77,8 +77,12 @@ class _Row:
 
     def gold(self) -> Any:
         """The answer column's value: one answer (text or a number), or None. A list or an
-        object is an error: which of several golds counts is not ours to guess."""
+        object is an error: which of several golds counts is not ours to guess; so is a boolean,
+        a gold phase1 refuses (a yes/no gold is written as text)."""
         value = self.role("answer")
+        if isinstance(value, bool):
+            raise self.error(f"field {self.fields['answer']!r} should be one answer (text or a number), got the "
+                             f"boolean {str(value).lower()} (write the gold as text)")
         if isinstance(value, (Mapping, list, tuple)):
             kind = "an object" if isinstance(value, Mapping) else "a list"
             raise self.error(f"field {self.fields['answer']!r} should be one answer (text or a number), got {kind} "
@@ -165,6 +169,22 @@ def _mc_gold(row: _Row, answer: Any, choices_raw: Any, choices: list[str]) -> st
     return LETTERS[names.index(_answer_text(answer))]
 
 
+def _check_gold(row: _Row, record: dict) -> None:
+    """An empty gold ("", \\boxed{}, \\text{}: nothing to grade against) is an error, under every mapping."""
+    if "answer" in record and gold_answer(record) is None:
+        how = f"needed by {row.label}" if "answer" in row.required else "give the gold, or leave the field out"
+        raise row.error(f"field {row.fields['answer'] or 'answer'!r} is empty ({how})")
+
+
+# Columns that often hold a benchmark's gold (ARC's answerKey): named when the default mapping finds no gold.
+_GOLD_COLUMNS = ("answerKey", "answer_key", "label", "target", "gold", "correct_answer", "final_answer")
+
+
+def _gold_column(row: _Row) -> str | None:
+    """A column of ``row`` that looks like a gold, when the record built from it has none."""
+    return next((name for name in _GOLD_COLUMNS if row.data.get(name) is not None), None)
+
+
 def _digest(*parts: str) -> bytes:
     """Stable hash of some texts (independent of PYTHONHASHSEED and Python version)."""
     return hashlib.sha256("\x00".join(parts).encode("utf-8")).digest()
@@ -192,8 +212,6 @@ def _build_generic(row: _Row) -> dict:
         record["type"] = "mc"
     elif answer is not None:
         record["answer"] = _answer_text(answer)
-        if not record["answer"] or gold_answer(record) is None:  # "", or \text{}: nothing to grade against
-            raise row.error(f"field {row.fields['answer']!r} is empty (give the gold, or leave the field out)")
     used = {name for name in row.fields.values() if name}
     for key, value in row.data.items():
         if key not in used and key not in record and key not in ("id", "question", "answer", "choices"):
@@ -211,7 +229,7 @@ def _with_solution(row: _Row, record: dict) -> dict:
 
 def _build_math500(row: _Row) -> dict:
     """HuggingFaceH4/MATH-500 (or PRM800K's MATH split): problem, answer, solution, subject, level."""
-    record = {"question": row.text(row.fields["question"]), "answer": row.text(row.fields["answer"]), "type": "math"}
+    record = {"question": row.text(row.fields["question"]), "answer": _answer_text(row.gold()), "type": "math"}
     subject = row.raw("subject", required=False)
     if subject is not None:
         record["subject"] = subject
@@ -223,7 +241,7 @@ def _build_math500(row: _Row) -> dict:
 
 def _build_deepscaler(row: _Row) -> dict:
     """agentica-org/DeepScaleR-Preview-Dataset, and DeepScaleR's AIME/AMC files: problem, answer, solution."""
-    record = {"question": row.text(row.fields["question"]), "answer": row.text(row.fields["answer"]), "type": "math"}
+    record = {"question": row.text(row.fields["question"]), "answer": _answer_text(row.gold()), "type": "math"}
     return _with_solution(row, record)
 
 
@@ -395,7 +413,7 @@ def convert_records(
 
     def records() -> Iterator[dict]:
         seen: dict[str, int] = {}
-        any_choices = False
+        any_choices, warned = False, False
         for index, item in enumerate(rows):
             line, data, *at = item if isinstance(item, tuple) else (index + 1, item)
             position = at[0] if at else index  # a datasets-server row's row_idx, else its place here
@@ -403,6 +421,11 @@ def convert_records(
                 raise UabError(f"expected an object per row, got {type(data).__name__}", path=path, line=line)
             row = _Row(data, fields, required, line, path, label)
             body = spec.build(row)
+            _check_gold(row, body)
+            if not warned and "answer" not in body and (column := _gold_column(row)) is not None:
+                warned = True  # once: the other rows are alike
+                warnings.warn(str(row.error(f"no gold answer field {fields['answer']!r}; {column!r} looks like one: "
+                                            f"--answer-field {column}")), UserWarning, stacklevel=2)
             raw_id = row.role("id")
             if isinstance(raw_id, (bool, Mapping, list, tuple)):
                 raise row.error(f"field {fields['id']!r} should be text or a number, got {type(raw_id).__name__}")

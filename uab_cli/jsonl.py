@@ -19,7 +19,7 @@ import orjson
 
 from . import gcpolicy
 from .errors import UabError
-from .records import validate_batch
+from .records import NotARecord, validate_batch
 
 MAX_LINE_BYTES = 8 * 1024 * 1024  # a longer line is almost surely not a question record
 
@@ -175,7 +175,8 @@ def _array_hint(path: str) -> str:
 
 
 def _convert_how(path: str) -> str:
-    return "save it to a file and run `uab convert FILE`" if path == "-" else f"`uab convert {shlex.quote(path)}` reads it"
+    return ("save it to a file and run `uab convert FILE`, which makes question records of it" if path == "-"
+            else f"`uab convert {shlex.quote(path)}` makes question records of it")
 
 
 @contextlib.contextmanager
@@ -240,7 +241,7 @@ def read_batches(path: str, stage: str | None = "question", name: str | None = N
     name = name or display_name(path)
     for batch in _batches(path, name):
         if stage is not None:
-            validate_batch(batch, stage, name, lineno + 1, seen)
+            _validate(batch, stage, path, name, lineno + 1, seen)
         lineno += len(batch)
         yield batch
 
@@ -251,9 +252,20 @@ def load_records(path: str, stage: str = "question") -> tuple[list[dict], list[i
     seen: set[str] = set()
     with gcpolicy.paused():
         for batch in _batches(path):
-            validate_batch(batch, stage, display_name(path), len(records) + 1, seen)
+            _validate(batch, stage, path, display_name(path), len(records) + 1, seen)
             records += batch
     return records, list(range(1, len(records) + 1))
+
+
+def _validate(batch: list[dict], stage: str, path: str, name: str, first_line: int, seen: set[str]) -> None:
+    """``validate_batch``; a question that looks like a benchmark export's row (no id, a numeric
+    id, no question) says how `uab convert` makes records of the file."""
+    try:
+        validate_batch(batch, stage, name, first_line, seen)
+    except NotARecord as exc:
+        if stage != "question":
+            raise
+        raise UabError(f"{exc.message}: a benchmark export? {_convert_how(path)}", exc.path, exc.line) from None
 
 
 # --- writing -----------------------------------------------------------------------

@@ -24,6 +24,11 @@ def letters(n: int) -> list[str]:
     return [chr(ord("A") + i) for i in range(n)]
 
 
+class NotARecord(UabError):
+    """A row with no id, a numeric id or no question: a benchmark export's row, most likely,
+    which ``uab convert`` makes a question record of (``jsonl`` adds how, at the question stage)."""
+
+
 def validate_batch(batch: list[dict], stage: str, name: str, first_line: int, seen: set[str] | None = None) -> None:
     """Check each record for ``stage`` and, given the ``seen`` ids, that its id is new;
     ``FILE:LINE: message`` if not."""
@@ -31,7 +36,7 @@ def validate_batch(batch: list[dict], stage: str, name: str, first_line: int, se
         try:
             check_record(rec, stage)
         except UabError as exc:
-            raise UabError(exc.message, name, lineno) from None
+            raise type(exc)(exc.message, name, lineno) from None
         if seen is not None:
             n = len(seen)
             seen.add(rec["id"])
@@ -88,14 +93,18 @@ def _check_question(rec: dict) -> None:
         if "id" not in rec:
             results = {"simulation", "recommendation", "check", "deciles", "cost_at_accuracy"} & set(rec) or \
                 {"allocator", "accuracy"} <= set(rec)
-            raise UabError("missing field 'id'" + (": this is a `uab simulate -o` results file (for `uab report`, "
-                                                   "or `uab run --settings`), not records" if results else ""))
+            if results:
+                raise UabError("missing field 'id': this is a `uab simulate -o` results file (for `uab report`, "
+                               "or `uab run --settings`), not records")
+            raise NotARecord("missing field 'id'")
         if not isinstance(rid, str) or not rid:
-            raise UabError(f"'id' must be a non-empty string, got {rid!r}")
+            error = NotARecord if isinstance(rid, (int, float)) and not isinstance(rid, bool) else UabError
+            raise error(f"'id' must be a non-empty string, got {rid!r}")
     q = rec.get("question")
     if type(q) is not str or not q or q.isspace():
         if q is None:
-            raise UabError(f"record {rid!r} has no 'question'" + _did_you_mean(rec, "question"))
+            error = UabError if "question" in rec else NotARecord  # null, or no such field (an export's "problem")
+            raise error(f"record {rid!r} has no 'question'" + _did_you_mean(rec, "question"))
         if not isinstance(q, str) or not q.strip():
             raise UabError("'question' must be a non-empty string")
     gold = rec.get("answer")
@@ -171,8 +180,8 @@ def check_sample(s: dict) -> None:
 def _did_you_mean(rec: dict, field: str) -> str:
     import difflib
 
-    close = difflib.get_close_matches(field, [k for k in rec if isinstance(k, str)], n=1, cutoff=0.6)
-    return f" (did you mean {close[0]!r}? or use `uab convert`)" if close else ""
+    close = difflib.get_close_matches(field, [k for k in rec if isinstance(k, str) and k != field], n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def question_type(rec: dict) -> str:
