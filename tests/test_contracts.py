@@ -16,7 +16,7 @@ import numpy as np
 import orjson
 import pytest
 from conftest import FakeBackend, arithmetic, cli, read_jsonl, write_jsonl
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from uab_cli import allocators, evaluation, pipeline, voting
@@ -311,6 +311,7 @@ def _run_and_pipe(case, tmp: Path, fake, heavy: bool) -> None:
     q = write_jsonl(tmp / "q.jsonl", rows)
     fits = sum(len(r["question"]) < 100 for r in rows)
     judged = fits if alloc[1] in allocators.NEEDS_JUDGE else 0  # the judge's calls: apart from the budget
+    run_judged = judged if n > k else 0  # `run` asks no judge when N = K: nothing to allocate (`phase1 --judge` does)
     run_dir = str(tmp / "run")
 
     def run(out, budget, *more, drawn=None):
@@ -327,7 +328,7 @@ def _run_and_pipe(case, tmp: Path, fake, heavy: bool) -> None:
     assert generation == {"backend": "scripted", "model": "scripted", "seed": int(gen[gen.index("--seed") + 1]),
                           "temperature": 0.9}
     saved = _check_outputs(tmp / "run" / "votes.jsonl", n, fits, k, alloc[1], vote[1], generation)
-    assert fake.drawn == n * fits - saved + judged == summary["total"]["samples"] + judged
+    assert fake.drawn == n * fits - saved + run_judged == summary["total"]["samples"] + run_judged
     votes = _voted(tmp / "run" / "votes.jsonl")
 
     if alloc[1] not in allocators.ROUNDS:  # the same seed through the stage pipe: the same allocation and votes
@@ -355,7 +356,7 @@ def _run_and_pipe(case, tmp: Path, fake, heavy: bool) -> None:
     if heavy:  # a backend that fails midway: the resumed run draws the rest and votes as the fresh one
         total = n * fits - saved
         if total > 1:
-            fake.in_cli(fail_after=total // 2 + judged)
+            fake.in_cli(fail_after=total // 2 + run_judged)
             result = cli(["run", q, "-N", str(n), "-o", str(tmp / "crash"), "-q", *gen, "-K", str(k), *alloc, *vote])
             assert result.exit_code == 1, result.output
             fake.in_cli()
@@ -364,6 +365,9 @@ def _run_and_pipe(case, tmp: Path, fake, heavy: bool) -> None:
 
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
 @given(case=cli_cases())
+@example(case=([{"id": f"q{i}", "question": "What is 0 + 0?", "answer": "0"} for i in range(7)],
+               ["--backend", "scripted", "--max-tokens", "5", "--seed", "0"], 3, 3, None, ["--allocator", "judge"],
+               ["--vote-rule", "majority"]))  # N = K: `run` asks no judge, `phase1 --judge` in the pipe does
 def test_run_and_the_stage_pipe_keep_the_budget_and_record_what_ran(case):
     _fuzz_run_and_pipe(case, heavy=False)
 
