@@ -80,11 +80,11 @@ def test_json_array_file_points_to_convert(tmp_path):
     assert [r["question"] for r in load_records(str(converted))[0]] == ["What is 1 + 1?"]
 
 
-def test_json_array_on_stdin_says_to_save_it_first():
+def test_json_array_on_stdin_says_to_pipe_it_through_convert():
     result = cli(["phase1", "-", "--backend", "scripted"], stdin=b'[{"id": "q1", "question": "Q?"}]\n')
     assert result.exit_code == 2
     assert result.stderr.startswith("error: <stdin>:1: expected a JSON object, got list: this looks like a JSON array")
-    assert "save it to a file and run `uab convert FILE`" in result.stderr
+    assert "pipe it through `uab convert -`" in result.stderr
 
 
 def test_parquet_file_points_to_convert(tmp_path):

@@ -175,7 +175,7 @@ def _array_hint(path: str) -> str:
 
 
 def _convert_how(path: str) -> str:
-    return ("save it to a file and run `uab convert FILE`, which makes question records of it" if path == "-"
+    return ("pipe it through `uab convert -`, which makes question records of it" if path == "-"
             else f"`uab convert {shlex.quote(path)}` makes question records of it")
 
 
