@@ -365,23 +365,26 @@ def test_report_names_the_line_of_a_check_row_of_another_shape(tmp_path, edit, s
     result or recommendation row is; it was the file alone, with Python's words (`KeyError: 'gain'`,
     `ValueError: Unknown format code 'f'`), after the notes of the plots not drawn."""
     lines = _checked(tmp_path).read_text().splitlines()
-    row = orjson.loads(lines[-1])
-    edit(row["check"])
-    lines[-1] = orjson.dumps(row).decode()
-    bad = tmp_path / "bad.jsonl"
-    bad.write_text("\n".join(lines) + "\n")
-    result = cli(["report", str(bad), "-o", str(tmp_path / "rep")])
+    result = _report_edited(tmp_path, lines, -1, lambda row: edit(row["check"]))
     assert result.exit_code == 2 and len(result.stderr.splitlines()) == 1, result.stderr
     assert f"bad.jsonl:{len(lines)}: {said}, not what `uab simulate -o` writes" in result.stderr, result.stderr
     assert not (tmp_path / "rep").exists()
 
 
-def test_report_names_the_line_of_a_check_row_that_holds_no_object(tmp_path):
-    lines = _checked(tmp_path).read_text().splitlines()
-    lines[-1] = '{"check": 5}'
+def _report_edited(tmp_path, lines: list[str], at: int, edit):
+    """``uab report`` of the results ``lines`` with line ``at``'s row edited in place by ``edit(row)``,
+    written as bad.jsonl."""
+    row = orjson.loads(lines[at])
+    edit(row)
+    lines[at] = orjson.dumps(row).decode()
     bad = tmp_path / "bad.jsonl"
     bad.write_text("\n".join(lines) + "\n")
-    result = cli(["report", str(bad), "-o", str(tmp_path / "rep")])
+    return cli(["report", str(bad), "-o", str(tmp_path / "rep")])
+
+
+def test_report_names_the_line_of_a_check_row_that_holds_no_object(tmp_path):
+    lines = _checked(tmp_path).read_text().splitlines()
+    result = _report_edited(tmp_path, lines, -1, lambda row: row.update(check=5))
     assert result.exit_code == 2 and f"bad.jsonl:{len(lines)}: a check row holds 5" in result.stderr, result.stderr
     assert not (tmp_path / "rep").exists()
 
@@ -394,12 +397,7 @@ def test_report_names_the_line_of_a_simulation_row_of_another_shape(tmp_path, ed
     """The results file's first row, what produced it (summary.md opens with it): a hand-edited one
     was `KeyError: 'pool'` or `AttributeError: 'int' object has no attribute 'get'` without a line."""
     lines = pathlib.Path(_results(tmp_path)).read_text().splitlines()
-    row = orjson.loads(lines[0])
-    edit(row["simulation"])
-    lines[0] = orjson.dumps(row).decode()
-    bad = tmp_path / "bad.jsonl"
-    bad.write_text("\n".join(lines) + "\n")
-    result = cli(["report", str(bad), "-o", str(tmp_path / "rep")])
+    result = _report_edited(tmp_path, lines, 0, lambda row: edit(row["simulation"]))
     assert result.exit_code == 2 and len(result.stderr.splitlines()) == 1, result.stderr
     assert f"bad.jsonl:1: {said}, not what `uab simulate -o` writes" in result.stderr, result.stderr
     assert not (tmp_path / "rep").exists()

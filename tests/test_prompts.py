@@ -188,7 +188,8 @@ def test_a_run_directory_of_an_earlier_uab_resumes(tmp_path, fake_backend):
     assert _run(tmp_path).exit_code == 0 and fake_backend.drawn == 6
 
 
-def test_phase2_refuses_a_template_edited_since_phase1(tmp_path, fake_backend):
+def _allocated_with_template(tmp_path, fake_backend):
+    """Phase 1 drawn with the template t.json, allocated to a.jsonl at N = 2; returns t.json's path."""
     fake_backend.in_cli()
     path = tmp_path / "t.json"
     path.write_text(json.dumps([{"role": "user", "content": "{question}"}]))
@@ -196,6 +197,11 @@ def test_phase2_refuses_a_template_edited_since_phase1(tmp_path, fake_backend):
     assert cli(["phase1", q, "--backend", "scripted", "--prompt-template", str(path), "-o",
                 str(tmp_path / "p1.jsonl"), "-q"]).exit_code == 0
     assert cli(["allocate", str(tmp_path / "p1.jsonl"), "-N", "2", "-o", str(tmp_path / "a.jsonl"), "-q"]).exit_code == 0
+    return path
+
+
+def test_phase2_refuses_a_template_edited_since_phase1(tmp_path, fake_backend):
+    path = _allocated_with_template(tmp_path, fake_backend)
     assert cli(["phase2", str(tmp_path / "a.jsonl"), "-o", str(tmp_path / "p2.jsonl"), "-q"]).exit_code == 0
     assert fake_backend.calls[-1][0].messages == ({"role": "user", "content": arithmetic(2)[0]["question"]},)
     path.write_text(json.dumps([{"role": "user", "content": "Now: {question}"}]))
@@ -270,13 +276,7 @@ def test_phase2_names_the_recorded_template_it_cannot_use(tmp_path, fake_backend
     """A Phase-1 template deleted, or edited into a bad one, since: Phase 2's error named the
     record but not the template file ("a.jsonl:1: its Phase-1 provenance (uab.phase1): cannot
     read the prompt template: No such file or directory")."""
-    fake_backend.in_cli()
-    path = tmp_path / "t.json"
-    path.write_text(json.dumps([{"role": "user", "content": "{question}"}]))
-    q = write_jsonl(tmp_path / "q.jsonl", arithmetic(2))
-    assert cli(["phase1", q, "--backend", "scripted", "--prompt-template", str(path), "-o",
-                str(tmp_path / "p1.jsonl"), "-q"]).exit_code == 0
-    assert cli(["allocate", str(tmp_path / "p1.jsonl"), "-N", "2", "-o", str(tmp_path / "a.jsonl"), "-q"]).exit_code == 0
+    path = _allocated_with_template(tmp_path, fake_backend)
     if content is None:
         path.unlink()
     else:

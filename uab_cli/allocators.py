@@ -131,6 +131,8 @@ for _kind in EXITS:
                  f"uab; {_kind} questions (p {'<' if _kind == 'hard' else '>'} {EXITS[_kind]:g}) keep their Phase-1 "
                  f"sample; {allocation.EXIT_MODES[_mode]}",
                  flags={"--allocator": "uab", "--gain": None, "--exit": _kind, "--exit-mode": _mode})
+
+
 def _majority(j: Job, model: str | None = None):
     return majority_allocate(j.p, j.budget, model or j.vote_model, max_extra=j.cap,
                              phase1=j.k1 if j.drawn is None else j.drawn)

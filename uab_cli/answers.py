@@ -383,7 +383,7 @@ def _drop_units(a: str) -> str:
         return str(value.numerator) if value.denominator == 1 else a
     tail = "".join(words)
     glued = not a[m.start() - 1].isspace() and len(tail) <= 3 and tail not in _GLUED_UNITS
-    if (len("".join(words)) < 2 or words[0] in _NOT_UNITS or glued or not re.search(r"\d", bare)
+    if (len(tail) < 2 or words[0] in _NOT_UNITS or glued or not re.search(r"\d", bare)
             or re.search(r"[A-Za-z=]", bare) or head.endswith(("^", "_", "\\"))):
         return a
     return head

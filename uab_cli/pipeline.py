@@ -118,6 +118,11 @@ def draw(
 JUDGE_TOKENS = 8  # the judge's verdict: one word (``easy``/``hard``), whatever --max-tokens
 
 
+def _reply(max_tokens: int, judge: bool) -> str:
+    """The tokens a reply may take, in words: ``--max-tokens N``, or the judge's fixed verdict."""
+    return f"the judge's {max_tokens}-token verdict" if judge else f"--max-tokens {max_tokens:,}"
+
+
 @dataclass(frozen=True)
 class TooLong:
     """A question whose prompt plus ``--max-tokens`` exceeds the model's context."""
@@ -130,8 +135,8 @@ class TooLong:
 
     def __str__(self) -> str:
         tokens = f"{self.size.tokens:,}" if self.size.exact else f"at least {self.size.tokens:,}"
-        reply = f"the judge's {self.max_tokens}-token verdict" if self.judge else f"--max-tokens {self.max_tokens:,}"
-        return (f"question {self.id!r}: its {'judge ' * self.judge}prompt has {tokens} tokens, which with {reply} "
+        return (f"question {self.id!r}: its {'judge ' * self.judge}prompt has {tokens} tokens, which with "
+                f"{_reply(self.max_tokens, self.judge)} "
                 f"exceeds the model's context of {self.context:,} tokens")
 
 
@@ -155,8 +160,7 @@ def fit(records: list[dict], backend: Backend, gen: Generation, on_skip: OnSkip 
     max_tokens = JUDGE_TOKENS if judge else gen.max_tokens
     limit = context - max_tokens
     if limit < 1:
-        reply = f"the judge's {max_tokens}-token verdict" if judge else f"--max-tokens {max_tokens:,}"
-        raise UabError(f"{reply} leaves no room for a prompt in the model's context of {context:,} tokens")
+        raise UabError(f"{_reply(max_tokens, judge)} leaves no room for a prompt in the model's context of {context:,} tokens")
     messages = judge_messages if judge else (lambda rec: gen.prompter.messages(rec, gen.vcs))
     sizes = backend.prompt_lengths([messages(rec) for rec in records], limit)
     over = [TooLong(rec["id"], size, max_tokens, context, judge) for rec, size in zip(records, sizes)

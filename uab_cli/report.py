@@ -267,9 +267,8 @@ def _verdict_shape(row: dict) -> str | None:
     verdict = row["check"]
     if not isinstance(verdict, dict):
         return f"a check row holds {verdict!r}"
-    if wrong := _shape(verdict, _CHECK_FIELDS, "a check row"):
-        return wrong
-    return None if verdict["N"] >= 1 else f"a check row's 'N' is {verdict['N']!r}"
+    return _shape(verdict, _CHECK_FIELDS, "a check row") or (
+        None if verdict["N"] >= 1 else f"a check row's 'N' is {verdict['N']!r}")
 
 
 def _check_rows(rows: Sequence[dict], source: str | None, lines: Sequence[int] | None) -> None:
