@@ -474,3 +474,46 @@ def test_an_inequality_solved_for_its_variable_answers_an_interval(gold, pred, e
 def test_letters_written_onto_a_number_are_variables_unless_a_unit(pred, gold, expected):
     """"4xy" was read as 4 with the unit "xy", and graded right for the gold 4."""
     assert is_correct({"question": "q", "answer": gold}, extract_answer(f"\\boxed{{{pred}}}", MATH)) is expected
+
+
+@pytest.mark.parametrize("pred, gold, expected", [
+    ("2ab", "2", False), ("2bc", "2", False), ("2t", "2", False), ("x+2c", "x+2", False), ("\\frac{1}{2}t", "\\frac{1}{2}", False),
+    ("2", "2m", False), ("2 \\text{ cm}", "2", True), ("2cm", "2", True), ("10 m", "10", True), ("10\\text{ m}", "10", True),
+    ("5 s", "5", True), ("6 s^2", "6", False), ("2ab", "2ab", True),
+])
+def test_math_verify_units_do_not_drop_variables(pred, gold, expected):
+    """math-verify's own unit list ("ab", "bc", "t", "c", "m" …) dropped what uab keeps as variables:
+    "2ab" was right for the gold 2, and "2" for the gold "2m"."""
+    assert is_correct({"question": "q", "answer": gold}, extract_answer(f"\\boxed{{{pred}}}", MATH)) is expected
+
+
+@pytest.mark.parametrize("pred, gold", [
+    ("0.\\overline{5}", "\\frac{5}{9}"), ("0.\\overline{3}", "\\frac13"), ("0.1\\overline{6}", "\\frac{1}{6}"),
+    ("1.\\overline{27}", "\\frac{14}{11}"), ("0.\\dot{3}", "\\frac{1}{3}"), ("0.\\dot{1}4\\dot{2}", "\\frac{142}{999}"),
+    ("-0.\\bar{3}", "-\\frac{1}{3}"), ("0.\\overline{9}", "1"), ("0.\\overline{3}, 0.\\overline{6}", "\\frac13,\\frac23"),
+])
+def test_a_repeating_decimal_is_its_fraction(pred, gold):
+    """"0.\\overline{5}" was no number: wrong for the gold 5/9, and a vote class of its own."""
+    assert is_correct({"question": "q", "answer": gold}, extract_answer(f"The answer is ${pred}$.", MATH))
+    assert len(group([normalize_math(gold), normalize_math(pred)], "math")) == 1
+    assert not is_correct({"question": "q", "answer": "0.5"}, extract_answer(f"\\boxed{{{pred}}}", MATH))
+
+
+U = "(-\\infty,2)\\cup(3,\\infty)"
+
+
+@pytest.mark.parametrize("response, gold, expected", [
+    ("\\boxed{x<2 \\text{ or } x>3}", U, True), ("The answer is x < 2 or x > 3.", U, True),
+    ("The answer is $x<2$ or $x>3$.", U, True), ("So $x<2$ or $x>3$.", U, True), ("\\boxed{3 < x \\text{ or } x < 2}", U, True),
+    ("\\boxed{x \\le 2 \\text{ or } x \\ge 3}", "(-\\infty,2]\\cup[3,\\infty)", True),
+    ("\\boxed{x \\le 2 \\text{ or } x \\ge 3}", U, False), ("\\boxed{x<3 \\text{ or } x>2}", U, False),
+    ("\\boxed{x<2 \\text{ or } y>3}", U, False), ("\\boxed{x<2 \\text{ and } x>3}", U, False),
+    ("\\boxed{1 < x \\le 2 \\text{ or } x > 5}", "(1,2]\\cup(5,\\infty)", True), ("\\boxed{x<2 \\text{ or } x>3}", "2,3", False),
+    ("\\boxed{(-\\infty,2)\\cup(3,\\infty)}", "x<2 \\text{ or } x>3", True), ("\\boxed{x = 2 \\text{ or } x = 3}", "2,3", True),
+])
+def test_inequalities_joined_by_or_are_a_union(response, gold, expected):
+    """"x<2 or x>3" was read as the list x<2, x>3, which no union equals."""
+    prediction = extract_answer(response, MATH)
+    assert is_correct({"question": "q", "answer": gold}, prediction) is expected
+    if expected:
+        assert len(group([normalize_math(gold), prediction], "math")) == 1

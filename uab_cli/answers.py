@@ -8,6 +8,7 @@ to nothing is no answer: it never matches and never counts as a vote.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import itertools
 import random
@@ -125,7 +126,7 @@ def _clause(t: str, prose: bool = True) -> str:
 def _math_span(t: str) -> str | None:
     """The content of the ``$...$``/``\\(...\\)``/``\\[...\\]`` span that opens ``t``, if any,
     with the spans listed after it ("$8$, $4$" or "$2$ and $3$" → "8,4", "2,3")."""
-    parts, i = [], 0
+    parts, i, ored = [], 0, False
     while True:
         for open_, close in _DELIMS:
             if t.startswith(open_, i):
@@ -137,12 +138,18 @@ def _math_span(t: str) -> str | None:
             # "$18 per day, ... at $2": dollars, not a math span; the amount is the answer
             return ",".join([*parts, _NUMBER.match(t, i + 1).group()])
         if end is None:
-            return ",".join(parts) if parts else None
+            return _listed(parts, ored) if parts else None
         parts.append(t[i + len(open_):end.start()])
         joint = _SPAN_JOINT.match(t, end.end())
         if not joint:
-            return ",".join(parts)
-        i = joint.end()
+            return _listed(parts, ored)
+        i, ored = joint.end(), ored or "or" in joint.group()
+
+
+def _listed(parts: list[str], ored: bool) -> str:
+    """Spans listed as one answer: a comma list, but inequalities of one variable listed with "or"
+    keep it ("$x<2$ or $x>3$" is a union, see ``_union``)."""
+    return " or ".join(parts) if ored and _union(" or ".join(parts)) != " or ".join(parts) else ",".join(parts)
 
 
 def _currency(span: str) -> bool:
@@ -204,13 +211,14 @@ def _last_value(text: str) -> str | None:
     matches = list(_LAST_SPAN.finditer(text))
     spans = [m.group(1) or m.group(2) for m in matches]
     first = list(range(len(spans)))  # the first span of the list that ends with each span
+    ored = [False] * len(spans)  # whether "or" lists it after the one before
     for i in range(1, len(spans)):
         if (joint := _SPAN_JOINT.match(text, matches[i - 1].end())) and joint.end() == matches[i].start():
-            first[i] = first[i - 1]
+            first[i], ored[i] = first[i - 1], "or" in joint.group()
     found += [(m.end(), i) for i, m in enumerate(matches) if re.search(r"\d", spans[i])]  # joined when tried
     for _, candidate in sorted(found, key=lambda f: f[0], reverse=True):  # no two end at one place
         if isinstance(candidate, int):
-            candidate = ",".join(spans[first[candidate]:candidate + 1])
+            candidate = _listed(spans[first[candidate]:candidate + 1], any(ored[first[candidate] + 1:candidate + 1]))
         if ans := normalize_math(candidate):
             return ans
     return None
@@ -335,8 +343,16 @@ _NOT_UNITS = {"pi", "sqrt", "infty", "inf", "sin", "cos", "tan", "log", "ln", "a
 _GLUED_UNITS = {"mm", "cm", "dm", "km", "mg", "kg", "ml", "cl", "dl", "oz", "lb", "lbs", "in", "ft", "yd", "mi",
                 "gal", "qt", "mph", "kph", "kmh", "m/s", "sec", "secs", "min", "mins", "hr", "hrs", "day", "wk", "wks",
                 "mo", "mos", "yr", "yrs", "cal", "kcal", "ms"}
+# one letter is a variable ("2m", "5 x"), unless set apart from the number and a unit's symbol ("10 m", "5 s")
+_LETTER_UNITS = {"m", "g", "s", "h", "l"}
 _SCALES = {"hundred": 100, "thousand": 10**3, "million": 10**6, "billion": 10**9, "trillion": 10**12}
 _AND_OR = re.compile(r"\s+(?:and|or)\s+|\s*,\s*(?:and|or)\s+")
+_OR = re.compile(r"(?:,\s*)?(?<![\\A-Za-z])or(?![A-Za-z])|\\(?:lor|vee)(?![A-Za-z])")
+_LESS = re.compile(r"<=?|\\(?:le|leq|leqslant|lt)(?![A-Za-z])")
+_RELATION = re.compile(rf"{_LESS.pattern}|>=?|\\(?:ge|geq|geqslant|gt)(?![A-Za-z])")
+# a repeating decimal: 0.\overline{5}, 0.1\bar{6}, 0.\dot{3}, 0.\dot{1}4\dot{2} (142 repeats)
+_REPEATING = re.compile(r"(?<![\d.])(\d*)\.(\d*)(?:\\(?:overline|bar)(?:\{(\d+)\}|(\d))|"
+                        r"\\dot(?:\{(\d)\}|(\d))(?:(\d*)\\dot(?:\{(\d)\}|(\d)))?)(?!\d)")
 _ASSIGN = re.compile(r"^\s*([A-Za-z](?:_\{?\w+\}?)?|[A-Za-z]{3,})\s*(?:=|\\in)\s*(?=[^=])")
 _THOUSANDS = re.compile(r"^-?\d{1,3}(?:,\d{3})+(?:\.\d+)?$")
 _GROUPED = re.compile(r"\s*-?\d{1,3}(?:,\s*\d{3})+(?:\.\d+)?(?![\d,.])")  # thousands ("10,\!080" is "10, 080" here), then units at most
@@ -383,10 +399,51 @@ def _drop_units(a: str) -> str:
         return str(value.numerator) if value.denominator == 1 else a
     tail = "".join(words)
     glued = not a[m.start() - 1].isspace() and len(tail) <= 3 and tail not in _GLUED_UNITS
-    if (len(tail) < 2 or words[0] in _NOT_UNITS or glued or not re.search(r"\d", bare)
+    letter = len(tail) < 2 and (glued or tail not in _LETTER_UNITS or "^" in m.group())  # "10 m^2" is 10m²
+    if (letter or words[0] in _NOT_UNITS or glued or not re.search(r"\d", bare)
             or re.search(r"[A-Za-z=]", bare) or head.endswith(("^", "_", "\\"))):
         return a
     return head
+
+
+def _union(a: str) -> str:
+    """"x < 2 or x > 3" → "(-\\infty,2)\\cup(3,\\infty)": inequalities of one variable joined by "or"
+    as the union of their intervals (with "and" they would be an intersection: the list stays)."""
+    parts = _OR.split(a)
+    intervals = [_interval(p) for p in parts] if len(parts) > 1 else [None]
+    if None in intervals or len({var for var, _ in intervals}) != 1:
+        return a
+    return "\\cup".join(interval for _, interval in intervals)
+
+
+def _interval(a: str) -> tuple[str, str] | None:
+    """An inequality solved for its one variable ("x \\le 2", "3 < x", "1 < x \\le 2") as its variable and
+    interval ("(-\\infty,2]", "(3,\\infty)", "(1,2]"); None for anything else."""
+    ops = [("<" if _LESS.fullmatch(op) else ">", "=" in op or "e" in op) for op in _RELATION.findall(a)]
+    terms = [t.strip() for t in _RELATION.split(a)]
+    if not 1 <= len(ops) <= 2 or len({d for d, _ in ops}) != 1 or not all(terms):
+        return None
+    var = next((i for i, t in enumerate(terms) if re.fullmatch(r"[A-Za-z]", t)), None)
+    bounds = [t for i, t in enumerate(terms) if i != var]
+    if var is None or (len(ops) == 2 and var != 1) or any(
+            re.search(r"[A-Za-z=,]", re.sub(r"\\[A-Za-z]+", "", b)) for b in bounds):
+        return None
+    below, above = ("-\\infty", False), ("\\infty", False)  # the two ends: bound, closed
+    for i, ((d, closed), bound) in enumerate(zip(ops, bounds)):
+        # terms[var] after the bound ("2 < x") has it below when "<", else above; before it, the other way
+        if (d == "<") == (i < var):
+            below = (bound, closed)
+        else:
+            above = (bound, closed)
+    return terms[var], f"{'[' if below[1] else '('}{below[0]},{above[0]}{']' if above[1] else ')'}"
+
+
+def _repeating(m: re.Match) -> str:
+    """A repeating decimal's value ("0.\\overline{5}" → "\\frac{5}{9}", "0.1\\overline{6}" → "\\frac{1}{6}")."""
+    whole, fixed, bar, bar1, dot, dot1, middle, last, last1 = m.groups()
+    period = bar or bar1 or (dot or dot1) + ((middle or "") + (last or last1) if (last or last1) else "")
+    value = int(whole or 0) + Fraction(int(fixed + period) - int(fixed or 0), 10 ** len(fixed) * (10 ** len(period) - 1))
+    return str(value.numerator) if value.denominator == 1 else f"\\frac{{{value.numerator}}}{{{value.denominator}}}"
 
 
 def _drop_assign(a: str) -> str:
@@ -431,14 +488,14 @@ def normalize_math(ans: str) -> str:
         return m.group(1)
     if _PROSE.match(a) and re.search(r"\d", a):  # \boxed{Hillary has 7 nickels.}
         a = _prose_value(a)
-    if re.search(r"[\d\\]", a):  # "2 and 3", "x = 2 or x = -2"
-        a = _AND_OR.sub(",", a)
+    if re.search(r"[\d\\]", a):  # "2 and 3", "x = 2 or x = -2"; "x < 2 or x > 3" is a union
+        a = _AND_OR.sub(",", _union(a))
     a = _drop_units(_drop_assign(a)).strip().rstrip(".,;").strip()
     if _WORDS.fullmatch(a) and (_WORD.search(a) or a.lower() in ("no", "yes")):
         return normalize_text(a)  # a text answer: "Evelyn", "east"
     a = _mixed(_scientific(a))
     a = re.sub(r"(\\[A-Za-z]+)\s+(?=[A-Za-z])", "\\1\0", a)  # "\pi r" keeps its space
-    a = re.sub(r"\s+", "", a).replace("\0", " ")
+    a = _REPEATING.sub(_repeating, re.sub(r"\s+", "", a).replace("\0", " "))
     if _THOUSANDS.match(a):
         a = a.replace(",", "")
     a = _SUBSCRIPT.sub(r"_\1", _LETTER.sub(r"\1", a))
@@ -529,7 +586,18 @@ def _timeout() -> int | None:
 def _parsed(ans: str):
     from math_verify import parse
 
-    return parse(f"${ans}$", parsing_timeout=_timeout())
+    return parse(f"${ans}$", extraction_config=_extraction(), parsing_timeout=_timeout())
+
+
+@functools.cache
+def _extraction() -> list:
+    """math-verify's default extraction without its unit list: ``normalize_math`` has dropped the units,
+    and math-verify's own list would drop the variables it kept ("2ab" is 2 to it, "ab" a unit)."""
+    from math_verify import ExprExtractionConfig, LatexExtractionConfig
+
+    latex = LatexExtractionConfig()
+    return [dataclasses.replace(latex, normalization_config=dataclasses.replace(latex.normalization_config, units=False)),
+            ExprExtractionConfig()]
 
 
 def _literal(a: str) -> bool:
