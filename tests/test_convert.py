@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 import subprocess
 import sys
@@ -9,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import script
+from conftest import cli, script
 
 from uab_cli.answers import extract_answer, is_correct
 from uab_cli.convert import PRESETS, convert_records, read_table
@@ -219,7 +220,7 @@ def test_generic_field_mapping():
         "generic.jsonl", None, question_field="prompt", answer_field="target", choices_field="options", id_field="qid"
     )
     assert records == [
-        {"id": "g1", "question": "What is 3 + 4?", "answer": "7", "difficulty": 1},
+        {"id": "g1", "question": "What is 3 + 4?", "answer": "7", "difficulty": 1, "source": "generic.jsonl"},
         {
             "id": "g2",
             "question": "Pick the even number.",
@@ -227,6 +228,7 @@ def test_generic_field_mapping():
             "answer": "B",
             "type": "mc",
             "difficulty": 2,
+            "source": "generic.jsonl",
         },
         {
             "id": "g3",
@@ -235,6 +237,7 @@ def test_generic_field_mapping():
             "answer": "A",
             "type": "mc",
             "difficulty": 1,
+            "source": "generic.jsonl",
         },
     ]
 
@@ -246,6 +249,18 @@ def test_generic_defaults_and_source_prefix():
         {"id": "mine-1", "question": "Name a colour.", "topic": "x", "source": "mine"},
     ]
     assert [r["id"] for r in convert_records(rows, None)] == ["row-0", "row-1"]
+
+
+def test_without_a_preset_the_source_is_the_file_name(tmp_path):
+    """Without a preset a record had no source: nothing said where it came from. Now the
+    input file's name (a row's own source column kept; stdin has no name to give)."""
+    path = tmp_path / "my-bench.jsonl"
+    path.write_text('{"question": "What is 1 + 1?", "answer": 2}\n{"question": "Name a colour.", "source": "web"}\n')
+    records = list(convert_records(read_table(path), None, path=str(path)))
+    assert [r.get("source") for r in records] == ["my-bench.jsonl", "web"]
+    assert [r["id"] for r in records] == ["row-0", "row-1"]  # the default ids are as they were
+    result = cli(["convert", "-"], stdin=path.read_bytes())
+    assert [json.loads(line).get("source") for line in result.stdout.splitlines()] == [None, "web"]
 
 
 def test_generic_keeps_existing_ids():
@@ -319,6 +334,66 @@ def test_a_broken_json_array_names_the_line_where_it_breaks(tmp_path, suffix):
     assert info.value.line == 3
 
 
+def test_a_json_arrays_rows_are_named_by_the_line_they_start_on(tmp_path):
+    """An error in a row of a pretty-printed array named the row's position as its line
+    ("rows.json:2:" for a row on line 6); the top-level object's "rows" array alike."""
+    rows = [{"question": "What is 1 + 1?", "answer": "2"}, {"question": "", "answer": "3"}]
+    path = tmp_path / "rows.json"
+    path.write_text(json.dumps(rows, indent=2), encoding="utf-8")  # the second row opens on line 6
+    with pytest.raises(UabError, match="field 'question' is empty") as info:
+        list(convert_records(read_table(path), None, path=str(path)))
+    assert str(info.value).startswith(f"{path}:6: ")
+    served = {"features": [{"name": "question"}], "rows": [{"row_idx": i, "row": r, "truncated_cells": []}
+                                                            for i, r in enumerate(rows)]}
+    path.write_text(json.dumps(served, indent=1), encoding="utf-8")
+    assert [n for n, *_ in read_table(path)] == [8, 16]
+    first = json.dumps({"question": "a", "answer": '],\\"{'})  # brackets, a comma and a quote inside a string
+    path.write_text(f'[{first},\n\n  {{"question": "b"}}, {{"question": "c"}}]')
+    assert [n for n, _ in read_table(path)] == [1, 3, 3]
+    path.write_text('\n {"data": [{"question": "a"}],\n "meta": {"data": []}}\n')
+    assert [n for n, _ in read_table(path)] == [2]
+
+
+# --- CSV ---------------------------------------------------------------------------------------
+
+
+def test_csv_reads_a_header_row_and_names_each_rows_line(tmp_path):
+    """CSV, the commonest benchmark export (GPQA ships as one), was refused: "unsupported file
+    type '.csv'". Cells are text, an empty one null; a quoted cell may span lines."""
+    path = tmp_path / "bench.csv"
+    path.write_bytes(b'\xef\xbb\xbfquestion,answer,level\r\n"What is\n1 + 1?",2,3\r\n\r\nName a colour.,,\n')
+    assert list(read_table(path)) == [(2, {"question": "What is\n1 + 1?", "answer": "2", "level": "3"}),
+                                      (5, {"question": "Name a colour.", "answer": None, "level": None})]
+    assert list(convert_records(read_table(path), None, path=str(path))) == [
+        {"id": "row-0", "question": "What is\n1 + 1?", "answer": "2", "level": "3", "source": "bench.csv"},
+        {"id": "row-1", "question": "Name a colour.", "level": None, "source": "bench.csv"}]
+    rows = load_jsonl(FIXTURES / "gpqa.jsonl")
+    gpqa = tmp_path / "gpqa_diamond.csv"
+    with gpqa.open("w", newline="", encoding="utf-8") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    assert list(convert_records(read_table(gpqa), "gpqa")) == convert_file("gpqa.jsonl", "gpqa")
+    piped = cli(["convert", "-"], stdin=path.read_bytes())  # told from the content on stdin
+    assert piped.exit_code == 0 and [json.loads(line)["question"] for line in piped.stdout.splitlines()] == [
+        "What is\n1 + 1?", "Name a colour."]
+
+
+@pytest.mark.parametrize("body,line,message", [
+    (b"question,answer\nq1,1\nq2,2,3\n", 3, "row has 3 cells, the header 2"),
+    (b'question,answer\nq1,1\n"q2\n,2\nq3,3\n', 3, "invalid CSV: unexpected end of data"),
+    (b"question,answer\nq1,1\n\xe9t\xe9,2\n", 3, "not valid UTF-8 (byte 0xe9): save the file as UTF-8"),
+    (b"question,answer,question\nq1,1,q\n", 1, "the header names a column twice: 'question'"),
+    (b'question,answer\nq1,1\n" \n ",2\n', 3, "field 'question' is empty"),
+])
+def test_csv_errors_name_the_line(tmp_path, body, line, message):
+    path = tmp_path / "bad.csv"
+    path.write_bytes(body)
+    with pytest.raises(UabError) as info:
+        list(convert_records(read_table(path), None, path=str(path)))
+    assert str(info.value).startswith(f"{path}:{line}: {message}")
+
+
 def test_read_table_json_array_and_hf_json_lines(tmp_path):
     rows = load_jsonl(FIXTURES / "mmlu.jsonl")
     array = tmp_path / "array.json"
@@ -331,8 +406,8 @@ def test_read_table_json_array_and_hf_json_lines(tmp_path):
 
 
 def test_read_table_errors(tmp_path):
-    with pytest.raises(UabError, match="unsupported file type"):
-        read_table(tmp_path / "data.csv")
+    with pytest.raises(UabError, match="unsupported file type '.tsv'; expected one of: .jsonl, .json, .csv, .parquet"):
+        read_table(tmp_path / "data.tsv")
     with pytest.raises(UabError, match="no such file"):
         read_table(tmp_path / "missing.jsonl")
     (tmp_path / "folder.jsonl").mkdir()

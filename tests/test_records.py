@@ -17,6 +17,7 @@ from uab_cli.jsonl import (
     read_records,
     write_records,
 )
+from uab_cli.records import check_record
 from uab_cli.signals import MissingSignal, success_probabilities
 
 # --- chunked reading ---------------------------------------------------------------
@@ -85,6 +86,38 @@ def test_json_array_on_stdin_says_to_pipe_it_through_convert():
     assert result.exit_code == 2
     assert result.stderr.startswith("error: <stdin>:1: expected a JSON object, got list: this looks like a JSON array")
     assert "pipe it through `uab convert -`" in result.stderr
+
+
+@pytest.mark.parametrize("args", [["allocate", "-", "--budget", "2"], ["vote", "-", "--vote-rule", "weighted"]])
+def test_a_hint_for_stdin_names_no_temporary_copy(args):
+    """allocate and a confidence vote read stdin twice, from a temporary copy: the hint said
+    "`uab convert /tmp/uab-stdin.x1y2.jsonl` makes question records of it", a file gone at exit."""
+    result = cli(args, stdin=b'[{"id": "q1", "question": "Q?"}]\n')
+    assert result.exit_code == 2 and "uab-stdin" not in result.stderr
+    assert "pipe it through `uab convert -`" in result.stderr
+
+
+@pytest.mark.parametrize("rows", [2, 300_000])  # one line, or one over 8 MiB: each said something else
+def test_lone_carriage_return_line_ends_are_named(tmp_path, rows):
+    """A file split by CR alone (old Mac OS) read as one line: "invalid JSON (truncated last
+    line?): unexpected content after document", or "line longer than 8 MiB"."""
+    path = tmp_path / "mac.jsonl"
+    path.write_bytes(b"\r".join(orjson.dumps({"id": f"q{i}", "question": f"What is {i} + 1?"}) for i in range(rows)))
+    for source, stdin, name in ((str(path), None, str(path)), ("-", path.read_bytes(), "<stdin>")):
+        result = cli(["phase1", source, "--backend", "scripted", "-o", str(tmp_path / "out.jsonl")], stdin=stdin)
+        assert result.exit_code == 2 and not (tmp_path / "out.jsonl").exists()
+        assert result.stderr.startswith(f"error: {name}:1: lines end with a lone carriage return (CR, old Mac OS ")
+        assert "`tr '\\r' '\\n' <" in result.stderr
+
+
+def test_a_huge_extra_without_an_allocation_is_refused():
+    """A record with no allocation in its provenance was taken with any 'extra': 10**12 made
+    phase2 build every request first and run out of memory."""
+    rec = sampled(1, extra=10**12)
+    with pytest.raises(UabError, match=r"'extra' 1,000,000,000,000 is more Phase-2 samples than one question takes "
+                                       r"without an allocation \(at most 1,000,000: phase2 holds every sample"):
+        check_record(rec, "allocated")
+    check_record(sampled(1, extra=10**6), "allocated")
 
 
 def test_parquet_file_points_to_convert(tmp_path):

@@ -230,7 +230,7 @@ def _task(path: str, begin: int, end: int, name: str, stage: str | None, start: 
             for piece, last in ((data, False), (final, True)):
                 if not piece:
                     continue
-                for batch in parse_block(piece, first + count, last, path, name):
+                for batch in parse_block(piece, first + count, last, name):
                     if stage is not None:
                         try:
                             validate_batch(batch, stage, name, first + count)

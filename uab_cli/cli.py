@@ -543,7 +543,7 @@ def run(ctx: typer.Context, input: In, output: OutDir, force: Force = False, sam
 
 @command
 def convert(
-    input: Annotated[str, typer.Argument(metavar="INPUT", help="Benchmark export: .jsonl, .json or .parquet "
+    input: Annotated[str, typer.Argument(metavar="INPUT", help="Benchmark export: .jsonl, .json, .csv or .parquet "
                                          "('-' = stdin, format told from the content).",
                                          show_default=False)],
     output: Out = "-",

@@ -1,13 +1,16 @@
-"""Convert benchmark exports (JSONL, JSON, Parquet) into uab question records.
+"""Convert benchmark exports (JSONL, JSON, CSV, Parquet) into uab question records.
 
 Presets cover the paper's benchmarks in their Hugging Face layouts; field options map anything else.
 """
 
 from __future__ import annotations
 
+import csv
 import decimal
 import hashlib
 import io
+import json
+import os
 import re
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -19,7 +22,7 @@ import orjson
 
 from uab_cli.answers import gold_answer
 from uab_cli.errors import UabError
-from uab_cli.jsonl import stdin
+from uab_cli.jsonl import display_name, stdin
 from uab_cli.records import MAX_CHOICES, MIN_CHOICES, check_record
 
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -410,6 +413,8 @@ def convert_records(
     )
     label = f"preset {spec.name}" if preset is not None else "the field mapping"
     prefix = preset or source or "row"
+    # where the records come from: the benchmark, else the file's name (a row's own source column is kept)
+    origin = preset or (None if path in (None, display_name("-")) else os.path.basename(path))
 
     def records() -> Iterator[dict]:
         seen: dict[str, int] = {}
@@ -439,8 +444,8 @@ def convert_records(
             record = {"id": rec_id, **body}
             if source is not None:
                 record["source"] = source
-            elif preset is not None:
-                record.setdefault("source", preset)
+            elif origin:
+                record.setdefault("source", origin)
             try:  # a column passed through (MATH's "type": "Algebra") can make a record phase1 refuses
                 check_record(record)
             except UabError as exc:
@@ -466,8 +471,6 @@ def _loads(raw: bytes):
     reads exactly (a gold answer of 30 digits kept its digits)."""
     value = orjson.loads(raw)
     if _LONG_INTEGER.search(raw):
-        import json
-
         value = json.loads(raw)
     return value
 
@@ -496,20 +499,65 @@ def _read_json(path: Path | str, text: bytes) -> Iterator[Located]:
             raise UabError(f"invalid JSON: {exc.msg} (column {exc.colno})", path=str(path), line=exc.lineno) from None
         yield from _read_jsonl(path, text)
         return
+    member = None
     if isinstance(doc, dict):
-        nested = next((doc[k] for k in ("data", "rows") if isinstance(doc.get(k), list)), None)
-        doc = nested if nested is not None else [doc]
+        member = next((k for k in ("data", "rows") if isinstance(doc.get(k), list)), None)
+        doc = doc[member] if member is not None else [doc]
     if not isinstance(doc, list):
         raise UabError("expected a JSON array of objects", path=str(path))
     # the Hugging Face datasets-server's /rows: {"rows": [{"row_idx": 0, "row": {...}, ...}]}
     served = bool(doc) and all(isinstance(r, dict) and "row_idx" in r and isinstance(r.get("row"), dict) for r in doc)
-    for number, row in enumerate(doc, start=1):
+    for number, row in zip(_row_lines(text.decode("utf-8"), member), doc, strict=True):
         if not isinstance(row, dict):
             raise UabError(f"expected a JSON object, got {type(row).__name__}", path=str(path), line=number)
         if served:
             yield _served(path, number, row)
         else:
             yield number, row
+
+
+_SPACE = re.compile(r"[ \t\n\r]*")  # JSON's whitespace
+
+
+def _row_lines(text: str, member: str | None) -> list[int]:
+    """The line on which each row of a JSON document starts: each element of its array (of the
+    array in its top-level ``member``, the last of that name as a parser keeps it), or the
+    document itself when it is one object. ``text`` is valid JSON (parsed already)."""
+    decode = json.JSONDecoder().raw_decode
+
+    def skip(at: int) -> int:
+        return _SPACE.match(text, at).end()
+
+    def elements(at: int) -> tuple[list[int], int]:  # the array at ``at``: where each element starts, its end
+        starts, at = [], skip(at + 1)
+        while text[at] != "]":
+            starts.append(at)
+            at = skip(decode(text, at)[1])
+            at = skip(at + 1) if text[at] == "," else at
+        return starts, at + 1
+
+    at = skip(0)
+    if text[at] == "[":
+        starts = elements(at)[0]
+    elif member is None:  # one object: one row
+        starts = [at]
+    else:  # an object's member: walk its members to the array
+        starts, at = [], skip(at + 1)
+        while text[at] != "}":
+            name, at = decode(text, at)
+            at = skip(skip(at) + 1)  # past the colon
+            if name == member and text[at] == "[":
+                starts, at = elements(at)
+            else:
+                at = decode(text, at)[1]
+            at = skip(at)
+            at = skip(at + 1) if text[at] == "," else at
+    lines, line, last = [], 1, 0
+    for start in starts:
+        line += text.count("\n", last, start)
+        lines.append(line)
+        last = start
+    return lines
 
 
 def _served(path: Path | str, number: int, item: dict) -> Located:
@@ -573,17 +621,53 @@ def _plain(value: Any, column: str) -> Any:
     return value
 
 
-READERS = (".jsonl", ".json", ".parquet")
+def _read_csv(path: Path | str, text: bytes) -> Iterator[tuple[int, dict]]:
+    """Rows of a CSV file with a header row, numbered by the line each starts on; every cell is
+    text, an empty one null (a missing value). Blank lines are skipped."""
+    try:
+        decoded = text.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UabError(f"not valid UTF-8 (byte 0x{text[exc.start]:02x}): save the file as UTF-8", path=str(path),
+                       line=text.count(b"\n", 0, exc.start) + 1) from None
+    limit = csv.field_size_limit(max(csv.field_size_limit(), len(decoded)))  # a long cell (a solution) is no error
+    reader = csv.reader(io.StringIO(decoded, newline=""), strict=True)
+    header = None
+    try:
+        while True:
+            start = reader.line_num + 1
+            try:
+                cells = next(reader, None)
+            except csv.Error as exc:
+                raise UabError(f"invalid CSV: {exc}", path=str(path), line=start) from None
+            if cells is None:
+                break
+            if not cells:
+                continue
+            if header is None:
+                if len(set(cells)) < len(cells):
+                    twice = sorted({c for c in cells if cells.count(c) > 1})
+                    raise UabError(f"the header names a column twice: {', '.join(map(repr, twice))}",
+                                   path=str(path), line=start)
+                header = cells
+            elif len(cells) != len(header):
+                raise UabError(f"row has {len(cells)} cells, the header {len(header)}", path=str(path), line=start)
+            else:
+                yield start, {name: cell if cell else None for name, cell in zip(header, cells)}
+    finally:
+        csv.field_size_limit(limit)
+
+
+READERS = (".jsonl", ".json", ".csv", ".parquet")
 
 
 def read_table(path: str | Path) -> Iterator[Located]:
-    """Return an iterator of (line or row number, row[, position]) over a .jsonl, .json or .parquet file, or
+    """Return an iterator of (line or row number, row[, position]) over a .jsonl, .json, .csv or .parquet file, or
     over stdin (``-``), whose format is told from its content."""
     if str(path) == "-":
         text = stdin().read()
         if text.startswith(b"PAR1"):
             return _read_parquet("<stdin>", io.BytesIO(text))
-        return _read_text("<stdin>", text, ".json")
+        return _read_text("<stdin>", text, None)
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix not in READERS:
@@ -600,8 +684,13 @@ def read_table(path: str | Path) -> Iterator[Located]:
     return _read_text(path, text, suffix)
 
 
-def _read_text(path: Path | str, text: bytes, suffix: str) -> Iterator[Located]:
+def _read_text(path: Path | str, text: bytes, suffix: str | None) -> Iterator[Located]:
+    """Rows of a text file by its ``suffix`` (None: told from the content, CSV unless it opens
+    as JSON does)."""
     if text.startswith(_BOM):
         text = text[len(_BOM):]
-    is_array = text.lstrip()[:1] == b"["  # a JSON array saved as .jsonl reads as .json
+    opening = text.lstrip()[:1]
+    if suffix == ".csv" or (suffix is None and opening not in (b"", b"{", b"[")):
+        return _read_csv(path, text)
+    is_array = opening == b"["  # a JSON array saved as .jsonl reads as .json
     return _read_jsonl(path, text) if suffix == ".jsonl" and not is_array else _read_json(path, text)

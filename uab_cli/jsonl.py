@@ -47,7 +47,7 @@ def _batches(path: str, name: str | None = None) -> Iterator[list[dict]]:
     Errors come in file order, after the objects before them (see ``parse_block``)."""
     name = name or display_name(path)
     for data, first, last in _blocks(path, name):
-        yield from parse_block(data, first, last, path, name)
+        yield from parse_block(data, first, last, name)
 
 
 def _blocks(path: str, name: str) -> Iterator[tuple[bytes, int, bool]]:
@@ -81,7 +81,7 @@ def _blocks(path: str, name: str) -> Iterator[tuple[bytes, int, bool]]:
             if len(rest) > MAX_LINE_BYTES:  # do not buffer a runaway line any further
                 if held and rest.strip():
                     yield bom + held, lineno + 1, False  # the blank line before it comes first
-                raise UabError(_TOO_LONG, name, lineno + blanks + 1)
+                raise UabError(_too_long(rest, name), name, lineno + blanks + 1)
         if rest.strip():
             yield bom + held + rest, lineno + 1, True
             lineno += 1
@@ -98,7 +98,7 @@ def without_trailing_blank_lines(data: bytes) -> bytes:
     return data if newline < 0 else data[: newline + 1]
 
 
-def parse_block(data: bytes, first: int, last: bool, path: str, name: str) -> Iterator[list[dict]]:
+def parse_block(data: bytes, first: int, last: bool, name: str) -> Iterator[list[dict]]:
     """A block's objects in lists of about 64 KiB of input (small enough to stay in the CPU
     cache while a stage works on them). A piece is parsed in one comprehension; when
     something in it is wrong it is parsed again line by line, and the objects before the
@@ -121,7 +121,7 @@ def parse_block(data: bytes, first: int, last: bool, path: str, name: str) -> It
             batch = []
             for raw in lines:
                 try:
-                    batch.append(_parse_line(raw, lineno + len(batch), last, path))
+                    batch.append(_parse_line(raw, lineno + len(batch), last, name))
                 except UabError as exc:
                     if batch:
                         yield batch
@@ -130,18 +130,18 @@ def parse_block(data: bytes, first: int, last: bool, path: str, name: str) -> It
         yield batch
 
 
-def _parse_line(raw: bytes, lineno: int, last: bool, path: str) -> dict:
+def _parse_line(raw: bytes, lineno: int, last: bool, name: str) -> dict:
     """One line as a JSON object, or ``UabError`` (without a location) saying what is wrong."""
     if len(raw) > MAX_LINE_BYTES:
-        raise UabError(_TOO_LONG)
+        raise UabError(_too_long(raw, name))
     try:
         obj = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
-        raise UabError(_unparsable(raw, str(exc), lineno, last, path)) from None
+        raise UabError(_unparsable(raw, str(exc), lineno, last, name)) from None
     if type(obj) is not dict:
         message = f"expected a JSON object, got {type(obj).__name__}"
         if lineno == 1 and raw.lstrip()[:1] == b"[":
-            message += f": {_array_hint(path)}"
+            message += f": {_array_hint(name)}"
         raise UabError(message)
     return obj
 
@@ -151,32 +151,56 @@ def display_name(path: str) -> str:
     return "<stdin>" if path == "-" else path
 
 
-def _unparsable(raw: bytes, error: str, lineno: int, last: bool, path: str) -> str:
+def _unparsable(raw: bytes, error: str, lineno: int, last: bool, name: str) -> str:
     """Why a line is not a JSON object, in the user's terms."""
     if not raw.strip():
         return "blank line (JSONL needs one JSON object per line)"
     if lineno == 1 and raw.lstrip()[:1] == b"[":
-        return _array_hint(path)
+        return _array_hint(name)
     if lineno == 1 and raw.startswith(b"PAR1"):  # Parquet's magic bytes
-        return f"this is a Parquet file, not JSON Lines (one object per line); {_convert_how(path)}"
+        return f"this is a Parquet file, not JSON Lines (one object per line); {_convert_how(name)}"
     try:
         raw.decode("utf-8")
     except UnicodeDecodeError as exc:  # orjson names column 1 whatever the byte
         column = len(raw[: exc.start].decode("utf-8")) + 1
         return f"not valid UTF-8 at column {column} (byte {exc.start + 1}: 0x{raw[exc.start]:02x})"
+    if _lone_cr(raw):
+        return _lone_cr_how(name)
     what = "invalid JSON"
     if last and what == "invalid JSON":
         what = "invalid JSON (truncated last line?)"
     return f"{what}: {error}"
 
 
-def _array_hint(path: str) -> str:
-    return f"this looks like a JSON array, not JSON Lines (one object per line); {_convert_how(path)}"
+def _too_long(raw: bytes, name: str) -> str:
+    """Why a line is longer than MAX_LINE_BYTES: lines ended by a lone CR read as one, else a runaway line."""
+    return _lone_cr_how(name) if _lone_cr(raw) else _TOO_LONG
 
 
-def _convert_how(path: str) -> str:
-    return ("pipe it through `uab convert -`, which makes question records of it" if path == "-"
-            else f"`uab convert {shlex.quote(path)}` makes question records of it")
+def _lone_cr(raw: bytes) -> bool:
+    """Whether ``raw`` is lines ended by a lone carriage return (classic Mac OS), read as one line:
+    an object, a CR and more (a CR inside a JSON string is written as an escape, never as is)."""
+    first, cr, rest = raw.partition(b"\r")
+    try:
+        return bool(cr and rest.strip()) and type(orjson.loads(first)) is dict
+    except orjson.JSONDecodeError:
+        return False
+
+
+def _lone_cr_how(name: str) -> str:
+    where = "< FILE > NEW.jsonl" if name == display_name("-") else f"< {shlex.quote(name)} > NEW.jsonl"
+    return ("lines end with a lone carriage return (CR, old Mac OS line ends); JSON Lines ends them with LF "
+            f"(or CRLF): rewrite it with `tr '\\r' '\\n' {where}`")
+
+
+def _array_hint(name: str) -> str:
+    return f"this looks like a JSON array, not JSON Lines (one object per line); {_convert_how(name)}"
+
+
+def _convert_how(name: str) -> str:
+    """How `uab convert` reads the input that errors call ``name`` (a copy of stdin is no file to name)."""
+    return ("pipe it through `uab convert -`, which makes question records of it" if name == display_name("-")
+            else f"`uab convert {shlex.quote(name)}` makes question records of it")
 
 
 @contextlib.contextmanager
@@ -241,7 +265,7 @@ def read_batches(path: str, stage: str | None = "question", name: str | None = N
     name = name or display_name(path)
     for batch in _batches(path, name):
         if stage is not None:
-            _validate(batch, stage, path, name, lineno + 1, seen)
+            _validate(batch, stage, name, lineno + 1, seen)
         lineno += len(batch)
         yield batch
 
@@ -252,12 +276,12 @@ def load_records(path: str, stage: str = "question") -> tuple[list[dict], list[i
     seen: set[str] = set()
     with gcpolicy.paused():
         for batch in _batches(path):
-            _validate(batch, stage, path, display_name(path), len(records) + 1, seen)
+            _validate(batch, stage, display_name(path), len(records) + 1, seen)
             records += batch
     return records, list(range(1, len(records) + 1))
 
 
-def _validate(batch: list[dict], stage: str, path: str, name: str, first_line: int, seen: set[str]) -> None:
+def _validate(batch: list[dict], stage: str, name: str, first_line: int, seen: set[str]) -> None:
     """``validate_batch``; a question that looks like a benchmark export's row (no id, a numeric
     id, no question) says how `uab convert` makes records of the file."""
     try:
@@ -265,7 +289,7 @@ def _validate(batch: list[dict], stage: str, path: str, name: str, first_line: i
     except NotARecord as exc:
         if stage != "question":
             raise
-        raise UabError(f"{exc.message}: a benchmark export? {_convert_how(path)}", exc.path, exc.line) from None
+        raise UabError(f"{exc.message}: a benchmark export? {_convert_how(name)}", exc.path, exc.line) from None
 
 
 # --- writing -----------------------------------------------------------------------

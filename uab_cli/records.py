@@ -66,12 +66,22 @@ def check_record(rec: dict, stage: str = "question") -> None:
             _check_allotted(rec, extra)
 
 
+# Phase-2 samples one question may take where no allocation in its provenance sets a budget:
+# phase2 holds every sample (and, before drawing, every request) in memory.
+MAX_UNALLOCATED_EXTRA = 10**6
+
+
 def _check_allotted(rec: dict, extra: int) -> None:
     """``UabError`` if Phase-1 samples plus ``extra`` exceed what the allocation recorded in the
     record's provenance could give one question: its budget N·M, or its --max-per-question
-    (an edited 'extra' would overrun the budget; a huge one ran Phase 2 out of memory)."""
+    (an edited 'extra' would overrun the budget; a huge one ran Phase 2 out of memory); without
+    such an allocation, if ``extra`` is beyond ``MAX_UNALLOCATED_EXTRA``."""
     info = provenance(rec).get("allocate")
     if type(info) is not dict:
+        if extra > MAX_UNALLOCATED_EXTRA:
+            raise UabError(f"'extra' {extra:,} is more Phase-2 samples than one question takes without an "
+                           f"allocation (at most {MAX_UNALLOCATED_EXTRA:,}: phase2 holds every sample in memory): "
+                           "check it, or set it with `uab allocate`")
         return
     held = len(samples(rec, 1))
     for key, what in (("max_per_question", "--max-per-question"), ("budget", "budget N·M")):
