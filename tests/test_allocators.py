@@ -68,8 +68,13 @@ def test_a_preset_records_its_options_and_refuses_a_conflicting_one():
     assert Allocation(4, "uab-exit-hard", exit_threshold=0.3).exit_threshold == 0.3
     with pytest.raises(UabError, match="--allocator uab-exit-hard is --allocator uab --exit hard, not --exit easy"):
         Allocation(4, "uab-exit-hard", exit="easy")
-    # --exit-mode redistribute is the default, so it cannot be told from no flag: the preset's is taken
-    assert Allocation(4, "uab-exit-easy-skip", exit_mode="redistribute").exit_mode == "skip"
+    # a value given equal to the default is given too: it was taken silently, the preset's ran instead
+    for preset, option, value in [("uab-exit-easy-skip", "exit_mode", "redistribute"),
+                                  ("uab-coverage", "gain", "algorithm1"), ("majority-scatter", "vote_model", "plurality-2")]:
+        flag = "--" + option.replace("_", "-")
+        with pytest.raises(UabError, match=f"--allocator {preset} is --allocator .* {flag} .*, not {flag} {value}$"):
+            Allocation(4, preset, **{option: value})
+    assert Allocation(4, "majority-scatter", vote_model="scatter").vote_model == "scatter"  # its own value: fine
     pool = [{**rec, "samples": [{"index": j, "phase": 1, "text": "7", "answer": "7", "anll": 0.1 * j} for j in range(2)]}
             for rec in arithmetic(4)]
     rows = evaluation.simulate(pool, [2], ["uab-coverage", "uniform"], ["anll"], 1, vote_rules=["majority"])
@@ -87,8 +92,8 @@ def test_majority_scatter_is_the_majority_allocator_under_scatter_in_every_comma
     assert [r["extra"] for r in records] == expected
     assert records[0]["uab"]["allocate"]["vote_model"] == "scatter"
     assert allocators.RUN_FLAGS["majority-scatter"] == {"--allocator": "majority", "--vote-model": "scatter"}
-    # the other model is the default, which cannot be told from no option: the preset's is taken
-    assert Allocation(4, "majority-scatter", vote_model="plurality-2").vote_model == "scatter"
+    with pytest.raises(UabError, match="not --vote-model plurality-2"):  # the other model, given: refused (ran scatter)
+        Allocation(4, "majority-scatter", vote_model="plurality-2")
 
 
 def test_simulate_only_allocator_is_one_registration(monkeypatch):

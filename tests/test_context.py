@@ -189,7 +189,30 @@ def test_a_judge_prompt_too_long_suggests_what_fits_the_judge(tmp_path, command)
     assert "its judge prompt has 129 tokens, which with the judge's 8-token verdict exceeds the model's context of " \
            "130 tokens" in said
     assert "use a model with a longer context (--max-tokens does not apply to the judge)" in said
-    assert "lower --max-tokens" not in said and "--too-long skip" not in said
+    assert "lower --max-tokens" not in said and "or pass --too-long skip" in said  # it now skips such a question
+
+
+@pytest.mark.parametrize("command", ["run", "phase1"])
+def test_too_long_skip_leaves_out_a_question_whose_judge_prompt_does_not_fit(tmp_path, command):
+    """--too-long skip applied to the sampling prompt only: a question whose judge prompt did not
+    fit stopped the run (exit 2, "shorten it or use a model with a longer context")."""
+    rows = arithmetic(4)
+    rows[1]["question"] = "What is " + " ".join(["word"] * 100) + " 1 + 2?"  # its judge prompt: 129 tokens
+    q = write_jsonl(tmp_path / "q.jsonl", rows)
+    template = tmp_path / "t.json"
+    template.write_text('[{"role": "user", "content": "{question}"}]')  # shorter than the judge's prompt
+    out = tmp_path / ("r" if command == "run" else "p1.jsonl")
+    args = ["-N", "2", "--allocator", "judge", "-o", str(out)] if command == "run" else ["--judge", "-o", str(out)]
+    result = cli([command, q, *args, "--backend", "scripted", "--max-model-len", "130", "--max-tokens", "16",
+                  "--prompt-template", str(template), "--too-long", "skip"])
+    assert result.exit_code == 0, result.stderr
+    assert "skipped: question 'q1': its judge prompt has 129 tokens" in " ".join(result.stderr.split())
+    records = read_jsonl(out / "votes.jsonl" if command == "run" else out)
+    assert [r["id"] for r in records] == ["q0", "q2", "q3"]
+    assert records[0]["uab"]["phase1"]["skipped"] == 1
+    if command == "run":  # the budget is N per question that fits
+        assert sum(len(r["samples"]) for r in records) == 2 * 3
+        assert sorted(orjson.loads((out / runs.JUDGE).read_bytes())["labels"]) == ["q0", "q2", "q3"]
 
 
 @pytest.mark.parametrize("command", ["run", "pool"])

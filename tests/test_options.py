@@ -381,7 +381,14 @@ NOT_APPLYING = [(["--gain", "coverage", "--allocator", "majority"],
                 (["--vote-model", "scatter"], "--vote-model applies to the majority allocators, not 'uab'"),
                 (["--exit-mode", "skip"], "--exit-mode applies with --exit only"),
                 (["--exit-threshold", "0.3"], "--exit-threshold applies with --exit only"),
-                (["--exit", "hard", "--exit-threshold", "2"], "--exit-threshold must be in [0, 1], got 2.0")]
+                (["--exit", "hard", "--exit-threshold", "2"], "--exit-threshold must be in [0, 1], got 2.0"),
+                # a preset's option given at its default: was taken silently, the preset's value ran
+                (["--allocator", "majority-scatter", "--vote-model", "plurality-2"],
+                 "--allocator majority-scatter is --allocator majority --vote-model scatter, not --vote-model plurality-2"),
+                (["--allocator", "uab-coverage", "--gain", "algorithm1"],
+                 "--allocator uab-coverage is --allocator uab --gain coverage, not --gain algorithm1"),
+                (["--allocator", "uab-exit-easy-skip", "--exit-mode", "redistribute"],
+                 "--allocator uab-exit-easy-skip is --allocator uab --exit-mode skip, not --exit-mode redistribute")]
 
 
 @pytest.mark.parametrize("args,says", NOT_APPLYING, ids=[" ".join(a) for a, _ in NOT_APPLYING])
@@ -391,8 +398,22 @@ def test_allocation_options_that_do_not_apply_are_refused(tmp_path, questions, a
     assert not (tmp_path / "r").exists()
 
 
+def test_a_rerun_of_a_preset_takes_no_recorded_default_it_fixes(tmp_path, questions):
+    """A config from before presets recorded what they run holds `"gain": "algorithm1"` beside
+    `uab-coverage`: a plain rerun takes the preset's gain, not the conflict a given one is."""
+    out = tmp_path / "r"
+    assert run(questions, out, "-N", "2", "--allocator", "uab-coverage").exit_code == 0
+    config = json.loads((out / "config.json").read_text())
+    config["allocate"]["gain"] = "algorithm1"
+    (out / "config.json").write_text(json.dumps(config))
+    result = run(questions, out, "-N", "3")
+    assert result.exit_code == 0, result.stderr
+    assert json.loads((out / "config.json").read_text())["allocate"]["gain"] == "coverage"
+
+
 def test_options_that_apply_still_work():
     assert Allocation(4, "majority", vote_model="scatter").vote_model == "scatter"
+    assert Allocation(4, "majority-scatter", vote_model="scatter").vote_model == "scatter"  # a preset's own value
     assert Allocation(4, "uab", gain="coverage", exit="hard", exit_mode="skip", exit_threshold=0.4).theta() == 0.4
 
 
@@ -490,6 +511,10 @@ def test_a_hand_edited_config_value_its_option_refuses_names_the_file(tmp_path, 
     ("k", 4, (), "budget N=3 is smaller than the 4 Phase-1 samples per question (recorded as n and k)"),
     ("max_model_len", -1, (), "--max-model-len takes a positive integer, got -1 (recorded as max_model_len)"),
     ("model_option", 5, (), "--model takes a string, got 5 (recorded as model_option)"),  # did not name the file
+    # another model than its samples': named --model, which the rerun had not given ("holds samples drawn with other
+    # settings (--model (scripted → other))")
+    ("model_option", "other", (), "it records model_option 'other', not the model its generation.model says its "
+                                  "samples were drawn with ('scripted')"),
     # a -K 1 directory: its Phase-2 samples read as Phase-1 ones ("record 'q0' already holds Phase-2 samples")
     ("k", 2, ("-N", "2"), "it records other settings than phase1.jsonl says its samples were drawn with "
                           "(-K/--samples (1 → 2))"),
@@ -539,6 +564,25 @@ def test_a_hand_edited_generation_setting_is_refused_as_a_change(tmp_path, quest
     config["generation"]["too_long"] = "skip"  # a setting that does not change a sample: no refusal
     (out / "config.json").write_text(json.dumps(config))
     assert run(questions, out, "-N", "4").exit_code == 0
+
+
+def test_a_hand_edited_generation_setting_of_a_pool_is_refused_as_a_change(tmp_path, questions):
+    """A pool directory had no such check: a larger -K drew its new samples at the edited
+    temperature and recorded it in pool.jsonl as every sample's."""
+    out = tmp_path / "p"
+    pool = ["pool", questions, "--backend", "scripted", "-o", str(out), "-q"]
+    assert cli([*pool, "-K", "2"]).exit_code == 0
+    config = json.loads((out / "config.json").read_text())
+    config["generation"]["temperature"] = 0.5
+    (out / "config.json").write_text(json.dumps(config))
+    before = (out / "samples.ckpt.jsonl").read_bytes()
+    refused(cli([*pool, "-K", "3"]), f"{out / 'config.json'}: it records other settings than pool.jsonl says its "
+                                     "samples were drawn with (--temperature (0.9 → 0.5)): restore it")
+    assert (out / "samples.ckpt.jsonl").read_bytes() == before
+    config["generation"]["temperature"] = 0.9  # restored: its K may change (more samples, or fewer)
+    (out / "config.json").write_text(json.dumps(config))
+    assert cli([*pool, "-K", "3"]).exit_code == 0
+    assert cli([*pool, "-K", "1"]).exit_code == 0
 
 
 # --- odd settings files ---------------------------------------------------------------------------

@@ -459,7 +459,7 @@ def phase1(ctx: typer.Context, input: In, output: Out = "-", samples: K = 1,
     with _backend(ctx, gen)() as be, _Bar(quiet) as bar:
         gen = dataclasses.replace(gen, model=gen.model or be.model)
         pipeline.same_draws(records, "phase1", gen, display_name(input), lines)
-        skipped = pipeline.fit(records, be, gen, _skipped)
+        skipped = pipeline.fit(records, be, gen, _skipped, judge)
         if judge:
             counts = pipeline.judge(records, be, gen)
             if not quiet:

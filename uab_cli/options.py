@@ -189,6 +189,18 @@ def check_fields(obj) -> None:
             f.metadata["option"].check(getattr(obj, f.name))
 
 
+def fill_defaults(obj) -> frozenset[str]:
+    """Set each field of a (frozen) settings object left ``None`` to its option's default; returns
+    the fields given, those that were not ``None``: a value given equal to the default is told
+    from none (a preset refuses ``--gain algorithm1``, as it refuses ``--gain coverage`` where
+    it fixes the other)."""
+    given = frozenset(f.name for f in declared_fields(type(obj)) if getattr(obj, f.name) is not None)
+    for f in declared_fields(type(obj)):
+        if f.name not in given:
+            object.__setattr__(obj, f.name, f.metadata["option"].default)
+    return given
+
+
 def from_params(cls, params: Mapping[str, Any]):
     """A settings object from parameter values by option name (fields whose option is absent
     from ``params`` or ``None`` there keep their default)."""

@@ -146,7 +146,7 @@ OnSkip = Callable[[dict, TooLong], None]
 def fit(records: list[dict], backend: Backend, gen: Generation, on_skip: OnSkip | None = None,
         judge: bool = False) -> list[TooLong]:
     """Check, before anything is drawn, that each record's prompt plus ``--max-tokens`` (with
-    ``judge``: the LLM judge's prompt plus its ``JUDGE_TOKENS``) fits the backend's context.
+    ``judge``: and the LLM judge's prompt plus its ``JUDGE_TOKENS``) fits the backend's context.
 
     One that does not is a ``UabError`` naming the question and its tokens; with
     ``--too-long skip`` (and ``on_skip``) it is removed from ``records`` in place and passed to
@@ -154,6 +154,13 @@ def fit(records: list[dict], backend: Backend, gen: Generation, on_skip: OnSkip 
     A backend that knows no context length, or cannot count a prompt, passes it: the
     service's own error then stops the stage (exit 1), never counted as an answer.
     """
+    over = _fit(records, backend, gen, on_skip, judge=False)
+    return over + _fit(records, backend, gen, on_skip, judge=True) if judge else over
+
+
+def _fit(records: list[dict], backend: Backend, gen: Generation, on_skip: OnSkip | None,
+         judge: bool) -> list[TooLong]:
+    """``fit`` for the samples' prompts, or (``judge``) for the judge's alone."""
     context = backend.context_length
     if context is None or not records:
         return []
@@ -290,7 +297,7 @@ def judge(records: list[dict], backend: Backend, gen: Generation) -> dict:
     the calls are not samples.
     """
     params = SamplingParams(temperature=gen.temperature, max_tokens=JUDGE_TOKENS)
-    fit(records, backend, gen, judge=True)
+    _fit(records, backend, gen, None, judge=True)  # the callers' ``fit(..., judge=True)`` skipped what --too-long skips
     requests = [SampleRequest(judge_messages(rec), sample_seed(gen.seed, rec["id"], -1)) for rec in records]
     outputs = backend.generate(requests, params)
     verdicts = {}

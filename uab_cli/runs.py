@@ -343,24 +343,31 @@ def recorded(out: str, force: bool = False) -> Recorded:
 
 
 def _check_drawn_with(out: str, config: dict) -> None:
-    """``UabError`` naming run directory ``out``'s config where its fixed entries differ from those
-    its samples were drawn with, as its Phase-1 output records them (a hand edit): a rerun takes
-    the recorded settings as given, and would draw the rest of the budget with them (and record
-    them as the samples'), or read Phase-2 samples as Phase-1 ones."""
+    """``UabError`` naming run or pool directory ``out``'s config where its fixed entries differ from
+    those its samples were drawn with, as its Phase-1 output (a pool's ``pool.jsonl``) records them
+    (a hand edit): a rerun takes the recorded settings as given, and would draw the rest of the
+    budget (a larger pool) with them (and record them as the samples'), or read Phase-2 samples
+    as Phase-1 ones."""
     edited = _drawn_with(out, config)
     if edited:
-        raise UabError(f"it records other settings than {STAGE_FILES[0]} says its samples were drawn with "
+        raise UabError(f"it records other settings than {_phase1_file(config)} says its samples were drawn with "
                        f"({'; '.join(edited)}): restore it, use a new --output, or --force to discard the samples",
                        os.path.join(out, CONFIG))
 
 
+def _phase1_file(config: dict) -> str:
+    """The file of a directory with ``config`` whose records hold its Phase-1 provenance."""
+    return POOL if "pool" in config else STAGE_FILES[0]
+
+
 def _drawn_with(out: str, config: dict) -> list[str]:
-    """``_changed`` from the settings run directory ``out``'s samples were drawn with, as its
-    Phase-1 output records them, to ``config``'s (none where it records none)."""
-    drawn_with = _phase1_provenance(os.path.join(out, STAGE_FILES[0]))
+    """``_changed`` from the settings run or pool directory ``out``'s samples were drawn with, as
+    its Phase-1 output records them, to ``config``'s (none where it records none). A pool's K may
+    change (a larger one adds samples): not compared."""
+    drawn_with = _phase1_provenance(os.path.join(out, _phase1_file(config)))
     if drawn_with is None:
         return []
-    held = {**config, "k": drawn_with.get("k"),
+    held = {**config, "k": config.get("k") if "pool" in config else drawn_with.get("k"),
             "generation": {k: v for k, v in drawn_with.items() if k not in ("k", "skipped")}}
     return _changed(held, config)
 
@@ -467,7 +474,7 @@ def run(
         rundir.check(config, force)  # before the model loads
         with backend() as be:
             gen = dataclasses.replace(gen, model=gen.model or be.model)
-            skipped = _fit(records, be, gen, callbacks.on_skip)
+            skipped = _fit(records, be, gen, callbacks.on_skip, _asks_judge(alloc, k))
             rundir.open({**config, "generation": gen.info()}, force,
                         lambda store: _reusable(records, store, k, signal if alloc.uses_signal else None, out))
             result = _stages(rundir, records, be, gen, alloc, vote, k, signal, callbacks, skipped)
@@ -498,10 +505,17 @@ def _reusable(records: list[dict], store: dict[str, dict[int, dict]], k: int, si
 
 
 def _fit(records: list[dict], backend: Backend, gen: pipeline.Generation,
-         on_skip: pipeline.OnSkip | None) -> list[pipeline.TooLong]:
+         on_skip: pipeline.OnSkip | None, judge: bool = False) -> list[pipeline.TooLong]:
     """``pipeline.fit`` before the directory records anything (a question too long leaves no
-    config behind); returns the questions ``--too-long skip`` left out of every stage."""
-    return pipeline.fit(records, backend, gen, on_skip or (lambda rec, too_long: None))
+    config behind; ``judge``: its judge prompt too); returns the questions ``--too-long skip``
+    left out of every stage."""
+    return pipeline.fit(records, backend, gen, on_skip or (lambda rec, too_long: None), judge)
+
+
+def _asks_judge(alloc: pipeline.Allocation, k: int) -> bool:
+    """Whether a run asks the LLM judge: its allocator reads the labels and there is a Phase 2
+    to allocate (at N = K the labels would go unread)."""
+    return alloc.allocator in allocators.NEEDS_JUDGE and alloc.n > k
 
 
 def _summary(records, result: RunResult, alloc, seconds: float, about: dict, price) -> dict:
@@ -516,13 +530,13 @@ def _stages(rundir, records, be, gen, alloc, vote, k, signal, callbacks: Callbac
     clock, seconds = time.perf_counter, {}
     drawn_now: dict[tuple, dict] = {}  # (question, index) -> the sample drawn now; one drawn again replaces it
     judge_info: dict = {}
-    if alloc.allocator in allocators.NEEDS_JUDGE and alloc.n <= k:  # N = K: no Phase 2, the labels would go unread
-        judge_info = cost.judge_skipped(f"budget N={alloc.n} is the {k} Phase-1 sample{'s' * (k > 1)} per question: "
-                                        "nothing to allocate")
-    elif alloc.allocator in allocators.NEEDS_JUDGE:
+    if _asks_judge(alloc, k):
         start = clock()
         judge_info = _judge_once(rundir, records, be, gen)
         seconds["judge"] = clock() - start
+    elif alloc.allocator in allocators.NEEDS_JUDGE:  # N = K: no Phase 2, the labels would go unread
+        judge_info = cost.judge_skipped(f"budget N={alloc.n} is the {k} Phase-1 sample{'s' * (k > 1)} per question: "
+                                        "nothing to allocate")
 
     def keep(rec: dict, sample: dict) -> None:
         rundir.checkpoint(rec, sample)

@@ -29,6 +29,7 @@ from .options import (
     check_fields,
     declared,
     declared_fields,
+    fill_defaults,
     from_params,
     overlay,
     param_name,
@@ -39,10 +40,11 @@ from .signals import DEFAULT_T, REGISTRY, SAMPLE_SIGNALS, SCALAR_SIGNALS
 from .signals import SUMMARIES as SIGNAL_SUMMARIES
 
 
-def _opt(flag: str, default=None, help: str = "", **kw):
-    """A settings field and the command-line option that sets it (``options.Option``)."""
+def _opt(flag: str, default=None, help: str = "", unset: bool = False, **kw):
+    """A settings field and the command-line option that sets it (``options.Option``). ``unset``:
+    the field holds ``None`` until given, and ``options.fill_defaults`` sets the default."""
     kw.setdefault("type", type(default) if default is not None else str)
-    return field(default=default, metadata={"option": Option(flag, help, default=default, **kw)})
+    return field(default=None if unset else default, metadata={"option": Option(flag, help, default=default, **kw)})
 
 
 def _gen(flag: str, default=None, help: str = "", **kw):
@@ -57,7 +59,7 @@ VOTING = ("vote", "run")
 
 def _alloc(flag: str, default=None, help: str = "", **kw):
     kw.setdefault("commands", ALLOCATING)
-    return _opt(flag, default, help, panel="Allocation", **kw)
+    return _opt(flag, default, help, panel="Allocation", unset=True, **kw)  # a preset tells a value given
 
 
 def _vote(flag: str, default=None, help: str = "", **kw):
@@ -200,12 +202,13 @@ class Allocation:
             raise UabError(f"{self.allocator!r} is an upper bound for `uab simulate` only; "
                            f"choose from {', '.join(allocators.runnable())}")
         check_fields(self)
+        given = fill_defaults(self)
         fixed = allocators.preset(self.allocator)
         if self.exit is not None and self.allocator not in allocators.TAKES_EXIT and "--exit" not in fixed:
             raise UabError(f"--exit applies to the uab allocators, not {self.allocator!r}")
         for option, value in fixed.items():  # recorded as what it runs
             name = param_name(option)
-            if getattr(self, name) not in (value, default(f"allocate.{name}")):
+            if name in given and getattr(self, name) != value:
                 raise UabError(f"--allocator {self.allocator} is --allocator "
                                f"{allocators.RUN_FLAGS[self.allocator]['--allocator']} {option} {value}, "
                                f"not {option} {getattr(self, name)}")
@@ -406,6 +409,11 @@ def check_recorded(config: dict, path: str) -> None:
         _field("generation.model").metadata["option"].check(config.get("model_option"))
     except UabError as exc:
         raise UabError(f"{exc.message} (recorded as model_option)", path) from None
+    drawn = config["generation"].get("model") if isinstance(config.get("generation"), dict) else None
+    if config.get("model_option") and drawn is not None and config["model_option"] != drawn:  # "": the default
+        raise UabError(f"it records model_option {config['model_option']!r}, not the model its generation.model "
+                       f"says its samples were drawn with ({drawn!r}), which a rerun without --model would take: "
+                       "restore it, use a new --output, or --force to discard the samples", path)
     counts = {key: config.get(key) for key in _COUNTS}
     for key, value in counts.items():  # a count a rerun takes (-K, the budget) where it is not given
         if value is not None and not (is_int(value) and 0 < value <= INT64[1]):
@@ -442,12 +450,15 @@ def with_recorded(cls, params: dict, info: dict | None) -> dict:
     from a run directory's recorded ``info`` (``Allocation.info``, ``Vote.info``), so that a
     rerun that gives only ``--budget`` or ``--vote-rule`` keeps the rest; unless ``params``
     give the lead option (``--allocator``, ``--vote-rule``): another allocator or rule starts
-    from the defaults. The budget is not taken (``uab run`` remembers it apart)."""
+    from the defaults. The budget is not taken (``uab run`` remembers it apart), nor what the
+    recorded allocator's preset fixes (it sets them again; a config from before presets recorded
+    what they run holds the defaults there, which would now conflict with it)."""
     if not isinstance(info, dict) or params.get(_LEADS[cls]) is not None:
         return params
     names = _INFO_NAMES[cls]
+    fixed = {param_name(o) for o in allocators.preset(info.get("allocator"))} if cls is Allocation else set()
     recorded = {f.metadata["option"].name: info.get(names.get(f.name, f.name)) for f in declared_fields(cls)
-                if not f.metadata["option"].required}
+                if not f.metadata["option"].required and f.metadata["option"].name not in fixed}
     return {**params, **{k: v for k, v in recorded.items() if v is not None and params.get(k) is None}}
 
 
@@ -511,7 +522,7 @@ def default(path: str):
     """The default of config entry ``path`` (``generation.signal_span`` -> ``"reply"``): what a
     config written before the option existed means by leaving it out (``None`` if unknown)."""
     found = _field(path)
-    return None if found is None else found.default
+    return None if found is None else found.metadata["option"].default
 
 
 def flag(path: str) -> str:
