@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pathlib
+import re
 
 import orjson
 import pytest
@@ -487,6 +488,17 @@ def test_math_verify_units_do_not_drop_variables(pred, gold, expected):
     assert is_correct({"question": "q", "answer": gold}, extract_answer(f"\\boxed{{{pred}}}", MATH)) is expected
 
 
+@pytest.mark.parametrize("pred, gold, expected", [
+    ("2 \\cdot s", "2s", True), ("2 \\times m", "2m", True), ("3 \\cdot h", "3", False), ("2 \\times m", "2", False),
+    ("5 - ab", "5", False), ("4 + l", "4+l", True), ("2 \\cdot 5 m", "10", True),
+])
+def test_letters_after_an_operator_are_its_operand_not_a_unit(pred, gold, expected):
+    """"2 \\cdot s" lost its "s" as a unit's symbol: the broken "2\\cdot", wrong for the gold 2s."""
+    prediction = extract_answer(f"\\boxed{{{pred}}}", MATH)
+    assert is_correct({"question": "q", "answer": gold}, prediction) is expected
+    assert not re.search(r"(\\cdot|\\times|[-+])$", prediction)
+
+
 @pytest.mark.parametrize("pred, gold", [
     ("0.\\overline{5}", "\\frac{5}{9}"), ("0.\\overline{3}", "\\frac13"), ("0.1\\overline{6}", "\\frac{1}{6}"),
     ("1.\\overline{27}", "\\frac{14}{11}"), ("0.\\dot{3}", "\\frac{1}{3}"), ("0.\\dot{1}4\\dot{2}", "\\frac{142}{999}"),
@@ -497,6 +509,14 @@ def test_a_repeating_decimal_is_its_fraction(pred, gold):
     assert is_correct({"question": "q", "answer": gold}, extract_answer(f"The answer is ${pred}$.", MATH))
     assert len(group([normalize_math(gold), normalize_math(pred)], "math")) == 1
     assert not is_correct({"question": "q", "answer": "0.5"}, extract_answer(f"\\boxed{{{pred}}}", MATH))
+
+
+@pytest.mark.parametrize("decimal", ["0.\\overline{%s}" % ("3" * 4400), "0.%s\\overline{3}" % ("1" * 4400),
+                                     "%s.\\dot{3}" % ("7" * 4400)])
+def test_a_repeating_decimal_beyond_python_s_digit_limit_is_a_string_not_a_traceback(decimal):
+    """int() refuses more than 4,300 digits: a reply with such a repeating decimal raised ValueError."""
+    assert extract_answer(f"\\boxed{{{decimal}}}", MATH) == decimal
+    assert normalize_math("0.\\overline{%s}" % ("3" * 3000)) == "\\frac{1}{3}"
 
 
 U = "(-\\infty,2)\\cup(3,\\infty)"

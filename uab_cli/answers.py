@@ -345,6 +345,8 @@ _GLUED_UNITS = {"mm", "cm", "dm", "km", "mg", "kg", "ml", "cl", "dl", "oz", "lb"
                 "mo", "mos", "yr", "yrs", "cal", "kcal", "ms"}
 # one letter is a variable ("2m", "5 x"), unless set apart from the number and a unit's symbol ("10 m", "5 s")
 _LETTER_UNITS = {"m", "g", "s", "h", "l"}
+# a head ending so takes the letters after it as its operand: "2 \\cdot s" is 2s, not 2 seconds
+_OPERAND_AFTER = ("^", "_", "\\", "+", "-", "*", "/", "\\cdot", "\\times", "\\div", "\\pm", "\\mp")
 _SCALES = {"hundred": 100, "thousand": 10**3, "million": 10**6, "billion": 10**9, "trillion": 10**12}
 _AND_OR = re.compile(r"\s+(?:and|or)\s+|\s*,\s*(?:and|or)\s+")
 _OR = re.compile(r"(?:,\s*)?(?<![\\A-Za-z])or(?![A-Za-z])|\\(?:lor|vee)(?![A-Za-z])")
@@ -401,7 +403,7 @@ def _drop_units(a: str) -> str:
     glued = not a[m.start() - 1].isspace() and len(tail) <= 3 and tail not in _GLUED_UNITS
     letter = len(tail) < 2 and (glued or tail not in _LETTER_UNITS or "^" in m.group())  # "10 m^2" is 10m²
     if (letter or words[0] in _NOT_UNITS or glued or not re.search(r"\d", bare)
-            or re.search(r"[A-Za-z=]", bare) or head.endswith(("^", "_", "\\"))):
+            or re.search(r"[A-Za-z=]", bare) or head.endswith(_OPERAND_AFTER)):
         return a
     return head
 
@@ -442,6 +444,8 @@ def _repeating(m: re.Match) -> str:
     """A repeating decimal's value ("0.\\overline{5}" → "\\frac{5}{9}", "0.1\\overline{6}" → "\\frac{1}{6}")."""
     whole, fixed, bar, bar1, dot, dot1, middle, last, last1 = m.groups()
     period = bar or bar1 or (dot or dot1) + ((middle or "") + (last or last1) if (last or last1) else "")
+    if len(whole + fixed + period) > _DIGITS:  # more digits than int() reads: a string, as in as_number
+        return m.group()
     value = int(whole or 0) + Fraction(int(fixed + period) - int(fixed or 0), 10 ** len(fixed) * (10 ** len(period) - 1))
     return str(value.numerator) if value.denominator == 1 else f"\\frac{{{value.numerator}}}{{{value.denominator}}}"
 
