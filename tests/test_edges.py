@@ -412,13 +412,17 @@ def test_report_of_a_check_draws_its_verdicts(tmp_path):
 
 def test_report_of_a_check_that_replayed_nothing_says_so(tmp_path):
     """Every recommendation Uniform + majority: `simulate --check` replays nothing and writes its
-    verdicts alone; the report said "no result rows to report (`uab simulate -o` writes them)"."""
+    verdicts alone. The report exited 2 ("no result rows to report"); now its summary.md holds
+    the verdicts (no empty accuracy table) and names each plot of the replays as not drawn, why."""
     checked = _checked(tmp_path, "uniform")
     result = cli(["report", str(checked), "-o", str(tmp_path / "rep")])
-    assert result.exit_code == 2 and len(result.stderr.splitlines()) == 1, result.stderr
-    assert f"error: {checked}: no result rows to report (`simulate --check` replayed nothing: each recommendation " \
-        "it checked is Uniform + majority)" in " ".join(result.stderr.split()), result.stderr
-    assert not (tmp_path / "rep").exists()
+    assert result.exit_code == 0, result.stderr
+    why = "`simulate --check` replayed nothing: each recommendation it checked is Uniform + majority"
+    assert f"not drawn: accuracy_vs_budget.png: {why}" in result.stderr, result.stderr
+    summary = (tmp_path / "rep" / "summary.md").read_text()
+    assert "| 2 | uniform + majority |" in summary and "Uniform + majority: nothing to replay" in summary
+    assert "| N | allocator |" not in summary and f"- accuracy_vs_budget.png: {why}" in summary, summary
+    assert sorted(p.name for p in (tmp_path / "rep").iterdir()) == ["summary.md"]
     one = cli(["simulate", str(tmp_path / "pool"), "--check", str(tmp_path / "recommends.jsonl"), "--seeds", "1",
                "-o", str(tmp_path / "one.jsonl"), "-q"])  # what it replays needs none: still 2 seeds, as README says
     assert one.exit_code == 2 and one.stderr == "error: --check needs --seeds 2 or more: a loss is judged against " \
@@ -519,6 +523,20 @@ def test_report_refuses_a_results_file_cut_short(tmp_path, drop):
     said = " ".join(result.stderr.split())
     assert result.exit_code == 2 and f"error: {cut}: a `uab simulate -o` results file without its recommendation " \
         f"row for N = {4 if drop == 1 else '2, 4'} (they come last: is it cut short?)" in said, said
+    assert not (tmp_path / "rep").exists()
+
+
+@pytest.mark.parametrize("checked", [False, True])
+def test_report_refuses_a_results_file_cut_after_its_header(tmp_path, checked):
+    """A results file (of `simulate -o`, or of `--check`) that kept only its first row: it said
+    "no result rows to report (`uab simulate -o` writes them)", of a file `uab simulate -o` wrote."""
+    source = _checked(tmp_path) if checked else pathlib.Path(_results(tmp_path))
+    cut = tmp_path / "cut.jsonl"
+    cut.write_text(source.read_text().splitlines(keepends=True)[0])
+    result = cli(["report", str(cut), "-o", str(tmp_path / "rep")])
+    said = " ".join(result.stderr.split())
+    assert result.exit_code == 2 and said == f"error: {cut}: a `uab simulate -o` results file without its " \
+        f"{'check' if checked else 'recommendation'} rows (they come last: is it cut short?)", said
     assert not (tmp_path / "rep").exists()
 
 
@@ -728,15 +746,6 @@ def test_a_reader_that_closes_stderr_early_ends_the_command_as_sigpipe_would(tmp
         proc.kill()
         proc.wait()
     assert (tmp_path / "p1.jsonl").read_bytes() == b""
-
-
-def test_a_results_file_without_result_rows_is_named(tmp_path):
-    res = _results(tmp_path)
-    header = tmp_path / "header.jsonl"
-    header.write_text(pathlib.Path(res).read_text().splitlines()[0] + "\n")  # the produced_by row alone
-    result = cli(["report", str(header), "-o", str(tmp_path / "rep")])
-    assert result.exit_code == 2 and f"error: {header}: no result rows to report" in result.stderr, result.stderr
-    assert not (tmp_path / "rep").exists()
 
 
 @pytest.mark.parametrize("field,value", [("N", "true"), ("N", "2.5"), ("N", "0"), ("seed", "-1")])

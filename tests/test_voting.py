@@ -441,6 +441,35 @@ def test_a_run_on_a_recommendation_says_where_it_draws_otherwise_than_its_pool(t
     assert fresh.exit_code == given.exit_code == 0, fresh.output + given.output  # a warning: an error in tests
 
 
+def test_a_run_on_a_recommendation_refuses_its_template_edited_since(tmp_path):
+    """A recommendation of a pool drawn with a --prompt-template records the template's digest:
+    the row alone (no header) as the results file, a run on it after the file was edited is
+    refused in one line naming the template (it ran on the new one, silently or with a warning);
+    --prompt-template given runs the edited one, as a choice."""
+    q, template, runner = questions(tmp_path), tmp_path / "t.json", CliRunner()
+    template.write_text(json.dumps([{"role": "user", "content": "{question}"}]))
+    assert runner.invoke(app, ["pool", str(q), "-K", "4", "--out", str(tmp_path / "pool"), "--backend", "scripted",
+                               "--max-tokens", "48", "--prompt-template", str(template), "-q"]).exit_code == 0
+    res = tmp_path / "res.jsonl"
+    assert runner.invoke(app, ["simulate", str(tmp_path / "pool"), "--budgets", "2", "--seeds", "2", "-o", str(res),
+                               "-q"]).exit_code == 0
+    row = res.read_text().splitlines()[-1]
+    assert len(json.loads(row)["recommendation"]["prompt_template_sha256"]) == 64
+    (tmp_path / "rec.json").write_text(row)
+    template.write_text(json.dumps([{"role": "user", "content": "Now: {question}"}]))
+    for name in ("res.jsonl", "rec.json"):
+        out = tmp_path / f"run-{name}"
+        result = runner.invoke(app, ["run", str(q), "-N", "2", "--settings", str(tmp_path / name), "--out", str(out),
+                                     "-q"])
+        lines = [line for line in result.stderr.splitlines() if line.strip()]
+        assert result.exit_code == 2 and len(lines) == 1 and not out.exists(), result.output
+        assert lines[0].startswith(f"error: {template}: the prompt template changed since the pool of") \
+            and "give --prompt-template" in lines[0], lines
+    given = runner.invoke(app, ["run", str(q), "-N", "2", "--settings", str(tmp_path / "rec.json"),
+                                "--prompt-template", str(template), "--out", str(tmp_path / "g"), "-q"])
+    assert given.exit_code == 0, given.output
+
+
 def test_a_recommendation_replayed_from_one_phase1_sample_is_not_run_with_a_directorys_two(tmp_path):
     """A recommendation says -K only where its replay drew more than one Phase-1 sample: on a
     run directory drawn with -K 2 (an adaptive run) a uab recommendation took the directory's 2

@@ -336,14 +336,17 @@ def _given(ctx: typer.Context) -> dict:
 
 def _unlike_pool(ctx: typer.Context, gen: Generation) -> None:
     """Warn where a run on a recommendation (``--settings RESULTS``) will draw otherwise than the
-    pool it was chosen on, by a setting the command line does not give: the run directory's
-    record (a system prompt a recommendation cannot unset) or a template edited since."""
+    pool it was chosen on, by a setting the command line does not give (the run directory's
+    record: a system prompt a recommendation cannot unset); refuse its template edited since."""
     from . import evaluation
 
     rec = ctx.meta.get("uab.recommended")
     if rec is None:
         return
     given = list(_given(ctx))  # a choice, not a difference to warn of; so are an unset model and another backend's options
+    if "prompt_template" not in given:  # its template edited since: the run would ask otherwise than the pool was
+        gen.same_template(rec.generation, f"the pool of {ctx.params['settings']}'s recommendation was drawn",
+                          "restore it, or give --prompt-template to run with it as it is now")
     given += [*(() if gen.model else ("model",)), *(("backend_options",) if "backend" in given else ())]
     changed = evaluation.generation_changes(rec.generation, gen.info(), given)
     if changed:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import math
-import os
 from array import array
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -496,7 +495,8 @@ def phase2(records: list[dict], backend: Backend, gen: Generation, on_sample: On
     ``grown``: the positions, in order, of the only records that may lack samples (a round of
     ``uab run``: the others hold all of theirs already, and this Phase 2's provenance from an
     earlier round, the first growing them all); every record by default."""
-    _same_template(records[0] if records else {}, gen)
+    gen.same_template(generation_of(records[0]) if records else {}, "Phase 1 drew its samples",
+                      "restore it, or run Phase 1 again")
     if not checked:
         same_draws(records, "phase2", gen)
     scored = any(s.get("anll") is not None for rec in records for s in samples(rec, 1))
@@ -541,18 +541,6 @@ def same_draws(records: list[dict], stage: str, gen: Generation, path: str | Non
                            f"({', '.join(f'{o} {c}' for o, c in changed.items())}): their provenance would say otherwise; "
                            "give those options again, or start from records without them",
                            path, lines[r] if lines else None)
-
-
-def _same_template(rec: dict, gen: Generation) -> None:
-    """``UabError`` if Phase 1's prompt template file was edited since: Phase 2 would ask otherwise."""
-    recorded = generation_of(rec)
-    path = recorded.get("prompt_template")
-    if gen.prompt_template is None or not isinstance(path, str) or os.path.abspath(path) != gen.prompt_template:
-        return  # (an older uab recorded the path as typed)
-    was, now = recorded.get("prompt_template_sha256"), gen.info()["prompt_template_sha256"]
-    if was is not None and was != now:
-        raise UabError("the prompt template changed since Phase 1 drew its samples (sha256 "
-                       f"{was[:12]}… → {now[:12]}…); restore it, or run Phase 1 again", gen.prompt_template)
 
 
 def is_cut(sample: dict) -> bool:

@@ -43,7 +43,7 @@ from .backends import sample_options
 from .errors import UabError
 from .jsonl import read_jsonl
 from .options import exclusive
-from .settings import Generation, Vote, options, param_name
+from .settings import TEMPLATE_DIGEST, Generation, Vote, options, param_name
 from .signals import SIGNALS
 
 SIGNIFICANCE = 2.0  # a gain counts when it exceeds this many standard errors
@@ -92,6 +92,8 @@ def held_out(outcomes: dict[tuple, np.ndarray], upper_bounds, context: dict) -> 
         settings = run_settings(entry, context)
         entry["flags"] = flags(settings)
         entry["settings"] = settings
+        if "prompt_template" in settings:  # its content: a run on the template edited since is refused
+            entry[TEMPLATE_DIGEST] = (context.get("generation") or {}).get(TEMPLATE_DIGEST)
         out.append(entry)
     return out
 
@@ -390,7 +392,8 @@ def markdown_check(checks: Sequence[dict]) -> str:
 
 _SHAPE = {"N": (int,), "allocator": (str,), "vote_rule": (str, type(None)), "signal": (str, type(None)),
           "vote_temperature": (int, float, type(None)),
-          "T": (int, float, type(None)), "settings": (dict, type(None)), "flags": (str, type(None))}
+          "T": (int, float, type(None)), "settings": (dict, type(None)), "flags": (str, type(None)),
+          TEMPLATE_DIGEST: (str, type(None))}
 
 
 def _check_shape(rec: dict, path: str, line: int | None, required: tuple[str, ...]) -> None:

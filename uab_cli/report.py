@@ -20,9 +20,9 @@ from .records import is_int, questions_fingerprint, samples
 
 def markdown_table(summary: Sequence[dict], correlation: float | None = None,
                    recommended: Sequence[dict] = (), advise: bool = True) -> str:
-    """The summary as a Markdown table (accuracy in %), then (``advise``) the headroom and
-    recommendation."""
-    lines = [("| N | allocator | signal | T | vote rule | seeds | accuracy % | coverage % | tokens/question "
+    """The summary as a Markdown table (accuracy in %; none where nothing was replayed), then
+    (``advise``) the headroom and recommendation."""
+    lines = [] if all("skipped" in e for e in summary) else [("| N | allocator | signal | T | vote rule | seeds | accuracy % | coverage % | tokens/question "
               "| Δ vs uniform + majority (pp) | share of headroom | saved | capped |"),
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     notes = []
@@ -40,7 +40,7 @@ def markdown_table(summary: Sequence[dict], correlation: float | None = None,
                      f"{100 * e['coverage']:.2f} | {_tokens(e)} | {diff} | "
                      f"{'—' if part is None else f'{100 * part:.0f} %'} | "
                      f"{e['saved']:.1f} | {e['capped']:.1f} |")
-    text = "\n".join(lines) + "\n"
+    text = "\n".join(lines) + "\n" if lines else ""
     if correlation is not None:
         text += f"\nANLL–correctness Pearson r over the pool's samples: {correlation:.3f} (paper: ≈ −0.3)\n"
     fell = max((e.get("vote_fallbacks", 0) for e in summary), default=0)
@@ -326,6 +326,9 @@ def _check_rows(rows: Sequence[dict], source: str | None, lines: Sequence[int] |
     if made is not None and (cut := sorted({key[3] for key in seen} - closed)):
         raise UabError(f"a `uab simulate -o` results file without its {last} row for N = {', '.join(map(str, cut))} "
                        "(they come last: is it cut short?)", source)
+    if made is not None and not closed:  # it ends with one per N, whatever it replayed
+        raise UabError(f"a `uab simulate -o` results file without its {last} rows (they come last: is it cut "
+                       "short?)", source)
 
 
 def _render(rows: Sequence[dict], records: Sequence[dict] | None, targets: Sequence[float] | None,
@@ -334,10 +337,8 @@ def _render(rows: Sequence[dict], records: Sequence[dict] | None, targets: Seque
     """The report's files (name -> bytes) and the plots it cannot draw (name -> why), written nowhere."""
     _check_rows(rows, source, lines)
     summary = summarize(rows)
-    if not any("skipped" not in e for e in summary):
-        why = ("`simulate --check` replayed nothing: each recommendation it checked is Uniform + majority"
-               if any("check" in r for r in rows) else "`uab simulate -o` writes them")
-        raise UabError(f"no result rows to report ({why})", source)
+    if not any("skipped" not in e for e in summary) and not any("check" in r for r in rows):
+        raise UabError("no result rows to report (`uab simulate -o` writes them)", source)
     simulated = {r["M"] for r in rows if "M" in r}
     if records is not None and simulated and simulated != {len(records)}:  # before any figure is drawn
         raise UabError(f"--pool holds {len(records)} questions, the results were simulated on "
@@ -356,8 +357,14 @@ def _render(rows: Sequence[dict], records: Sequence[dict] | None, targets: Seque
         raise
 
 
-def _draw(rows, records, targets, on_skipped, source, summary, plt) -> tuple[dict, dict]:
-    """``_render``'s figures and ``summary.md``, each figure closed once saved."""
+# The plots of the replays' results (the rest: of the pool), and why a `--check` has none.
+REPLAY_PLOTS = ("accuracy_vs_budget.png", "allocation_by_level.png", "cost_at_accuracy.png", "signal_deciles.png")
+NOTHING_REPLAYED = "`simulate --check` replayed nothing: each recommendation it checked is Uniform + majority"
+
+
+def _replay_figures(rows, targets, summary) -> tuple[dict, dict, list[dict]]:
+    """The figures of the replays' results, the ones they cannot draw (name -> why) and the cost at
+    fixed accuracy."""
     figures = {"accuracy_vs_budget.png": plots.plot_accuracy(summary)}
     skipped = {}
     if any(e.get("by_level") for e in summary):
@@ -379,6 +386,15 @@ def _draw(rows, records, targets, on_skipped, source, summary, plt) -> tuple[dic
         skipped["signal_deciles.png"] = ("the results have no 'deciles' rows (`uab simulate -o` writes them for a "
                                          "per-sample signal of its --signals that the pool's samples carry: no "
                                          "logprob statistic without token logprobs, not vote-entropy)")
+    return figures, skipped, costs
+
+
+def _draw(rows, records, targets, on_skipped, source, summary, plt) -> tuple[dict, dict]:
+    """``_render``'s figures and ``summary.md``, each figure closed once saved."""
+    if any("skipped" not in e for e in summary):
+        figures, skipped, costs = _replay_figures(rows, targets, summary)
+    else:  # a --check whose every recommendation is Uniform + majority: its verdicts alone
+        figures, skipped, costs = {}, dict.fromkeys(REPLAY_PLOTS, NOTHING_REPLAYED), []
     correlation = None
     if records is None:
         skipped["anll_correct_vs_incorrect.png"] = "no --pool given"

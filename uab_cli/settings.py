@@ -67,6 +67,8 @@ def _vote(flag: str, default=None, help: str = "", **kw):
     return _opt(flag, default, help, panel="Vote", **kw)
 
 
+TEMPLATE_DIGEST = "prompt_template_sha256"  # a template's content, recorded beside its path
+
 TOO_LONG = {"error": "exit 2 before anything is drawn, naming the question and its tokens",
             "skip": "leave the question out of every stage (the budget is N per question that fits) and "
                     "name it in the summary"}
@@ -157,13 +159,24 @@ class Generation:
     def params(self) -> SamplingParams:
         return SamplingParams(self.temperature, self.max_tokens, self.top_p)
 
+    def same_template(self, recorded: dict, since: str, fix: str) -> None:
+        """``UabError`` naming the template file where ``recorded`` (an ``info``: how samples were
+        drawn ``since``) asked with the file this asks with, and it was edited since."""
+        path = recorded.get("prompt_template")
+        if self.prompt_template is None or not isinstance(path, str) or os.path.abspath(path) != self.prompt_template:
+            return  # (an older uab recorded the path as typed)
+        was, now = recorded.get(TEMPLATE_DIGEST), self._template[1]
+        if was is not None and was != now:
+            raise UabError(f"the prompt template changed since {since} (sha256 {str(was)[:12]}… → {now[:12]}…); {fix}",
+                           self.prompt_template)
+
     def info(self) -> dict:
         """Provenance: the fields, a template's content digest (an edited template is a change);
         with a template, no built-in prompt (``prompt`` null: none was asked)."""
         fields_ = {k: v for k, v in asdict(self).items() if k != "derived"}
         if self.prompt_template is None:
             return {**fields_, "version": __version__}
-        return {**fields_, "prompt": None, "prompt_template_sha256": self._template[1], "version": __version__}
+        return {**fields_, "prompt": None, TEMPLATE_DIGEST: self._template[1], "version": __version__}
 
 
 def default_vcs(backend: str) -> bool:
@@ -633,6 +646,9 @@ def load_file(path: str, budget: int | None = None, recommendation: bool = True)
 
         header = about([o for o in objects if isinstance(o, dict)]) or {}
         generation = header.get("generation") if isinstance(header.get("generation"), dict) else None
+        digest = at[budget][1].get(TEMPLATE_DIGEST)  # its template's content (a row alone has no header)
+        if isinstance(digest, str) and isinstance(found.get("prompt_template"), str):
+            generation = {**(generation or {}), "prompt_template": found["prompt_template"], TEMPLATE_DIGEST: digest}
     elif any(isinstance(o, dict) and isinstance(o.get("simulation"), dict) and "check" not in o["simulation"]
              for o in objects):  # the header of a simulation that chose recommendations (not of a --check)
         raise UabError("a `uab simulate -o` results file without recommendation rows (they come last: is it cut "

@@ -140,6 +140,45 @@ def test_a_run_without_usage_reports_unknown_tokens_and_never_the_key(tmp_path, 
     assert not [t for t in [result.stdout, result.stderr, *written] if SECRET in t]
 
 
+THINKING = "Is it \\boxed{5}? Confidence: 3. No: 3 + 4 = \\boxed{7}."
+
+
+def _thinking(final: str | None, finish: str = "COMPLETE"):
+    """A rewrite: the reply of a reasoning model, a thinking block (a draft box and score in it),
+    then ``final`` as its text block (none: cut while thinking)."""
+
+    def rewrite(reply: dict) -> dict:
+        reply["message"]["content"] = [{"type": "thinking", "thinking": THINKING[:20]},
+                                       {"type": "thinking", "thinking": THINKING[20:]},
+                                       *([{"type": "text", "text": final}] if final is not None else [])]
+        reply["finish_reason"] = finish
+        return reply
+
+    return rewrite
+
+
+def test_thinking_is_kept_as_the_samples_reasoning_and_never_graded(tmp_path, monkeypatch):
+    """A reasoning model's thinking blocks (the SDK's ``type: "thinking"``) were dropped; now they
+    are the sample's ``reasoning``, as the OpenAI backend keeps ``reasoning_content``, and the
+    answer and confidence still come from the text alone. Cut while thinking: no answer."""
+    with FakeServer(rewrite=_thinking("The answer is \\boxed{8}.\nConfidence: 9")) as server:
+        (out,) = cohere_at(server).generate(sample_requests(1), SamplingParams())
+    assert (out.text, out.reasoning) == ("The answer is \\boxed{8}.\nConfidence: 9", THINKING)
+    monkeypatch.setenv("CO_API_KEY", SECRET)
+    questions = write_jsonl(tmp_path / "q.jsonl", arithmetic(2))
+    for name, final, finish, answer, confidence in [("final", "The answer is \\boxed{8}.\nConfidence: 9",
+                                                     "COMPLETE", "8", 9),
+                                                    ("cut", None, "MAX_TOKENS", None, None)]:
+        out = tmp_path / f"{name}.jsonl"
+        with FakeServer(rewrite=_thinking(final, finish)) as server:
+            result = cli(["phase1", questions, "-o", str(out), "--backend", "cohere", "--base-url", server.url, "-q"])
+        assert result.exit_code == 0, result.stderr
+        for rec in map(json.loads, out.read_text().splitlines()):
+            (sample,) = rec["samples"]
+            assert sample["reasoning"] == THINKING and sample["text"] == (final or "")
+            assert (sample["answer"], sample["confidence"]) == (answer, confidence), sample
+
+
 def test_without_logprobs():
     with FakeServer() as server:
         co = cohere_at(server, logprobs=False)

@@ -85,14 +85,14 @@ class CohereBackend(RemoteBackend):
         content = getattr(getattr(reply, "message", None), "content", None)
         if content is not None and not isinstance(content, list):
             raise malformed("message content is not a list")
-        text = None if content is None else "".join(
-            getattr(item, "text", "") for item in content if getattr(item, "type", None) == "text"
-        )
+        # a reasoning model's thinking comes in blocks of its own: kept apart, never graded
+        text, reasoning = (None, None) if content is None else (_blocks(content, "text"), _blocks(content, "thinking"))
         return make_completion(
             text,
             self._logprobs(reply),
             _usage(reply, "output_tokens"),
             getattr(reply, "finish_reason", None),
+            reasoning,
             prompt_tokens=_usage(reply, "input_tokens"),
         )
 
@@ -120,6 +120,12 @@ class CohereBackend(RemoteBackend):
         if isinstance(exc, (self._parsing_error, ValueError)):
             return malformed(type(exc).__name__)
         return None
+
+
+def _blocks(content: list, kind: str) -> str:
+    """The text of the reply's content blocks of type ``kind`` (``text``, ``thinking``: each holds
+    it in the field of that name), joined in order."""
+    return "".join(getattr(item, kind, "") for item in content if getattr(item, "type", None) == kind)
 
 
 def _usage(reply, name: str) -> int | None:
