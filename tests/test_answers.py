@@ -530,6 +530,11 @@ U = "(-\\infty,2)\\cup(3,\\infty)"
     ("\\boxed{x<2 \\text{ or } y>3}", U, False), ("\\boxed{x<2 \\text{ and } x>3}", U, False),
     ("\\boxed{1 < x \\le 2 \\text{ or } x > 5}", "(1,2]\\cup(5,\\infty)", True), ("\\boxed{x<2 \\text{ or } x>3}", "2,3", False),
     ("\\boxed{(-\\infty,2)\\cup(3,\\infty)}", "x<2 \\text{ or } x>3", True), ("\\boxed{x = 2 \\text{ or } x = 3}", "2,3", True),
+    # a variable in intervals joined by "or" is in their union, as it is with "\\cup"
+    ("\\boxed{x \\in (1,2) \\text{ or } x \\in (3,4)}", "(1,2)\\cup(3,4)", True), ("So $x \\in (1,2)$ or $x \\in (3,4)$.", "(1,2)\\cup(3,4)", True),
+    ("The answer is x \\in (-\\infty,2) or x \\in (3,\\infty).", U, True), ("\\boxed{x \\in (a,b) \\text{ or } x \\in (c,d)}", "(a,b)\\cup(c,d)", True),
+    ("\\boxed{x \\in (1,2) \\cup (3,4) \\text{ or } x \\in [5,6]}", "(1,2)\\cup(3,4)\\cup[5,6]", True),
+    ("\\boxed{x \\in (1,2) \\text{ or } x \\in (3,4)}", "(1,2),(3,4)", False), ("\\boxed{x \\in (1,2) \\text{ or } y \\in (3,4)}", "(1,2)\\cup(3,4)", False),
 ])
 def test_inequalities_joined_by_or_are_a_union(response, gold, expected):
     """"x<2 or x>3" was read as the list x<2, x>3, which no union equals."""
@@ -537,3 +542,65 @@ def test_inequalities_joined_by_or_are_a_union(response, gold, expected):
     assert is_correct({"question": "q", "answer": gold}, prediction) is expected
     if expected:
         assert len(group([normalize_math(gold), prediction], "math")) == 1
+
+
+@pytest.mark.parametrize("pred, gold, expected", [
+    ("2\\pi r \\text{ units}", "2\\pi", False), ("2\\pi r \\text{ units}", "2\\pi r", True), ("2\\pi r \\text{ cm}", "2\\pi r", True),
+    ("2x \\text{ cm}", "2", False), ("2x \\text{ cm}", "2x", True), ("4 x y", "4", False), ("4 x y", "4xy", True),
+    ("5 \\text{ a day}", "5", True), ("10 \\text{ m per second}", "10", True),  # an article, a unit's symbol: units still
+])
+def test_a_variable_before_a_unit_s_words_is_kept(pred, gold, expected):
+    """"2\\pi r \\text{ units}" lost its "r" with the unit "r units": right for the gold 2\\pi."""
+    assert is_correct({"question": "q", "answer": gold}, extract_answer(f"\\boxed{{{pred}}}", MATH)) is expected
+
+
+@pytest.mark.parametrize("pred, gold, expected", [
+    ("12 \\text{ m}^2", "12", True), ("12\\mathrm{m}^{2}", "12", True), ("8 \\text{ m}^3", "8", True),
+    ("12 \\text{ cm}^2", "12", True), ("6 s^2", "6", False), ("10 m^2", "10", False),  # a letter with its exponent: a power
+])
+def test_a_unit_s_symbol_in_text_with_an_exponent_is_a_unit(pred, gold, expected):
+    """"12 \\text{ m}^2" stayed 12m², wrong for the gold 12, where "12 \\text{ cm}^2" was 12."""
+    assert is_correct({"question": "q", "answer": gold}, extract_answer(f"\\boxed{{{pred}}}", MATH)) is expected
+
+
+@pytest.mark.parametrize("text", ["The answer is either 4 or 5.", "The answer is either $4$ or $5$.", "\\boxed{\\text{either } 4 \\text{ or } 5}",
+                                  "The answer is both 4 and 5.", "\\boxed{\\text{either } x = 4 \\text{ or } x = 5}"])
+def test_either_or_lists_its_answers(text):
+    """"either 4 or 5" read as "either4,5", which no gold equals."""
+    assert extract_answer(text, MATH) == "4,5"
+    assert is_correct({"question": "q", "answer": "4, 5"}, extract_answer(text, MATH))
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("So the decimal is 0.\\overline{3}.", "\\frac{1}{3}"), ("1/3 = 0.\\overline{3}", "\\frac{1}{3}"),
+    ("The value is **0.\\overline{3}**.", "\\frac{1}{3}"), ("so we get 0.1\\overline{6}", "\\frac{1}{6}"),
+    ("so we get -0.\\dot{1}4\\dot{2}", "-\\frac{142}{999}"), ("So the total is 1,000.\\overline{3}", "\\frac{3001}{3}"),
+])
+def test_a_repeating_decimal_without_a_marker_reads_as_its_value(text, expected):
+    """Unmarked and undelimited, "0.\\overline{3}" read as its last digit: 3."""
+    assert extract_answer(text, MATH) == expected
+
+
+@pytest.mark.parametrize("text", ["\\boxed{1,000.\\overline{3}}", "The answer is 1,000.\\overline{3}.", "\\boxed{n = 1,000.\\overline{3}}",
+                                  "The answer is $1{,}000.\\overline{3}$."])
+def test_a_repeating_decimal_with_thousands_is_one_number(text):
+    """"1,000.\\overline{3}" read as the list 1, 1/3."""
+    assert extract_answer(text, MATH) == "\\frac{3001}{3}"
+    assert is_correct({"question": "q", "answer": "\\frac{3001}{3}"}, extract_answer(text, MATH))
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("The answer is approximately 3.14.", "3.14"), ("The answer is about 12 miles.", "12"), ("So the answer is roughly $4.50.", "4.5"),
+    ("The answer is around 40 minutes.", "40"), ("The answer is ≈ 3.14", "3.14"), ("\\boxed{\\approx 3.14}", "3.14"),
+    ("Answer: approx. 7", "7"), ("\\boxed{\\text{about}}", "about"),  # a word alone is a text answer
+])
+def test_an_approximate_answer_is_its_number(text, expected):
+    """"The answer is approximately 3.14" read as "approximately3.14", which no gold equals."""
+    assert extract_answer(text, MATH) == expected
+
+
+@pytest.mark.parametrize("text", ["\\boxed{100°C}", "\\boxed{100 °F}", "\\boxed{100^{\\circ}\\text{C}}", "The answer is 100°C.",
+                                  "\\boxed{100^\\circ \\mathrm{F}}", "\\boxed{100 \\,^\\circ\\text{C}}"])
+def test_a_temperature_s_scale_is_a_unit(text):
+    """"100°C" read as "100C" (the "C" a variable once the degree sign was dropped): wrong for the gold 100."""
+    assert extract_answer(text, MATH) == "100"

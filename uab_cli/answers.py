@@ -38,10 +38,14 @@ _MARKER = re.compile(r"(?:final\s+answer|the\s+answer)[\s*]*(?:is\b|:|=)|^(?:[^\
                      re.IGNORECASE | re.MULTILINE)
 _LAST_SPAN = re.compile(r"(?<!\\)\$((?:\\\$|[^$])+)(?<!\\)\$|\\\(((?:(?!\\\().)+?)\\\)")
 _ENUMERATOR = re.compile(r"^(?:[^\S\n]|[*#])*\d+\.(?!\d)", re.MULTILINE)  # "**5. FORMAT:**" is no answer
+# the repeating digits of a decimal: 0.\overline{5}, 0.1\bar{6}, 0.\dot{3}, 0.\dot{1}4\dot{2} (142 repeats)
+_PERIOD = r"(?:\\(?:overline|bar)(?:\{\d+\}|\d)|\\dot(?:\{\d\}|\d)(?:\d*\\dot(?:\{\d\}|\d))?)(?!\d)"
+_DECIMALS = r"(?:\.\d*" + _PERIOD + r"|\.\d+)?"  # after a whole number: ".5", ".\overline{3}" or none
 # Thousands separated by "," or LaTeX's "{,}" and "\," (70{,}000), or by a no-break or thin space
 # ("1 000", French and SI style): one number, not 70 and 000; likewise a mixed number ("1 1/2",
-# "2\frac{1}{4}"), a LaTeX fraction and scientific notation ("1.2e+3", "1.2 \times 10^{3}").
-_NUMBER = re.compile(r"-?\d{1,3}(?:(?:,|\{,\}|\\,|[\u00a0\u202f\u2009])\d{3})+(?:\.\d+)?|-?\d+ \d+/\d+|"
+# "2\frac{1}{4}"), a LaTeX fraction, a repeating decimal and scientific notation ("1.2e+3", "1.2 \times 10^{3}").
+_NUMBER = re.compile(r"-?\d{1,3}(?:(?:,|\{,\}|\\,|[\u00a0\u202f\u2009])\d{3})+" + _DECIMALS + "|"
+                     r"-?\d*\.\d*" + _PERIOD + r"|-?\d+ \d+/\d+|"
                      r"-?(?:\d+ ?)?\\[dtc]?frac\{\d+\}\{\d+\}|"
                      r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+|\s*(?:\u00d7|\\times|\\cdot)\s*10\^(?:\{[-+]?\d+\}|[-+]?\d+)|/\d+)?|"
                      r"-?\.\d+")
@@ -325,8 +329,8 @@ _TEXT_CMD = re.compile(r"\\(?:text|textbf|textit|textrm|textsf|textnormal|mbox|m
 _DELIM = re.compile(r"\\\$|(?<!\\)\\[()\[\]]|\$")
 # Spacing and sizing commands; "\ " is a space but "\\" (a row break) is kept.
 _NOISE = re.compile(r"\\left(?![a-z])|\\right(?![a-z])|\\[!,;:]|\\displaystyle|\\[qt]?quad|"
-                    r"(?<!\\)\\ |\\%|%|°|\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|(?<=\d)\s*\\circ|\\degree|"
-                    r"\{,\}|~|[\u20ac\u00a3\u00a5\u20b9]")  # "€5", "£12.50": 5 and 12.5, as "$5" is
+                    r"(?<!\\)\\ |\\%|%|(?:°|\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|(?<=\d)\s*\\circ|\\degree)(?:\s*[CF](?![A-Za-z]))?|"
+                    r"\{,\}|~|[\u20ac\u00a3\u00a5\u20b9]")  # "€5", "£12.50": 5 and 12.5, as "$5" is; "25°C" is 25
 _FRAC = re.compile(r"\\[dtc]frac")
 _AM_PM = re.compile(r"(?<=:\d\d)\s*([AaPp])\.?\s*[Mm]\.?(?![A-Za-z])")
 _UNIT = r"[A-Za-z]+(?:/[A-Za-z]+)*\.?"
@@ -334,7 +338,7 @@ _UNIT_TAIL = re.compile(rf"(?<![\\A-Za-z])({_UNIT}(?:\s+{_UNIT})*)(?:\s*\^\s*\{{
 _ORDINAL = re.compile(r"(?<=\d)\s*(?:\^\s*\{\s*(?:st|nd|rd|th)\s*\}|\^?(?:st|nd|rd|th)(?![A-Za-z]))")
 _UNICODE = str.maketrans({"\u2212": "-", "\u2013": "-", "\u03c0": "\\pi ", "\u221e": "\\infty ", "\u00d7": "\\times ",
                           "\u22c5": "\\cdot ", "\u00b7": "\\cdot ", "\u2264": "\\le ", "\u2265": "\\ge ",
-                          "\u2260": "\\ne ", "\u00b2": "^2", "\u00b3": "^3"})
+                          "\u2260": "\\ne ", "\u2248": "\\approx ", "\u00b2": "^2", "\u00b3": "^3"})
 _ROOT = re.compile(r"\u221a\s*(?:\(([^()]*)\)|\{([^{}]*)\}|(\d+(?:\.\d+)?|[A-Za-z]))")
 _NOT_UNITS = {"pi", "sqrt", "infty", "inf", "sin", "cos", "tan", "log", "ln", "am", "pm", "i", "e"}
 # Up to three letters written onto a number are a product of variables ("2ab", "4xy^2"), not units,
@@ -349,15 +353,18 @@ _LETTER_UNITS = {"m", "g", "s", "h", "l"}
 _OPERAND_AFTER = ("^", "_", "\\", "+", "-", "*", "/", "\\cdot", "\\times", "\\div", "\\pm", "\\mp")
 _SCALES = {"hundred": 100, "thousand": 10**3, "million": 10**6, "billion": 10**9, "trillion": 10**12}
 _AND_OR = re.compile(r"\s+(?:and|or)\s+|\s*,\s*(?:and|or)\s+")
+# words before an answer: "either 4 or 5", "both 2 and 3" (a list), "approximately 3.14", "\approx 3.14"
+_LEAD = re.compile(rf"^(?:(?:either|both)\s+(?=.*?(?:{_AND_OR.pattern}))|"
+                   r"(?:approximately|approx\.|about|roughly|around|\\approx|\\sim)\s*(?=[-\d.\\]))", re.IGNORECASE | re.DOTALL)
 _OR = re.compile(r"(?:,\s*)?(?<![\\A-Za-z])or(?![A-Za-z])|\\(?:lor|vee)(?![A-Za-z])")
 _LESS = re.compile(r"<=?|\\(?:le|leq|leqslant|lt)(?![A-Za-z])")
+_BETWEEN = r"[(\[][^()\[\],]+,[^()\[\],]+[)\]]"  # an interval: "(1,2]", "(-\infty,0)"
+_IN = re.compile(rf"\s*([A-Za-z])\s*\\in\s*({_BETWEEN}(?:\s*\\cup\s*{_BETWEEN})*)\s*")  # "x \in (1,2) \cup (3,4)"
 _RELATION = re.compile(rf"{_LESS.pattern}|>=?|\\(?:ge|geq|geqslant|gt)(?![A-Za-z])")
-# a repeating decimal: 0.\overline{5}, 0.1\bar{6}, 0.\dot{3}, 0.\dot{1}4\dot{2} (142 repeats)
-_REPEATING = re.compile(r"(?<![\d.])(\d*)\.(\d*)(?:\\(?:overline|bar)(?:\{(\d+)\}|(\d))|"
-                        r"\\dot(?:\{(\d)\}|(\d))(?:(\d*)\\dot(?:\{(\d)\}|(\d)))?)(?!\d)")
+_REPEATING = re.compile(r"(?<![\d.])(\d*)\.(\d*)(" + _PERIOD + ")")  # a repeating decimal: its whole, fixed and repeating digits
 _ASSIGN = re.compile(r"^\s*([A-Za-z](?:_\{?\w+\}?)?|[A-Za-z]{3,})\s*(?:=|\\in)\s*(?=[^=])")
-_THOUSANDS = re.compile(r"^-?\d{1,3}(?:,\d{3})+(?:\.\d+)?$")
-_GROUPED = re.compile(r"\s*-?\d{1,3}(?:,\s*\d{3})+(?:\.\d+)?(?![\d,.])")  # thousands ("10,\!080" is "10, 080" here), then units at most
+_THOUSANDS = re.compile(r"^-?\d{1,3}(?:,\d{3})+" + _DECIMALS + "$")
+_GROUPED = re.compile(r"\s*-?\d{1,3}(?:,\s*\d{3})+" + _DECIMALS + r"(?![\d,.])")  # thousands ("10,\!080" is "10, 080" here), then units at most
 _CHOICE = re.compile(r"^\(([A-Z])\)\s+[A-Za-z0-9$\\]")
 _SUBSCRIPT = re.compile(r"_\{(\w)\}")  # 4210_{5} is 4210_5
 _LETTER = re.compile(r"^\(([A-Za-z]|-?\d+(?:\.\d+)?)\)$")  # "(C)", "(051)"
@@ -399,13 +406,25 @@ def _drop_units(a: str) -> str:
     if words[0] in _SCALES and (value := as_number(re.sub(r"\s+", "", head).replace(",", ""))) is not None:
         value *= _SCALES[words[0]]  # "5 thousand" is 5000, not 5 (nor "5 thousand dollars")
         return str(value.numerator) if value.denominator == 1 else a
+    start = m.start()
+    # a lone letter before more words is a variable when it would be one alone ("2\pi r units", "2x cm",
+    # "4 x y"): the unit, if any, is the words after it ("a" is the article: "5 a day")
+    while len(words) > 1 and a[start] != "a" and _variable(words[0], glued=not a[start - 1].isspace()):
+        start, words = re.compile(r"\S+\s+").match(a, start).end(), words[1:]
     tail = "".join(words)
-    glued = not a[m.start() - 1].isspace() and len(tail) <= 3 and tail not in _GLUED_UNITS
-    letter = len(tail) < 2 and (glued or tail not in _LETTER_UNITS or "^" in m.group())  # "10 m^2" is 10m²
+    glued = not a[start - 1].isspace() and len(tail) <= 3 and tail not in _GLUED_UNITS
+    # "10 m^2" is 10m²; "\text{ m}^2", unwrapped, sets its exponent apart: square metres
+    letter = len(tail) < 2 and (_variable(tail, glued) or re.search(r"[A-Za-z]\^", m.group()) is not None)
     if (letter or words[0] in _NOT_UNITS or glued or not re.search(r"\d", bare)
             or re.search(r"[A-Za-z=]", bare) or head.endswith(_OPERAND_AFTER)):
         return a
-    return head
+    return a[:start].rstrip()
+
+
+def _variable(letter: str, glued: bool) -> bool:
+    """Whether a lone letter after a number is a variable: written onto it ("2m") or no unit's symbol
+    ("5 x"); "10 m", "5 s" are units."""
+    return len(letter) == 1 and (glued or letter not in _LETTER_UNITS)
 
 
 def _union(a: str) -> str:
@@ -420,7 +439,10 @@ def _union(a: str) -> str:
 
 def _interval(a: str) -> tuple[str, str] | None:
     """An inequality solved for its one variable ("x \\le 2", "3 < x", "1 < x \\le 2") as its variable and
-    interval ("(-\\infty,2]", "(3,\\infty)", "(1,2]"); None for anything else."""
+    interval ("(-\\infty,2]", "(3,\\infty)", "(1,2]"), or the intervals a variable is in ("x \\in (1,2)");
+    None for anything else."""
+    if m := _IN.fullmatch(a):
+        return m.group(1), m.group(2)
     ops = [("<" if _LESS.fullmatch(op) else ">", "=" in op or "e" in op) for op in _RELATION.findall(a)]
     terms = [t.strip() for t in _RELATION.split(a)]
     if not 1 <= len(ops) <= 2 or len({d for d, _ in ops}) != 1 or not all(terms):
@@ -442,8 +464,7 @@ def _interval(a: str) -> tuple[str, str] | None:
 
 def _repeating(m: re.Match) -> str:
     """A repeating decimal's value ("0.\\overline{5}" → "\\frac{5}{9}", "0.1\\overline{6}" → "\\frac{1}{6}")."""
-    whole, fixed, bar, bar1, dot, dot1, middle, last, last1 = m.groups()
-    period = bar or bar1 or (dot or dot1) + ((middle or "") + (last or last1) if (last or last1) else "")
+    whole, fixed, period = m.group(1), m.group(2), re.sub(r"\D", "", m.group(3))  # "\dot{1}4\dot{2}": 142
     if len(whole + fixed + period) > _DIGITS:  # more digits than int() reads: a string, as in as_number
         return m.group()
     value = int(whole or 0) + Fraction(int(fixed + period) - int(fixed or 0), 10 ** len(fixed) * (10 ** len(period) - 1))
@@ -493,15 +514,16 @@ def normalize_math(ans: str) -> str:
     if _PROSE.match(a) and re.search(r"\d", a):  # \boxed{Hillary has 7 nickels.}
         a = _prose_value(a)
     if re.search(r"[\d\\]", a):  # "2 and 3", "x = 2 or x = -2"; "x < 2 or x > 3" is a union
-        a = _AND_OR.sub(",", _union(a))
+        a = _AND_OR.sub(",", _union(_LEAD.sub("", a)))
     a = _drop_units(_drop_assign(a)).strip().rstrip(".,;").strip()
     if _WORDS.fullmatch(a) and (_WORD.search(a) or a.lower() in ("no", "yes")):
         return normalize_text(a)  # a text answer: "Evelyn", "east"
     a = _mixed(_scientific(a))
     a = re.sub(r"(\\[A-Za-z]+)\s+(?=[A-Za-z])", "\\1\0", a)  # "\pi r" keeps its space
-    a = _REPEATING.sub(_repeating, re.sub(r"\s+", "", a).replace("\0", " "))
-    if _THOUSANDS.match(a):
+    a = re.sub(r"\s+", "", a).replace("\0", " ")
+    if _THOUSANDS.match(a):  # before a repeating decimal is read: "1,000.\overline{3}" is no list
         a = a.replace(",", "")
+    a = _REPEATING.sub(_repeating, a)
     a = _SUBSCRIPT.sub(r"_\1", _LETTER.sub(r"\1", a))
     num = as_number(a)
     if num is not None and num.denominator == 1:
