@@ -394,6 +394,157 @@ def test_csv_errors_name_the_line(tmp_path, body, line, message):
     assert str(info.value).startswith(f"{path}:{line}: {message}")
 
 
+# Hendrycks' MMLU CSV: no header row; question, A, B, C, D, answer letter (a quoted cell holds commas).
+HENDRYCKS = (b'What is 7 multiplied by 6?,36,42,48,54,B\n'
+             b'"Which gas makes up most of Earth\'s atmosphere?",Oxygen,Carbon dioxide,Nitrogen,Argon,C\n'
+             b'"Which is the smallest prime number, if any?",0,1,2,3,C\n'
+             b'"Pick ""none"".",a,b,c,"none, really",D\n')
+
+
+def test_header_less_mmlu_csv_with_one_choice_per_column(tmp_path):
+    """Hendrycks' MMLU CSVs have no header row and a column per choice: --choices-field took one
+    list column only ("should be a list" on a CSV) and the first question became the header.
+    --columns names a header-less file's columns; --choices-field A,B,C,D the choices in order."""
+    path = tmp_path / "elementary_mathematics_test.csv"
+    path.write_bytes(HENDRYCKS)
+    result = cli(["convert", str(path), "--preset", "mmlu", "--columns", "question, A,B,C,D,answer",
+                  "--choices-field", "A,B,C,D"])
+    assert result.exit_code == 0, result.stderr
+    records = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [(r["id"], r["choices"], r["answer"], r["type"]) for r in records] == [
+        ("mmlu-0", ["36", "42", "48", "54"], "B", "mc"),
+        ("mmlu-1", ["Oxygen", "Carbon dioxide", "Nitrogen", "Argon"], "C", "mc"),
+        ("mmlu-2", ["0", "1", "2", "3"], "C", "mc"),  # numeric choices: the gold is still a letter
+        ("mmlu-3", ["a", "b", "c", "none, really"], "D", "mc")]
+    assert records[1]["question"] == "Which gas makes up most of Earth's atmosphere?"
+    assert records[3]["question"] == 'Pick "none".'
+    # without a preset: the A-D columns are the choices (not passed through), the rest are kept
+    generic = list(convert_records(read_table(path, "question,A,B,C,D,answer"), None, choices_field="A,B,C,D",
+                                   path=str(path)))
+    assert generic[0] == {"id": "row-0", "question": "What is 7 multiplied by 6?", "choices": ["36", "42", "48", "54"],
+                          "answer": "B", "type": "mc", "source": path.name}
+    # an empty name leaves a column out; stdin with --columns is CSV (its first cell may open like JSON)
+    piped = cli(["convert", "-", "--columns", ",question,answer"], stdin=b'7,"[1, 2] has how many items?",2\n')
+    assert piped.exit_code == 0, piped.stderr
+    assert json.loads(piped.stdout) == {"id": "row-0", "question": "[1, 2] has how many items?", "answer": "2"}
+
+
+def test_choices_one_per_column_empty_cells(tmp_path):
+    """Empty cells at the end leave a row fewer choices (ARC has 3 to 5); one before a given
+    choice stays "" (as in a list column), so no letter shifts."""
+    path = tmp_path / "arc.csv"
+    path.write_bytes(b"question,A,B,C,D,E,answerKey\nq1,a,b,c,,,C\nq2,a,,c,d,e,E\n")
+    records = list(convert_records(read_table(path), None, answer_field="answerKey", choices_field="A,B,C,D,E"))
+    assert [(r["choices"], r["answer"]) for r in records] == [(["a", "b", "c"], "C"), (["a", "", "c", "d", "e"], "E")]
+    with pytest.raises(UabError) as info:  # the gold names a choice left out
+        list(convert_records(read_table(path), None, answer_field="answerKey", choices_field="A,B,C",
+                                 path=str(path)))
+    assert str(info.value).startswith(f"{path}:3: answer 'E' is not a letter A-C")
+    path.write_bytes(b"question,A,B,answer\nq1,,,B\n")
+    with pytest.raises(UabError) as info:
+        list(convert_records(read_table(path), "mmlu", choices_field="A,B", path=str(path)))
+    assert str(info.value) == f"{path}:2: columns 'A', 'B' are all empty (needed by preset mmlu)"
+
+
+@pytest.mark.parametrize("body,columns,choices,message", [
+    (HENDRYCKS, "question,A,B,C,answer", "A,B,C", "1: row has 6 cells, --columns names 5"),
+    (b"question,A,B,C,D,answer\n" + HENDRYCKS, "question,A,B,C,D,answer", "A,B,C,D",
+     "1: this row is a header (it names the columns --columns gives): leave --columns out"),
+    (b"question,A,B,C,D,answer\n" + HENDRYCKS, None, "A,B,C,E",
+     "2: row is missing field 'E' (needed by preset mmlu); its columns: 'question', 'A', 'B', 'C', 'D', 'answer'; "
+     "name the column with --choices-field COLUMN, or the columns holding one choice each with --choices-field "
+     "A,B,C,D"),
+    (HENDRYCKS, "question,A,B,C,D,answer", None,  # no --choices-field: named, not "try --preset gsm8k"
+     "1: row is missing field 'choices' (needed by preset mmlu); its columns: 'question', 'A', 'B', 'C', 'D', "
+     "'answer'; name the column with --choices-field COLUMN, or the columns holding one choice each"),
+])
+def test_choice_columns_and_columns_errors_name_the_line(tmp_path, body, columns, choices, message):
+    path = tmp_path / "mmlu.csv"
+    path.write_bytes(body)
+    with pytest.raises(UabError) as info:
+        list(convert_records(read_table(path, columns), "mmlu", choices_field=choices, path=str(path)))
+    assert str(info.value).startswith(f"{path}:{message}")
+
+
+def test_missing_choices_suggest_the_choices_field_not_an_open_answer_preset():
+    """A multiple-choice row without its choices column under --preset mmlu was told "try
+    --preset gsm8k" (which reads question and answer, and would drop the choices)."""
+    row = {"question": "q?", "A": "1", "B": "2", "answer": "B"}
+    with pytest.raises(UabError) as info:
+        list(convert_records([row], "mmlu"))
+    assert str(info.value) == (":1: row is missing field 'choices' (needed by preset mmlu); its columns: 'question', "
+                               "'A', 'B', 'answer'; name the column with --choices-field COLUMN, or the columns "
+                               "holding one choice each with --choices-field A,B,C,D")
+    with pytest.raises(UabError, match="try --preset deepscaler$"):  # a missing question still does
+        list(convert_records([{"problem": "1+1?", "answer": "2"}], None))
+
+
+def test_a_choices_cell_of_text_names_the_way_out(tmp_path):
+    """pandas writes a list column to CSV as its repr: "should be a list" did not say why, nor what to do."""
+    path = tmp_path / "mmlu.csv"
+    path.write_bytes(b"question,choices,answer\nq,\"['36' '42']\",0\n")
+    with pytest.raises(UabError) as info:
+        list(convert_records(read_table(path), "mmlu", path=str(path)))
+    assert str(info.value) == (f"{path}:2: field 'choices' should be a list of at least 2 choices; it holds text (a "
+                               "CSV cell holds no list: name the columns holding one choice each, --choices-field "
+                               "A,B,C,D, or convert the JSON or Parquet export)")
+
+
+def test_columns_and_choices_field_option_errors(tmp_path):
+    path = tmp_path / "mmlu.csv"
+    path.write_bytes(HENDRYCKS)
+    for columns, message in ((" , ", "--columns names no column"),
+                             ("question,A,A", "--columns names a column twice: 'A'")):
+        with pytest.raises(UabError, match=message):
+            read_table(path, columns)
+    with pytest.raises(UabError, match="--choices-field names an empty column: 'A,,B'"):
+        list(convert_records(read_table(path, "question,A,B,C,D,answer"), "mmlu", choices_field="A,,B"))
+    with pytest.raises(UabError) as info:
+        read_table(FIXTURES / "mmlu.jsonl", "question,answer")
+    assert str(info.value) == (f"{FIXTURES / 'mmlu.jsonl'}: --columns names the columns of a CSV file without a "
+                               "header row; a .jsonl file names its own (leave --columns out)")
+    result = cli(["convert", str(FIXTURES / "mmlu.jsonl"), "--columns", "question,answer"])
+    assert result.exit_code == 2 and result.stderr.startswith("error: ") and not result.stdout
+
+
+@pytest.mark.parametrize("name,body,line", [
+    ("semi.csv", b'question;answer;note\n"What is 1,5 + 1?";2,5;x, y\n', 2),  # a European Excel export
+    ("tabs.csv", b'question\tanswer\tnote\nWhat is 1,5 + 1?\t2,5\tx, y\n', 2),
+    ("tabs.tsv", b'question\tanswer\tnote\nWhat is 1,5 + 1?\t2,5\tx, y\n', 2),
+    ("excel.csv", b'sep=;\r\nquestion;answer;note, more\r\nWhat is 1,5 + 1?;2,5;x, y\r\n', 3),  # sep= decides
+])
+def test_csv_delimiter_is_found(tmp_path, name, body, line):
+    """A semicolon- or tab-separated file read as one merged column ("its columns: 'question;answer'");
+    a .tsv file was refused."""
+    path = tmp_path / name
+    path.write_bytes(body)
+    [(number, row)] = read_table(path)
+    assert number == line and list(row.values()) == ["What is 1,5 + 1?", "2,5", "x, y"]
+    assert list(row)[:2] == ["question", "answer"]
+
+
+def test_csv_delimiter_of_a_header_less_file_splits_it_as_columns_says(tmp_path):
+    """Without a header the first row is a question: its commas must not outvote the delimiter."""
+    path = tmp_path / "semi.csv"
+    path.write_bytes(b"What, if anything, is 1 + 1?;1;2;3;4;B\n")
+    records = list(convert_records(read_table(path, "question,A,B,C,D,answer"), "mmlu", choices_field="A,B,C,D"))
+    assert [(r["question"], r["choices"], r["answer"]) for r in records] == [
+        ("What, if anything, is 1 + 1?", ["1", "2", "3", "4"], "B")]
+
+
+def test_csv_column_without_a_name_is_left_out_with_a_warning(tmp_path):
+    """pandas' to_csv writes its index as a first column with an empty name: it passed through
+    as a field named "" in every record."""
+    path = tmp_path / "frame.csv"
+    path.write_bytes(b",question,answer,\n0,q1,1,\n1,q2,2,\n")
+    with pytest.warns(UserWarning) as caught:
+        records = list(convert_records(read_table(path), None, path=str(path)))
+    assert [str(w.message) for w in caught] == [
+        f"{path}:1: the header leaves column 1, 4 unnamed (a pandas index?): left out"]
+    assert records == [{"id": "row-0", "question": "q1", "answer": "1", "source": "frame.csv"},
+                       {"id": "row-1", "question": "q2", "answer": "2", "source": "frame.csv"}]
+
+
 def test_read_table_json_array_and_hf_json_lines(tmp_path):
     rows = load_jsonl(FIXTURES / "mmlu.jsonl")
     array = tmp_path / "array.json"
@@ -406,8 +557,9 @@ def test_read_table_json_array_and_hf_json_lines(tmp_path):
 
 
 def test_read_table_errors(tmp_path):
-    with pytest.raises(UabError, match="unsupported file type '.tsv'; expected one of: .jsonl, .json, .csv, .parquet"):
-        read_table(tmp_path / "data.tsv")
+    with pytest.raises(UabError, match="unsupported file type '.xlsx'; expected one of: .jsonl, .json, .csv, .tsv, "
+                       ".parquet"):
+        read_table(tmp_path / "data.xlsx")
     with pytest.raises(UabError, match="no such file"):
         read_table(tmp_path / "missing.jsonl")
     (tmp_path / "folder.jsonl").mkdir()

@@ -546,22 +546,27 @@ def run(ctx: typer.Context, input: In, output: OutDir, force: Force = False, sam
 
 @command
 def convert(
-    input: Annotated[str, typer.Argument(metavar="INPUT", help="Benchmark export: .jsonl, .json, .csv or .parquet "
-                                         "('-' = stdin, format told from the content).",
+    input: Annotated[str, typer.Argument(metavar="INPUT", help="Benchmark export: .jsonl, .json, .csv, .tsv or "
+                                         ".parquet ('-' = stdin, format told from the content).",
                                          show_default=False)],
     output: Out = "-",
     preset: Annotated[PresetName | None, typer.Option(help="Benchmark preset.", show_default="question/answer/choices/id columns by name")] = None,
     question_field: Annotated[str | None, typer.Option(help="Column holding the question.", show_default=False)] = None,
     answer_field: Annotated[str | None, typer.Option(help="Column holding the gold answer.", show_default=False)] = None,
-    choices_field: Annotated[str | None, typer.Option(help="Column holding the list of choices.", show_default=False)] = None,
+    choices_field: Annotated[str | None, typer.Option(help="Column holding the list of choices, or the columns "
+                                                      "holding one choice each, in order: A,B,C,D.",
+                                                      show_default=False)] = None,
     id_field: Annotated[str | None, typer.Option(help="Column holding a unique id.", show_default=False)] = None,
+    columns: Annotated[str | None, typer.Option(help="The columns of a CSV file without a header row, in order: "
+                                                "question,A,B,C,D,answer (an empty name leaves a column out).",
+                                                show_default=False)] = None,
 ) -> None:
     """Convert a benchmark export into uab question records."""
     from .convert import convert_records, read_table
 
     check_output(output)
     _stdin_hint(input)
-    records = list(convert_records(read_table(input), preset, question_field, answer_field, choices_field, id_field,
+    records = list(convert_records(read_table(input, columns), preset, question_field, answer_field, choices_field, id_field,
                                    path=display_name(input)))  # every row converts before any output
     write_records(output, records)
 

@@ -36,7 +36,7 @@ class _Row:
     def __init__(
         self,
         data: Mapping[str, Any],
-        fields: Mapping[str, str | None],
+        fields: Mapping[str, Field],
         required: set[str],
         line: int,
         path: str | None,
@@ -63,20 +63,45 @@ class _Row:
         """Why column ``name`` is missing, with the row's columns and the option that would fit."""
         columns = ", ".join(map(repr, self.data)) or "none"
         message = f"row is missing field {name!r} (needed by {self.label}); its columns: {columns}"
-        fitting = [p.name for p in PRESETS.values() if p.reads(self.data) and f"preset {p.name}" != self.label]
-        role = next((r for r, n in self.fields.items() if n == name), None)
+        role = next((r for r, n in self.fields.items() if name in _columns(n)), None)
+        # a preset fits a row with its columns; for missing choices, one that builds choices from them (not gsm8k)
+        fitting = [p.name for p in PRESETS.values() if p.reads(self.data) and f"preset {p.name}" != self.label
+                   and (role != "choices" or p.fields["choices"] or p.columns)]
         if fitting:
             return message + f"; try --preset {' or --preset '.join(fitting)}"
+        if role == "choices":
+            return message + ("; name the column with --choices-field COLUMN, or the columns holding one choice "
+                              "each with --choices-field A,B,C,D")
         if role is not None:
             return message + f"; name the column with --{role}-field COLUMN"
         return message
 
     def role(self, role: str) -> Any:
-        """The value of the column mapped to ``role`` (question/answer/choices/id), or None."""
+        """The value of the column mapped to ``role`` (question/answer/choices/id), or None; of
+        the columns, where the role has several (``cells``)."""
         name = self.fields.get(role)
         if name is None:
             return None
+        if isinstance(name, tuple):
+            return self.cells(name, required=role in self.required)
         return self.raw(name, required=role in self.required)
+
+    def cells(self, names: tuple[str, ...], required: bool) -> list | None:
+        """The values of columns ``names`` in order (choices given one per column, MMLU's CSV
+        A-D): empty ones at the end left out (a row with fewer choices), one before a given one
+        kept as "" (its letter stays); None where the row has none of the columns, or all of them
+        empty, and they are not required."""
+        absent = [name for name in names if name not in self.data]
+        if len(absent) == len(names) and not required:
+            return None
+        if absent:
+            raise self.error(self.missing(absent[0]))
+        values = [self.data[name] for name in names]
+        while values and values[-1] is None:
+            values.pop()
+        if not values and required:
+            raise self.error(f"{_field_label(names)} are all empty (needed by {self.label})")
+        return ["" if value is None else value for value in values] or None
 
     def gold(self) -> Any:
         """The answer column's value: one answer (text or a number), or None. A list or an
@@ -103,6 +128,20 @@ class _Row:
         if required and not text:
             raise self.error(f"field {name!r} is empty (needed by {self.label})")
         return text
+
+
+# The column (or, for choices given one per column, the columns in order) a role is read from.
+Field = str | tuple[str, ...] | None
+
+
+def _columns(field: Field) -> tuple[str, ...]:
+    """The columns a role's field reads."""
+    return field if isinstance(field, tuple) else (field,) if field else ()
+
+
+def _field_label(name: str | tuple[str, ...]) -> str:
+    """How messages name a role's field: "field 'choices'", or "columns 'A', 'B', 'C', 'D'"."""
+    return f"columns {', '.join(map(repr, name))}" if isinstance(name, tuple) else f"field {name!r}"
 
 
 @dataclass(frozen=True)
@@ -134,7 +173,10 @@ def _choice_list(row: _Row, value: Any) -> list[str]:
     if isinstance(value, Mapping) and isinstance(value.get("text"), (list, tuple)):
         value = value["text"]
     if not isinstance(value, (list, tuple)) or len(value) < MIN_CHOICES:
-        raise row.error(f"field {row.fields['choices']!r} should be a list of at least {MIN_CHOICES} choices")
+        text = ("; it holds text (a CSV cell holds no list: name the columns holding one choice each, "
+                "--choices-field A,B,C,D, or convert the JSON or Parquet export)" if isinstance(value, str) else "")
+        raise row.error(f"{_field_label(row.fields['choices'])} should be a list of at least {MIN_CHOICES} choices"
+                        + text)
     if len(value) > MAX_CHOICES:
         raise row.error(f"too many choices ({len(value)}); at most {MAX_CHOICES}")
     return [str(c).strip() for c in value]
@@ -215,7 +257,7 @@ def _build_generic(row: _Row) -> dict:
         record["type"] = "mc"
     elif answer is not None:
         record["answer"] = _answer_text(answer)
-    used = {name for name in row.fields.values() if name}
+    used = {name for field in row.fields.values() for name in _columns(field)}
     for key, value in row.data.items():
         if key not in used and key not in record and key not in ("id", "question", "answer", "choices"):
             record[key] = value
@@ -372,7 +414,7 @@ _GENERIC = Preset(
 )
 
 
-def _resolve(preset: str | None, overrides: Mapping[str, str | None]) -> tuple[Preset, dict[str, str | None], set[str]]:
+def _resolve(preset: str | None, overrides: Mapping[str, str | None]) -> tuple[Preset, dict[str, Field], set[str]]:
     """Pick the preset and work out field names and which roles are required."""
     if preset is None:
         spec = _GENERIC
@@ -390,10 +432,18 @@ def _resolve(preset: str | None, overrides: Mapping[str, str | None]) -> tuple[P
             continue
         if role in spec.fixed:
             raise UabError(f"preset {spec.name} builds its {role} itself; a {role} field cannot be given")
-        fields[role] = name
+        fields[role] = _choice_columns(name) if role == "choices" and "," in name else name
         if not (preset is None and role == "choices"):  # a mixed file may have open rows without choices
             required.add(role)
     return spec, fields, required
+
+
+def _choice_columns(value: str) -> tuple[str, ...]:
+    """``--choices-field A,B,C,D``: the choices one per column, in order."""
+    names = _column_names(value, "--choices-field")
+    if "" in names:
+        raise UabError(f"--choices-field names an empty column: {value!r}")
+    return names
 
 
 def convert_records(
@@ -454,7 +504,7 @@ def convert_records(
         if not seen:
             raise UabError("empty input: no records", path=path)
         if preset is None and choices_field is not None and not any_choices:
-            raise UabError(f"no row has the choices field {choices_field!r}", path=path)
+            raise UabError(f"no row has the choices {_field_label(fields['choices'])}", path=path)
 
     return records()
 
@@ -621,18 +671,74 @@ def _plain(value: Any, column: str) -> Any:
     return value
 
 
-def _read_csv(path: Path | str, text: bytes) -> Iterator[tuple[int, dict]]:
-    """Rows of a CSV file with a header row, numbered by the line each starts on; every cell is
-    text, an empty one null (a missing value). Blank lines are skipped."""
+def _column_names(value: str, option: str) -> tuple[str, ...]:
+    """The column names of a comma-separated option value (``--columns``, ``--choices-field``), stripped; an
+    empty name stays empty (a column ``--columns`` leaves out)."""
+    names = tuple(name.strip() for name in value.split(","))
+    named = [name for name in names if name]
+    if not named:
+        raise UabError(f"{option} names no column")
+    twice = sorted({name for name in named if named.count(name) > 1})
+    if twice:
+        raise UabError(f"{option} names a column twice: {', '.join(map(repr, twice))}")
+    return names
+
+
+# A CSV's delimiter: the one of these that splits its first row into the most cells (into as many as --columns
+# names, for a file without a header row); a comma where several do alike. A .tsv file is split at tabs.
+_DELIMITERS = (",", ";", "\t")
+_SNIFF = 1 << 20  # characters read to find it
+_SEP = re.compile(r"sep=([^\r\n\"])\r?\n")  # Excel's first line naming the delimiter (sep=;), which overrides it
+
+
+def _delimiter(decoded: str, columns: tuple[str, ...] | None) -> str:
+    """The delimiter of a CSV text (see ``_DELIMITERS``)."""
+    head = decoded[:_SNIFF]
+
+    def first(delimiter: str) -> list[str]:
+        try:
+            return next((cells for cells in csv.reader(io.StringIO(head, newline=""), delimiter=delimiter) if cells), [])
+        except csv.Error:  # the strict read names the line
+            return []
+    cells = {delimiter: len(first(delimiter)) for delimiter in _DELIMITERS}
+    exact = [d for d in _DELIMITERS if columns is not None and cells[d] == len(columns)]
+    return exact[0] if exact else max(_DELIMITERS, key=cells.__getitem__)
+
+
+def _header(path: Path | str, cells: list[str], line: int) -> list[str]:
+    """A CSV's header row: a name given twice is an error; a column with no name (a pandas index)
+    is left out, with a warning."""
+    named = [cell for cell in cells if cell.strip()]
+    twice = sorted({cell for cell in named if named.count(cell) > 1})
+    if twice:
+        raise UabError(f"the header names a column twice: {', '.join(map(repr, twice))}", path=str(path), line=line)
+    unnamed = [str(number) for number, cell in enumerate(cells, start=1) if not cell.strip()]
+    if unnamed:
+        warnings.warn(str(UabError(f"the header leaves column {', '.join(unnamed)} unnamed (a pandas index?): "
+                                   "left out", path=str(path), line=line)), UserWarning, stacklevel=2)
+    return [cell if cell.strip() else "" for cell in cells]
+
+
+def _read_csv(path: Path | str, text: bytes, columns: tuple[str, ...] | None = None,
+              delimiter: str | None = None) -> Iterator[tuple[int, dict]]:
+    """Rows of a CSV file, numbered by the line each starts on; every cell is text, an empty one
+    null (a missing value). Its first row names the columns, unless ``columns`` does (a file
+    without a header row); a column with no name is left out. Split at the delimiter a first line
+    ``sep=;`` names, else at ``delimiter``, else at the one ``_delimiter`` finds. Blank lines are skipped."""
     try:
         decoded = text.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise UabError(f"not valid UTF-8 (byte 0x{text[exc.start]:02x}): save the file as UTF-8", path=str(path),
                        line=text.count(b"\n", 0, exc.start) + 1) from None
     limit = csv.field_size_limit(max(csv.field_size_limit(), len(decoded)))  # a long cell (a solution) is no error
-    reader = csv.reader(io.StringIO(decoded, newline=""), strict=True)
-    header = None
+    sep = _SEP.match(decoded)
     try:
+        delimiter = sep.group(1) if sep else delimiter or _delimiter(decoded, columns)
+        reader = csv.reader(io.StringIO(decoded, newline=""), delimiter=delimiter, strict=True)
+        if sep:
+            next(reader)
+        header = None if columns is None else list(columns)
+        first = True
         while True:
             start = reader.line_num + 1
             try:
@@ -644,35 +750,40 @@ def _read_csv(path: Path | str, text: bytes) -> Iterator[tuple[int, dict]]:
             if not cells:
                 continue
             if header is None:
-                if len(set(cells)) < len(cells):
-                    twice = sorted({c for c in cells if cells.count(c) > 1})
-                    raise UabError(f"the header names a column twice: {', '.join(map(repr, twice))}",
-                                   path=str(path), line=start)
-                header = cells
+                header = _header(path, cells, start)
+            elif columns is not None and first and [c.strip() for c in cells] == list(columns):
+                raise UabError("this row is a header (it names the columns --columns gives): leave --columns out",
+                               path=str(path), line=start)
             elif len(cells) != len(header):
-                raise UabError(f"row has {len(cells)} cells, the header {len(header)}", path=str(path), line=start)
+                whose = "the header" if columns is None else "--columns names"
+                raise UabError(f"row has {len(cells)} cells, {whose} {len(header)}", path=str(path), line=start)
             else:
-                yield start, {name: cell if cell else None for name, cell in zip(header, cells)}
+                first = False
+                yield start, {name: cell if cell else None for name, cell in zip(header, cells) if name}
     finally:
         csv.field_size_limit(limit)
 
 
-READERS = (".jsonl", ".json", ".csv", ".parquet")
+READERS = (".jsonl", ".json", ".csv", ".tsv", ".parquet")
 
 
-def read_table(path: str | Path) -> Iterator[Located]:
-    """Return an iterator of (line or row number, row[, position]) over a .jsonl, .json, .csv or .parquet file, or
-    over stdin (``-``), whose format is told from its content."""
+def read_table(path: str | Path, columns: str | None = None) -> Iterator[Located]:
+    """Return an iterator of (line or row number, row[, position]) over a .jsonl, .json, .csv, .tsv or .parquet
+    file, or over stdin (``-``), whose format is told from its content. ``columns`` (comma-separated) names the
+    columns of a CSV file without a header row; stdin is then read as CSV."""
+    names = None if columns is None else _column_names(columns, "--columns")
     if str(path) == "-":
         text = stdin().read()
         if text.startswith(b"PAR1"):
+            _no_columns("<stdin>", ".parquet", names)
             return _read_parquet("<stdin>", io.BytesIO(text))
-        return _read_text("<stdin>", text, None)
+        return _read_text("<stdin>", text, None if names is None else ".csv", names)  # --columns: CSV
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix not in READERS:
         kinds = ", ".join(READERS)
         raise UabError(f"unsupported file type {suffix or '(none)'!r}; expected one of: {kinds}", path=str(path))
+    _no_columns(path, suffix, names)
     if not path.exists():
         raise UabError("no such file", path=str(path))
     if suffix == ".parquet":
@@ -681,16 +792,24 @@ def read_table(path: str | Path) -> Iterator[Located]:
         text = path.read_bytes()
     except OSError as exc:
         raise UabError(f"cannot read: {exc.strerror}", path=str(path)) from None
-    return _read_text(path, text, suffix)
+    return _read_text(path, text, suffix, names)
 
 
-def _read_text(path: Path | str, text: bytes, suffix: str | None) -> Iterator[Located]:
+def _no_columns(path: Path | str, suffix: str, columns: tuple[str, ...] | None) -> None:
+    """``--columns`` given for a file that names its columns itself (not a CSV file) is an error."""
+    if columns is not None and suffix not in (".csv", ".tsv"):
+        raise UabError(f"--columns names the columns of a CSV file without a header row; a {suffix} file names "
+                       "its own (leave --columns out)", path=str(path))
+
+
+def _read_text(path: Path | str, text: bytes, suffix: str | None,
+               columns: tuple[str, ...] | None = None) -> Iterator[Located]:
     """Rows of a text file by its ``suffix`` (None: told from the content, CSV unless it opens
-    as JSON does)."""
+    as JSON does); ``columns``: a CSV file's, which has no header row."""
     if text.startswith(_BOM):
         text = text[len(_BOM):]
     opening = text.lstrip()[:1]
-    if suffix == ".csv" or (suffix is None and opening not in (b"", b"{", b"[")):
-        return _read_csv(path, text)
+    if suffix in (".csv", ".tsv") or (suffix is None and opening not in (b"", b"{", b"[")):
+        return _read_csv(path, text, columns, "\t" if suffix == ".tsv" else None)
     is_array = opening == b"["  # a JSON array saved as .jsonl reads as .json
     return _read_jsonl(path, text) if suffix == ".jsonl" and not is_array else _read_json(path, text)
