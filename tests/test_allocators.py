@@ -112,7 +112,7 @@ def test_capabilities_come_from_the_registration():
     tables = ("ALLOCATORS", "SUMMARIES", "RUN_FLAGS", "SIMULATE_ONLY", "SIGNAL_FREE", "TAKES_EXIT", "NEEDS_JUDGE")
     try:
         allocators.register("greedy-copy", allocators.ALLOCATORS["uab"], "a copy")
-        with pytest.raises(UabError, match="--exit applies to the uab allocators, not 'greedy-copy'"):
+        with pytest.raises(UabError, match="--exit applies to the uab allocators, not --allocator greedy-copy"):
             Allocation(4, "greedy-copy", exit="hard")
         allocators.register("greedy-copy", allocators.ALLOCATORS["uab"], "a copy", exits=True)
         assert Allocation(4, "greedy-copy", exit="hard").theta() == 0.5
@@ -137,5 +137,5 @@ def test_too_few_phase1_samples_in_a_file_name_its_first_such_record(tmp_path):
     result = CliRunner().invoke(app, ["allocate", path, "--budget", "4", "--signal", "vote-entropy"])
     errors = [ln for ln in result.stderr.splitlines() if ln.strip()]
     assert result.exit_code == 2 and len(errors) == 1, result.stderr
-    assert errors[0].startswith(f"error: {path}:3: vote-entropy needs at least 2 Phase-1 samples")
+    assert errors[0].startswith(f"error: {path}:3: --signal vote-entropy needs at least 2 Phase-1 samples")
     assert "uab phase1 -K 2" in errors[0]

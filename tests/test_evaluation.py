@@ -769,6 +769,62 @@ def test_check_replays_with_the_recommendations_vote_settings():
     assert got["gain"] == direct(0.02) != direct(DEFAULT_T)
 
 
+def uab_at(n: int, allocator: str = "uab", **settings) -> dict:
+    """A recommendation row of a uab allocator (anll, T = 0.1, majority) as `simulate -o` writes it, made by hand."""
+    flags = {recommend.param_name(f): v for f, v in allocators.RUN_FLAGS[allocator].items()}
+    return {"N": n, "allocator": allocator, "signal": "anll", "T": 0.1, "vote_rule": "majority", "gain": 0.02,
+            "se": 0.01, "settings": {**flags, "gain": flags["gain"] or "algorithm1", "signal": "anll",
+                                     "signal_temperature": 0.1, "vote_rule": "majority", **settings}}
+
+
+def test_check_replays_a_recommendations_max_per_question_as_uab_run_applies_it():
+    """A recommendation replayed capped at its pool's K carries --max-per-question K, which
+    `uab run --settings` applies; --check replayed it uncapped on a pool of more samples per
+    question. Capped at N, uab spends N on every question: Uniform's allocation, no gain."""
+    pool = noisy_pool(m=120, k=8, seed=3)
+    gains = {cap: [r["check"] for r in evaluation.check(pool, [uab_at(3, max_per_question=cap)], 5)
+                   if "check" in r][0]["gain"] for cap in (None, 3)}
+    assert gains[3] == 0.0 != gains[None]
+
+
+def test_check_replays_a_recommendations_exit_threshold_as_uab_run_applies_it():
+    """--exit-threshold in a recommendation's settings (`uab run` reads it) was not replayed."""
+    pool = noisy_pool(m=120, k=8, seed=3)
+
+    def gain(rec):
+        return [r["check"] for r in evaluation.check(pool, [rec], 5) if "check" in r][0]["gain"]
+
+    none_exit = gain(uab_at(3, "uab-exit-hard-skip", exit_threshold=0.0))  # p < 0: no question exits
+    assert none_exit == gain(uab_at(3)) != gain(uab_at(3, "uab-exit-hard-skip"))
+
+
+@pytest.mark.parametrize("settings, says", [
+    ({"gain": "algorithm1"}, "--allocator uab-coverage is --allocator uab --gain coverage, not --gain algorithm1"),
+    ({"max_per_question": 2}, "--max-per-question is too small"),
+    ({"vote_keep": 0.3}, "--vote-keep applies to the vote rule filtered, not --vote-rule majority")])
+def test_check_refuses_a_recommendation_uab_run_would_refuse_naming_its_line(tmp_path, settings, says):
+    """A hand-made row's settings that `uab run --settings` refuses were replayed (a conflicting
+    preset as the preset, a cap below N uncapped) or refused without the results file."""
+    rec = {**uab_at(3, "uab-coverage"), "settings": {**uab_at(3, "uab-coverage")["settings"], "allocator": "uab-coverage",
+                                                     **settings}}
+    results = write_jsonl(tmp_path / "res.jsonl", [{"simulation": {}}, {"recommendation": rec}])
+    pool = write_jsonl(tmp_path / "pool.jsonl", noisy_pool(m=20, k=4, seed=5))
+    bad = cli(["simulate", pool, "--check", results, "--seeds", "2", "-q", "-o", str(tmp_path / "out.jsonl")])
+    assert bad.exit_code == 2 and f"error: {results}:2: {says}" in bad.stderr, bad.stderr
+    assert not (tmp_path / "out.jsonl").exists()
+
+
+@pytest.mark.parametrize("signal, field", [("vcs", "confidence"), ("total-nll", "total_nll")])
+def test_check_refuses_a_confidence_vote_by_a_signal_no_sample_of_the_pool_has(signal, field):
+    """Every vote fell back to majority's: the check said "+0.00, within noise of Uniform +
+    majority" of a rule it never replayed."""
+    pool = [{**r, "samples": [{k: v for k, v in x.items() if k != field} for x in r["samples"]]}
+            for r in noisy_pool(m=60, k=8, seed=3)]
+    rec = confident_ties_at(2, vote_rule="weighted", vote_signal=signal, vote_temperature=0.05)
+    with pytest.raises(UabError, match=f"N=2: weighted.* votes by --vote-signal {signal}, which no sample of this pool has"):
+        list(evaluation.check(pool, [rec], 2))
+
+
 def test_check_where_n_spends_the_whole_pool_reads_the_spread_over_questions():
     """At N = K every seed draws the same samples: the standard error over seeds is 0, and the
     check called a rule that loses one question of 120 "worse by more than 2 standard errors".

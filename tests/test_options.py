@@ -140,9 +140,24 @@ def test_a_settings_files_bad_value_is_refused_where_the_command_line_gives_it_t
 def test_an_option_from_a_settings_file_at_odds_with_another_names_the_file(tmp_path, questions):
     path = settings_file(tmp_path, '{"gain": "coverage", "max_tokens": 16}')
     refused(run(questions, tmp_path / "r", "-N", "2", "--allocator", "uniform", "--settings", path),
-            f"{path}: --gain applies to the uab allocators, not 'uniform'")
+            f"{path}: --gain applies to the uab allocators, not --allocator uniform")
     result = run(questions, tmp_path / "r", "-N", "2", "--allocator", "uniform", "--gain", "coverage")
     refused(result, "error: --gain applies")  # given on the command line: no file to name
+    assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize(("text", "given", "says"), [
+    ('{"allocator": "uniform"}', ["--gain", "coverage"], "--gain applies to the uab allocators, not --allocator uniform"),
+    ('{"allocator": "majority"}', ["--exit", "hard"], "--exit applies to the uab allocators, not --allocator majority"),
+    ('{"vote_rule": "majority"}', ["--vote-temperature", "0.05"],
+     "--vote-temperature applies to the vote rules confident-ties, weighted, filtered, most-confident, "
+     "not --vote-rule majority"),
+    ('{"signal": "vote-entropy"}', ["-K", "1"], "--signal vote-entropy needs at least 2 Phase-1 samples per question")])
+def test_a_settings_files_value_at_odds_with_an_option_given_names_the_file(tmp_path, questions, text, given, says):
+    """The file's allocator, vote rule or signal was at odds with an option the command line gave,
+    and the message named the value alone (`not 'uniform'`): the settings file went unnamed."""
+    path = settings_file(tmp_path, text)
+    refused(run(questions, tmp_path / "r", "-N", "2", *given, "--settings", path), f"error: {path}: {says}")
     assert not (tmp_path / "r").exists()
 
 
@@ -376,9 +391,9 @@ def test_simulate_help_says_nothing_of_a_recommendation_for_budget():
 # --- allocation options that do not apply -------------------------------------------------------
 
 NOT_APPLYING = [(["--gain", "coverage", "--allocator", "majority"],
-                 "--gain applies to the uab allocators, not 'majority'"),
+                 "--gain applies to the uab allocators, not --allocator majority"),
                 (["--gain", "coverage", "--allocator", "uniform"], "--gain applies to the uab allocators"),
-                (["--vote-model", "scatter"], "--vote-model applies to the majority allocators, not 'uab'"),
+                (["--vote-model", "scatter"], "--vote-model applies to the majority allocators, not --allocator uab"),
                 (["--exit-mode", "skip"], "--exit-mode applies with --exit only"),
                 (["--exit-threshold", "0.3"], "--exit-threshold applies with --exit only"),
                 (["--exit", "hard", "--exit-threshold", "2"], "--exit-threshold must be in [0, 1], got 2.0"),

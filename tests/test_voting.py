@@ -129,14 +129,14 @@ def test_bad_vote_settings_are_user_errors():
 
 
 @pytest.mark.parametrize("args, message", [
-    (["vote", "--vote-keep", "0.3"], "--vote-keep applies to the vote rule filtered, not majority"),
+    (["vote", "--vote-keep", "0.3"], "--vote-keep applies to the vote rule filtered, not --vote-rule majority"),
     (["vote", "--vote-rule", "weighted", "--vote-keep", "0.3"], "--vote-keep applies to the vote rule filtered"),
     (["vote", "--vote-temperature", "0.5"], "--vote-temperature applies to the vote rules confident-ties"),
     (["vote", "--vote-signal", "max-nll"], "--vote-signal applies to the vote rules confident-ties"),
     (["vote", "--vote-rule", "most-confident", "--tie-seed", "3"], "--tie-seed applies to the vote rule majority"),
     (["vote", "--tie-seed", "-1"], "--tie-seed must be >= 0, got -1"),
     (["simulate", "--vote-rules", "majority,weighted", "--vote-keep", "0.3"],
-     "--vote-keep applies to the vote rule filtered, not majority, weighted"),
+     "--vote-keep applies to the vote rule filtered, not --vote-rules majority,weighted"),
 ])
 def test_a_vote_option_no_chosen_rule_reads_is_refused(tmp_path, args, message):
     """As an allocator option the allocator ignores is: a typo'd rule would otherwise run silently."""

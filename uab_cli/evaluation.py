@@ -14,11 +14,10 @@ from .analyses import Deciles, at_accuracy, deciles_of
 from .answers import gold_answer, is_correct
 from .cost import Price
 from .errors import UabError
-from .options import from_params
 from .pipeline import default_signal, generation_of
 from .pools import Pool
 from .records import questions_fingerprint, samples
-from .settings import Allocation, Generation, Vote, changes
+from .settings import Generation, Vote, changes
 from .signals import (
     DEFAULT_T,
     SAMPLE_SIGNALS,
@@ -67,6 +66,7 @@ def simulate(
     analyses: bool = False,
     targets: Sequence[float] | None = None,
     price: Price | None = None,
+    max_per_question: int | None = None,
 ) -> Iterator[dict]:
     """Replay each allocator × signal × T × N × seed × vote rule on the pool; yield one result
     row each; with ``analyses``, one ``{"deciles": ...}`` row per allocator × signal × T × N
@@ -82,10 +82,11 @@ def simulate(
     so Phase-2 draws are without replacement and every allocator sees the same draws.
     When an allocation asks for more than a question's pool holds, the allocator is run
     again with ``max_extra = K_i - K1`` (its own capped optimum; ``capped`` counts the
-    questions that hit the cap). Signal-free allocators get one row per seed with
-    ``signal`` and ``T`` None. Every allocation is voted by every rule of ``vote_rules``
-    (``majority`` always among them, and ``uniform`` among ``allocators``: Uniform + majority is
-    the reference, of every paired difference and of the recommendation), with the
+    questions that hit the cap); ``max_per_question``, a run's ``--max-per-question`` (``check``
+    of a recommendation that carries one), caps it from the start, as ``uab run`` does.
+    Signal-free allocators get one row per seed with ``signal`` and ``T`` None. Every
+    allocation is voted by every rule of ``vote_rules`` (``majority`` always among them, and
+    ``uniform`` among ``allocators``: Uniform + majority is the reference, of every paired difference and of the recommendation), with the
     confidence settings of ``vote``; a rule that ``--vote-temperature`` changes (``weighted`` of a
     signal T scales) once per temperature of ``vote_temperatures`` (default: ``vote``'s), its rows
     carrying ``vote_temperature``: candidates like the allocation's T. Upper bounds are voted by
@@ -135,7 +136,13 @@ def simulate(
         statistic = next((s for s in signals if s in SAMPLE_SIGNALS and pool.has_statistic(s)), None)
         analysis = (Deciles(statistic, pool.graded) if statistic else None, targets, price)
     return _replay(pool, combos, skipped, seeds, gain, exit_thresholds, on_progress, variants, vote, recommendations,
-                   analysis)
+                   analysis, max_per_question)
+
+
+def _within(room: np.ndarray, cap: np.ndarray | None) -> np.ndarray:
+    """The Phase-2 samples each question may draw: what its pool holds (``room``), and no more
+    than a run's ``cap`` where one is given."""
+    return room if cap is None else np.minimum(room, cap)
 
 
 def tempered_rules(vote: Vote, rules: Sequence[str]) -> list[str]:
@@ -145,7 +152,7 @@ def tempered_rules(vote: Vote, rules: Sequence[str]) -> list[str]:
 
 
 def _replay(pool, combos, skipped, seeds, gain, thresholds, on_progress, variants, vote, advise,
-            analysis=None) -> Iterator[dict]:
+            analysis=None, max_per_question=None) -> Iterator[dict]:
     yield from skipped
     results = list(skipped)  # for the analyses
     deciles = analysis[0] if analysis else None
@@ -179,12 +186,13 @@ def _replay(pool, combos, skipped, seeds, gain, thresholds, on_progress, variant
         for name, sig, t, k1, n in combos:
             if (sig, t) not in probs:
                 probs[sig, t] = np.zeros(m) if sig is None else pool.probabilities(perm, k1, sig, t)
-            job = Job(probs[sig, t], (n - k1) * m, None, seed, pool.lengths, pool.hard, gain, thresholds, k1,
+            run_cap = None if max_per_question is None else np.full(m, max_per_question - k1)  # as `uab run` caps
+            job = Job(probs[sig, t], (n - k1) * m, run_cap, seed, pool.lengths, pool.hard, gain, thresholds, k1,
                       values=pool.majority_values if name in UPPER_BOUNDS else None, room=pool.k - k1)
             if name in ROUNDS:  # the margins a live run would see after its draws so far, within the pool
                 if table is None:
                     table = pool.margins(perm)
-                job.cap, job.margins = pool.k - k1, lambda drawn, table=table: table[idx, drawn]
+                job.cap, job.margins = _within(pool.k - k1, run_cap), lambda drawn, table=table: table[idx, drawn]
             if name in UPPER_BOUNDS and (name, k1, n) in fixed:  # reads the pool, not the draws
                 extra, saved, over = fixed[name, k1, n]
             else:
@@ -194,7 +202,7 @@ def _replay(pool, combos, skipped, seeds, gain, thresholds, on_progress, variant
                 if over.any():  # the pool cannot serve it: the allocator's own capped optimum
                     capped.add((name, sig, t, n))
                     if name not in ROUNDS:
-                        job.cap = pool.k - k1
+                        job.cap = _within(pool.k - k1, run_cap)
                         extra, saved = call(name, job)
                 if name in UPPER_BOUNDS:
                     fixed[name, k1, n] = (extra, saved, over)
@@ -261,8 +269,9 @@ def check(records: Sequence[dict], recommended: Sequence[dict], seeds: int | Seq
     against its standard error over seeds) or an N the pool cannot fill, whatever is replayed."""
     if (seeds if isinstance(seeds, int) else len(set(seeds))) < 2:
         raise UabError("--check needs --seeds 2 or more: a loss is judged against its standard error over seeds")
-    if recommended:
-        _fits(Pool(records), [rec["N"] for rec in recommended])
+    pool = Pool(records) if recommended else None
+    if pool is not None:
+        _fits(pool, [rec["N"] for rec in recommended])
     for rec in recommended:
         n, name, rule = rec["N"], rec["allocator"], rec["vote_rule"]
         settings = rec.get("settings") or {}
@@ -274,9 +283,14 @@ def check(records: Sequence[dict], recommended: Sequence[dict], seeds: int | Seq
             yield {"check": {**entry, "gain": 0.0, "se": 0.0, "worse": False}}
             continue
         signals = [rec["signal"]] if rec["signal"] else None  # signal-free: the pool's own, unread
-        objective = from_params(Allocation, {"gain": settings.get("gain")}).gain  # algorithm1 or coverage
+        run, vote = recommend.as_run(rec)  # as `uab run --settings` runs it
+        signal = vote.vote_signal(default_signal(records[0]))
+        if vote.uses_confidence and not pool.has_statistic(signal):  # every vote would be majority's: no gain, silently
+            raise UabError(f"N={n}: {recommend.vote_label(entry)} votes by --vote-signal {signal}, which no sample "
+                           "of this pool has: replay it on a pool drawn with it")
         rows = list(simulate(records, [n], list(dict.fromkeys([name, "uniform"])), signals, seeds,
-                             rec["T"] or DEFAULT_T, objective, vote_rules=[rule], vote=from_params(Vote, settings)))
+                             rec["T"] or DEFAULT_T, run.gain, run.exit and {run.exit: run.theta()},
+                             vote_rules=[rule], vote=vote, max_per_question=run.max_per_question))
         yield from rows
         found = [e for e in summarize(rows) if (e["allocator"], e["vote_rule"]) == (name, rule) and "skipped" not in e]
         if not found:
@@ -286,7 +300,7 @@ def check(records: Sequence[dict], recommended: Sequence[dict], seeds: int | Seq
         # the temperature it voted at, as its rows say (a file written before simulate crossed them has it in settings)
         entry["vote_temperature"] = found[0]["vote_temperature"]
         if found[0].get("whole_pool"):  # every seed draws the same samples: the spread over questions, as simulate's gate
-            se = _whole_pool_se(records, rule, from_params(Vote, settings))
+            se = _whole_pool_se(records, rule, vote)
         yield {"check": {**entry, "gain": gain, "se": se, "worse": recommend.significant(-gain, se)}}
 
 

@@ -42,8 +42,8 @@ from .backends import options as backend_options
 from .backends import sample_options
 from .errors import UabError
 from .jsonl import read_jsonl
-from .options import exclusive
-from .settings import TEMPLATE_DIGEST, Generation, Vote, options, param_name
+from .options import exclusive, from_params
+from .settings import TEMPLATE_DIGEST, Allocation, Generation, Vote, options, param_name
 from .signals import SIGNALS
 
 SIGNIFICANCE = 2.0  # a gain counts when it exceeds this many standard errors
@@ -239,6 +239,21 @@ def run_settings(entry: dict, context: dict) -> dict:
         chosen = replace(chosen, temperature=entry["vote_temperature"])
     out.update(chosen.options())
     return out
+
+
+def as_run(rec: dict) -> tuple[Allocation, Vote]:
+    """The allocation and vote ``uab run --settings`` builds from recommendation ``rec``'s
+    ``settings`` at its N (a hand-made row's allocator options, left out, its allocator's own):
+    what ``simulate --check`` replays, every option included (``--max-per-question``, ``--gain``,
+    ``--exit-threshold``, the vote's). ``UabError`` for settings ``uab run`` refuses."""
+    settings = rec.get("settings") or {}
+    own = {param_name(flag): value for flag, value in allocators.RUN_FLAGS.get(rec["allocator"], {}).items()
+           if value is not None}
+    allocation = from_params(Allocation, {**own, **settings, "budget": rec["N"]})
+    allocation.check(settings.get("samples") or allocation.phase1_samples, allocation.signal or "anll")
+    vote = from_params(Vote, {"vote_rule": rec.get("vote_rule"), **settings})
+    vote.check_rules()
+    return allocation, vote
 
 
 def flags(settings: dict) -> str:
@@ -446,8 +461,15 @@ def from_results(path: str, budgets: Sequence[int] | None = None,
     """The ``{"recommendation": ...}`` rows of a ``uab simulate -o`` results file (``rows``: its
     ``(line, row)``, when the caller read it already: stdin reads once), those for ``budgets``
     when given; ``UabError`` naming the file when there are none, or none for one of ``budgets``
-    (asked for N = 3 and silently left out, a check would look complete)."""
-    found = [rec for _, rec in numbered(read_jsonl(path) if rows is None else rows, path)]
+    (asked for N = 3 and silently left out, a check would look complete), and naming its line
+    for one whose settings ``uab run`` refuses (``as_run``)."""
+    lined = numbered(read_jsonl(path) if rows is None else rows, path)
+    for line, rec in lined:  # what `uab run --settings` would refuse, the check does: naming its row
+        try:
+            as_run(rec)
+        except UabError as exc:
+            raise UabError(exc.message, path, line) from None
+    found = [rec for _, rec in lined]
     have = ", ".join(str(r.get("N")) for r in found)
     if not found:
         raise UabError("no recommendation rows: expected a `uab simulate -o` results file", path)

@@ -218,7 +218,7 @@ class Allocation:
         given = fill_defaults(self)
         fixed = allocators.preset(self.allocator)
         if self.exit is not None and self.allocator not in allocators.TAKES_EXIT and "--exit" not in fixed:
-            raise UabError(f"--exit applies to the uab allocators, not {self.allocator!r}")
+            raise UabError(f"--exit applies to the uab allocators, not --allocator {self.allocator}")
         for option, value in fixed.items():  # recorded as what it runs
             name = param_name(option)
             if name in given and getattr(self, name) != value:
@@ -233,7 +233,7 @@ class Allocation:
                 users = [a for a in allocators.runnable() if option in allocators.RUN_FLAGS[a]]
                 kinds = sorted({allocators.RUN_FLAGS[a]["--allocator"] for a in users})
                 raise UabError(f"{option} applies to the {' and '.join(kinds)} allocator{'s' * (len(users) > 1)}, "
-                               f"not {self.allocator!r}")
+                               f"not --allocator {self.allocator}")
         for name in ("exit_mode", "exit_threshold"):
             if self.exit is None and getattr(self, name) != default(f"allocate.{name}"):
                 raise UabError(f"{flag(f'allocate.{name}')} applies with --exit only")
@@ -255,10 +255,10 @@ class Allocation:
                            f"the budget of N={self.n} per question")
 
     def phase1_short(self, k: int, signal: str) -> tuple[str, int] | None:
-        """What needs more than ``k`` Phase-1 samples per question (``signal``, else the allocator)
+        """What needs more than ``k`` Phase-1 samples per question (``--signal S``, else ``--allocator A``)
         and how many it needs; None when ``k`` is enough."""
         if k < (need := REGISTRY[signal].phase1):
-            return signal, need
+            return f"--signal {signal}", need
         if k < (need := self.phase1_samples):
             return f"--allocator {self.allocator}", need
         return None
@@ -346,7 +346,7 @@ class Vote:
         readers["temperature"] = readers["signal"]
         for name, users in readers.items():
             if getattr(self, name) != default(f"vote.{name}") and not any(r.name in users for r in chosen):
-                given = ", ".join(r.name for r in chosen)
+                given = f"--vote-rule {self.rule}" if rules is None else f"--vote-rules {','.join(r.name for r in chosen)}"
                 raise UabError(f"{flag(f'vote.{name}')} applies to the vote rule{'s' * (len(users) > 1)} "
                                f"{', '.join(users)}, not {given}")
 
