@@ -468,6 +468,12 @@ def test_a_run_on_a_recommendation_refuses_its_template_edited_since(tmp_path):
     given = runner.invoke(app, ["run", str(q), "-N", "2", "--settings", str(tmp_path / "rec.json"),
                                 "--prompt-template", str(template), "--out", str(tmp_path / "g"), "-q"])
     assert given.exit_code == 0, given.output
+    # another --backend given (the pool's model dropped): still a recommendation, still checked. It was
+    # taken as a plain settings file: no check, the backend loaded (here: "no such model file or directory")
+    other = runner.invoke(app, ["run", str(q), "-N", "2", "--settings", str(res), "--backend", "local",
+                                "--model", str(tmp_path / "no-model"), "--out", str(tmp_path / "o"), "-q"])
+    said = " ".join(other.stderr.split())
+    assert other.exit_code == 2 and said.startswith(f"error: {template}: the prompt template changed since"), said
 
 
 def test_a_recommendation_replayed_from_one_phase1_sample_is_not_run_with_a_directorys_two(tmp_path):

@@ -478,8 +478,10 @@ def with_recorded(cls, params: dict, info: dict | None) -> dict:
 def for_backend(values: dict, backend: str | None) -> dict:
     """A settings file's ``values`` (by option name) under the ``backend`` given on the command
     line: where the file names another backend, without its model and the options that change
-    its samples (they belong to it, as a recorded model does in ``Generation.build``)."""
-    return _for_backend(values, backend, {"model", *(o.name for o in backend_options() if o.samples)})
+    its samples (they belong to it, as a recorded model does in ``Generation.build``). A
+    recommendation stays one: how its pool was drawn is still checked against the run."""
+    kept = _for_backend(values, backend, {"model", *(o.name for o in backend_options() if o.samples)})
+    return Recommended(kept, values.generation, values.line) if isinstance(values, Recommended) else kept
 
 
 def _for_backend(values: dict, backend: str | None, bound: set[str]) -> dict:
