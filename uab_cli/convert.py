@@ -494,8 +494,8 @@ def convert_records(
             record = {"id": rec_id, **body}
             if source is not None:
                 record["source"] = source
-            elif origin:
-                record.setdefault("source", origin)
+            elif origin and record.get("source") is None:  # a row's empty source cell names none
+                record["source"] = origin
             try:  # a column passed through (MATH's "type": "Algebra") can make a record phase1 refuses
                 check_record(record)
             except UabError as exc:
@@ -545,7 +545,7 @@ def _read_json(path: Path | str, text: bytes) -> Iterator[Located]:
     try:
         doc = _loads(text)
     except orjson.JSONDecodeError as exc:
-        if text.lstrip()[:1] == b"[":  # an array, not JSON Lines: its error is where the whole file breaks
+        if not _json_lines(text):  # one document (an array, a pretty-printed object): its error is where it breaks
             raise UabError(f"invalid JSON: {exc.msg} (column {exc.colno})", path=str(path), line=exc.lineno) from None
         yield from _read_jsonl(path, text)
         return
@@ -557,7 +557,7 @@ def _read_json(path: Path | str, text: bytes) -> Iterator[Located]:
         raise UabError("expected a JSON array of objects", path=str(path))
     # the Hugging Face datasets-server's /rows: {"rows": [{"row_idx": 0, "row": {...}, ...}]}
     served = bool(doc) and all(isinstance(r, dict) and "row_idx" in r and isinstance(r.get("row"), dict) for r in doc)
-    for number, row in zip(_row_lines(text.decode("utf-8"), member), doc, strict=True):
+    for number, row in zip(_row_lines(path, text.decode("utf-8"), member), doc, strict=True):
         if not isinstance(row, dict):
             raise UabError(f"expected a JSON object, got {type(row).__name__}", path=str(path), line=number)
         if served:
@@ -566,14 +566,34 @@ def _read_json(path: Path | str, text: bytes) -> Iterator[Located]:
             yield number, row
 
 
+_FIRST_LINE = re.compile(rb"[^\r\n]*")
+
+
+def _json_lines(text: bytes) -> bool:
+    """Whether a text that is no JSON document may be JSON Lines: it is blank, or it opens with no
+    array and its first line is an object by itself (a pretty-printed object's first line, "{", is not)."""
+    text = text.lstrip()
+    try:
+        return not text or (text[:1] != b"[" and isinstance(orjson.loads(_FIRST_LINE.match(text).group()), dict))
+    except orjson.JSONDecodeError:
+        return False
+
+
 _SPACE = re.compile(r"[ \t\n\r]*")  # JSON's whitespace
 
 
-def _row_lines(text: str, member: str | None) -> list[int]:
+def _row_lines(path: Path | str, text: str, member: str | None) -> list[int]:
     """The line on which each row of a JSON document starts: each element of its array (of the
     array in its top-level ``member``, the last of that name as a parser keeps it), or the
     document itself when it is one object. ``text`` is valid JSON (parsed already)."""
-    decode = json.JSONDecoder().raw_decode
+    raw_decode = json.JSONDecoder().raw_decode
+
+    def decode(at: int) -> tuple[Any, int]:  # the value at ``at``, and where it ends
+        try:
+            return raw_decode(text, at)
+        except RecursionError:  # orjson reads up to 1,024 levels, json fewer; no record is written that deep
+            raise UabError("a value here is nested too deeply for a record", path=str(path),
+                           line=text.count("\n", 0, at) + 1) from None
 
     def skip(at: int) -> int:
         return _SPACE.match(text, at).end()
@@ -582,7 +602,7 @@ def _row_lines(text: str, member: str | None) -> list[int]:
         starts, at = [], skip(at + 1)
         while text[at] != "]":
             starts.append(at)
-            at = skip(decode(text, at)[1])
+            at = skip(decode(at)[1])
             at = skip(at + 1) if text[at] == "," else at
         return starts, at + 1
 
@@ -594,12 +614,12 @@ def _row_lines(text: str, member: str | None) -> list[int]:
     else:  # an object's member: walk its members to the array
         starts, at = [], skip(at + 1)
         while text[at] != "}":
-            name, at = decode(text, at)
+            name, at = decode(at)
             at = skip(skip(at) + 1)  # past the colon
             if name == member and text[at] == "[":
                 starts, at = elements(at)
             else:
-                at = decode(text, at)[1]
+                at = decode(at)[1]
             at = skip(at)
             at = skip(at + 1) if text[at] == "," else at
     lines, line, last = [], 1, 0
@@ -688,12 +708,11 @@ def _column_names(value: str, option: str) -> tuple[str, ...]:
 # names, for a file without a header row); a comma where several do alike. A .tsv file is split at tabs.
 _DELIMITERS = (",", ";", "\t")
 _SNIFF = 1 << 20  # characters read to find it
-_SEP = re.compile(r"sep=([^\r\n\"])\r?\n")  # Excel's first line naming the delimiter (sep=;), which overrides it
+_SEP = re.compile(r"sep=([^\r\n\"])(?:\r\n?|\n)")  # Excel's first line naming the delimiter (sep=;), which overrides it
 
 
-def _delimiter(decoded: str, columns: tuple[str, ...] | None) -> str:
-    """The delimiter of a CSV text (see ``_DELIMITERS``)."""
-    head = decoded[:_SNIFF]
+def _delimiter(head: str, columns: tuple[str, ...] | None) -> str:
+    """The delimiter of a CSV text, by its first ``_SNIFF`` characters (see ``_DELIMITERS``)."""
 
     def first(delimiter: str) -> list[str]:
         try:
@@ -726,15 +745,17 @@ def _read_csv(path: Path | str, text: bytes, columns: tuple[str, ...] | None = N
     without a header row); a column with no name is left out. Split at the delimiter a first line
     ``sep=;`` names, else at ``delimiter``, else at the one ``_delimiter`` finds. Blank lines are skipped."""
     try:
-        decoded = text.decode("utf-8")
+        head = text.decode("utf-8")[:_SNIFF]  # the whole text checked; the rows decoded a block at a time
     except UnicodeDecodeError as exc:
         raise UabError(f"not valid UTF-8 (byte 0x{text[exc.start]:02x}): save the file as UTF-8", path=str(path),
                        line=text.count(b"\n", 0, exc.start) + 1) from None
-    limit = csv.field_size_limit(max(csv.field_size_limit(), len(decoded)))  # a long cell (a solution) is no error
-    sep = _SEP.match(decoded)
+    limit = csv.field_size_limit(max(csv.field_size_limit(), len(text)))  # a long cell (a solution) is no error
+    sep = _SEP.match(head)
     try:
-        delimiter = sep.group(1) if sep else delimiter or _delimiter(decoded, columns)
-        reader = csv.reader(io.StringIO(decoded, newline=""), delimiter=delimiter, strict=True)
+        delimiter = sep.group(1) if sep else delimiter or _delimiter(head, columns)
+        # not a StringIO: it holds 4 bytes a character, a 50 MB file's 200 MB
+        lines = io.TextIOWrapper(io.BytesIO(text), encoding="utf-8", newline="")
+        reader = csv.reader(lines, delimiter=delimiter, strict=True)
         if sep:
             next(reader)
         header = None if columns is None else list(columns)
