@@ -814,6 +814,88 @@ def test_check_refuses_a_recommendation_uab_run_would_refuse_naming_its_line(tmp
     assert not (tmp_path / "out.jsonl").exists()
 
 
+DROP = object()  # a setting left out of a hand-made row
+ADAPTIVE = ({"allocator": "adaptive", "signal": None, "T": None},
+            {"allocator": "adaptive", "gain": DROP, "signal": DROP, "signal_temperature": DROP, "samples": 2})
+
+
+def hand_made(top: dict, settings: dict) -> dict:
+    """``uab_at(3)`` with ``top`` over its fields and ``settings`` over its settings (``DROP``: left out)."""
+    rec = {**uab_at(3), **top}
+    rec["settings"] = {k: v for k, v in {**rec["settings"], **settings}.items() if v is not DROP}
+    return rec
+
+
+@pytest.mark.parametrize("top, settings, says", [
+    ({}, {"include_phase1": False}, "--exclude-phase1: `uab simulate --check` replays votes over every sample"),
+    ({}, {"tie_seed": 3}, "--tie-seed: `uab simulate --check` replays majority's ties to the answer that sorts first"),
+    ({}, {"samples": 2}, "-K/--samples 2: `uab simulate --check` replays the 1 Phase-1 sample per question"),
+    (ADAPTIVE[0], {**ADAPTIVE[1], "samples": DROP}, "--allocator adaptive needs at least 2 Phase-1 samples per question"),
+    (ADAPTIVE[0], {**ADAPTIVE[1], "samples": 3}, "-K/--samples 3: `uab simulate --check` replays the 2 Phase-1"),
+    ({}, {"samples": "2"}, "--samples takes an integer, got '2'"),
+    ({}, {"samples": 0}, "Invalid value for '-K' / '--samples'"),
+    ({}, {"allocator": "majority", "gain": DROP}, "its settings give --allocator majority, not its allocator uab's uab"),
+    ({}, {"exit": "hard"}, "its settings give --exit hard, not its allocator uab's unset"),
+    ({"allocator": "majority"}, {"allocator": "majority", "gain": DROP, "vote_model": "scatter"},
+     "its settings give --vote-model scatter, not its allocator majority's plurality-2"),
+    ({}, {"signal": "total-nll"}, "its settings give --signal total-nll, not its 'signal' anll"),
+    ({}, {"signal_temperature": 0.5}, "its settings give -T/--signal-temperature 0.5, not its 'T' 0.1"),
+    ({"vote_rule": "confident-ties"}, {}, "its settings give --vote-rule majority, not its 'vote_rule' confident-ties"),
+    ({}, {"foo": 1}, "unknown option for `uab run`: foo"),
+    ({}, {"output": "x"}, "output cannot come from a settings file")])
+def test_check_refuses_what_it_would_replay_otherwise_than_uab_run_runs_it_naming_its_line(tmp_path, top, settings,
+                                                                                           says):
+    """`uab run --settings` runs a row's settings: -K, --exclude-phase1, --tie-seed, another
+    allocator, exit, vote model, signal, T or vote rule than the row's own fields (which --check
+    replayed), or an option `uab run` refuses by name or value. --check replayed the row's fields
+    and ignored the rest: a verdict on what would never run. Now it refuses, naming RESULTS:LINE."""
+    results = write_jsonl(tmp_path / "res.jsonl", [{"simulation": {}}, {"recommendation": hand_made(top, settings)}])
+    pool = write_jsonl(tmp_path / "pool.jsonl", noisy_pool(m=20, k=4, seed=5))
+    bad = cli(["simulate", pool, "--check", results, "--seeds", "2", "-q", "-o", str(tmp_path / "out.jsonl")])
+    assert bad.exit_code == 2 and f"error: {results}:2: {says}" in bad.stderr, bad.stderr
+    assert not (tmp_path / "out.jsonl").exists()
+
+
+@pytest.mark.parametrize("top, settings", [
+    ({}, {"samples": None}), ADAPTIVE, ({"allocator": "uab-coverage"}, {"gain": "coverage"}),
+    ({"allocator": "uab-coverage"}, {"allocator": "uab-coverage", "gain": DROP}), ({}, {"price": "1,2"})])
+def test_check_replays_what_uab_run_honours_in_a_recommendations_settings(tmp_path, top, settings):
+    """What `uab run --settings` runs as the row names it is replayed: -K null (the allocator's
+    own), 2 for adaptive, a preset spelled as its base allocator and gain or by its name."""
+    results = write_jsonl(tmp_path / "res.jsonl", [{"simulation": {}}, {"recommendation": hand_made(top, settings)}])
+    pool = write_jsonl(tmp_path / "pool.jsonl", noisy_pool(m=20, k=4, seed=5))
+    done = cli(["simulate", pool, "--check", results, "--seeds", "2", "-q", "-o", str(tmp_path / "out.jsonl")])
+    assert done.exit_code == 0, done.stderr
+
+
+@pytest.mark.parametrize("fields", [{}, {"vote_rule": None, "signal": None, "T": None}])
+def test_check_takes_a_row_without_a_vote_rule_as_uab_run_does(tmp_path, fields):
+    """A hand-made row without 'vote_rule', 'signal' or 'T' (the shape check lets them be absent or
+    null; `uab run --settings` votes majority) was a KeyError traceback under --check, and with
+    'vote_rule': null an "unknown vote rule None" naming no file."""
+    rec = {"N": 3, "allocator": "uniform", **fields, "settings": {"allocator": "uniform", "vote_rule": "majority"}}
+    results = write_jsonl(tmp_path / "res.jsonl", [{"simulation": {}}, {"recommendation": rec}])
+    pool = write_jsonl(tmp_path / "pool.jsonl", noisy_pool(m=20, k=4, seed=5))
+    out = tmp_path / "out.jsonl"
+    done = cli(["simulate", pool, "--check", results, "--seeds", "2", "-q", "-o", str(out)])
+    assert done.exit_code == 0, done.stderr
+    [check] = [r["check"] for r in read_jsonl(str(out)) if "check" in r]
+    assert (check["vote_rule"], check["signal"], check["gain"]) == ("majority", None, 0.0)
+
+
+def test_check_votes_by_the_allocations_signal_where_uab_run_does():
+    """A confidence vote without --vote-signal votes, in `uab run`, by the allocation's signal
+    where it has a per-sample statistic; --check voted by the pool's own (anll)."""
+    pool = noisy_pool(m=120, k=8, seed=3)
+
+    def gain(**vote_signal):
+        rec = uab_at(3, signal="total-nll", vote_rule="weighted", vote_temperature=0.1, **vote_signal)
+        rec.update(signal="total-nll", vote_rule="weighted")
+        return [r["check"]["gain"] for r in evaluation.check(pool, [rec], 5) if "check" in r][0]
+
+    assert gain() == gain(vote_signal="total-nll") != gain(vote_signal="anll")
+
+
 @pytest.mark.parametrize("signal, field", [("vcs", "confidence"), ("total-nll", "total_nll")])
 def test_check_refuses_a_confidence_vote_by_a_signal_no_sample_of_the_pool_has(signal, field):
     """Every vote fell back to majority's: the check said "+0.00, within noise of Uniform +

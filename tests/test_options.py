@@ -152,13 +152,33 @@ def test_an_option_from_a_settings_file_at_odds_with_another_names_the_file(tmp_
     ('{"vote_rule": "majority"}', ["--vote-temperature", "0.05"],
      "--vote-temperature applies to the vote rules confident-ties, weighted, filtered, most-confident, "
      "not --vote-rule majority"),
-    ('{"signal": "vote-entropy"}', ["-K", "1"], "--signal vote-entropy needs at least 2 Phase-1 samples per question")])
+    ('{"signal": "vote-entropy"}', ["-K", "1"], "--signal vote-entropy needs at least 2 Phase-1 samples per question"),
+    ('{"samples": 1}', ["--signal", "vote-entropy"], "--signal vote-entropy needs at least 2 Phase-1 samples per "
+                                                     "question (-K/--samples 2)"),
+    ('{"samples": 3}', [], "budget N=2 is smaller than the 3 Phase-1 samples per question (-K/--samples 3): "
+                           "give --budget 3 or more, or a smaller -K")])
 def test_a_settings_files_value_at_odds_with_an_option_given_names_the_file(tmp_path, questions, text, given, says):
-    """The file's allocator, vote rule or signal was at odds with an option the command line gave,
-    and the message named the value alone (`not 'uniform'`): the settings file went unnamed."""
+    """The file's allocator, vote rule, signal or -K was at odds with an option the command line
+    gave, and the message named the value alone (`not 'uniform'`, `budget N=2 is smaller than the
+    3 Phase-1 samples`): the settings file went unnamed."""
     path = settings_file(tmp_path, text)
     refused(run(questions, tmp_path / "r", "-N", "2", *given, "--settings", path), f"error: {path}: {says}")
     assert not (tmp_path / "r").exists()
+
+
+def test_a_budget_below_k_names_the_settings_file_it_came_from_and_not_a_phase1_files_count(tmp_path, questions):
+    """A settings file's budget below the command line's -K named no file; on a Phase-1 file's
+    own samples (`allocate`), the count is the file's, not -K's, and the message says no -K."""
+    path = settings_file(tmp_path, '{"budget": 2}')
+    refused(run(questions, tmp_path / "r", "-K", "3", "--settings", path),
+            f"error: {path}: budget N=2 is smaller than the 3 Phase-1 samples per question (-K/--samples 3)")
+    refused(run(questions, tmp_path / "r", "-K", "3", "-N", "2"), "error: budget N=2 is smaller than the 3 Phase-1")
+    assert not (tmp_path / "r").exists()
+    phase1 = str(tmp_path / "p1.jsonl")
+    assert cli(["phase1", questions, "-K", "3", "--backend", "scripted", "-o", phase1, "-q"]).exit_code == 0
+    said = "budget N=2 is smaller than the 3 Phase-1 samples per question: give --budget 3 or more"
+    refused(cli(["allocate", phase1, "--settings", path]), f"error: {path}: {said}")
+    refused(cli(["allocate", phase1, "-N", "2"]), f"error: {said}")
 
 
 @pytest.mark.parametrize("option,value,says", [

@@ -361,29 +361,44 @@ def _apply_settings(ctx: typer.Context, path: str, remembered: dict) -> None:
     budget = ctx.params.get("budget") or remembered.get("budget")
     loaded = load_file(path, budget, recommendation=ctx.info_name in RECOMMENDED)
     line = getattr(loaded, "line", None)  # a results file's: its recommendation's line
-    unknown = sorted(set(loaded) - set(ctx.params) - {"settings"})
+    _file_names(ctx.command, loaded, path, line)
+    given = _given(ctx)
+    loaded = settings.for_backend(settings.without_led(loaded, given), given.get("backend"))
+    if isinstance(loaded, settings.Recommended):
+        ctx.meta["uab.recommended"] = loaded
+    taken = [n for n in overlay(loaded, given, (*settings.options(), *backend_options())) if n not in given]
+    ctx.meta["uab.from_file"], ctx.meta["uab.settings_line"] = taken, line
+    checked = _file_values(ctx, ctx.command, loaded, path, line)  # each checked, the ones the command line gives too
+    for name in taken:
+        if checked.get(name) is not None:
+            ctx.params[name] = checked[name]
+
+
+def _file_names(command, loaded: dict, path: str | None = None, line: int | None = None) -> None:
+    """``UabError`` naming ``path`` (and ``line``) for a settings file's option names
+    (``loaded``'s) that ``command`` does not take, or that only its command line gives."""
+    unknown = sorted(set(loaded) - {p.name for p in command.params} - {"settings"})
     if unknown:
-        raise UabError(f"unknown option{'s' * (len(unknown) > 1)} for `uab {ctx.info_name}`: "
+        raise UabError(f"unknown option{'s' * (len(unknown) > 1)} for `uab {command.name}`: "
                        f"{', '.join(unknown)}", path, line)
     where = sorted(set(loaded) & NOT_FROM_FILE)  # what to read, write or discard: the command line says
     if where:
         raise UabError(f"{', '.join(where)} cannot come from a settings file: give {'them' if len(where) > 1 else 'it'}"
                        " on the command line", path, line)
-    given = _given(ctx)
-    loaded = settings.for_backend(settings.without_led(loaded, given), given.get("backend"))
-    if isinstance(loaded, settings.Recommended):
-        ctx.meta["uab.recommended"] = loaded
-    declared = {o.name: o for o in _declared(ctx.info_name)}  # checked by Option.check; the command's own too by click
-    params = {p.name: p for p in ctx.command.params}
-    taken = [n for n in overlay(loaded, given, (*settings.options(), *backend_options())) if n not in given]
-    ctx.meta["uab.from_file"], ctx.meta["uab.settings_line"] = taken, line
-    for name, value in loaded.items():  # each checked, the ones the command line gives too
-        if value is None:
-            continue
+
+
+def _file_values(ctx: typer.Context, command, loaded: dict, path: str | None = None, line: int | None = None) -> dict:
+    """A settings file's ``loaded`` values (by parameter name), each checked as ``command``'s
+    command line checks it (``UabError`` naming ``path`` and ``line``), as the command takes it
+    (click converts its own options)."""
+    declared = {o.name: o for o in _declared(command.name)}  # checked by Option.check; the command's own too by click
+    params = {p.name: p for p in command.params}
+    out = {}
+    for name, value in loaded.items():
         try:
-            if name in declared:
+            if value is not None and name in declared:
                 declared[name].check(value)
-            else:  # the same type rule (click would read "2" as 2, and true as 1), then click's bounds
+            elif value is not None:  # the same type rule (click would read "2" as 2, and true as 1), then click's bounds
                 own = params[name]
                 check_type(value, own.type_descriptor.annotation, next(o for o in own.opts if o.startswith("--")))
                 value = own.process_value(ctx, value)
@@ -391,8 +406,17 @@ def _apply_settings(ctx: typer.Context, path: str, remembered: dict) -> None:
             raise UabError(exc.message, path, line) from None
         except typer.BadParameter as exc:
             raise UabError(exc.format_message(), path, line) from None
-        if name in taken:
-            ctx.params[name] = value
+        out[name] = value
+    return out
+
+
+def _as_run(ctx: typer.Context, values: dict) -> None:
+    """``UabError`` for a recommendation's ``settings`` (``values``) that `uab run --settings`
+    refuses by name or value: ``simulate --check``'s part of ``recommend.as_run`` (run's own options)."""
+    root = ctx.find_root()
+    command = root.command.get_command(root, "run")
+    _file_names(command, values)
+    _file_values(ctx, command, values)
 
 
 def _backend(ctx: typer.Context, gen: Generation):
@@ -731,7 +755,7 @@ def _check_recommendations(ctx: typer.Context, pool: str, results: str, budgets:
     check_output(output)
     numbered = list(read_jsonl(results))  # once: it may be stdin
     result_rows = [row for _, row in numbered]
-    recs = recommend.from_results(results, _budgets(budgets), numbered)
+    recs = recommend.from_results(results, _budgets(budgets), numbered, functools.partial(_as_run, ctx))
     records = _pool(pool)
     otherwise = evaluation.drawn_otherwise(result_rows, records)
     if otherwise and not quiet:

@@ -14,7 +14,7 @@ from .analyses import Deciles, at_accuracy, deciles_of
 from .answers import gold_answer, is_correct
 from .cost import Price
 from .errors import UabError
-from .pipeline import default_signal, generation_of
+from .pipeline import default_signal, generation_of, resolve_vote_signal
 from .pools import Pool
 from .records import questions_fingerprint, samples
 from .settings import Generation, Vote, changes
@@ -273,23 +273,25 @@ def check(records: Sequence[dict], recommended: Sequence[dict], seeds: int | Seq
     if pool is not None:
         _fits(pool, [rec["N"] for rec in recommended])
     for rec in recommended:
-        n, name, rule = rec["N"], rec["allocator"], rec["vote_rule"]
+        n, name, rule = rec["N"], rec["allocator"], rec.get("vote_rule") or voting.DEFAULT_RULE  # none: as `uab run`
         settings = rec.get("settings") or {}
-        entry = {"N": n, "allocator": name, "signal": rec["signal"], "T": rec["T"], "vote_rule": rule,
+        entry = {"N": n, "allocator": name, "signal": rec.get("signal"), "T": rec.get("T"), "vote_rule": rule,
                  "vote_temperature": rec.get("vote_temperature"),
                  "chosen_gain": rec.get("gain"), "chosen_se": rec.get("se"),
                  "settings": settings}  # what it replayed with (vote signal, temperature, keep, gain): provenance
         if (name, rule) == (recommend.BASELINE[0], recommend.BASELINE[3]):
             yield {"check": {**entry, "gain": 0.0, "se": 0.0, "worse": False}}
             continue
-        signals = [rec["signal"]] if rec["signal"] else None  # signal-free: the pool's own, unread
+        signals = [entry["signal"]] if entry["signal"] else None  # signal-free: the pool's own, unread
         run, vote = recommend.as_run(rec)  # as `uab run --settings` runs it
-        signal = vote.vote_signal(default_signal(records[0]))
+        own = default_signal(records[0])  # and its confidences: --vote-signal, else the allocation's signal's
+        vote = resolve_vote_signal(vote, run.signal or own, own == "vcs")
+        signal = vote.vote_signal(own)
         if vote.uses_confidence and not pool.has_statistic(signal):  # every vote would be majority's: no gain, silently
             raise UabError(f"N={n}: {recommend.vote_label(entry)} votes by --vote-signal {signal}, which no sample "
                            "of this pool has: replay it on a pool drawn with it")
         rows = list(simulate(records, [n], list(dict.fromkeys([name, "uniform"])), signals, seeds,
-                             rec["T"] or DEFAULT_T, run.gain, run.exit and {run.exit: run.theta()},
+                             entry["T"] or DEFAULT_T, run.gain, run.exit and {run.exit: run.theta()},
                              vote_rules=[rule], vote=vote, max_per_question=run.max_per_question))
         yield from rows
         found = [e for e in summarize(rows) if (e["allocator"], e["vote_rule"]) == (name, rule) and "skipped" not in e]

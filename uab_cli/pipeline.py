@@ -416,7 +416,7 @@ class AllocationInputs:
             first = int(np.argmax(drawn < need))
             raise UabError(f"{what} needs at least {need} Phase-1 samples per question and this record holds "
                            f"{int(drawn[first])}: draw them with `uab phase1 -K {need}`", path, lines[first])
-        settings.check(k1, signal, m)
+        settings.check(k1, signal, m, drawn=True)
         budget = settings.n * m
         rest = budget - int(drawn.sum())
         if rest < 0:

@@ -43,8 +43,9 @@ from .backends import sample_options
 from .errors import UabError
 from .jsonl import read_jsonl
 from .options import exclusive, from_params
-from .settings import TEMPLATE_DIGEST, Allocation, Generation, Vote, options, param_name
-from .signals import SIGNALS
+from .settings import TEMPLATE_DIGEST, Allocation, Generation, Vote, options, param_name, show
+from .settings import flag as config_flag
+from .signals import DEFAULT_T, REGISTRY, SIGNALS
 
 SIGNIFICANCE = 2.0  # a gain counts when it exceeds this many standard errors
 NOISE = 1e-12  # a gain no larger is a zero's float rounding (a real one is a count over seeds × questions × repeats)
@@ -245,15 +246,54 @@ def as_run(rec: dict) -> tuple[Allocation, Vote]:
     """The allocation and vote ``uab run --settings`` builds from recommendation ``rec``'s
     ``settings`` at its N (a hand-made row's allocator options, left out, its allocator's own):
     what ``simulate --check`` replays, every option included (``--max-per-question``, ``--gain``,
-    ``--exit-threshold``, the vote's). ``UabError`` for settings ``uab run`` refuses."""
+    ``--exit-threshold``, the vote's). ``UabError`` for settings ``uab run`` refuses, and for
+    those the replay cannot run as it would (``_replayable``)."""
     settings = rec.get("settings") or {}
-    own = {param_name(flag): value for flag, value in allocators.RUN_FLAGS.get(rec["allocator"], {}).items()
-           if value is not None}
+    flags = allocators.RUN_FLAGS.get(rec["allocator"], {"--allocator": rec["allocator"]})
+    own = {param_name(flag): value for flag, value in flags.items() if value is not None}
     allocation = from_params(Allocation, {**own, **settings, "budget": rec["N"]})
-    allocation.check(settings.get("samples") or allocation.phase1_samples, allocation.signal or "anll")
+    k = settings.get("samples", 1)  # as `uab run --settings` takes it: a recommendation without -K drew one
+    k = allocation.phase1_samples if k is None else k
+    allocation.check(k, allocation.signal or "anll")
     vote = from_params(Vote, {"vote_rule": rec.get("vote_rule"), **settings})
     vote.check_rules()
+    _replayable(rec, allocation, from_params(Allocation, {**own, "budget": rec["N"]}), vote, k)
     return allocation, vote
+
+
+def _replayable(rec: dict, allocation: Allocation, named: Allocation, vote: Vote, k: int) -> None:
+    """``UabError`` where ``uab run --settings`` would run recommendation ``rec`` otherwise than
+    ``simulate --check`` replays it: its settings' ``allocation`` (``vote``) another than the
+    combination the row names (``named``: its allocator's own options; its signal, T, vote rule),
+    which the replay draws; -K ``k`` other than what its allocator and signal need (the replay
+    draws that many); ``--exclude-phase1`` or ``--tie-seed`` (the replay votes over every sample,
+    ties to the answer that sorts first)."""
+    def canonical(a: Allocation, name: str):
+        return allocators.RUN_FLAGS[a.allocator]["--allocator"] if name == "allocator" else getattr(a, name)
+
+    signal = allocation.signal if allocation.uses_signal else None
+    free = {"gain"} if allocators.RUN_FLAGS[named.allocator].get("--gain", "") is None else set()  # the replay's --gain
+    differ = [(config_flag(f"allocate.{name}"), canonical(allocation, name), f"allocator {rec['allocator']}'s",
+               canonical(named, name)) for name in ("allocator", "exit", "exit_mode", "vote_model", "gain")
+              if name not in free]
+    differ += [("--signal", signal, "'signal'", rec.get("signal")),
+               ("--vote-rule", vote.rule, "'vote_rule'", rec.get("vote_rule") or voting.DEFAULT_RULE)]
+    if signal is not None and REGISTRY[signal].tempered:
+        differ.append(("-T/--signal-temperature", allocation.temperature, "'T'", rec.get("T") or DEFAULT_T))
+    for option, given, field, row in differ:
+        if given != row:
+            raise UabError(f"its settings give {option} {show(given)}, not its {field} {show(row)}: `uab run "
+                           "--settings` would run the settings, `uab simulate --check` replays the row's combination")
+    need = max(allocation.phase1_samples, REGISTRY[signal].phase1 if signal else 1)
+    if k != need:
+        raise UabError(f"-K/--samples {k}: `uab simulate --check` replays the {need} Phase-1 sample"
+                       f"{'s' * (need > 1)} per question its allocator{' and signal' * bool(signal)} need"
+                       f"{'s' * (not signal)}, as `uab simulate` chose it on")
+    if not vote.include_phase1:
+        raise UabError("--exclude-phase1: `uab simulate --check` replays votes over every sample, Phase 1's too")
+    if vote.tie_seed is not None:
+        raise UabError("--tie-seed: `uab simulate --check` replays majority's ties to the answer that sorts first, "
+                       "not at random")
 
 
 def flags(settings: dict) -> str:
@@ -457,15 +497,18 @@ def numbered(rows: Iterable[tuple[int | None, object]], path: str,
 
 
 def from_results(path: str, budgets: Sequence[int] | None = None,
-                 rows: Sequence[tuple[int, dict]] | None = None) -> list[dict]:
+                 rows: Sequence[tuple[int, dict]] | None = None, run_checks=None) -> list[dict]:
     """The ``{"recommendation": ...}`` rows of a ``uab simulate -o`` results file (``rows``: its
     ``(line, row)``, when the caller read it already: stdin reads once), those for ``budgets``
     when given; ``UabError`` naming the file when there are none, or none for one of ``budgets``
     (asked for N = 3 and silently left out, a check would look complete), and naming its line
-    for one whose settings ``uab run`` refuses (``as_run``)."""
+    for one whose settings ``uab run`` refuses (``as_run``; ``run_checks(settings)``: the option
+    names and values of ``uab run``'s own, which the CLI knows)."""
     lined = numbered(read_jsonl(path) if rows is None else rows, path)
     for line, rec in lined:  # what `uab run --settings` would refuse, the check does: naming its row
         try:
+            if run_checks is not None:
+                run_checks(rec.get("settings") or {})
             as_run(rec)
         except UabError as exc:
             raise UabError(exc.message, path, line) from None

@@ -238,16 +238,19 @@ class Allocation:
             if self.exit is None and getattr(self, name) != default(f"allocate.{name}"):
                 raise UabError(f"{flag(f'allocate.{name}')} applies with --exit only")
 
-    def check(self, k: int, signal: str, m: int = 1) -> None:
-        """Reject settings that do not fit ``k`` Phase-1 samples per question of ``m``."""
+    def check(self, k: int, signal: str, m: int = 1, drawn: bool = False) -> None:
+        """Reject settings that do not fit ``k`` Phase-1 samples per question of ``m``: those of
+        -K, or ``drawn`` ones (a Phase-1 file holds them), which no option set."""
         if k < 1:
             raise UabError(f"--samples must be >= 1, got {k}")
         if self.n * m > INT64[1]:
             raise UabError(f"budget N·M = {self.n}·{m} does not fit in 64 bits: give a smaller --budget")
-        if wrong := budget_below(self.n, k):
-            raise UabError(wrong)
+        if wrong := budget_below(self.n, k):  # the options named: a settings file that gave one says so
+            raise UabError(f"{wrong}: give --budget {k} or more" if drawn else
+                           f"{wrong} (-K/--samples {k}): give --budget {k} or more, or a smaller -K")
         if short := self.phase1_short(k, signal):
-            raise UabError(f"{short[0]} needs at least {short[1]} Phase-1 samples per question (-K {short[1]})")
+            raise UabError(f"{short[0]} needs at least {short[1]} Phase-1 samples per question "
+                           f"(-K/--samples {short[1]})")
         if self.max_per_question is not None and self.max_per_question < k:
             raise UabError(f"--max-per-question must be >= {k}")
         if self.max_per_question is not None and self.max_per_question < self.n:  # M·cap < N·M: no allocation fits

@@ -179,6 +179,30 @@ def test_thinking_is_kept_as_the_samples_reasoning_and_never_graded(tmp_path, mo
             assert (sample["answer"], sample["confidence"]) == (answer, confidence), sample
 
 
+def test_a_null_thinking_block_is_no_reasoning_not_a_malformed_reply():
+    """A thinking block whose ``thinking`` is null made the whole reply malformed: retried until
+    the stage failed, its text never kept. Now the null reasoning is dropped; the text is the
+    sample, and a null text block is still malformed (retried)."""
+
+    def null_thinking(reply: dict) -> dict:
+        reply["message"]["content"] = [{"type": "thinking", "thinking": None},
+                                       {"type": "thinking", "thinking": THINKING},
+                                       {"type": "text", "text": "The answer is \\boxed{8}."}]
+        return reply
+
+    with FakeServer(rewrite=null_thinking) as server:
+        (out,) = cohere_at(server, retry=no_sleep(2)).generate(sample_requests(1), SamplingParams())
+        assert len(server.requests) == 1
+    assert (out.text, out.reasoning) == ("The answer is \\boxed{8}.", THINKING)
+
+    def null_text(reply: dict) -> dict:
+        reply["message"]["content"] = [{"type": "text", "text": None}]
+        return reply
+
+    with FakeServer(rewrite=null_text) as server, pytest.raises(BackendError, match="malformed"):
+        cohere_at(server, retry=no_sleep(2)).generate(sample_requests(1), SamplingParams())
+
+
 def test_without_logprobs():
     with FakeServer() as server:
         co = cohere_at(server, logprobs=False)

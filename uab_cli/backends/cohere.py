@@ -86,7 +86,8 @@ class CohereBackend(RemoteBackend):
         if content is not None and not isinstance(content, list):
             raise malformed("message content is not a list")
         # a reasoning model's thinking comes in blocks of its own: kept apart, never graded
-        text, reasoning = (None, None) if content is None else (_blocks(content, "text"), _blocks(content, "thinking"))
+        text, reasoning = (None, None) if content is None else (_blocks(content, "text"),
+                                                                _blocks(content, "thinking", optional=True))
         return make_completion(
             text,
             self._logprobs(reply),
@@ -122,10 +123,12 @@ class CohereBackend(RemoteBackend):
         return None
 
 
-def _blocks(content: list, kind: str) -> str:
+def _blocks(content: list, kind: str, optional: bool = False) -> str:
     """The text of the reply's content blocks of type ``kind`` (``text``, ``thinking``: each holds
-    it in the field of that name), joined in order."""
-    return "".join(getattr(item, kind, "") for item in content if getattr(item, "type", None) == kind)
+    it in the field of that name), joined in order. ``optional``: a block whose field is null
+    holds none (a null thinking is no reasoning; a null text is a malformed reply)."""
+    parts = (getattr(item, kind, "") for item in content if getattr(item, "type", None) == kind)
+    return "".join(part for part in parts if part is not None or not optional)
 
 
 def _usage(reply, name: str) -> int | None:
