@@ -562,6 +562,20 @@ def test_report_draws_cost_and_decile_figures_and_token_tables(tmp_path):
                                                                       "uniform"]
 
 
+def test_cost_figure_dots_only_the_targets_its_curves_reach():
+    """A target out of every curve's reach (`report --targets 99`, "not reached" in the table) drew
+    its dotted line all the same: the axis stretched to it, the curves squeezed into a sliver."""
+    summary = evaluation.summarize(evaluation.simulate(random_pool(60, 8, 2), [1, 2, 4, 8], ["uab", "uniform"],
+                                                       ["anll"], 2, vote_rules=["majority"]))
+    found = analyses.curves(summary)
+    lo, hi = min(c.accuracy[0] for c in found.values()), max(c.accuracy.max() for c in found.values())
+    inside = (lo + hi) / 2
+    for ax in plots.plot_cost(summary, [0.001, inside, 0.999]).get_axes():
+        dotted = [ln.get_xdata()[0] for ln in ax.get_lines() if ln.get_linestyle() == ":"]
+        assert dotted == [pytest.approx(100 * inside)], dotted
+        assert 100 * lo - 5 < ax.get_xlim()[0] and ax.get_xlim()[1] < 100 * hi + 5, ax.get_xlim()
+
+
 def test_series_that_differ_only_in_t_get_different_colours_and_markers():
     rows = list(evaluation.simulate(random_pool(30, 4), [2, 4], ["uab", "uniform"], ["anll"], 2,
                                     temperature=[0.1, 0.5, 2.0], vote_rules=["majority"]))

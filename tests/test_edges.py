@@ -404,10 +404,15 @@ def test_report_names_the_line_of_a_simulation_row_of_another_shape(tmp_path, ed
 
 
 def test_report_of_a_check_draws_its_verdicts(tmp_path):
+    """And says why it draws no decile plot: `--check` writes no deciles rows, of any pool (it said
+    the pool's samples must lack token logprobs, of a pool that has them)."""
     result = cli(["report", str(_checked(tmp_path)), "-o", str(tmp_path / "rep")])
     assert result.exit_code == 0, result.stderr
     summary = (tmp_path / "rep" / "summary.md").read_text()
     assert "## Recommendations replayed on these questions" in summary and "| 2 | length + majority |" in summary
+    why = ("`simulate --check` writes no 'deciles' rows: it replays the recommended combinations alone (the "
+           "results file it checks has them)")
+    assert f"not drawn: signal_deciles.png: {why}\n" in result.stderr and f"- signal_deciles.png: {why}\n" in summary
 
 
 def test_report_of_a_check_that_replayed_nothing_says_so(tmp_path):
@@ -546,17 +551,45 @@ def test_report_help_says_its_targets_default_to_the_results_files():
     assert "[default: the results file's (simulate's targets), else 5 inside" in text, text
 
 
-def test_report_refuses_two_results_files_appended(tmp_path):
+@pytest.mark.parametrize("header", [True, False])
+def test_report_refuses_two_results_files_appended(tmp_path, header):
     """The same replays twice (`cat a.jsonl a.jsonl`, a `>>`) would count every seed twice and
-    shrink every standard error by √2: one line naming the file, exit 2, nothing written."""
+    shrink every standard error by √2: one line naming the file, exit 2, nothing written (the
+    second file's header row, or in files without one, its first result row again)."""
     res = _results(tmp_path)
+    lines = [line for line in pathlib.Path(res).read_text().splitlines() if header or '"allocator"' in line]
     twice = tmp_path / "twice.jsonl"
-    twice.write_text(pathlib.Path(res).read_text() * 2)
+    twice.write_text("\n".join(lines * 2) + "\n")
     result = cli(["report", str(twice), "-o", str(tmp_path / "rep")])
-    lines = pathlib.Path(res).read_text().splitlines()
-    again = len(lines) + next(i for i, line in enumerate(lines, 1) if '"allocator"' in line)  # its first result row
-    assert result.exit_code == 2 and f"twice.jsonl:{again}: two result rows for " in result.stderr, result.stderr
-    assert "seed 0" in result.stderr and not (tmp_path / "rep").exists()
+    said = " ".join(result.stderr.split())
+    if header:
+        assert result.exit_code == 2 and said == f"error: {twice}:{len(lines) + 1}: a second {{\"simulation\": …}} " \
+            "row (the first on line 1): one simulation per results file (were two appended?)", said
+    else:
+        again = len(lines) + 1  # its first result row
+        assert result.exit_code == 2 and f"twice.jsonl:{again}: two result rows for " in said, said
+        assert "seed 0" in said
+    assert not (tmp_path / "rep").exists()
+
+
+def test_report_refuses_the_results_of_two_pools_appended(tmp_path):
+    """Two simulations of two pools at other budgets share no replay: appended, they were reported
+    as one, `summary.md` naming the first pool for the second's rows, its cost table the first
+    file's alone, and `--pool` checked against the first."""
+    res = _results(tmp_path)
+    q = write_jsonl(tmp_path / "q2.jsonl", arithmetic(12))
+    assert cli(["pool", q, "-K", "8", "-o", str(tmp_path / "pool2"), "--backend", "scripted", "-q"]).exit_code == 0
+    other = tmp_path / "other.jsonl"
+    assert cli(["simulate", str(tmp_path / "pool2"), "--budgets", "8", "--seeds", "2", "-o", str(other),
+                "-q"]).exit_code == 0
+    both = tmp_path / "both.jsonl"
+    first = pathlib.Path(res).read_text()
+    both.write_text(first + other.read_text())
+    result = cli(["report", str(both), "-o", str(tmp_path / "rep")])
+    said = " ".join(result.stderr.split())
+    assert result.exit_code == 2 and said == f"error: {both}:{len(first.splitlines()) + 1}: a second " \
+        "{\"simulation\": …} row (the first on line 1): one simulation per results file (were two appended?)", said
+    assert not (tmp_path / "rep").exists()
 
 
 @pytest.mark.parametrize("key, value", [("accuracy", '"0.5"'), ("accuracy", "null")])

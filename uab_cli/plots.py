@@ -107,14 +107,16 @@ def plot_accuracy(summary: Sequence[dict]):
 
 
 def _accuracy_panel(ax, series: dict, budgets: list[int]) -> None:
-    for k, (label, (style, es)) in enumerate(series.items()):
+    barred = [label for label, (_, es) in series.items() if not es[0].get("upper_bound")]
+    for label, (style, es) in series.items():
         es = sorted(es, key=lambda e: e["N"])
         if es[0].get("upper_bound"):
             acc, std = (np.array([100 * e[f] for e in es]) for f in ("accuracy", "accuracy_std"))
             ax.fill_between([e["N"] for e in es], acc - std, acc + std, color="black", alpha=0.08, lw=0)
             ax.plot([e["N"] for e in es], acc, label=label, lw=1.5, **style)
             continue
-        shift = 1 + 0.1 * (k / max(len(series) - 1, 1) - 0.5)  # keep error bars apart, within ±5 %
+        # keep error bars apart, within ±5 % (a series alone on its N)
+        shift = 1 + 0.1 * (barred.index(label) / (len(barred) - 1) - 0.5) if len(barred) > 1 else 1
         ax.errorbar([e["N"] * shift for e in es], [100 * e["accuracy"] for e in es],
                     yerr=[100 * e["accuracy_std"] for e in es], label=label, capsize=3, **style)
     ax.set_xscale("log", base=2)
@@ -186,7 +188,7 @@ def cost_plotted(summary: Sequence[dict]) -> list[dict]:
 def plot_cost(summary: Sequence[dict], targets: Sequence[float] = ()):
     """Figure 3: the samples per question spent at the least N (left: N itself but for the exits that save, skip and forfeit)
     and the completion tokens per question (right) that reach each target accuracy, per allocation under majority vote (the other vote rules are in the table);
-    the table's targets dotted."""
+    the table's targets dotted, those within the curves' accuracies."""
     plt = pyplot()
     summary = cost_plotted(summary)
     found = curves(summary)
@@ -209,7 +211,8 @@ def plot_cost(summary: Sequence[dict], targets: Sequence[float] = ()):
     labelled = [(left, "samples per question spent there (N; less for exits that save)")] + [(right, "completion tokens per question there")] * tokens
     for ax, ylabel in labelled:
         for t in targets:
-            ax.axvline(100 * t, color="grey", lw=0.8, ls=":")
+            if lo <= t <= hi:  # one out of the curves' reach would squeeze them (the table says "not reached")
+                ax.axvline(100 * t, color="grey", lw=0.8, ls=":")
         ax.set_xlabel("target accuracy (%)")
         ax.set_ylabel(ylabel)
         ax.grid(alpha=0.3)

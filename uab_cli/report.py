@@ -274,8 +274,9 @@ def _verdict_shape(row: dict) -> str | None:
 def _check_rows(rows: Sequence[dict], source: str | None, lines: Sequence[int] | None) -> None:
     """``UabError`` naming ``source`` and the line for a row that is no JSON object, a result row
     whose N or seed is no count (``true``, ``2.5``: ``simulate`` writes integers) or whose accuracy
-    is no number, or a replay that two result rows hold (two results files appended): its seeds
-    would count twice and every standard error shrink; or a results file of ``simulate -o`` (its
+    is no number, or two results files appended: a second ``produced_by`` row (the report would
+    name the first file's pool for both), or a replay that two result rows hold (its seeds would
+    count twice and every standard error shrink); or a results file of ``simulate -o`` (its
     ``produced_by`` row) that lacks the rows it ends with (a recommendation per N, or ``--check``'s
     verdict per N): cut short, its last seeds and analyses are missing too. Every row the report
     reads is checked for the fields it reads (result, recommendation, ``--check`` verdict and
@@ -284,10 +285,17 @@ def _check_rows(rows: Sequence[dict], source: str | None, lines: Sequence[int] |
     mean over seeds would mix levels some seeds lack)."""
     seen = set()
     levels: tuple[list[str], int | None] | None = None  # the first result row's levels, and its line
+    opened: list[int | None] = []  # the line of the first ``{"simulation": ...}`` row
     for i, r in enumerate(rows):
         line = lines[i] if lines else None
         if not isinstance(r, dict):
             raise UabError(f"a row is not what `uab simulate -o` writes (a JSON {type(r).__name__})", source, line)
+        if "simulation" in r:  # each results file opens with one: a second is another file appended
+            if opened:
+                on = "" if opened[0] is None else f" (the first on line {opened[0]})"
+                raise UabError(f"a second {{\"simulation\": …}} row{on}: one simulation per results file "
+                               "(were two appended?)", source, line)
+            opened.append(line)
         if "check" in r and (wrong := _verdict_shape(r)):
             raise UabError(f"{wrong}, not what `uab simulate -o` writes", source, line)
         if isinstance(r.get("simulation"), dict) and (wrong := _shape(r["simulation"], _SIMULATION_FIELDS,
@@ -382,6 +390,9 @@ def _replay_figures(rows, targets, summary) -> tuple[dict, dict, list[dict]]:
     whole = {e["N"] for e in summary if e.get("whole_pool")}
     if analyses.decile_rows(rows):
         figures["signal_deciles.png"] = plots.plot_deciles(analyses.decile_rows(rows), whole_pool=whole)
+    elif (about(rows) or {}).get("check"):
+        skipped["signal_deciles.png"] = ("`simulate --check` writes no 'deciles' rows: it replays the recommended "
+                                         "combinations alone (the results file it checks has them)")
     else:
         skipped["signal_deciles.png"] = ("the results have no 'deciles' rows (`uab simulate -o` writes them for a "
                                          "per-sample signal of its --signals that the pool's samples carry: no "
