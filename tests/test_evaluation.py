@@ -850,6 +850,7 @@ def hand_made(top: dict, settings: dict) -> dict:
     ({}, {"samples": 0}, "Invalid value for '-K' / '--samples'"),
     ({}, {"allocator": "majority", "gain": DROP}, "its settings give --allocator majority, not its allocator uab's uab"),
     ({}, {"exit": "hard"}, "its settings give --exit hard, not its allocator uab's unset"),
+    ({"allocator": "uab-coverage"}, {}, "its settings give --gain algorithm1, not its allocator uab-coverage's coverage"),
     ({"allocator": "majority"}, {"allocator": "majority", "gain": DROP, "vote_model": "scatter"},
      "its settings give --vote-model scatter, not its allocator majority's plurality-2"),
     ({}, {"signal": "total-nll"}, "its settings give --signal total-nll, not its 'signal' anll"),
@@ -880,6 +881,22 @@ def test_check_replays_what_uab_run_honours_in_a_recommendations_settings(tmp_pa
     pool = write_jsonl(tmp_path / "pool.jsonl", noisy_pool(m=20, k=4, seed=5))
     done = cli(["simulate", pool, "--check", results, "--seeds", "2", "-q", "-o", str(tmp_path / "out.jsonl")])
     assert done.exit_code == 0, done.stderr
+
+
+def test_check_refuses_only_the_rows_of_the_budgets_it_replays(tmp_path):
+    """`uab run --settings RESULTS --budget 2` reads N = 2's row alone; `simulate --check --budgets 2`
+    refused the file for another N's row that `uab run` refuses, a check it was not asked for."""
+    bad = {**uab_at(3), "settings": {**uab_at(3)["settings"], "vote_keep": 0.3}}
+    results = write_jsonl(tmp_path / "res.jsonl", [{"simulation": {}}, {"recommendation": uab_at(2)},
+                                                  {"recommendation": bad}])
+    pool = write_jsonl(tmp_path / "pool.jsonl", noisy_pool(m=20, k=4, seed=5))
+
+    def check(*budgets):
+        return cli(["simulate", pool, "--check", results, *budgets, "--seeds", "2", "-q", "-o", str(tmp_path / "o.jsonl")])
+
+    assert check("--budgets", "2").exit_code == 0
+    refused = check()
+    assert refused.exit_code == 2 and f"error: {results}:3: --vote-keep applies" in refused.stderr, refused.stderr
 
 
 @pytest.mark.parametrize("fields", [{}, {"vote_rule": None, "signal": None, "T": None}])

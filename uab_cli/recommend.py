@@ -272,7 +272,7 @@ def _replayable(rec: dict, allocation: Allocation, named: Allocation, vote: Vote
         return allocators.RUN_FLAGS[a.allocator]["--allocator"] if name == "allocator" else getattr(a, name)
 
     signal = allocation.signal if allocation.uses_signal else None
-    free = {"gain"} if allocators.RUN_FLAGS[named.allocator].get("--gain", "") is None else set()  # the replay's --gain
+    free = {"gain"} if allocators.RUN_FLAGS[rec["allocator"]].get("--gain", "") is None else set()  # the replay's --gain
     differ = [(config_flag(f"allocate.{name}"), canonical(allocation, name), f"allocator {rec['allocator']}'s",
                canonical(named, name)) for name in ("allocator", "exit", "exit_mode", "vote_model", "gain")
               if name not in free]
@@ -502,9 +502,19 @@ def from_results(path: str, budgets: Sequence[int] | None = None,
     ``(line, row)``, when the caller read it already: stdin reads once), those for ``budgets``
     when given; ``UabError`` naming the file when there are none, or none for one of ``budgets``
     (asked for N = 3 and silently left out, a check would look complete), and naming its line
-    for one whose settings ``uab run`` refuses (``as_run``; ``run_checks(settings)``: the option
-    names and values of ``uab run``'s own, which the CLI knows)."""
+    for one of them whose settings ``uab run`` refuses (``as_run``; ``run_checks(settings)``: the
+    option names and values of ``uab run``'s own, which the CLI knows): ``uab run --settings
+    --budget N`` reads N's row alone."""
     lined = numbered(read_jsonl(path) if rows is None else rows, path)
+    if not lined:
+        raise UabError("no recommendation rows: expected a `uab simulate -o` results file", path)
+    if budgets is not None:
+        have = ", ".join(str(rec["N"]) for _, rec in lined)
+        missing = [n for n in budgets if n not in {rec["N"] for _, rec in lined}]
+        if missing:
+            raise UabError(f"no recommendation for N = {', '.join(map(str, missing))} of --budgets "
+                           f"{','.join(map(str, budgets))} (it has N = {have}; simulate those budgets first)", path)
+        lined = [(line, rec) for line, rec in lined if rec["N"] in budgets]
     for line, rec in lined:  # what `uab run --settings` would refuse, the check does: naming its row
         try:
             if run_checks is not None:
@@ -512,15 +522,4 @@ def from_results(path: str, budgets: Sequence[int] | None = None,
             as_run(rec)
         except UabError as exc:
             raise UabError(exc.message, path, line) from None
-    found = [rec for _, rec in lined]
-    have = ", ".join(str(r.get("N")) for r in found)
-    if not found:
-        raise UabError("no recommendation rows: expected a `uab simulate -o` results file", path)
-    if budgets is not None:
-        held = {r.get("N") for r in found}
-        missing = [n for n in budgets if n not in held]
-        if missing:
-            raise UabError(f"no recommendation for N = {', '.join(map(str, missing))} of --budgets "
-                           f"{','.join(map(str, budgets))} (it has N = {have}; simulate those budgets first)", path)
-        found = [r for r in found if r.get("N") in budgets]
-    return found
+    return [rec for _, rec in lined]
