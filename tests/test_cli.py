@@ -128,6 +128,7 @@ def test_pools_that_are_not_the_results_pool_or_not_a_pool_are_named(tmp_path):
     uab("simulate", tmp_path / "pool", "--budgets", "2", "--seeds", 2, "--allocators", "uniform", "-o", res, "-q")
     result = CliRunner().invoke(app, ["report", str(res), "-o", str(tmp_path / "rep"), "--pool", str(tmp_path / "other")])
     assert result.exit_code == 2 and "holds other questions than the pool the results were simulated on" in result.stderr
+    assert result.stderr.startswith(f"error: {tmp_path / 'other' / 'pool.jsonl'}: --pool holds")  # the pool file named
     assert not (tmp_path / "rep").exists()
     result = uab("simulate", tmp_path / "other", "--check", res, "-o", tmp_path / "chk.jsonl")
     message = " ".join(result.stderr.split())

@@ -393,6 +393,28 @@ def test_a_json_row_nested_too_deeply_is_an_error_naming_its_line(tmp_path):
     assert info.value.line == 3
 
 
+@pytest.mark.parametrize("name,body,line,why", [
+    ("deep.jsonl", '{"question": "a"}\n{"question": "b", "x": ' + "[" * 300 + "]" * 300 + "}\n", 2,
+     "a value in it is nested over 254 levels deep"),
+    ("deep.json", '[\n{"question": "a"},\n{"question": "b", "x": ' + '{"y": ' * 254 + "1" + "}" * 254 + "}\n]\n", 3,
+     "a value in it is nested over 254 levels deep"),
+    ("big.jsonl", '{"question": "a"}\n{"question": "b", "x": 123456789012345678901234}\n', 2,
+     "Integer exceeds 64-bit range"),
+])
+@pytest.mark.parametrize("to_stdout", [False, True])
+def test_a_row_that_converts_to_a_record_json_cannot_write_names_its_line(tmp_path, name, body, line, why, to_stdout):
+    """Nested over 254 levels (orjson reads 1,024 but writes 254), or an integer beyond 64 bits
+    passed through: the error came at write time naming neither file nor line, after stdout had
+    the records before it."""
+    path = tmp_path / name
+    path.write_text(body)
+    out = ["-o", str(tmp_path / "out.jsonl")] if not to_stdout else []
+    result = cli(["convert", str(path), *out])
+    assert result.exit_code == 2 and result.stdout == "" and not (tmp_path / "out.jsonl").exists()
+    assert result.stderr == (f"error: {path}:{line}: record 'row-1' cannot be written as JSON: {why} (the record this "
+                             "row converts to)\n")
+
+
 # --- CSV ---------------------------------------------------------------------------------------
 
 
@@ -534,6 +556,26 @@ def test_missing_choices_suggest_the_choices_field_not_an_open_answer_preset():
                                "holding one choice each with --choices-field A,B,C,D")
     with pytest.raises(UabError, match="try --preset deepscaler$"):  # a missing question still does
         list(convert_records([{"problem": "1+1?", "answer": "2"}], None))
+
+
+@pytest.mark.parametrize("name,preset,hint", [
+    ("q.csv", None, "name the column with --question-field COLUMN"),
+    ("q.tsv", "mmlu", "name the column with --choices-field COLUMN, or the columns holding one choice each with "
+                      "--choices-field A,B,C,D"),
+])
+def test_a_csv_without_a_header_row_is_told_to_name_its_columns(tmp_path, name, preset, hint):
+    """Without --columns a header-less CSV's first question is read as its header: the hints named
+    --question-field or --choices-field only, never --columns, the option such a file needs."""
+    path = tmp_path / name
+    path.write_bytes(HENDRYCKS.replace(b",", b"\t" if name.endswith(".tsv") else b","))
+    with pytest.raises(UabError) as info:
+        list(convert_records(read_table(path), preset, path=str(path)))
+    assert str(info.value).endswith("; the file's first row looks like data, not a header: name its columns with "
+                                    f"--columns question,… (one name per column, in order); if it is a header, {hint}")
+    path.write_bytes(b"Question,Correct Answer\nWhat is 1 + 1?,2\n")  # a header: the field's hint alone
+    with pytest.raises(UabError) as info:
+        list(convert_records(read_table(path), None, path=str(path)))
+    assert "--columns" not in str(info.value) and str(info.value).endswith("; name the column with --question-field COLUMN")
 
 
 def test_a_choices_cell_of_text_names_the_way_out(tmp_path):

@@ -87,7 +87,8 @@ def test_report_refuses_a_pool_the_results_did_not_come_from(tmp_path):
         arithmetic(5), ([{"index": 0, "phase": 1, "text": "1", "answer": "1", "anll": 0.1}] for _ in range(5)))])
     result = cli(["report", res, "-o", str(tmp_path / "rep"), "--pool", other])
     assert result.exit_code == 2 and not (tmp_path / "rep" / "summary.md").exists()
-    assert "--pool holds 5 questions, the results were simulated on 8: give the pool they came from" in result.stderr
+    assert result.stderr.strip() == (f"error: {other}: --pool holds 5 questions, the results were simulated on 8: "
+                                     "give the pool they came from")  # the pool named, as its other errors are
 
 
 def test_a_run_that_fails_before_writing_leaves_no_directory(tmp_path):

@@ -639,6 +639,25 @@ def test_report_draws_an_allocator_alone_on_its_budgets(allocators):
         assert xs["uab (anll)"] == pytest.approx([1.9, 3.8]) and xs["uniform"] == pytest.approx([2.1, 4.2]), xs
 
 
+@pytest.mark.parametrize("budgets", [[2, 4, 8], [1, 2, 4, 6, 8, 12, 16], list(range(1, 17)), list(range(1, 65))])
+def test_accuracy_plot_labels_the_budgets_that_fit_on_the_axis(budgets):
+    """Every budget keeps its tick, and its label where it fits: on the log axis the labels of a
+    long list ran together (14, 15, 16 printed as `141516`)."""
+    summary = [{"allocator": a, "signal": None, "T": None, "N": n, "vote_rule": "majority", "accuracy": 0.5,
+                "accuracy_std": 0.01} for a in ("uab", "uniform") for n in budgets]
+    fig = plots.plot_accuracy(summary)
+    fig.canvas.draw()
+    ax = fig.get_axes()[0]
+    shown = [t for t in ax.get_xticklabels() if t.get_text()]
+    boxes = [t.get_window_extent() for t in shown]
+    plots.pyplot().close(fig)
+    assert list(ax.get_xticks()) == budgets
+    assert all(a.x1 < b.x0 for a, b in zip(boxes, boxes[1:])), [t.get_text() for t in shown]
+    assert shown[0].get_text() == str(budgets[0]) and shown[-1].get_text() == str(budgets[-1])
+    if len(budgets) <= 7:  # the committed reports' lists: every label
+        assert [t.get_text() for t in shown] == [str(n) for n in budgets]
+
+
 def test_simulate_command_prints_headroom_and_recommendation_after_its_table(tmp_path):
     from typer.testing import CliRunner
 

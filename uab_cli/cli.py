@@ -794,7 +794,7 @@ def report(
     lines, rows = [n for n, _ in numbered], [row for _, row in numbered]
     records = _pool(pool) if pool else None
     for path in reports.report(rows, records, output, accuracies, _plot_skipped, source=display_name(results),
-                               lines=lines):
+                               lines=lines, pool=pool and display_name(runs.pool_file(pool))):
         typer.echo(path)
 
 

@@ -22,7 +22,7 @@ import orjson
 
 from uab_cli.answers import gold_answer
 from uab_cli.errors import UabError
-from uab_cli.jsonl import display_name, stdin
+from uab_cli.jsonl import display_name, dumps, stdin
 from uab_cli.records import MAX_CHOICES, MIN_CHOICES, check_record
 
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -63,18 +63,26 @@ class _Row:
         """Why column ``name`` is missing, with the row's columns and the option that would fit."""
         columns = ", ".join(map(repr, self.data)) or "none"
         message = f"row is missing field {name!r} (needed by {self.label}); its columns: {columns}"
+        hint = self._option(name)
+        if isinstance(self.data, _Headed) and any(map(_data_like, self.data)):  # a CSV without a header row?
+            return (message + "; the file's first row looks like data, not a header: name its columns with --columns "
+                    "question,… (one name per column, in order)" + (f"; if it is a header, {hint}" if hint else ""))
+        return message + (f"; {hint}" if hint else "")
+
+    def _option(self, name: str) -> str | None:
+        """The option that would name the missing column ``name``, if any."""
         role = next((r for r, n in self.fields.items() if name in _columns(n)), None)
         # a preset fits a row with its columns; for missing choices, one that builds choices from them (not gsm8k)
         fitting = [p.name for p in PRESETS.values() if p.reads(self.data) and f"preset {p.name}" != self.label
                    and (role != "choices" or p.fields["choices"] or p.columns)]
         if fitting:
-            return message + f"; try --preset {' or --preset '.join(fitting)}"
+            return f"try --preset {' or --preset '.join(fitting)}"
         if role == "choices":
-            return message + ("; name the column with --choices-field COLUMN, or the columns holding one choice "
-                              "each with --choices-field A,B,C,D")
+            return ("name the column with --choices-field COLUMN, or the columns holding one choice each with "
+                    "--choices-field A,B,C,D")
         if role is not None:
-            return message + f"; name the column with --{role}-field COLUMN"
-        return message
+            return f"name the column with --{role}-field COLUMN"
+        return None
 
     def role(self, role: str) -> Any:
         """The value of the column mapped to ``role`` (question/answer/choices/id), or None; of
@@ -128,6 +136,19 @@ class _Row:
         if required and not text:
             raise self.error(f"field {name!r} is empty (needed by {self.label})")
         return text
+
+
+class _Headed(dict):
+    """A CSV row whose columns the file's first row named (no ``--columns``)."""
+
+
+_NUMBER = re.compile(r"[-+]?(?:\d+(?:[.,]\d*)?|[.,]\d+)")
+
+
+def _data_like(name: str) -> bool:
+    """Whether a CSV header's column name reads as a cell of data: a number, a question or a sentence."""
+    name = name.strip()
+    return bool(_NUMBER.fullmatch(name)) or name.endswith("?") or len(name.split()) > 6
 
 
 # The column (or, for choices given one per column, the columns in order) a role is read from.
@@ -496,8 +517,9 @@ def convert_records(
                 record["source"] = source
             elif origin and record.get("source") is None:  # a row's empty source cell names none
                 record["source"] = origin
-            try:  # a column passed through (MATH's "type": "Algebra") can make a record phase1 refuses
-                check_record(record)
+            try:  # a column passed through (MATH's "type": "Algebra") can make a record phase1 refuses,
+                check_record(record)  # or one that cannot be written (too deep, an integer beyond 64 bits)
+                dumps(record)
             except UabError as exc:
                 raise row.error(f"{exc.message} (the record this row converts to)") from None
             yield record
@@ -780,7 +802,8 @@ def _read_csv(path: Path | str, text: bytes, columns: tuple[str, ...] | None = N
                 raise UabError(f"row has {len(cells)} cells, {whose} {len(header)}", path=str(path), line=start)
             else:
                 first = False
-                yield start, {name: cell if cell else None for name, cell in zip(header, cells) if name}
+                row = {name: cell if cell else None for name, cell in zip(header, cells) if name}
+                yield start, row if columns is not None else _Headed(row)
     finally:
         csv.field_size_limit(limit)
 

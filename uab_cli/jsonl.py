@@ -304,7 +304,8 @@ def dumps(rec: dict) -> bytes:
     try:
         return orjson.dumps(rec, None, _DUMP_OPTIONS)
     except orjson.JSONEncodeError as exc:
-        raise UabError(f"record {rec.get('id')!r} cannot be written as JSON: {exc}") from None
+        why = "a value in it is nested over 254 levels deep" if str(exc) == "Recursion limit reached" else exc
+        raise UabError(f"record {rec.get('id')!r} cannot be written as JSON: {why}") from None
 
 
 _WRITE_BUFFER = 1 << 20

@@ -120,9 +120,42 @@ def _accuracy_panel(ax, series: dict, budgets: list[int]) -> None:
         ax.errorbar([e["N"] * shift for e in es], [100 * e["accuracy"] for e in es],
                     yerr=[100 * e["accuracy_std"] for e in es], label=label, capsize=3, **style)
     ax.set_xscale("log", base=2)
-    ax.set_xticks(budgets, [str(n) for n in budgets])
+    ax.set_xticks(budgets)
+    ax.xaxis.set_major_formatter(_fitting_labels())
     ax.minorticks_off()
     ax.grid(alpha=0.3)
+
+
+def _fitting_labels():
+    """A tick formatter that labels each budget's tick but where its label would run into the one
+    before (on the log axis, 14, 15 and 16 of a long budget list): placed when the figure is
+    drawn, the first and the last tick always labelled."""
+    from matplotlib.ticker import Formatter
+
+    class Fitting(Formatter):
+        def __call__(self, x, pos=None):
+            return str(round(x))
+
+        def format_ticks(self, values):
+            labels = [self(v) for v in values]
+            ax = self.axis.axes
+            em = self.axis.majorTicks[0].label1.get_fontsize() * ax.figure.dpi / 72  # pixels
+            x = ax.transData.transform([(v, 0) for v in values])[:, 0]
+            half = [0.35 * em * len(label) for label in labels]  # a digit is ~0.64 em wide
+
+            def fits(i, j):  # label j clear of label i by half an em
+                return abs(x[j] - x[i]) >= half[i] + half[j] + 0.5 * em
+
+            kept, last = [0], len(values) - 1
+            for j in range(1, last + 1):
+                if fits(kept[-1], j):
+                    kept.append(j)
+            while len(kept) > 1 and kept[-1] != last and not fits(kept[-1], last):
+                kept.pop()
+            kept += [last] * (kept[-1] != last)
+            return [label if i in kept else "" for i, label in enumerate(labels)]
+
+    return Fitting()
 
 
 def plot_levels(summary: Sequence[dict]):

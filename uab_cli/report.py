@@ -176,15 +176,16 @@ def produced(source: str | None, simulation: dict | None) -> str:
 
 def report(rows: Sequence[dict], records: Sequence[dict] | None, out_dir: str,
            targets: Sequence[float] | None = None, on_skipped: Callable[[str, str], None] | None = None,
-           source: str | None = None, lines: Sequence[int] | None = None) -> list[str]:
+           source: str | None = None, lines: Sequence[int] | None = None, pool: str | None = None) -> list[str]:
     """Write the plots and ``summary.md`` into ``out_dir``; returns the paths written. The cost
     at fixed accuracy is the results file's (``simulate -o``) unless ``targets`` are given or it
     has none; the signal deciles need its ``deciles`` rows. A plot the inputs cannot draw is
     named, with why, in ``summary.md`` and to ``on_skipped(name, why)``. ``summary.md`` opens
     with where the results came from (``source``, the results file, and its ``produced_by`` row);
-    ``lines`` (each row's line in it) locate a row that is no result row."""
+    ``lines`` (each row's line in it) locate a row that is no result row; ``pool`` names the file
+    ``records`` came from in an error saying they are not the results' pool."""
     try:
-        files, skipped = _render(rows, records, targets, on_skipped, source, lines)
+        files, skipped = _render(rows, records, targets, on_skipped, source, lines, pool)
     except (TypeError, ValueError, KeyError, AttributeError, IndexError) as exc:  # a row of another shape
         raise UabError(f"a row is not what `uab simulate -o` writes ({type(exc).__name__}: {exc})", source) from None
     written = {os.path.join(out_dir, name): data.getvalue() for name, data in files.items()}
@@ -341,7 +342,7 @@ def _check_rows(rows: Sequence[dict], source: str | None, lines: Sequence[int] |
 
 def _render(rows: Sequence[dict], records: Sequence[dict] | None, targets: Sequence[float] | None,
             on_skipped: Callable[[str, str], None] | None, source: str | None,
-            lines: Sequence[int] | None = None) -> tuple[dict, dict]:
+            lines: Sequence[int] | None = None, pool: str | None = None) -> tuple[dict, dict]:
     """The report's files (name -> bytes) and the plots it cannot draw (name -> why), written nowhere."""
     _check_rows(rows, source, lines)
     summary = summarize(rows)
@@ -350,11 +351,11 @@ def _render(rows: Sequence[dict], records: Sequence[dict] | None, targets: Seque
     simulated = {r["M"] for r in rows if "M" in r}
     if records is not None and simulated and simulated != {len(records)}:  # before any figure is drawn
         raise UabError(f"--pool holds {len(records)} questions, the results were simulated on "
-                       f"{', '.join(map(str, sorted(simulated)))}: give the pool they came from")
+                       f"{', '.join(map(str, sorted(simulated)))}: give the pool they came from", pool)
     made = about(rows) or {}
     if records is not None and made.get("fingerprint") not in (None, questions_fingerprint(records)):
         raise UabError(f"--pool holds other questions than the pool the results were simulated on "
-                       f"({made.get('pool')}): give the pool they came from")
+                       f"({made.get('pool')}): give the pool they came from", pool)
     plt = plots.pyplot()
     opened = set(plt.get_fignums())
     try:
