@@ -876,6 +876,7 @@ def hand_made(top: dict, settings: dict) -> dict:
     ({}, {"signal_temperature": 0.5}, "its settings give -T/--signal-temperature 0.5, not its 'T' 0.1"),
     ({"vote_rule": "confident-ties"}, {}, "its settings give --vote-rule majority, not its 'vote_rule' confident-ties"),
     ({}, {"foo": 1}, "unknown option for `uab run`: foo"),
+    ({}, {"--vote-rule": "majority"}, "an option is given twice: 'vote_rule' and '--vote-rule'"),
     ({}, {"output": "x"}, "output cannot come from a settings file")])
 def test_check_refuses_what_it_would_replay_otherwise_than_uab_run_runs_it_naming_its_line(tmp_path, top, settings,
                                                                                            says):
@@ -897,6 +898,20 @@ def test_check_replays_what_uab_run_honours_in_a_recommendations_settings(tmp_pa
     """What `uab run --settings` runs as the row names it is replayed: -K null (the allocator's
     own), 2 for adaptive, a preset spelled as its base allocator and gain or by its name."""
     results = write_jsonl(tmp_path / "res.jsonl", [{"simulation": {}}, {"recommendation": hand_made(top, settings)}])
+    pool = write_jsonl(tmp_path / "pool.jsonl", noisy_pool(m=20, k=4, seed=5))
+    done = cli(["simulate", pool, "--check", results, "--seeds", "2", "-q", "-o", str(tmp_path / "out.jsonl")])
+    assert done.exit_code == 0, done.stderr
+
+
+def test_check_reads_a_recommendations_settings_by_any_spelling_uab_run_reads(tmp_path):
+    """`uab run --settings` reads a row's settings by option name however spelled, a settings
+    file's way (`--max-per-question`, `signal-temperature`); --check refused them as `unknown
+    options for uab run`, and its replay left them out (uncapped). Capped at N, uab spends N on
+    every question: Uniform's allocation, no gain."""
+    spelled = hand_made({}, {"signal_temperature": DROP, "signal-temperature": 0.1, "--max-per-question": 3})
+    got = [r["check"] for r in evaluation.check(noisy_pool(m=120, k=8, seed=3), [spelled], 5) if "check" in r]
+    assert got[0]["gain"] == 0.0
+    results = write_jsonl(tmp_path / "res.jsonl", [{"simulation": {}}, {"recommendation": spelled}])
     pool = write_jsonl(tmp_path / "pool.jsonl", noisy_pool(m=20, k=4, seed=5))
     done = cli(["simulate", pool, "--check", results, "--seeds", "2", "-q", "-o", str(tmp_path / "out.jsonl")])
     assert done.exit_code == 0, done.stderr

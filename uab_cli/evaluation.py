@@ -17,7 +17,7 @@ from .errors import UabError
 from .pipeline import default_signal, generation_of, resolve_vote_signal
 from .pools import Pool
 from .records import questions_fingerprint, samples
-from .settings import Generation, Vote, changes
+from .settings import TEMPLATE_DIGEST, Generation, Vote, changes
 from .signals import (
     DEFAULT_T,
     SAMPLE_SIGNALS,
@@ -434,8 +434,8 @@ def generation_changes(was: dict | None, now: dict, given: Sequence[str] = ()) -
     on the command line (a deliberate change; ``prompt_template`` covers its content's digest)."""
     if not isinstance(was, dict):
         return {}
-    skip = {"seed", *Generation.SAMPLE_FREE, *given} | ({"prompt_template_sha256"} if "prompt_template" in given else set())
-    compared = {*Generation.__dataclass_fields__, "prompt_template_sha256"} - skip
+    skip = {"seed", *Generation.SAMPLE_FREE, *given} | ({TEMPLATE_DIGEST} if "prompt_template" in given else set())
+    compared = {*Generation.__dataclass_fields__, TEMPLATE_DIGEST} - skip
     both = set(was) & set(now) & compared
     return changes("generation", {k: was[k] for k in both}, {k: now[k] for k in both})
 

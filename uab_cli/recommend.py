@@ -43,7 +43,7 @@ from .backends import sample_options
 from .errors import UabError
 from .jsonl import read_jsonl
 from .options import exclusive, from_params
-from .settings import TEMPLATE_DIGEST, Allocation, Generation, Vote, options, param_name, show
+from .settings import TEMPLATE_DIGEST, Allocation, Generation, Vote, options, param_name, recommended_values, show
 from .settings import flag as config_flag
 from .signals import DEFAULT_T, REGISTRY, SIGNALS
 
@@ -248,11 +248,11 @@ def as_run(rec: dict) -> tuple[Allocation, Vote]:
     what ``simulate --check`` replays, every option included (``--max-per-question``, ``--gain``,
     ``--exit-threshold``, the vote's). ``UabError`` for settings ``uab run`` refuses, and for
     those the replay cannot run as it would (``_replayable``)."""
-    settings = rec.get("settings") or {}
+    settings = recommended_values(rec.get("settings") or {})
     flags = allocators.RUN_FLAGS.get(rec["allocator"], {"--allocator": rec["allocator"]})
     own = {param_name(flag): value for flag, value in flags.items() if value is not None}
     allocation = from_params(Allocation, {**own, **settings, "budget": rec["N"]})
-    k = settings.get("samples", 1)  # as `uab run --settings` takes it: a recommendation without -K drew one
+    k = settings["samples"]
     k = allocation.phase1_samples if k is None else k
     allocation.check(k, allocation.signal or "anll")
     vote = from_params(Vote, {"vote_rule": rec.get("vote_rule"), **settings})
@@ -518,7 +518,7 @@ def from_results(path: str, budgets: Sequence[int] | None = None,
     for line, rec in lined:  # what `uab run --settings` would refuse, the check does: naming its row
         try:
             if run_checks is not None:
-                run_checks(rec.get("settings") or {})
+                run_checks(recommended_values(rec.get("settings") or {}))
             as_run(rec)
         except UabError as exc:
             raise UabError(exc.message, path, line) from None

@@ -560,7 +560,7 @@ def changes(section: str, old: dict, new: dict, ignore=()) -> dict[str, str]:
         old, new = ({**d, "model": as_path(d["model"])} if isinstance(d.get("model"), str) else d for d in (old, new))
         # with a template no built-in prompt was asked (an older uab recorded the default's name)
         old, new = ({**d, "prompt": None} if d.get("prompt_template") is not None else d for d in (old, new))
-    digest = "prompt_template_sha256"
+    digest = TEMPLATE_DIGEST
     if section == "generation" and old.get(digest) is not None and old.get(digest) == new.get(digest):
         ignore = {*ignore, "prompt_template"}  # the same template, its file named another way (./t.json)
     for name in sorted((set(old) | set(new)) - set(ignore)):
@@ -666,14 +666,26 @@ def load_file(path: str, budget: int | None = None, recommendation: bool = True)
                            "the results file of the simulation that chose them", path)
         raise UabError("expected a JSON/TOML object of option values, a recommendation, or a "
                        "`uab simulate -o` results file", path)
+    if not recs:
+        return by_name(found, path, line)
+    return Recommended(recommended_values(found, path, line), generation, line)
+
+
+def by_name(values: dict, path: str | None = None, line: int | None = None) -> dict:
+    """A settings file's option ``values`` by parameter name (``--max-per-question``,
+    ``max-per-question`` and ``max_per_question`` alike); ``UabError`` naming ``path`` (and
+    ``line``) for an option given twice."""
     out, spelled = {}, {}
-    for key, value in found.items():
+    for key, value in values.items():
         name = param_name(str(key))
         if name in out:
             raise UabError(f"an option is given twice: {spelled[name]!r} and {key!r}", path, line)
         out[name], spelled[name] = value, key
-    if not recs:
-        return out
-    # A recommendation gives -K only above 1: without it, its replay drew one Phase-1 sample, and
-    # so must the run (not a run directory's recorded -K, which would allocate otherwise).
-    return Recommended({"samples": 1, **out}, generation, line)
+    return out
+
+
+def recommended_values(settings: dict, path: str | None = None, line: int | None = None) -> dict:
+    """A recommendation's ``settings`` as `uab run --settings` takes them (``by_name``). A
+    recommendation gives -K only above 1: without it, its replay drew one Phase-1 sample, and so
+    must the run (not a run directory's recorded -K, which would allocate otherwise)."""
+    return {"samples": 1, **by_name(settings, path, line)}
