@@ -66,13 +66,15 @@ def test_a_preset_records_its_options_and_refuses_a_conflicting_one():
     assert Allocation(4, "uab-coverage").gain == "coverage"
     assert (Allocation(4, "uab-exit-hard-skip").exit, Allocation(4, "uab-exit-hard-skip").exit_mode) == ("hard", "skip")
     assert Allocation(4, "uab-exit-hard", exit_threshold=0.3).exit_threshold == 0.3
-    with pytest.raises(UabError, match="--allocator uab-exit-hard is --allocator uab --exit hard, not --exit easy"):
-        Allocation(4, "uab-exit-hard", exit="easy")
+    with pytest.raises(UabError, match="--allocator uab-exit-hard is --allocator uab --exit hard, not --exit easy: "
+                                       "for that, give --allocator uab --exit easy --exit-mode redistribute$"):
+        Allocation(4, "uab-exit-hard", exit="easy")  # the way out: its base allocator with the value given
     # a value given equal to the default is given too: it was taken silently, the preset's ran instead
     for preset, option, value in [("uab-exit-easy-skip", "exit_mode", "redistribute"),
                                   ("uab-coverage", "gain", "algorithm1"), ("majority-scatter", "vote_model", "plurality-2")]:
         flag = "--" + option.replace("_", "-")
-        with pytest.raises(UabError, match=f"--allocator {preset} is --allocator .* {flag} .*, not {flag} {value}$"):
+        with pytest.raises(UabError, match=f"--allocator {preset} is --allocator .* {flag} .*, not {flag} {value}: "
+                                           f"for that, give --allocator .* {flag} {value}$"):
             Allocation(4, preset, **{option: value})
     assert Allocation(4, "majority-scatter", vote_model="scatter").vote_model == "scatter"  # its own value: fine
     pool = [{**rec, "samples": [{"index": j, "phase": 1, "text": "7", "answer": "7", "anll": 0.1 * j} for j in range(2)]}

@@ -529,6 +529,9 @@ def test_choices_one_per_column_empty_cells(tmp_path):
     (HENDRYCKS, "question,A,B,C,answer", "A,B,C", "1: row has 6 cells, --columns names 5"),
     (b"question,A,B,C,D,answer\n" + HENDRYCKS, "question,A,B,C,D,answer", "A,B,C,D",
      "1: this row is a header (it names the columns --columns gives): leave --columns out"),
+    # a column --columns leaves out (an empty name): the header was read as a data row
+    (b"question,A,B,C,D,answer,id\n" + HENDRYCKS.replace(b"\n", b",x\n"), "question,A,B,C,D,answer,", "A,B,C,D",
+     "1: this row is a header (it names the columns --columns gives): leave --columns out"),
     (b"question,A,B,C,D,answer\n" + HENDRYCKS, None, "A,B,C,E",
      "2: row is missing field 'E' (needed by preset mmlu); its columns: 'question', 'A', 'B', 'C', 'D', 'answer'; "
      "name the column with --choices-field COLUMN, or the columns holding one choice each with --choices-field "

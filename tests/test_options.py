@@ -446,6 +446,17 @@ def test_a_rerun_of_a_preset_takes_no_recorded_default_it_fixes(tmp_path, questi
     assert json.loads((out / "config.json").read_text())["allocate"]["gain"] == "coverage"
 
 
+def test_a_rerun_of_a_preset_refused_for_its_option_names_the_way_out(tmp_path, questions):
+    """Rerunning a `uab-coverage` directory with only `--gain algorithm1` was refused with no way
+    out named: `--allocator uab --gain algorithm1` runs it, on the samples drawn."""
+    out = tmp_path / "r"
+    assert run(questions, out, "-N", "2", "--allocator", "uab-coverage").exit_code == 0
+    refused(run(questions, out, "--gain", "algorithm1"), "--allocator uab-coverage is --allocator uab --gain coverage, "
+            "not --gain algorithm1: for that, give --allocator uab --gain algorithm1")
+    assert run(questions, out, "--allocator", "uab", "--gain", "algorithm1").exit_code == 0
+    assert json.loads((out / "config.json").read_text())["allocate"]["gain"] == "algorithm1"
+
+
 def test_options_that_apply_still_work():
     assert Allocation(4, "majority", vote_model="scatter").vote_model == "scatter"
     assert Allocation(4, "majority-scatter", vote_model="scatter").vote_model == "scatter"  # a preset's own value

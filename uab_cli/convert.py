@@ -717,13 +717,20 @@ def _column_names(value: str, option: str) -> tuple[str, ...]:
     """The column names of a comma-separated option value (``--columns``, ``--choices-field``), stripped; an
     empty name stays empty (a column ``--columns`` leaves out)."""
     names = tuple(name.strip() for name in value.split(","))
-    named = [name for name in names if name]
-    if not named:
+    if not any(names):
         raise UabError(f"{option} names no column")
+    _named_once(names, option)
+    return names
+
+
+def _named_once(names: Iterable[str], whose: str, path: Path | str | None = None, line: int | None = None) -> None:
+    """A name ``whose`` (an option, a CSV's header) gives two columns is an error; an empty name (a column
+    left out) is none."""
+    named = [name for name in names if name.strip()]
     twice = sorted({name for name in named if named.count(name) > 1})
     if twice:
-        raise UabError(f"{option} names a column twice: {', '.join(map(repr, twice))}")
-    return names
+        raise UabError(f"{whose} names a column twice: {', '.join(map(repr, twice))}",
+                       path=None if path is None else str(path), line=line)
 
 
 # A CSV's delimiter: the one of these that splits its first row into the most cells (into as many as --columns
@@ -749,15 +756,17 @@ def _delimiter(head: str, columns: tuple[str, ...] | None) -> str:
 def _header(path: Path | str, cells: list[str], line: int) -> list[str]:
     """A CSV's header row: a name given twice is an error; a column with no name (a pandas index)
     is left out, with a warning."""
-    named = [cell for cell in cells if cell.strip()]
-    twice = sorted({cell for cell in named if named.count(cell) > 1})
-    if twice:
-        raise UabError(f"the header names a column twice: {', '.join(map(repr, twice))}", path=str(path), line=line)
+    _named_once(cells, "the header", path, line)
     unnamed = [str(number) for number, cell in enumerate(cells, start=1) if not cell.strip()]
     if unnamed:
         warnings.warn(str(UabError(f"the header leaves column {', '.join(unnamed)} unnamed (a pandas index?): "
                                    "left out", path=str(path), line=line)), UserWarning, stacklevel=2)
     return [cell if cell.strip() else "" for cell in cells]
+
+
+def _names(cells: list[str], columns: tuple[str, ...]) -> bool:
+    """Whether a CSV row names the ``columns`` (a header row), in the cells of those it does not leave out."""
+    return len(cells) == len(columns) and all(cell.strip() == name for cell, name in zip(cells, columns) if name)
 
 
 def _read_csv(path: Path | str, text: bytes, columns: tuple[str, ...] | None = None,
@@ -794,7 +803,7 @@ def _read_csv(path: Path | str, text: bytes, columns: tuple[str, ...] | None = N
                 continue
             if header is None:
                 header = _header(path, cells, start)
-            elif columns is not None and first and [c.strip() for c in cells] == list(columns):
+            elif columns is not None and first and _names(cells, columns):
                 raise UabError("this row is a header (it names the columns --columns gives): leave --columns out",
                                path=str(path), line=start)
             elif len(cells) != len(header):

@@ -284,7 +284,7 @@ def _replayable(rec: dict, allocation: Allocation, named: Allocation, vote: Vote
         if given != row:
             raise UabError(f"its settings give {option} {show(given)}, not its {field} {show(row)}: `uab run "
                            "--settings` would run the settings, `uab simulate --check` replays the row's combination")
-    need = max(allocation.phase1_samples, REGISTRY[signal].phase1 if signal else 1)
+    need = max(allocation.phase1_needs(signal).values())
     if k != need:
         raise UabError(f"-K/--samples {k}: `uab simulate --check` replays the {need} Phase-1 sample"
                        f"{'s' * (need > 1)} per question its allocator{' and signal' * bool(signal)} need"

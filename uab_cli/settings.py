@@ -219,13 +219,15 @@ class Allocation:
         fixed = allocators.preset(self.allocator)
         if self.exit is not None and self.allocator not in allocators.TAKES_EXIT and "--exit" not in fixed:
             raise UabError(f"--exit applies to the uab allocators, not --allocator {self.allocator}")
+        base = allocators.RUN_FLAGS[self.allocator]["--allocator"]
+        wanted = {option: getattr(self, param_name(option)) if param_name(option) in given else value
+                  for option, value in fixed.items()}  # the preset with the values given over its own
         for option, value in fixed.items():  # recorded as what it runs
-            name = param_name(option)
-            if name in given and getattr(self, name) != value:
-                raise UabError(f"--allocator {self.allocator} is --allocator "
-                               f"{allocators.RUN_FLAGS[self.allocator]['--allocator']} {option} {value}, "
-                               f"not {option} {getattr(self, name)}")
-            object.__setattr__(self, name, value)
+            if wanted[option] != value:  # the way out: its base allocator with the values given
+                raise UabError(f"--allocator {self.allocator} is --allocator {base} {option} {value}, not {option} "
+                               f"{wanted[option]}: for that, give --allocator {base} "
+                               + " ".join(f"{o} {v}" for o, v in wanted.items()))
+            object.__setattr__(self, param_name(option), value)
         takes = allocators.RUN_FLAGS[self.allocator]  # the options this allocator reads (the registry's)
         for name in ("gain", "vote_model"):
             option = flag(f"allocate.{name}")
@@ -260,11 +262,13 @@ class Allocation:
     def phase1_short(self, k: int, signal: str) -> tuple[str, int] | None:
         """What needs more than ``k`` Phase-1 samples per question (``--signal S``, else ``--allocator A``)
         and how many it needs; None when ``k`` is enough."""
-        if k < (need := REGISTRY[signal].phase1):
-            return f"--signal {signal}", need
-        if k < (need := self.phase1_samples):
-            return f"--allocator {self.allocator}", need
-        return None
+        return next(((what, need) for what, need in self.phase1_needs(signal).items() if k < need), None)
+
+    def phase1_needs(self, signal: str | None) -> dict[str, int]:
+        """The Phase-1 samples per question that ``--signal signal`` (None: no signal is read) and the
+        allocator each need, by option."""
+        return {**({f"--signal {signal}": REGISTRY[signal].phase1} if signal else {}),
+                f"--allocator {self.allocator}": self.phase1_samples}
 
     @property
     def phase1_samples(self) -> int:
