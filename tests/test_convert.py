@@ -440,6 +440,41 @@ def test_csv_reads_a_header_row_and_names_each_rows_line(tmp_path):
         "What is\n1 + 1?", "Name a colour."]
 
 
+@pytest.mark.parametrize("block", [1, 2, 3, 5, 1 << 20])
+def test_csv_checked_as_utf8_a_block_at_a_time_names_the_bad_byte_and_line(tmp_path, monkeypatch, block):
+    """Characters split across blocks are no error; a bad byte in a later block is named, by its line."""
+    import uab_cli.convert as convert
+
+    monkeypatch.setattr(convert, "_BLOCK", block, raising=False)  # none on old code
+    good = "question,answer\nq\u00e9\u20ac\U0001f600,1\n".encode()
+    path = tmp_path / "utf8.csv"
+    path.write_bytes(good)
+    assert [row["question"] for _, row in read_table(path)] == ["q\u00e9\u20ac\U0001f600"]
+    for bad, line in [(good + b"q\xe9t,2\n", 3), (good + b"q,\xf0\x9f\x98", 3), (b"\xff" + good, 1)]:
+        path.write_bytes(bad)
+        with pytest.raises(UabError) as info:
+            list(read_table(path))
+        byte = bad[bad.index(b"\xe9t") if b"\xe9t" in bad else bad.rindex(b"\xf0") if bad.endswith(b"\x98") else 0]
+        assert str(info.value) == f"{path}:{line}: not valid UTF-8 (byte 0x{byte:02x}): save the file as UTF-8"
+
+
+def test_csv_utf8_check_holds_no_str_of_the_whole_file():
+    """Checking a CSV is UTF-8 decoded all of it at once: a str as large as the file (4 bytes a
+    character with one emoji: a 50 MB file's 200 MB) on top of its bytes."""
+    import tracemalloc
+
+    import uab_cli.convert as convert
+
+    text = b"question,answer\n" + b"q,1\n" * 2_000_000 + "\U0001f600,1\n".encode()
+    tracemalloc.start()
+    try:
+        next(convert._read_csv("big.csv", text))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < len(text), peak  # the whole as one str: 4 × len(text)
+
+
 @pytest.mark.parametrize("body,line,message", [
     (b"question,answer\nq1,1\nq2,2,3\n", 3, "row has 3 cells, the header 2"),
     (b'question,answer\nq1,1\n"q2\n,2\nq3,3\n', 3, "invalid CSV: unexpected end of data"),

@@ -903,6 +903,26 @@ def test_check_replays_what_uab_run_honours_in_a_recommendations_settings(tmp_pa
     assert done.exit_code == 0, done.stderr
 
 
+@pytest.mark.parametrize("samples, says", [
+    (None, "--signal vote-entropy needs at least 2 Phase-1 samples per question (-K/--samples 2)"),
+    (3, "-K/--samples 3: `uab simulate --check` replays the 2 Phase-1 samples per question its allocator and signal"),
+    (2, None)])
+def test_check_counts_the_signal_of_a_signal_free_allocator_as_uab_run_does(tmp_path, samples, says):
+    """`uab run --settings` of a `random` row whose settings give --signal vote-entropy wants -K 2
+    (the signal's need, read or not), and draws 2 Phase-1 samples. --check wanted -K ≥ 2 (as run)
+    and -K 1 (the allocator's own) at once: refused at every -K. Now it replays -K 2, drawing 2."""
+    rec = {"N": 3, "allocator": "random", "signal": None, "T": None, "vote_rule": "majority", "gain": 0.02, "se": 0.01,
+           "settings": {"allocator": "random", "signal": "vote-entropy", "vote_rule": "majority", "samples": samples}}
+    results = write_jsonl(tmp_path / "res.jsonl", [{"simulation": {}}, {"recommendation": rec}])
+    pool = write_jsonl(tmp_path / "pool.jsonl", noisy_pool(m=20, k=4, seed=5))
+    done = cli(["simulate", pool, "--check", results, "--seeds", "2", "-q", "-o", str(tmp_path / "out.jsonl")])
+    if says:
+        assert done.exit_code == 2 and f"error: {results}:2: {says}" in done.stderr, done.stderr
+        return
+    assert done.exit_code == 0, done.stderr
+    assert {r["K1"] for r in read_jsonl(str(tmp_path / "out.jsonl")) if r.get("allocator") == "random"} == {2}
+
+
 def test_check_reads_a_recommendations_settings_by_any_spelling_uab_run_reads(tmp_path):
     """`uab run --settings` reads a row's settings by option name however spelled, a settings
     file's way (`--max-per-question`, `signal-temperature`); --check refused them as `unknown
@@ -970,6 +990,19 @@ def test_check_refuses_a_confidence_vote_by_a_signal_no_sample_of_the_pool_has(s
     rec = confident_ties_at(2, vote_rule="weighted", vote_signal=signal, vote_temperature=0.05)
     with pytest.raises(UabError, match=f"N=2: weighted.* votes by --vote-signal {signal}, which no sample of this pool has"):
         list(evaluation.check(pool, [rec], 2))
+
+
+def test_check_names_the_pool_that_lacks_the_vote_signal(tmp_path):
+    """`simulate POOL --check` refused a vote by a signal no sample of POOL has without naming
+    POOL (as other pool errors do): now `error: POOL: N=2: …`."""
+    pool = write_jsonl(tmp_path / "pool.jsonl", [{**r, "samples": [{k: v for k, v in x.items() if k != "confidence"}
+                                                                    for x in r["samples"]]}
+                                                 for r in noisy_pool(m=20, k=4, seed=5)])
+    rec = confident_ties_at(2, vote_rule="weighted", vote_signal="vcs", vote_temperature=0.05)
+    results = write_jsonl(tmp_path / "res.jsonl", [{"simulation": {}}, {"recommendation": rec}])
+    bad = cli(["simulate", pool, "--check", results, "--seeds", "2", "-q", "-o", str(tmp_path / "out.jsonl")])
+    assert bad.exit_code == 2 and f"error: {pool}: N=2: weighted" in bad.stderr, bad.stderr
+    assert not (tmp_path / "out.jsonl").exists()
 
 
 def test_check_where_n_spends_the_whole_pool_reads_the_spread_over_questions():

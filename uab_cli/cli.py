@@ -766,7 +766,7 @@ def _check_recommendations(ctx: typer.Context, pool: str, results: str, budgets:
         err.print(f"note: {pool} holds the questions the recommendations of {results} were chosen on: the check is "
                   "not held out (on the same samples it replays the draws they were chosen on); check on a pool of "
                   "other questions", markup=False, highlight=False, soft_wrap=True)
-    rows = list(evaluation.check(records, recs, seeds))
+    rows = list(evaluation.check(records, recs, seeds, display_name(runs.pool_file(pool))))
     write_records(output, [evaluation.produced_by(records, pool, seeds, check=results), *rows])
     if not quiet:
         typer.echo(report.markdown_table(evaluation.summarize(rows), advise=False), err=True)

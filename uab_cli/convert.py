@@ -5,6 +5,7 @@ Presets cover the paper's benchmarks in their Hugging Face layouts; field option
 
 from __future__ import annotations
 
+import codecs
 import csv
 import decimal
 import hashlib
@@ -769,17 +770,34 @@ def _names(cells: list[str], columns: tuple[str, ...]) -> bool:
     return len(cells) == len(columns) and all(cell.strip() == name for cell, name in zip(cells, columns) if name)
 
 
+_BLOCK = 1 << 16  # bytes decoded at a time to check a CSV text is UTF-8
+
+
+def _utf8_head(path: Path | str, text: bytes) -> str:
+    """The first ``_SNIFF`` characters of ``text``, all of it checked to be UTF-8 a block at a time
+    (never the whole as one str: 4 bytes a character for a file with an emoji); ``UabError`` naming
+    the line of the first byte that is not."""
+    decoder, head = codecs.getincrementaldecoder("utf-8")(), ""
+    for at in range(0, max(len(text), 1), _BLOCK):
+        carried = len(decoder.getstate()[0])  # a character's first bytes, from the block before
+        try:
+            chars = decoder.decode(text[at:at + _BLOCK], final=at + _BLOCK >= len(text))
+        except UnicodeDecodeError as exc:
+            bad = at - carried + exc.start
+            raise UabError(f"not valid UTF-8 (byte 0x{text[bad]:02x}): save the file as UTF-8", path=str(path),
+                           line=text.count(b"\n", 0, bad) + 1) from None
+        if len(head) < _SNIFF:
+            head += chars[:_SNIFF - len(head)]
+    return head
+
+
 def _read_csv(path: Path | str, text: bytes, columns: tuple[str, ...] | None = None,
               delimiter: str | None = None) -> Iterator[tuple[int, dict]]:
     """Rows of a CSV file, numbered by the line each starts on; every cell is text, an empty one
     null (a missing value). Its first row names the columns, unless ``columns`` does (a file
     without a header row); a column with no name is left out. Split at the delimiter a first line
     ``sep=;`` names, else at ``delimiter``, else at the one ``_delimiter`` finds. Blank lines are skipped."""
-    try:
-        head = text.decode("utf-8")[:_SNIFF]  # the whole text checked; the rows decoded a block at a time
-    except UnicodeDecodeError as exc:
-        raise UabError(f"not valid UTF-8 (byte 0x{text[exc.start]:02x}): save the file as UTF-8", path=str(path),
-                       line=text.count(b"\n", 0, exc.start) + 1) from None
+    head = _utf8_head(path, text)
     limit = csv.field_size_limit(max(csv.field_size_limit(), len(text)))  # a long cell (a solution) is no error
     sep = _SEP.match(head)
     try:

@@ -67,6 +67,7 @@ def simulate(
     targets: Sequence[float] | None = None,
     price: Price | None = None,
     max_per_question: int | None = None,
+    phase1: int = 1,
 ) -> Iterator[dict]:
     """Replay each allocator × signal × T × N × seed × vote rule on the pool; yield one result
     row each; with ``analyses``, one ``{"deciles": ...}`` row per allocator × signal × T × N
@@ -83,7 +84,8 @@ def simulate(
     When an allocation asks for more than a question's pool holds, the allocator is run
     again with ``max_extra = K_i - K1`` (its own capped optimum; ``capped`` counts the
     questions that hit the cap); ``max_per_question``, a run's ``--max-per-question`` (``check``
-    of a recommendation that carries one), caps it from the start, as ``uab run`` does.
+    of a recommendation that carries one), caps it from the start, as ``uab run`` does, and
+    ``phase1`` (``check``: a run's -K) is the fewest Phase-1 draws.
     Signal-free allocators get one row per seed with ``signal`` and ``T`` None. Every
     allocation is voted by every rule of ``vote_rules`` (``majority`` always among them, and
     ``uniform`` among ``allocators``: Uniform + majority is the reference, of every paired difference and of the recommendation), with the
@@ -123,7 +125,7 @@ def simulate(
         # a signal T does not scale (vcs: score/10) is replayed once, at the first T: the others are copies
         for sig, t in [(None, None)] if name in SIGNAL_FREE else \
                 [(s, t) for s in signals for t in (temps if SIGNAL_REGISTRY[s].tempered else temps[:1])]:
-            k1 = max(SIGNAL_REGISTRY[sig].phase1 if sig else 1, PHASE1.get(name, 1))
+            k1 = max(SIGNAL_REGISTRY[sig].phase1 if sig else 1, PHASE1.get(name, 1), phase1)
             for n in budgets:
                 why = _unrunnable(pool, name, sig) or (n < k1 and f"N={n} is less than the {k1} Phase-1 samples "
                                                        f"{sig if k1 > PHASE1.get(name, 1) else name} needs")
@@ -257,7 +259,8 @@ def _replay(pool, combos, skipped, seeds, gain, thresholds, on_progress, variant
         yield {"recommendation": rec}
 
 
-def check(records: Sequence[dict], recommended: Sequence[dict], seeds: int | Sequence[int] = 20) -> Iterator[dict]:
+def check(records: Sequence[dict], recommended: Sequence[dict], seeds: int | Sequence[int] = 20,
+          pool_name: str | None = None) -> Iterator[dict]:
     """Replay recommendations (``simulate``'s ``{"recommendation": ...}`` rows, chosen on other
     questions) on ``records``: each N's combination, with its vote settings, and Uniform + majority
     on the same seeded draws. Yields the result rows, then one ``{"check": ...}`` row per N: the
@@ -266,7 +269,8 @@ def check(records: Sequence[dict], recommended: Sequence[dict], seeds: int | Seq
     whether it was worse by more than ``recommend.SIGNIFICANCE`` of them, and the held-out gain it
     was chosen with. A recommendation of Uniform + majority gains 0 by definition: nothing is
     replayed for it. ``UabError`` before any replay for fewer than 2 seeds (a loss is judged
-    against its standard error over seeds) or an N the pool cannot fill, whatever is replayed."""
+    against its standard error over seeds) or an N the pool cannot fill, whatever is replayed;
+    one naming ``pool_name`` (the pool's file) for a confidence vote by a signal it lacks."""
     if (seeds if isinstance(seeds, int) else len(set(seeds))) < 2:
         raise UabError("--check needs --seeds 2 or more: a loss is judged against its standard error over seeds")
     pool = Pool(records) if recommended else None
@@ -289,10 +293,11 @@ def check(records: Sequence[dict], recommended: Sequence[dict], seeds: int | Seq
         signal = vote.vote_signal(own)
         if vote.uses_confidence and not pool.has_statistic(signal):  # every vote would be majority's: no gain, silently
             raise UabError(f"N={n}: {recommend.vote_label(entry)} votes by --vote-signal {signal}, which no sample "
-                           "of this pool has: replay it on a pool drawn with it")
+                           "of this pool has: replay it on a pool drawn with it", pool_name)
         rows = list(simulate(records, [n], list(dict.fromkeys([name, "uniform"])), signals, seeds,
                              entry["T"] or DEFAULT_T, run.gain, run.exit and {run.exit: run.theta()},
-                             vote_rules=[rule], vote=vote, max_per_question=run.max_per_question))
+                             vote_rules=[rule], vote=vote, max_per_question=run.max_per_question,
+                             phase1=run.phase1_need))
         yield from rows
         found = [e for e in summarize(rows) if (e["allocator"], e["vote_rule"]) == (name, rule) and "skipped" not in e]
         if not found:

@@ -284,11 +284,11 @@ def _replayable(rec: dict, allocation: Allocation, named: Allocation, vote: Vote
         if given != row:
             raise UabError(f"its settings give {option} {show(given)}, not its {field} {show(row)}: `uab run "
                            "--settings` would run the settings, `uab simulate --check` replays the row's combination")
-    need = max(allocation.phase1_needs(signal).values())
+    need = allocation.phase1_need  # as `uab run` counts it: the signal's too, where the allocator ignores it
     if k != need:
         raise UabError(f"-K/--samples {k}: `uab simulate --check` replays the {need} Phase-1 sample"
-                       f"{'s' * (need > 1)} per question its allocator{' and signal' * bool(signal)} need"
-                       f"{'s' * (not signal)}, as `uab simulate` chose it on")
+                       f"{'s' * (need > 1)} per question its allocator{' and signal' * bool(allocation.signal)} need"
+                       f"{'s' * (not allocation.signal)}, as `uab run --settings` draws them")
     if not vote.include_phase1:
         raise UabError("--exclude-phase1: `uab simulate --check` replays votes over every sample, Phase 1's too")
     if vote.tie_seed is not None:

@@ -271,6 +271,12 @@ class Allocation:
                 f"--allocator {self.allocator}": self.phase1_samples}
 
     @property
+    def phase1_need(self) -> int:
+        """The Phase-1 samples per question a run of these settings needs: its allocator's and its
+        ``--signal``'s, read or not (`uab run` checks -K against both, ``check``)."""
+        return max(self.phase1_needs(self.signal).values())
+
+    @property
     def phase1_samples(self) -> int:
         """The Phase-1 samples per question the allocator needs (a run's default -K)."""
         return allocators.PHASE1.get(self.allocator, 1)
