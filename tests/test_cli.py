@@ -259,7 +259,7 @@ def test_a_run_that_fails_before_its_first_sample_leaves_no_directory_and_blocks
     out.mkdir(parents=True)
     result = CliRunner().invoke(app, ["run", q, "--budget", "2", "--backend", "scripted", "--out", str(out),
                                       "--temperature", "0.5"])
-    assert result.exit_code == 1 and sorted(os.listdir(out)) == [".lock", "config.json", "samples.ckpt.jsonl"]
+    assert result.exit_code == 1 and sorted(os.listdir(out)) == [".lock", "config.json", "drawn.json", "samples.ckpt.jsonl"]
     fake_backend.in_cli()
     result = CliRunner().invoke(app, ["run", q, "--budget", "2", "--backend", "scripted", "--out", str(out), "-q",
                                       "--temperature", "0.9"])

@@ -238,12 +238,20 @@ def test_an_output_file_path_ending_in_a_slash_is_refused_before_drawing(tmp_pat
     assert fake_backend.drawn == 0
 
 
-def test_a_record_nested_deeper_than_json_can_be_written_is_one_line(tmp_path):
+@pytest.mark.parametrize("command", [["phase1"], ["run", "-N", "2"], ["pool", "-K", "2"]])
+def test_a_record_nested_deeper_than_json_can_be_written_is_one_line(tmp_path, fake_backend, command):
+    """orjson reads 1,024 levels but writes 254: phase1 drew every sample, then failed naming no
+    line; run and pool (their config's input digest) were a `TypeError: Recursion limit reached`
+    traceback. Now the error names the line, before any sample is drawn."""
+    fake_backend.in_cli()
     path = tmp_path / "q.jsonl"
-    path.write_text('{"id": "a", "question": "q", "x": ' + "[" * 300 + "]" * 300 + "}\n")
-    result = cli(["phase1", str(path), "--backend", "scripted", "-o", str(tmp_path / "out.jsonl")])
-    assert result.exit_code == 2 and "record 'a' cannot be written as JSON" in result.stderr
-    assert not (tmp_path / "out.jsonl").exists()
+    path.write_text('{"id": "q", "question": "1+1?"}\n{"id": "a", "question": "q", "x": ' + "[" * 300 + "]" * 300
+                    + "}\n")
+    out = str(tmp_path / "out")
+    result = cli([command[0], str(path), *command[1:], "--backend", "scripted", "-o", out])
+    assert result.exit_code == 2 and result.stderr == (f"error: {path}:2: record 'a' cannot be written as JSON: a "
+                                                       "value in it is nested over 254 levels deep\n")
+    assert not os.path.exists(out) and fake_backend.drawn == 0
 
 
 def test_a_budget_beyond_the_machine_is_one_line(tmp_path, monkeypatch):

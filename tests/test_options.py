@@ -631,6 +631,32 @@ def test_a_hand_edited_generation_setting_of_a_pool_is_refused_as_a_change(tmp_p
     assert cli([*pool, "-K", "1"]).exit_code == 0
 
 
+@pytest.mark.parametrize("command", ["run", "pool"])
+def test_a_hand_edited_generation_setting_is_refused_after_a_cut_short_first_phase1(tmp_path, questions,
+                                                                                  fake_backend, command):
+    """A directory stopped during its first Phase 1 (a pool while it draws) has no phase1.jsonl
+    (pool.jsonl) to say how its samples were drawn: the edited temperature drew the rest of them
+    beside the ones drawn at the other, and phase1.jsonl recorded it as every sample's."""
+    out = tmp_path / "r"
+    args = [command, questions, "--backend", "scripted", "-o", str(out), "-q", *(("-N", "2") if command == "run"
+                                                                                 else ("-K", "2"))]
+    fake_backend.in_cli(fail_after=2)
+    assert cli(args).exit_code == 1
+    assert not (out / "phase1.jsonl").exists() and not (out / "pool.jsonl").exists()
+    config = json.loads((out / "config.json").read_text())
+    config["generation"]["temperature"] = 0.5
+    (out / "config.json").write_text(json.dumps(config))
+    before = (out / "samples.ckpt.jsonl").read_bytes()
+    fake_backend.in_cli()
+    refused(cli(args[:-2]), f"{out / 'config.json'}: it records other settings than drawn.json says its samples "
+                            "were drawn with (--temperature (0.9 → 0.5)): restore it")
+    assert (out / "samples.ckpt.jsonl").read_bytes() == before
+    config["generation"]["temperature"] = 0.9  # restored: the run resumes
+    (out / "config.json").write_text(json.dumps(config))
+    assert cli(args[:-2]).exit_code == 0
+    assert fake_backend.made[-1].drawn == 4  # the 6 samples less the 2 drawn before the failure
+
+
 # --- odd settings files ---------------------------------------------------------------------------
 
 

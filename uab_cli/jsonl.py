@@ -271,12 +271,15 @@ def read_batches(path: str, stage: str | None = "question", name: str | None = N
 
 
 def load_records(path: str, stage: str = "question") -> tuple[list[dict], list[int]]:
-    """All validated records for a stage, and the line each came from."""
+    """All validated records for a stage, and the line each came from; one that could not be
+    written back (``dumps``) is an error naming its line, before a stage samples for it."""
     records: list[dict] = []
     seen: set[str] = set()
     with gcpolicy.paused():
         for batch in _batches(path):
             _validate(batch, stage, display_name(path), len(records) + 1, seen)
+            for line, rec in enumerate(batch, len(records) + 1):
+                dumps(rec, display_name(path), line)
             records += batch
     return records, list(range(1, len(records) + 1))
 
@@ -298,14 +301,14 @@ def _validate(batch: list[dict], stage: str, name: str, first_line: int, seen: s
 _DUMP_OPTIONS = orjson.OPT_APPEND_NEWLINE | orjson.OPT_SERIALIZE_NUMPY
 
 
-def dumps(rec: dict) -> bytes:
-    """One JSONL line; ``UabError`` for a record orjson reads but cannot write (nested over 254
-    levels deep)."""
+def dumps(rec: dict, path: str | None = None, line: int | None = None) -> bytes:
+    """One JSONL line; ``UabError`` (at ``path``, ``line`` where given) for a record orjson reads
+    but cannot write (nested over 254 levels deep: it reads up to 1024)."""
     try:
         return orjson.dumps(rec, None, _DUMP_OPTIONS)
     except orjson.JSONEncodeError as exc:
         why = "a value in it is nested over 254 levels deep" if str(exc) == "Recursion limit reached" else exc
-        raise UabError(f"record {rec.get('id')!r} cannot be written as JSON: {why}") from None
+        raise UabError(f"record {rec.get('id')!r} cannot be written as JSON: {why}", path, line) from None
 
 
 _WRITE_BUFFER = 1 << 20

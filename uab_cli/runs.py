@@ -26,6 +26,9 @@ from .signals import SCALAR_SIGNALS
 
 CONFIG = "config.json"
 CHECKPOINT = "samples.ckpt.jsonl"
+# How the checkpoint's samples are drawn (``uab.phase1``'s entries: the generation settings, k),
+# written before the first: a directory killed in its first Phase 1 has no Phase-1 output to say so.
+DRAWN = "drawn.json"
 STAGE_FILES = ("phase1.jsonl", "allocation.jsonl", "phase2.jsonl", "votes.jsonl")
 JUDGE = "judge.json"
 SUMMARY = "summary.json"  # what the latest run cost (tokens and time per stage) and scored
@@ -37,6 +40,8 @@ VOTES_OF = "votes-{}.jsonl"  # the votes of one allocation and vote setting; vot
 # "questions" is what the samples depend on (``questions_fingerprint``); "fingerprint" (every
 # field of every record, in file order) is still written for older uab, and compared only
 # against a config written before "questions" existed.
+# The files a run directory holds before its first sample is drawn.
+_BOOKKEEPING = (CONFIG, DRAWN, CHECKPOINT)
 FIXED = ("m", "questions", "fingerprint", "k", "generation")
 
 MakeBackend = Callable[[], Backend]
@@ -113,7 +118,7 @@ class RunDir:
                 if not config["generation"].get("model"):
                     config = {**config, "generation": {**config["generation"],
                                                        "model": existing.get("generation", {}).get("model")}}
-                changed = _changed(existing, config) or _drawn_with(self.path, config)  # a hand-edited config
+                changed = _changed(existing, config) or _drawn_with(self.path, config)[1]  # a hand-edited config
         if changed and not force and self._holds_samples():  # else nothing to keep: start over
             raise UabError(f"this directory holds samples drawn with other settings ({'; '.join(changed)}); "
                            "use a new --output, or --force to discard them", self.path)
@@ -127,7 +132,7 @@ class RunDir:
                 return True
         except OSError:
             pass
-        rest = {n for n in os.listdir(self.path) if not n.endswith(".tmp")} - {".lock", CONFIG, CHECKPOINT}
+        rest = {n for n in os.listdir(self.path) if not n.endswith(".tmp")} - {".lock", *_BOOKKEEPING}
         return bool(rest)
 
     def open(self, config: dict, force: bool = False,
@@ -157,6 +162,7 @@ class RunDir:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
         self.write_json(CONFIG, config)
+        self.write_json(DRAWN, {**config["generation"], **({"k": config["k"]} if "k" in config else {})})
         write_records(self.file(CHECKPOINT), kept)  # exactly the store: no torn last line, no duplicate
         self._ckpt = open(self.file(CHECKPOINT), "ab", buffering=0)  # nothing held back for close to write
 
@@ -236,10 +242,10 @@ class RunDir:
         if self._ckpt:
             self._ckpt.close()
         try:  # still holding the lock: no other run can take the directory while it goes
-            if self._made and set(os.listdir(self.path)) <= {".lock", CONFIG, CHECKPOINT} \
+            if self._made and set(os.listdir(self.path)) <= {".lock", *_BOOKKEEPING} \
                     and not self._holds_samples():
                 with contextlib.suppress(OSError):
-                    for name in (CONFIG, CHECKPOINT, ".lock"):
+                    for name in (*_BOOKKEEPING, ".lock"):
                         with contextlib.suppress(FileNotFoundError):
                             os.unlink(self.file(name))
                     for folder in self._made:
@@ -344,13 +350,13 @@ def recorded(out: str, force: bool = False) -> Recorded:
 
 def _check_drawn_with(out: str, config: dict) -> None:
     """``UabError`` naming run or pool directory ``out``'s config where its fixed entries differ from
-    those its samples were drawn with, as its Phase-1 output (a pool's ``pool.jsonl``) records them
-    (a hand edit): a rerun takes the recorded settings as given, and would draw the rest of the
-    budget (a larger pool) with them (and record them as the samples'), or read Phase-2 samples
-    as Phase-1 ones."""
-    edited = _drawn_with(out, config)
+    those its samples were drawn with, as its Phase-1 output (a pool's ``pool.jsonl``), else
+    ``DRAWN``, records them (a hand edit): a rerun takes the recorded settings as given, and would
+    draw the rest of the budget (a larger pool) with them (and record them as the samples'), or
+    read Phase-2 samples as Phase-1 ones."""
+    name, edited = _drawn_with(out, config)
     if edited:
-        raise UabError(f"it records other settings than {_phase1_file(config)} says its samples were drawn with "
+        raise UabError(f"it records other settings than {name} says its samples were drawn with "
                        f"({'; '.join(edited)}): restore it, use a new --output, or --force to discard the samples",
                        os.path.join(out, CONFIG))
 
@@ -360,16 +366,20 @@ def _phase1_file(config: dict) -> str:
     return POOL if "pool" in config else STAGE_FILES[0]
 
 
-def _drawn_with(out: str, config: dict) -> list[str]:
-    """``_changed`` from the settings run or pool directory ``out``'s samples were drawn with, as
-    its Phase-1 output records them, to ``config``'s (none where it records none). A pool's K may
-    change (a larger one adds samples): not compared."""
-    drawn_with = _phase1_provenance(os.path.join(out, _phase1_file(config)))
+def _drawn_with(out: str, config: dict) -> tuple[str, list[str]]:
+    """The file that says how run or pool directory ``out``'s samples were drawn (its Phase-1
+    output, else ``DRAWN``: one killed in its first Phase 1 has no Phase-1 output), and ``_changed``
+    from those settings to ``config``'s (none where neither says: a directory from an earlier
+    uab). A pool's K may change (a larger one adds samples): not compared."""
+    name = _phase1_file(config)
+    drawn_with = _phase1_provenance(os.path.join(out, name))
     if drawn_with is None:
-        return []
+        name, drawn_with = DRAWN, _read_json(os.path.join(out, DRAWN))
+        if not drawn_with:
+            return name, []
     held = {**config, "k": config.get("k") if "pool" in config else drawn_with.get("k"),
             "generation": {k: v for k, v in drawn_with.items() if k not in ("k", "skipped")}}
-    return _changed(held, config)
+    return name, _changed(held, config)
 
 
 def remembered(params: dict, rec: Recorded) -> dict:
