@@ -1005,6 +1005,42 @@ def test_check_names_the_pool_that_lacks_the_vote_signal(tmp_path):
     assert not (tmp_path / "out.jsonl").exists()
 
 
+@pytest.mark.parametrize("rec, says", [
+    (uab_at(8), "budget N=8 needs 160 samples; the pool holds 4 samples per question"),
+    ({"N": 3, "allocator": "judge", "signal": None, "T": None, "vote_rule": "majority",
+      "settings": {"allocator": "judge", "vote_rule": "majority"}}, "N=3: judge cannot run on this pool: no 'judge' label")])
+def test_check_names_the_pool_it_cannot_replay_on(tmp_path, rec, says):
+    """An N the pool cannot fill and a row that cannot run on it were refused as "the pool" without
+    naming POOL (the vote-signal refusal names it): now `error: POOL: …`."""
+    pool = write_jsonl(tmp_path / "pool.jsonl", [{k: v for k, v in r.items() if k != "judge"}
+                                                 for r in noisy_pool(m=20, k=4, seed=5)])
+    results = write_jsonl(tmp_path / "res.jsonl", [{"simulation": {}}, {"recommendation": rec}])
+    bad = cli(["simulate", pool, "--check", results, "--seeds", "2", "-q", "-o", str(tmp_path / "out.jsonl")])
+    assert bad.exit_code == 2 and f"error: {pool}: {says}" in bad.stderr, bad.stderr
+    assert not (tmp_path / "out.jsonl").exists()
+
+
+@pytest.mark.parametrize("allocator, says", [
+    ("random", "--allocation-seed: `uab simulate --check` replays the allocator at each of its --seeds"),
+    ("adaptive", "--allocation-seed: `uab simulate --check` replays the allocator at each of its --seeds"),
+    ("uniform", None)])
+def test_check_refuses_a_recommendations_allocation_seed_naming_its_line(tmp_path, allocator, says):
+    """`uab run --settings` runs a seeded allocator at a row's --allocation-seed; --check replayed it
+    at each replay seed and echoed the seed in its verdict's settings, as though honoured. An
+    allocator that reads no seed ignores it in both (`uab run` takes it, records none)."""
+    rec = {"N": 3, "allocator": allocator, "signal": None, "T": None, "vote_rule": "majority", "gain": 0.02, "se": 0.01,
+           "settings": {"allocator": allocator, "vote_rule": "majority", "allocation_seed": 7,
+                        **({"samples": 2} if allocator == "adaptive" else {})}}
+    results = write_jsonl(tmp_path / "res.jsonl", [{"simulation": {}}, {"recommendation": rec}])
+    pool = write_jsonl(tmp_path / "pool.jsonl", noisy_pool(m=20, k=4, seed=5))
+    bad = cli(["simulate", pool, "--check", results, "--seeds", "2", "-q", "-o", str(tmp_path / "out.jsonl")])
+    if says is None:
+        assert bad.exit_code == 0, bad.stderr
+        return
+    assert bad.exit_code == 2 and f"error: {results}:2: {says}" in bad.stderr, bad.stderr
+    assert not (tmp_path / "out.jsonl").exists()
+
+
 def test_check_where_n_spends_the_whole_pool_reads_the_spread_over_questions():
     """At N = K every seed draws the same samples: the standard error over seeds is 0, and the
     check called a rule that loses one question of 120 "worse by more than 2 standard errors".

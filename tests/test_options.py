@@ -423,7 +423,13 @@ NOT_APPLYING = [(["--gain", "coverage", "--allocator", "majority"],
                 (["--allocator", "uab-coverage", "--gain", "algorithm1"],
                  "--allocator uab-coverage is --allocator uab --gain coverage, not --gain algorithm1"),
                 (["--allocator", "uab-exit-easy-skip", "--exit-mode", "redistribute"],
-                 "--allocator uab-exit-easy-skip is --allocator uab --exit-mode skip, not --exit-mode redistribute")]
+                 "--allocator uab-exit-easy-skip is --allocator uab --exit-mode skip, not --exit-mode redistribute"),
+                # given at its default to an allocator that does not read it: was taken, and ignored, silently
+                (["--allocator", "uniform", "--gain", "algorithm1"],
+                 "--gain applies to the uab allocators, not --allocator uniform"),
+                (["--allocator", "uniform", "--vote-model", "plurality-2"],
+                 "--vote-model applies to the majority allocators, not --allocator uniform"),
+                (["--exit-mode", "redistribute"], "--exit-mode applies with --exit only")]
 
 
 @pytest.mark.parametrize("args,says", NOT_APPLYING, ids=[" ".join(a) for a, _ in NOT_APPLYING])
@@ -431,6 +437,20 @@ def test_allocation_options_that_do_not_apply_are_refused(tmp_path, questions, a
     refused(run(questions, tmp_path / "r", "-N", "2", *args), says)
     refused(cli(["allocate", questions, "-N", "2", *args]), says)
     assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize("allocator", ["uniform", "random", "majority", "uab-exit-hard"])
+def test_a_rerun_takes_no_recorded_default_its_allocator_does_not_read(tmp_path, questions, allocator):
+    """A run's config records `--gain algorithm1` and `--exit-mode redistribute` whatever its
+    allocator: a plain rerun of a `uniform` directory must not give them back as options given,
+    which its allocator does not read (refused, as given on the command line)."""
+    out = tmp_path / "r"
+    assert run(questions, out, "-N", "2", "--allocator", allocator).exit_code == 0
+    recorded = json.loads((out / "config.json").read_text())["allocate"]
+    result = run(questions, out, "-N", "3")
+    assert result.exit_code == 0, result.stderr
+    now = json.loads((out / "config.json").read_text())["allocate"]
+    assert {**now, "n": 2} == recorded
 
 
 def test_a_rerun_of_a_preset_takes_no_recorded_default_it_fixes(tmp_path, questions):

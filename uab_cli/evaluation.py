@@ -270,12 +270,13 @@ def check(records: Sequence[dict], recommended: Sequence[dict], seeds: int | Seq
     was chosen with. A recommendation of Uniform + majority gains 0 by definition: nothing is
     replayed for it. ``UabError`` before any replay for fewer than 2 seeds (a loss is judged
     against its standard error over seeds) or an N the pool cannot fill, whatever is replayed;
-    one naming ``pool_name`` (the pool's file) for a confidence vote by a signal it lacks."""
+    those about the pool (an N it cannot fill, a combination it cannot run, a confidence vote by
+    a signal it lacks) name ``pool_name``, the pool's file."""
     if (seeds if isinstance(seeds, int) else len(set(seeds))) < 2:
         raise UabError("--check needs --seeds 2 or more: a loss is judged against its standard error over seeds")
     pool = Pool(records) if recommended else None
     if pool is not None:
-        _fits(pool, [rec["N"] for rec in recommended])
+        _fits(pool, [rec["N"] for rec in recommended], pool_name)
     for rec in recommended:
         n, name, rule = rec["N"], rec["allocator"], rec.get("vote_rule") or voting.DEFAULT_RULE  # none: as `uab run`
         settings = rec.get("settings") or {}
@@ -302,7 +303,7 @@ def check(records: Sequence[dict], recommended: Sequence[dict], seeds: int | Seq
         found = [e for e in summarize(rows) if (e["allocator"], e["vote_rule"]) == (name, rule) and "skipped" not in e]
         if not found:
             raise UabError(f"N={n}: {name} cannot run on this pool: "
-                           f"{next((r['skipped'] for r in rows if r.get('allocator') == name), 'skipped')}")
+                           f"{next((r['skipped'] for r in rows if r.get('allocator') == name), 'skipped')}", pool_name)
         gain, se = found[0]["diff_uniform"], found[0]["diff_se"]
         # the temperature it voted at, as its rows say (a file written before simulate crossed them has it in settings)
         entry["vote_temperature"] = found[0]["vote_temperature"]
@@ -351,15 +352,16 @@ def _check(pool, budgets, allocators, signals, seeds, temps, gain) -> None:
         raise UabError(f"unknown gain {gain!r}; choose from {', '.join(allocation.GAINS)}")
 
 
-def _fits(pool: Pool, budgets: Sequence[int]) -> None:
-    """``UabError`` unless ``pool`` holds N·M samples for each N of ``budgets``."""
+def _fits(pool: Pool, budgets: Sequence[int], name: str | None = None) -> None:
+    """``UabError`` (naming the pool's file ``name`` where given) unless ``pool`` holds N·M samples
+    for each N of ``budgets``."""
     if int(pool.k.sum()) < max(budgets) * len(pool.records):
         n, m, fewest = max(budgets), len(pool.records), int(np.argmin(pool.k))
         held = (f"{int(pool.k.min())} samples per question" if pool.k.min() == pool.k.max() else
                 f"{int(pool.k.sum()):,} samples, {int(pool.k.min())} to {int(pool.k.max())} per question, "
                 f"{pool.records[fewest]['id']!r} the fewest")
         raise UabError(f"budget N={n} needs {n * m:,} samples; the pool holds {held}: "
-                       "build a larger pool or use smaller budgets")
+                       "build a larger pool or use smaller budgets", name)
 
 
 def _unrunnable(pool: Pool, name: str, signal: str | None) -> str | None:

@@ -247,7 +247,8 @@ def as_run(rec: dict) -> tuple[Allocation, Vote]:
     ``settings`` at its N (a hand-made row's allocator options, left out, its allocator's own):
     what ``simulate --check`` replays, every option included (``--max-per-question``, ``--gain``,
     ``--exit-threshold``, the vote's). ``UabError`` for settings ``uab run`` refuses, and for
-    those the replay cannot run as it would (``_replayable``)."""
+    those the replay cannot run as it would (``_replayable``; an ``--allocation-seed`` of an allocator
+    that reads one: the replay runs it at each of its own seeds, measuring the gain expected over them)."""
     settings = recommended_values(rec.get("settings") or {})
     flags = allocators.RUN_FLAGS.get(rec["allocator"], {"--allocator": rec["allocator"]})
     own = {param_name(flag): value for flag, value in flags.items() if value is not None}
@@ -258,6 +259,9 @@ def as_run(rec: dict) -> tuple[Allocation, Vote]:
     vote = from_params(Vote, {"vote_rule": rec.get("vote_rule"), **settings})
     vote.check_rules()
     _replayable(rec, allocation, from_params(Allocation, {**own, "budget": rec["N"]}), vote, k)
+    if allocation.allocator in allocators.SEEDED and settings.get("allocation_seed") is not None:  # (another ignores it)
+        raise UabError("--allocation-seed: `uab simulate --check` replays the allocator at each of its --seeds, "
+                       "not at one allocation seed: its gain is the expected one over seeds")
     return allocation, vote
 
 

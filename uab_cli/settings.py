@@ -228,16 +228,18 @@ class Allocation:
                                f"{wanted[option]}: for that, give --allocator {base} "
                                + " ".join(f"{o} {v}" for o, v in wanted.items()))
             object.__setattr__(self, param_name(option), value)
+        # an option given (at its default too) that the allocator does not read: refused, not ignored
+        # (--allocation-seed and -T are taken by every allocator, recorded only where read: Allocation.info)
         takes = allocators.RUN_FLAGS[self.allocator]  # the options this allocator reads (the registry's)
         for name in ("gain", "vote_model"):
             option = flag(f"allocate.{name}")
-            if getattr(self, name) != default(f"allocate.{name}") and option not in takes:
+            if name in given and option not in takes:
                 users = [a for a in allocators.runnable() if option in allocators.RUN_FLAGS[a]]
                 kinds = sorted({allocators.RUN_FLAGS[a]["--allocator"] for a in users})
                 raise UabError(f"{option} applies to the {' and '.join(kinds)} allocator{'s' * (len(users) > 1)}, "
                                f"not --allocator {self.allocator}")
         for name in ("exit_mode", "exit_threshold"):
-            if self.exit is None and getattr(self, name) != default(f"allocate.{name}"):
+            if self.exit is None and name in given:
                 raise UabError(f"{flag(f'allocate.{name}')} applies with --exit only")
 
     def check(self, k: int, signal: str, m: int = 1, drawn: bool = False) -> None:
@@ -485,7 +487,9 @@ def with_recorded(cls, params: dict, info: dict | None) -> dict:
     fixed = {param_name(o) for o in allocators.preset(info.get("allocator"))} if cls is Allocation else set()
     recorded = {f.metadata["option"].name: info.get(names.get(f.name, f.name)) for f in declared_fields(cls)
                 if not f.metadata["option"].required and f.metadata["option"].name not in fixed}
-    return {**params, **{k: v for k, v in recorded.items() if v is not None and params.get(k) is None}}
+    # a default recorded is none given (a uniform run records --gain algorithm1, which uniform does not read)
+    defaults = {f.metadata["option"].name: f.metadata["option"].default for f in declared_fields(cls)}
+    return {**params, **{k: v for k, v in recorded.items() if v not in (None, defaults[k]) and params.get(k) is None}}
 
 
 def for_backend(values: dict, backend: str | None) -> dict:
