@@ -203,7 +203,8 @@ def extract_math(text: str) -> str | None:
     for find in (last_boxed, last_curly, _marked):
         if (candidate := find(text)) is not None and (ans := normalize_math(candidate)):
             return ans
-    return _last_value(_ENUMERATOR.sub("", text))
+    # a list's "1." is no answer, but a reply that is "152." alone states 152
+    return _last_value(text if _ENUMERATOR.fullmatch(text.strip()) else _ENUMERATOR.sub("", text))
 
 
 def _last_value(text: str) -> str | None:
@@ -228,8 +229,10 @@ def _last_value(text: str) -> str | None:
     return None
 
 
-_MC_MARKED = re.compile(  # upper-case letters, or a lower-case one that ends its phrase ("answer: d")
-    r"(?i:answer|choice|option|答案|答え)[\s*:(\[]*(?:(?i:is\b|是|为|は)[\s*:(\[]*)?(?:(?i:option|choice)[\s*(\[]*)?"
+_MC_MARKED = re.compile(  # upper-case letters, or a lower-case one that ends its phrase ("answer: d"); "the
+    # answer must be C", "is indeed: D" too (not "would be": "… the answer would be A if …" is no answer)
+    r"(?i:answer|choice|option|答案|答え)[\s*:(\[]*(?:(?i:(?:is|must\s+be|should\s+be)(?:\s+indeed)?\b|是|为|は)[\s*:(\[]*)?"
+    r"(?:(?i:option|choice)[\s*(\[]*)?"
     r"(?:([A-Z])(?![A-Za-z])|([a-z])(?=[).\]:*]|\s*$))")
 _MC_PATTERNS = [
     re.compile(r"\(([A-Z])\)"),
@@ -341,6 +344,13 @@ _UNICODE = str.maketrans({"\u2212": "-", "\u2013": "-", "\u03c0": "\\pi ", "\u22
                           "\u2260": "\\ne ", "\u2248": "\\approx ", "\u00b2": "^2", "\u00b3": "^3"})
 _ROOT = re.compile(r"\u221a\s*(?:\(([^()]*)\)|\{([^{}]*)\}|(\d+(?:\.\d+)?|[A-Za-z]))")
 _NOT_UNITS = {"pi", "sqrt", "infty", "inf", "sin", "cos", "tan", "log", "ln", "am", "pm", "i", "e"}
+_POWERS = {"square", "sq", "cubic", "cu"}  # "square feet", "sq units", "cubic units"
+# a unit's words set in upright text at the end ("7 \\text{ d}", "3\\,\\mathrm{kg}", "x+2 \\text{ units}", "\\mbox{ cm}^2"):
+# not \\mathbf{} or \\mathit{}, which set vectors and variables ("3\\mathbf{i} + 4\\mathbf{j}")
+_TEXT_UNIT = re.compile(r"\\(?:text|textrm|textnormal|mbox|mathrm)\s*\{\s*(" + _UNIT + r"(?:\s+" + _UNIT + r")*)"
+                        r"(?:\s*\^\s*\{?[23]\}?)?\s*\}(?:\s*\^\s*\{?[23]\}?)?[\s.,;]*$")
+# a remark in words after a number: "12 (twelve)", "3.5 (approx.)", "18 (i.e., eighteen) apples"
+_REMARK = re.compile(r"(?<=[\d}])\s+\(\s*([A-Za-z][A-Za-z\s.,'-]*?)\s*\)(?!\S)")
 # Up to three letters written onto a number are a product of variables ("2ab", "4xy^2"), not units,
 # unless they abbreviate a unit ("12cm", "5kg", "60mph"); a longer word is a unit ("5days"), and
 # units set apart ("12 cm", "12\text{cm}") always are
@@ -395,8 +405,39 @@ def _split_top(a: str) -> list[str]:
     return parts + [a[start:]]
 
 
+def _drop_text_unit(a: str) -> str:
+    """"7 \\text{ d}", "x+2 \\text{ units}" → "7", "x+2": words in upright text after an expression with a
+    number are its unit, a letter among them too (set apart so, it is no variable: "10m" is one); after
+    one without ("n \\text{ odd}") only the words ``_unit_words`` takes; ``_drop_units`` then reads
+    the rest (a scale word, "5 \\text{ million}", multiplies; "4:30 \\text{ p.m.}" keeps its "pm")."""
+    m = _TEXT_UNIT.search(a)
+    if not m:
+        return a
+    words = m.group(1).lower().replace(".", "").split()
+    head = re.sub(r"(?:\\[,;:! ]|\s)+$", "", a[:m.start()])  # "3\\,\\mathrm{kg}": its space is no comma
+    # "3+4\\mathrm{i}" (or an engineer's "\\mathrm{j}") is complex, "2\\mathrm{e}" Euler's number: no units
+    if (not head or set(words) & (_NOT_UNITS | _SCALES.keys() | {"j"}) or _TEXT_CMD.search(head)
+            or head.endswith(("=", "(", "[", ",") + _OPERAND_AFTER)
+            or not (re.search(r"\d", head) or _unit_words(words))):
+        return a
+    return head
+
+
+def _unit_words(words: list[str]) -> bool:
+    """Whether ``words`` name a unit after any expression, one with variables too ("\\pi r^2 square units",
+    "x+2 units", "2x \\text{ square feet}"): "units", or a unit squared or cubed in words."""
+    return set(words) <= {"unit", "units"} or (len(words) > 1 and words[0] in _POWERS)
+
+
+def _drop_remark(a: str) -> str:
+    """"12 (twelve)" → "12", "18 (eighteen) apples" → "18 apples": remarks in words set apart after a number
+    (not "\\sin (theta)", nor a product of letters "2 (ab)")."""
+    return _REMARK.sub(lambda m: "" if _WORD.search(m.group(1)) else m.group(), a)
+
+
 def _drop_units(a: str) -> str:
     """"12 cm", "5 apples", "6 square units" → the number; "4:30 pm" keeps its "pm"."""
+    a = _drop_remark(a)
     m = _UNIT_TAIL.search(a)
     if not m:
         return a
@@ -415,8 +456,9 @@ def _drop_units(a: str) -> str:
     glued = not a[start - 1].isspace() and len(tail) <= 3 and tail not in _GLUED_UNITS
     # "10 m^2" is 10m²; "\text{ m}^2", unwrapped, sets its exponent apart: square metres
     letter = len(tail) < 2 and (_variable(tail, glued) or re.search(r"[A-Za-z]\^", m.group()) is not None)
-    if (letter or words[0] in _NOT_UNITS or glued or not re.search(r"\d", bare)
-            or re.search(r"[A-Za-z=]", bare) or head.endswith(_OPERAND_AFTER)):
+    symbolic = not re.search(r"\d", bare) or re.search(r"[A-Za-z=]", bare)
+    if (letter or words[0] in _NOT_UNITS or glued or (symbolic and not _unit_words(words))
+            or not head or head.endswith(_OPERAND_AFTER)):
         return a
     return a[:start].rstrip()
 
@@ -506,7 +548,7 @@ def normalize_math(ans: str) -> str:
     if inner is not None:
         a = inner
     a = _ROOT.sub(lambda m: "\\sqrt{" + "".join(g for g in m.groups() if g) + "}", a).translate(_UNICODE)
-    a = _ORDINAL.sub("", _unwrap_text(_DELIM.sub(" ", a.replace("**", " "))))
+    a = _ORDINAL.sub("", _unwrap_text(_drop_text_unit(_DELIM.sub(" ", a.replace("**", " ")))))
     a = _NOISE.sub(" ", _FRAC.sub(r"\\frac", a)).strip().rstrip(".,;").strip()
     a = _AM_PM.sub(lambda m: " " + m.group(1).lower() + "m", a)
     if m := _CHOICE.match(a):  # "(B) Circle": a choice letter with its text
