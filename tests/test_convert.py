@@ -36,7 +36,7 @@ def load_jsonl(path: Path) -> list[dict]:
 
 
 def test_presets_listed():
-    assert set(PRESETS) == {"math500", "gsm8k", "gpqa", "mmlu", "deepscaler", "hh-rlhf"}
+    assert set(PRESETS) == {"math500", "gsm8k", "gpqa", "mmlu", "deepscaler", "hh-rlhf", "arc"}
     assert all(p.description for p in PRESETS.values())
 
 
@@ -839,11 +839,25 @@ def test_empty_gold_is_an_error():
 
 
 def test_numeric_choices_match_text_before_index():
+    """A digit gold that is one choice's text and another's index is read as the text, with one
+    warning (it was silent: a CSV export of index golds, MedMCQA's cop, lost its golds to numeric
+    choices); --answer-base says golds are indices."""
+    import warnings
+
     rows = [
         {"question": "q?", "choices": ["5", "0", "1"], "answer": "1"},
         {"question": "r?", "choices": ["x", "y"], "answer": "1"},
+        {"question": "s?", "choices": ["2", "3", "4", "5"], "answer": "2"},
     ]
-    assert [r["answer"] for r in convert_records(rows, "mmlu")] == ["C", "B"]
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        assert [r["answer"] for r in convert_records(rows, "mmlu", path="q.csv")] == ["C", "B", "A"]
+    assert [str(w.message) for w in said] == [
+        "q.csv:1: gold '1' is the text of choice C and the index of choice B: read as the text (--answer-base 0 "
+        "or 1 reads golds as indices)"]
+    assert [r["answer"] for r in convert_records(rows, "mmlu", answer_base=0)] == ["B", "B", "C"]
+    assert [r["answer"] for r in convert_records(rows[1:], "mmlu", answer_base=1)] == ["A", "B"]
+    list(convert_records([{"question": "q?", "choices": ["0", "1"], "answer": "1"}], "mmlu"))  # the same: no word
 
 
 # --- presets on real public rows (tests/data/convert/real/README.md names each source) ------------
@@ -1232,3 +1246,165 @@ def test_an_id_that_is_no_text_or_number_is_an_error(value, kind):
     """It became the id "True" or "{'a': 1}" (a Python repr) without a word."""
     with pytest.raises(UabError, match=f"in.jsonl:1: field 'id' should be text or a number, got {kind}"):
         list(convert_records([{"id": value, "question": "q?"}], None, path="in.jsonl"))
+
+
+# AI2's ARC CSV release: its header, and rows as it writes them (choices inside the question's text)
+ARC_CSV = """\
+"questionID","originalQuestionID","totalPossiblePoint","AnswerKey","isMultipleChoiceQuestion","includesDiagram",\
+"examName","schoolGrade","year","question","subject","category"
+"Mercury_7175875","7175875","1","C","1","0","Mercury","9","2015","An astronomer observes that a planet rotates \
+faster after a meteorite impact. Which is the most likely effect of this increase in rotation? (A) Planetary density \
+will decrease. (B) Planetary years will become longer. (C) Planetary days will become shorter. (D) Planetary gravity \
+will become stronger.","","Test"
+"NYSEDREGENTS_2015_4_7","7","1","3","1","0","NYSEDREGENTS","4","2015","Which object is a nonliving thing? \
+(1) tree (2) ant (3) rock (4) bird","","Test"
+"MCAS_2004_9_5","5","1","B","1","0","MCAS","9","2004","Which is the main function of a cell membrane? \
+(A) producing energy (B) controlling what enters and leaves (C) storing genetic material","","Test"
+"AKDE&ED_2008_8_3","3","1","E","1","0","AKDE&ED","8","2008","Which tool (A) measures mass? \
+(A) ruler (B) thermometer (C) graduated cylinder (D) spring scale (E) balance","","Test"
+"""
+
+
+def test_arc_csv_preset_splits_the_choices_out_of_the_question(tmp_path):
+    """AI2's ARC CSV holds each question's choices in its text ("… (A) a (B) b", or "(1) a (2) b",
+    3 to 5 of them): they converted as one question with no choices and no gold."""
+    path = tmp_path / "ARC-Easy-Test.csv"
+    path.write_text(ARC_CSV, encoding="utf-8")
+    got = list(convert_records(read_table(path), "arc", path=str(path)))
+    assert [(r["id"], r["answer"], len(r["choices"])) for r in got] == [
+        ("Mercury_7175875", "C", 4), ("NYSEDREGENTS_2015_4_7", "C", 4), ("MCAS_2004_9_5", "B", 3),
+        ("AKDE&ED_2008_8_3", "E", 5)]
+    assert got[0]["question"] == ("An astronomer observes that a planet rotates faster after a meteorite impact. "
+                                  "Which is the most likely effect of this increase in rotation?")
+    assert got[0]["choices"][2] == "Planetary days will become shorter."
+    assert got[1] == {"id": "NYSEDREGENTS_2015_4_7", "question": "Which object is a nonliving thing?",
+                      "choices": ["tree", "ant", "rock", "bird"], "answer": "C", "type": "mc", "source": "arc"}
+    assert got[3]["question"] == "Which tool (A) measures mass?"  # an "(A)" in the stem starts no choices
+    assert got[3]["choices"][4] == "balance"
+
+
+@pytest.mark.parametrize("text", [
+    "Which is true of (A) and (B)?",  # ordinary text that names labels
+    "Pick one: (A) red (C) blue",  # a label left out
+    "Pick one: (A) red (B) blue (B) green",  # a label twice
+    "(A) red (B) blue",  # no question before them
+    "Pick one: (A) red (B) (C) blue",  # an empty choice
+    "Pick one: (A) red (B) blue (3) green",  # labels of two kinds
+    "Pick one: (1) red",  # one choice
+])
+def test_arc_choices_are_split_only_from_a_clean_sequence(text):
+    from uab_cli.convert import split_choices
+
+    assert split_choices(text) is None
+    with pytest.raises(UabError, match=r"field 'question' holds no choices to split out") as info:
+        list(convert_records([{"question": "Pick? (A) a (B) b", "AnswerKey": "A"},
+                              {"question": text, "AnswerKey": "A"}], "arc"))
+    assert info.value.line == 2
+
+
+def test_arc_gold_that_is_no_label_is_an_error():
+    with pytest.raises(UabError, match=r"answer 'D' is none of the choice labels \['A', 'B', 'C'\]"):
+        list(convert_records([{"question": "Pick? (A) a (B) b (C) c", "AnswerKey": "D"}], "arc"))
+
+
+def test_an_arc_csv_without_a_preset_warns_of_the_choices_in_its_text(tmp_path):
+    """Without --preset arc, an ARC CSV converted to records with no choices and no gold, without a
+    word (its gold column, AnswerKey, went unnamed too); with --answer-field AnswerKey, a letter gold
+    of a question with no choices."""
+    import warnings
+
+    path = tmp_path / "arc.csv"
+    path.write_text(ARC_CSV, encoding="utf-8")
+    for options in ({}, {"answer_field": "AnswerKey", "id_field": "questionID"}):
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always")
+            list(convert_records(read_table(path), None, path=str(path), **options))
+        assert [str(w.message) for w in said] == [
+            f"{path}:2: the question holds its choices ('(A) … (B) …'), left in its text: --preset arc "
+            "splits them out"]
+    # other column names: the options that map them under the preset
+    rows = [{"id": "q1", "stem": "Pick? (1) a (2) b", "key": "2"}]
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        list(convert_records(rows, None, question_field="stem", answer_field="key"))
+    assert [str(w.message) for w in said] == [
+        ":1: the question holds its choices ('(A) … (B) …'), left in its text: --preset arc --question-field stem "
+        "--answer-field key --id-field id splits them out"]
+    assert [r["answer"] for r in convert_records(rows, "arc", question_field="stem", answer_field="key",
+                                                 id_field="id")] == ["B"]
+    # text with choices whose gold names none of them (an AMC problem, gold 5): nothing to say
+    list(convert_records([{"question": "Sum? (A) 1 (B) 5", "answer": "5"}], None))
+    # under --preset mmlu, its missing choices column names the preset that splits them (not --choices-field)
+    with pytest.raises(UabError, match="row is missing field 'choices' \\(needed by preset mmlu\\); .*; "
+                                       "try --preset arc$"):
+        list(convert_records(read_table(path), "mmlu", answer_field="AnswerKey"))
+
+
+MEDMCQA_ORIGINAL = [  # MedMCQA's original release: cop numbers the right one of opa-opd from 1
+    {"question": "Which vitamin is supplied from only animal source:", "exp": "", "cop": 3, "opa": "Vitamin C",
+     "opb": "Vitamin B7", "opc": "Vitamin B12", "opd": "Vitamin D", "subject_name": "Biochemistry",
+     "topic_name": "Vitamins", "id": "e9ad821a", "choice_type": "single"},
+    {"question": "All of the following are surgical options for morbid obesity except -", "exp": "", "cop": 4,
+     "opa": "Adjustable gastric banding", "opb": "Biliopancreatic diversion", "opc": "Duodenal Switch",
+     "opd": "Roux en Y Duodenal By pass", "subject_name": "Anaesthesia", "topic_name": None, "id": "a9ad821a",
+     "choice_type": "single"},
+]
+
+
+@pytest.mark.parametrize("as_text", [False, True])
+def test_a_1_based_gold_index_names_answer_base_and_converts_with_it(as_text):
+    """MedMCQA's original cop counts from 1 (Hugging Face's from 0): a 4 of 4 choices said only
+    "out of range" (a digit string: "not a letter A-D, an index, …"), naming no way out; --answer-base 1
+    reads it."""
+    rows = [{**row, "cop": str(row["cop"]) if as_text else row["cop"]} for row in MEDMCQA_ORIGINAL]
+    options = {"answer_field": "cop", "choices_field": "opa,opb,opc,opd"}
+    with pytest.raises(UabError, match=r"answer index 4 is out of range for 4 choices; 1-based indices \(MedMCQA's "
+                                       r"original cop 1-4\)\? give --answer-base 1") as info:
+        list(convert_records(rows, None, **options))
+    assert info.value.line == 2
+    assert [r["answer"] for r in convert_records(rows, None, answer_base=1, **options)] == ["C", "D"]
+    with pytest.raises(UabError, match=r"answer index 0 is out of range for 4 choices numbered from 1 "
+                                       r"\(--answer-base 1\)"):
+        list(convert_records([{**rows[0], "cop": "0" if as_text else 0}], None, answer_base=1, **options))
+
+
+def test_answer_base_errors_and_the_cop_column_warning(tmp_path):
+    import warnings
+
+    with pytest.raises(UabError, match="preset gpqa reads no gold as a choice's index; --answer-base cannot be given"):
+        list(convert_records([], "gpqa", answer_base=1))
+    with pytest.raises(UabError, match="no row has the choices field 'choices' that --answer-base numbers"):
+        list(convert_records([{"question": "q?", "answer": "1"}], None, answer_base=1))
+    with warnings.catch_warnings(record=True) as said:  # MedMCQA without --answer-field: no gold, without a word
+        warnings.simplefilter("always")
+        list(convert_records(MEDMCQA_ORIGINAL, None, choices_field="opa,opb,opc,opd", path="dev.json"))
+    assert [str(w.message) for w in said] == [
+        "dev.json:1: no gold answer field 'answer'; 'cop' looks like one: --answer-field cop"]
+    path = tmp_path / "dev.json"
+    path.write_text("".join(json.dumps(row) + "\n" for row in MEDMCQA_ORIGINAL), encoding="utf-8")
+    out = tmp_path / "out.jsonl"
+    result = cli(["convert", str(path), "--answer-field", "cop", "--choices-field", "opa,opb,opc,opd",
+                  "--answer-base", "1", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert [r["answer"] for r in load_jsonl(out)] == ["C", "D"]
+
+
+@pytest.mark.parametrize("doc", [
+    {"question": {"0": "2+2?", "1": "3+3?"}, "answer": {"0": "4", "1": "6"}},  # pandas' to_json default
+    {"0": {"question": "2+2?", "answer": "4"}, "1": {"question": "3+3?", "answer": "6"}},  # orient='index'
+    {"columns": ["question", "answer"], "index": [0, 1], "data": [["2+2?", "4"], ["3+3?", "6"]]},  # 'split'
+])
+def test_a_pandas_json_table_not_by_row_names_the_layout_that_reads(tmp_path, doc):
+    """pandas' to_json writes a DataFrame by column unless told: convert said "field 'question' should
+    be text, got dict" (or "expected a JSON object, got list", or a missing 'question'), as of a row."""
+    path = tmp_path / "df.json"
+    path.write_text(json.dumps(doc, indent=1), encoding="utf-8")
+    with pytest.raises(UabError, match=r"a table by column or by row label \(pandas' to_json orient='columns', "
+                                       r"'index' or 'split'\?\), not one object per row: write it with "
+                                       r"to_json\(orient='records'\)") as info:
+        list(convert_records(read_table(path), None, path=str(path)))
+    assert info.value.line == 1
+    # orient='table' holds one object per row, under "data": it reads
+    table = {"schema": {"fields": []}, "data": [{"index": 0, "question": "2+2?", "answer": "4"}]}
+    path.write_text(json.dumps(table), encoding="utf-8")
+    assert [r["answer"] for r in convert_records(read_table(path), None)] == ["4"]

@@ -584,6 +584,10 @@ def convert(
     columns: Annotated[str | None, typer.Option(help="The columns of a CSV file without a header row, in order: "
                                                 "question,A,B,C,D,answer (an empty name leaves a column out).",
                                                 show_default=False)] = None,
+    answer_base: Annotated[int | None, typer.Option(min=0, max=1, help="Golds are choices' indices, counted from "
+                                                    "this: 1 for MedMCQA's original cop 1-4.",
+                                                    show_default="a digit that is a choice's text is that choice, "
+                                                    "else an index from 0")] = None,
 ) -> None:
     """Convert a benchmark export into uab question records."""
     from .convert import convert_records, read_table
@@ -591,7 +595,7 @@ def convert(
     check_output(output)
     _stdin_hint(input)
     records = list(convert_records(read_table(input, columns), preset, question_field, answer_field, choices_field, id_field,
-                                   path=display_name(input)))  # every row converts before any output
+                                   path=display_name(input), answer_base=answer_base))  # every row converts before any output
     write_records(output, records)
 
 

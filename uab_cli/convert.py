@@ -42,9 +42,12 @@ class _Row:
         line: int,
         path: str | None,
         label: str,
+        base: int | None = None,
     ):
         self.data, self.fields, self.required = data, fields, required
         self.line, self.path, self.label = line, path, label
+        self.base = base  # --answer-base: golds are indices from 0 or 1 (MedMCQA's original cop); None: unsaid
+        self.note: str | None = None  # a doubt about how the row was read, to warn of
 
     def error(self, message: str) -> UabError:
         """A UabError located at this row."""
@@ -75,7 +78,7 @@ class _Row:
         role = next((r for r, n in self.fields.items() if name in _columns(n)), None)
         # a preset fits a row with its columns; for missing choices, one that builds choices from them (not gsm8k)
         fitting = [p.name for p in PRESETS.values() if p.reads(self.data) and f"preset {p.name}" != self.label
-                   and (role != "choices" or p.fields["choices"] or p.columns)]
+                   and (role != "choices" or p.mc)]
         if fitting:
             return f"try --preset {' or --preset '.join(fitting)}"
         if role == "choices":
@@ -176,6 +179,7 @@ class Preset:
     build: Callable[[_Row], dict]
     fixed: frozenset[str] = field(default_factory=frozenset)
     columns: tuple[str, ...] = ()  # columns a row of this benchmark has (besides ``fields``)
+    mc: bool = False  # its records have choices
 
     def reads(self, row: Mapping[str, Any]) -> bool:
         """Whether ``row`` has every column this preset reads."""
@@ -205,23 +209,39 @@ def _choice_list(row: _Row, value: Any) -> list[str]:
 
 
 def _gold_letter(row: _Row, answer: Any, choices: list[str]) -> str:
-    """Gold as a letter: accepts a letter, an int 0-based index, the text of one choice, or a digit-string index."""
+    """Gold as a letter: accepts a letter, an int index (0-based, or from ``row.base``), the text of one
+    choice, or a digit-string index (the text of a choice first, unless ``row.base`` says golds are indices;
+    a digit string that is one choice's text and another's index is noted in ``row.note``)."""
     n = len(choices)
     if isinstance(answer, bool):
         raise row.error(f"answer {answer!r} is not a choice letter or index")
     if isinstance(answer, int) or (isinstance(answer, float) and answer.is_integer()):
-        index = int(answer)
-        if not 0 <= index < n:
-            raise row.error(f"answer index {index} is out of range for {n} choices")
-        return LETTERS[index]
+        return _indexed(row, int(answer), n)
     text = str(answer).strip()
     if len(text) == 1 and text.upper() in LETTERS[:n]:
         return text.upper()
+    if text.isdigit() and row.base is not None:
+        return _indexed(row, int(text), n)
     if text in choices:  # before the digit rule: with numeric choices a digit string is the choice's text
-        return LETTERS[choices.index(text)]
-    if text.isdigit() and int(text) < n:
-        return LETTERS[int(text)]
+        letter = LETTERS[choices.index(text)]
+        if text.isdigit() and int(text) < n and LETTERS[int(text)] != letter:
+            row.note = (f"gold {text!r} is the text of choice {letter} and the index of choice {LETTERS[int(text)]}: "
+                        "read as the text (--answer-base 0 or 1 reads golds as indices)")
+        return letter
+    if text.isdigit():
+        return _indexed(row, int(text), n)
     raise row.error(f"answer {text!r} is not a letter A-{LETTERS[n - 1]}, an index, or one of the choices")
+
+
+def _indexed(row: _Row, index: int, n: int) -> str:
+    """The letter of choice ``index`` of ``n``, counted from ``row.base``; an index out of range is an
+    error (one just past the end of 0-based indices names ``--answer-base 1``)."""
+    base = row.base or 0
+    if not base <= index < n + base:
+        how = (" numbered from 1 (--answer-base 1)" if base else
+               "; 1-based indices (MedMCQA's original cop 1-4)? give --answer-base 1" if index == n else "")
+        raise row.error(f"answer index {index} is out of range for {n} choices{how}")
+    return LETTERS[index - base]
 
 
 def _mc_gold(row: _Row, answer: Any, choices_raw: Any, choices: list[str]) -> str:
@@ -244,12 +264,32 @@ def _check_gold(row: _Row, record: dict) -> None:
 
 
 # Columns that often hold a benchmark's gold (ARC's answerKey): named when the default mapping finds no gold.
-_GOLD_COLUMNS = ("answerKey", "answer_key", "label", "target", "gold", "correct_answer", "final_answer")
+_GOLD_COLUMNS = ("answerKey", "AnswerKey", "answer_key", "label", "target", "gold", "correct_answer", "final_answer",
+                 "cop")
 
 
 def _gold_column(row: _Row) -> str | None:
     """A column of ``row`` that looks like a gold, when the record built from it has none."""
     return next((name for name in _GOLD_COLUMNS if row.data.get(name) is not None), None)
+
+
+def _advice(row: _Row, body: dict) -> str | None:
+    """What the field mapping may have missed in a row, to warn of: its gold in a column of
+    another name (ARC's answerKey), or its choices left in the question's text (ARC's CSV) where
+    the gold names one of their labels; None when nothing."""
+    column = None if "answer" in body else _gold_column(row)
+    gold = body.get("answer") if column is None else row.data[column]
+    split = None if "choices" in body else split_choices(body["question"])
+    if split is not None and _answer_text(gold) in split[1]:
+        arc = PRESETS["arc"].fields
+        named = {"question": row.fields["question"], "answer": column or row.fields["answer"],
+                 "id": row.fields["id"] if row.data.get(row.fields["id"]) is not None else arc["id"]}
+        options = "".join(f" --{role}-field {name}" for role, name in named.items() if name != arc[role])
+        return (f"the question holds its choices ('(A) … (B) …'), left in its text: --preset arc{options} "
+                "splits them out")
+    if column is not None:
+        return f"no gold answer field {row.fields['answer']!r}; {column!r} looks like one: --answer-field {column}"
+    return None
 
 
 def _digest(*parts: str) -> bytes:
@@ -345,6 +385,41 @@ def _build_mmlu(row: _Row) -> dict:
     return record
 
 
+# A choice's label inside a question's text, as AI2's ARC CSV writes its choices: " (A) ", " (1) "
+_LABEL = re.compile(r"(?<=\s)\(([A-Z]|[1-9])\)(?=\s)")
+
+
+def split_choices(text: str) -> tuple[str, list[str], list[str]] | None:
+    """A question whose text ends in its choices, "Which …? (A) a (B) b (C) c", as its stem, the
+    choices' labels ("A".. or "1"..) and texts; None unless the labels from the first (A) or (1)
+    on follow in order, with no other label among them, and the stem and every choice hold text
+    (ordinary text that merely holds "(A)" is no list of choices)."""
+    marks = list(_LABEL.finditer(text))
+    for first, mark in enumerate(marks):
+        run = marks[first:]
+        series = LETTERS if mark.group(1) == "A" else "123456789" if mark.group(1) == "1" else None
+        if series is None or [m.group(1) for m in run] != list(series[:len(run)]):
+            continue
+        ends = [m.start() for m in run[1:]] + [len(text)]
+        choices = [text[m.end():end].strip() for m, end in zip(run, ends)]
+        stem = text[:mark.start()].strip()
+        if stem and all(choices) and MIN_CHOICES <= len(choices) <= MAX_CHOICES:
+            return stem, [m.group(1) for m in run], choices
+    return None
+
+
+def _build_arc(row: _Row) -> dict:
+    """AI2's ARC CSV release (questionID, AnswerKey, question): the choices are split out of the
+    question's text ("… (A) a (B) b", or "(1) a (2) b"); the gold names a label."""
+    split = split_choices(row.text(row.fields["question"]))
+    if split is None:
+        raise row.error(f"field {row.fields['question']!r} holds no choices to split out: its text should end in "
+                        "'(A) … (B) …' or '(1) … (2) …'")
+    question, labels, choices = split
+    return {"question": question, "choices": choices,
+            "answer": _mc_gold(row, row.gold(), {"text": choices, "label": labels}, choices), "type": "mc"}
+
+
 GPQA_WRONG = ("Incorrect Answer 1", "Incorrect Answer 2", "Incorrect Answer 3")
 
 
@@ -404,12 +479,14 @@ PRESETS: dict[str, Preset] = {
         _build_gpqa,
         frozenset({"choices"}),
         columns=tuple(GPQA_WRONG),
+        mc=True,
     ),
     "mmlu": Preset(
         "mmlu",
         "cais/mmlu (question, choices, answer index or letter, subject)",
         {"question": "question", "answer": "answer", "choices": "choices", "id": None},
         _build_mmlu,
+        mc=True,
     ),
     "deepscaler": Preset(
         "deepscaler",
@@ -425,6 +502,15 @@ PRESETS: dict[str, Preset] = {
         _build_hh_rlhf,
         frozenset({"question", "answer", "choices"}),
         columns=("chosen", "rejected"),
+        mc=True,
+    ),
+    "arc": Preset(
+        "arc",
+        "allenai ARC's CSV (questionID, AnswerKey, question ending '(A) … (B) …'): choices split out of the text",
+        {"question": "question", "answer": "AnswerKey", "choices": None, "id": "questionID"},
+        _build_arc,
+        frozenset({"choices"}),
+        mc=True,
     ),
 }
 
@@ -477,12 +563,19 @@ def convert_records(
     id_field: str | None = None,
     source: str | None = None,
     path: str | None = None,
+    answer_base: int | None = None,
 ) -> Iterator[dict]:
     """Map rows (dicts, or read_table's (line, dict) pairs, or (line, dict, position) for a
-    datasets-server row: the default id counts by position) to question records, by preset or by field names."""
+    datasets-server row: the default id counts by position) to question records, by preset or by field names.
+    ``answer_base``: golds are choices' indices, counted from 0 or 1 (MedMCQA's original cop 1-4); None: a digit
+    string that is a choice's text is that choice, else an index from 0."""
     spec, fields, required = _resolve(
         preset, {"question": question_field, "answer": answer_field, "choices": choices_field, "id": id_field}
     )
+    if answer_base not in (None, 0, 1):
+        raise UabError(f"--answer-base should be 0 or 1, got {answer_base}")
+    if answer_base is not None and "choices" in spec.fixed:
+        raise UabError(f"preset {spec.name} reads no gold as a choice's index; --answer-base cannot be given")
     label = f"preset {spec.name}" if preset is not None else "the field mapping"
     prefix = preset or source or "row"
     # where the records come from: the benchmark, else the file's name (a row's own source column is kept)
@@ -490,19 +583,19 @@ def convert_records(
 
     def records() -> Iterator[dict]:
         seen: dict[str, int] = {}
-        any_choices, warned = False, False
+        any_choices, warned = False, set()
         for index, item in enumerate(rows):
             line, data, *at = item if isinstance(item, tuple) else (index + 1, item)
             position = at[0] if at else index  # a datasets-server row's row_idx, else its place here
             if not isinstance(data, Mapping):
                 raise UabError(f"expected an object per row, got {type(data).__name__}", path=path, line=line)
-            row = _Row(data, fields, required, line, path, label)
+            row = _Row(data, fields, required, line, path, label, answer_base)
             body = spec.build(row)
             _check_gold(row, body)
-            if not warned and "answer" not in body and (column := _gold_column(row)) is not None:
-                warned = True  # once: the other rows are alike
-                warnings.warn(str(row.error(f"no gold answer field {fields['answer']!r}; {column!r} looks like one: "
-                                            f"--answer-field {column}")), UserWarning, stacklevel=2)
+            for kind, advice in (("note", row.note), ("advice", _advice(row, body) if preset is None else None)):
+                if advice is not None and kind not in warned:
+                    warned.add(kind)  # once: the other rows are alike
+                    warnings.warn(str(row.error(advice)), UserWarning, stacklevel=2)
             raw_id = row.role("id")
             if isinstance(raw_id, (bool, Mapping, list, tuple)):
                 raise row.error(f"field {fields['id']!r} should be text or a number, got {type(raw_id).__name__}")
@@ -526,8 +619,9 @@ def convert_records(
             yield record
         if not seen:
             raise UabError("empty input: no records", path=path)
-        if preset is None and choices_field is not None and not any_choices:
-            raise UabError(f"no row has the choices {_field_label(fields['choices'])}", path=path)
+        if preset is None and (choices_field is not None or answer_base is not None) and not any_choices:
+            raise UabError(f"no row has the choices {_field_label(fields['choices'])}" + (
+                "" if choices_field else " that --answer-base numbers: name them with --choices-field"), path=path)
 
     return records()
 
@@ -575,6 +669,7 @@ def _read_json(path: Path | str, text: bytes) -> Iterator[Located]:
     member = None
     if isinstance(doc, dict):
         member = next((k for k in ("data", "rows") if isinstance(doc.get(k), list)), None)
+        _by_column(path, doc, member)
         doc = doc[member] if member is not None else [doc]
     if not isinstance(doc, list):
         raise UabError("expected a JSON array of objects", path=str(path))
@@ -587,6 +682,17 @@ def _read_json(path: Path | str, text: bytes) -> Iterator[Located]:
             yield _served(path, number, row)
         else:
             yield number, row
+
+
+def _by_column(path: Path | str, doc: dict, member: str | None) -> None:
+    """A JSON object that holds a table by column or by row label (pandas' to_json, whose default
+    orient is 'columns': {"question": {"0": …}}), or as lists of cells (orient='split') is an error
+    naming the layout that reads."""
+    split = member == "data" and isinstance(doc.get("columns"), list) and any(isinstance(r, list) for r in doc["data"])
+    if split or (member is None and doc and all(isinstance(value, dict) for value in doc.values())):
+        raise UabError("a table by column or by row label (pandas' to_json orient='columns', 'index' or 'split'?), "
+                       "not one object per row: write it with to_json(orient='records') (lines=True for JSON Lines)",
+                       path=str(path), line=1)
 
 
 _FIRST_LINE = re.compile(rb"[^\r\n]*")
