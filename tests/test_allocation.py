@@ -201,3 +201,17 @@ def test_a_forfeit_exit_saves_each_exited_questions_even_share():
     assert saved == 6 and e[:2].sum() == 0 and np.array_equal(e[2:], A.uab_allocate(p[2:], 9))
     skipped, skip_saved = A.threshold_exit(p, budget, "easy", 0.7, "skip")
     assert skip_saved == A.uab_allocate(p, budget)[:2].sum() != saved
+
+
+def test_the_official_hard_exit_test_exits_fewer_questions():
+    """The official code's hard exit tests 1 − (1 − p)^N_max < θ (the chance of a right sample
+    among N_max), not p < θ; its easy exit tests p > θ like the paper's."""
+    p = np.array([0.1, 0.2, 0.3, 0.45, 0.6, 0.9])
+    assert A.exiting(p, "hard", 0.5).tolist() == [True, True, True, True, False, False]
+    assert A.exiting(p, "hard", 0.5, nmax=4).tolist() == [True, False, False, False, False, False]  # 1 − 0.9⁴ = 0.34
+    assert A.exiting(p, "hard", 0.5, nmax=8).tolist() == [False] * 6  # 1 − 0.9⁸ = 0.57
+    assert A.exiting(p, "easy", 0.7, nmax=4).tolist() == A.exiting(p, "easy", 0.7).tolist()
+    for nmax, kept in ((None, [4, 5]), (4, [1, 2, 3, 4, 5])):
+        for mode in A.EXIT_MODES:
+            e, saved = A.threshold_exit(p, 12, "hard", 0.5, mode, nmax=nmax)
+            assert e.sum() + saved == 12 and set(np.flatnonzero(e).tolist()) <= set(kept)

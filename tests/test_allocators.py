@@ -141,3 +141,28 @@ def test_too_few_phase1_samples_in_a_file_name_its_first_such_record(tmp_path):
     assert result.exit_code == 2 and len(errors) == 1, result.stderr
     assert errors[0].startswith(f"error: {path}:3: --signal vote-entropy needs at least 2 Phase-1 samples")
     assert "uab phase1 -K 2" in errors[0]
+
+
+def test_the_official_hard_exit_tests_a_right_sample_among_n_max_in_allocate(tmp_path):
+    """`--exit-test official` (the official code's hard exit: 1 − (1 − p)^N_max < θ, N_max
+    `--exit-nmax`, else N) was not offered: uab tested only p < θ. On P, θ = 0.5: the paper's
+    test exits p = 0.2 and 0.4, N_max = 2 only 0.2 (1 − 0.8² = 0.36), N_max = N = 4 none."""
+    path = write_jsonl(tmp_path / "p1.jsonl", two_sample_phase1())
+    exited = {}
+    for extra in ([], ["--exit-test", "official", "--exit-nmax", "2"], ["--exit-test", "official"]):
+        out = tmp_path / f"al{len(extra)}.jsonl"
+        result = CliRunner().invoke(app, ["allocate", path, "--budget", "4", "--signal", "vcs", "--exit", "hard",
+                                          "--exit-mode", "skip", *extra, "-o", str(out), "-q"])
+        assert result.exit_code == 0, result.stderr
+        records = read_jsonl(out)
+        info = records[0]["uab"]["allocate"]
+        assert sum(2 + r["extra"] for r in records) + info["saved"] == 4 * 5  # N·M, less only what skip saved
+        exited[len(extra)] = [i for i, r in enumerate(records) if r["extra"] == 0]
+        assert (info.get("exit_test"), info.get("exit_nmax")) == \
+            {0: (None, None), 4: ("official", 2), 2: ("official", 4)}[len(extra)]  # only where in force
+    assert exited == {0: [2, 3], 4: [2], 2: []}
+    # simulate's replay calls the same registry entry, the N_max in its Job
+    job = allocators.Job(np.array(P), 10, None, 0, np.ones(5), np.zeros(5, bool), k1=2, exit="hard",
+                         exit_mode="skip", exit_nmax=2)
+    extra, saved = allocators.call("uab", job)
+    assert np.flatnonzero(extra == 0).tolist() == [2] and extra.sum() + saved == 10

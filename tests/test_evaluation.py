@@ -1248,3 +1248,52 @@ def test_signal_deciles_do_not_depend_on_the_order_of_the_vote_temperatures():
                                    vote_temperatures=temps, analyses=True)
         got.append([r["deciles"] for r in rows if "deciles" in r])
     assert got[0] and got[0] == got[1]
+
+
+def test_simulate_replays_the_official_hard_exit_test_and_records_it():
+    """`--exit-test official` in simulate: on a pool whose draws estimate p = 0.9 and 0.3 exactly,
+    the paper's hard exit (p < 0.5) skips the 0.3 questions; the official test at N_max = N = 4
+    (1 − 0.7⁴ = 0.76) none, at N_max = 1 (1 − 0.7) the same as the paper's."""
+    records = known_pool(m=40, k=8)
+
+    def saved(**kw):
+        rows = evaluation.simulate(records, [4], ["uab-exit-hard-skip", "uniform"], ["anll"], 2,
+                                   vote_rules=["majority"], **kw)
+        return {r["saved"] for r in rows if r.get("allocator") == "uab-exit-hard-skip"}
+
+    paper = saved()
+    assert paper == saved(exit_test=("official", 1)) != {0} and saved(exit_test=("official", None)) == {0}
+    assert evaluation.produced_by(records, "pool.jsonl", 2, exit_test=("official", 8))["simulation"]["exit_test"] \
+        == "official"
+    assert "exit_test" not in evaluation.produced_by(records, "pool.jsonl", 2)["simulation"]
+    with pytest.raises(UabError, match="--exit-test official applies to the hard exits .*none of which --allocators"):
+        list(evaluation.simulate(records, [4], ["uab", "uniform"], ["anll"], 2, exit_test=("official", None)))
+
+
+def test_a_recommendation_carries_the_official_exit_test_to_uab_run_and_check(tmp_path):
+    """A `simulate --exit-test official --exit-nmax 8` recommendation of a hard exit carries the
+    test in its flags (`uab run --settings` runs it, recording it) and `--check` replays it."""
+    from typer.testing import CliRunner
+
+    from uab_cli.cli import app
+
+    entry = {"allocator": "uab-exit-hard-skip", "signal": "anll", "T": 0.1, "N": 3, "vote_rule": "majority"}
+    context = {"vote": Vote(), "generation": {"backend": "scripted"}, "exit_test": ("official", 8)}
+    settings = recommend.run_settings(entry, context)
+    assert (settings["exit_test"], settings["exit_nmax"]) == ("official", 8)
+    assert "exit_test" not in recommend.run_settings({**entry, "allocator": "uab-exit-easy-skip"}, context)
+    q = write_jsonl(tmp_path / "q.jsonl", [{"id": f"q{i}", "question": f"What is {i} + 2?", "answer": str(i + 2)}
+                                           for i in range(6)])
+    result = CliRunner().invoke(app, ["run", q, "--budget", "3", "--out", str(tmp_path / "r"), "-q",
+                                      *recommend.flags(settings).split()])
+    assert result.exit_code == 0, result.output
+    recorded = json.loads((tmp_path / "r" / "config.json").read_text())["allocate"]
+    assert (recorded["exit_test"], recorded["exit_nmax"]) == ("official", 8)
+    pool = noisy_pool(m=120, k=8, seed=3)
+
+    def gain(rec):
+        return [r["check"] for r in evaluation.check(pool, [rec], 5) if "check" in r][0]["gain"]
+
+    # at N_max = 64 no question's chance of a right sample is below 0.5: none exits, uab's gain
+    none_exit = gain(uab_at(3, "uab-exit-hard-skip", exit_test="official", exit_nmax=64))
+    assert none_exit == gain(uab_at(3)) != gain(uab_at(3, "uab-exit-hard-skip"))

@@ -429,7 +429,15 @@ NOT_APPLYING = [(["--gain", "coverage", "--allocator", "majority"],
                  "--gain applies to the uab allocators, not --allocator uniform"),
                 (["--allocator", "uniform", "--vote-model", "plurality-2"],
                  "--vote-model applies to the majority allocators, not --allocator uniform"),
-                (["--exit-mode", "redistribute"], "--exit-mode applies with --exit only")]
+                (["--exit-mode", "redistribute"], "--exit-mode applies with --exit only"),
+                # the official code's hard-exit test: read by --exit hard only, its N_max by that test only
+                (["--exit-test", "official"], "--exit-test applies with --exit only"),
+                (["--exit", "easy", "--exit-test", "official"], "--exit-test applies to --exit hard: the easy exit "
+                 "tests p > θ, in the paper and the official code alike"),
+                (["--exit", "easy", "--exit-nmax", "8"], "--exit-nmax applies to --exit hard"),
+                (["--exit", "hard", "--exit-nmax", "8"], "--exit-nmax applies with --exit-test official only"),
+                (["--exit", "hard", "--exit-test", "official", "--exit-nmax", "0"], "--exit-nmax must be >= 1, got 0"),
+                (["--exit", "hard", "--exit-test", "nature"], "'nature' is not one of 'paper', 'official'")]
 
 
 @pytest.mark.parametrize("args,says", NOT_APPLYING, ids=[" ".join(a) for a, _ in NOT_APPLYING])
@@ -699,3 +707,37 @@ def test_a_toml_settings_file_may_start_with_a_byte_order_mark(tmp_path, questio
     path.write_bytes(b"\xef\xbb\xbfseed = 7\n")
     assert run(questions, tmp_path / "r", "-N", "2", "--settings", str(path)).exit_code == 0
     assert {r["uab"]["phase1"]["seed"] for r in read_jsonl(tmp_path / "r" / "phase1.jsonl")} == {7}
+
+
+def test_a_rerun_derives_the_official_exit_tests_n_max_from_its_own_budget(tmp_path, questions):
+    """`--exit-test official` without `--exit-nmax` tests with N_max = N: a rerun at another -N
+    tests with its own N (recorded as derived), and one given stays given."""
+    out = tmp_path / "r"
+    assert run(questions, out, "-N", "2", "--exit", "hard", "--exit-test", "official").exit_code == 0
+    assert json.loads((out / "config.json").read_text())["allocate"]["exit_nmax"] == 2
+    result = run(questions, out, "-N", "3")
+    assert result.exit_code == 0, result.stderr
+    config = json.loads((out / "config.json").read_text())
+    assert (config["allocate"]["exit_test"], config["allocate"]["exit_nmax"]) == ("official", 3)
+    assert "allocate.exit_nmax" in config["derived"]
+    assert run(questions, out, "-N", "2", "--exit-nmax", "8").exit_code == 0
+    assert run(questions, out, "-N", "3").exit_code == 0
+    assert json.loads((out / "config.json").read_text())["allocate"]["exit_nmax"] == 8
+
+
+def test_a_rerun_with_another_exit_or_test_drops_the_recorded_official_test(tmp_path, questions):
+    """A rerun keeps the recorded options it does not give: after `--exit hard --exit-test
+    official --exit-nmax 8`, a rerun with `--exit easy` (or `--exit-test paper`) took the recorded
+    test (its N_max) back and was refused for it, with no option to give it up but `--allocator`."""
+    out = tmp_path / "r"
+    given = ["--exit", "hard", "--exit-test", "official", "--exit-nmax", "8"]
+    assert run(questions, out, "-N", "2", *given).exit_code == 0
+    result = run(questions, out, "--exit-test", "paper")
+    assert result.exit_code == 0, result.stderr
+    recorded = json.loads((out / "config.json").read_text())["allocate"]
+    assert (recorded["exit"], "exit_test" in recorded) == ("hard", False)
+    assert run(questions, out, "-N", "2", *given).exit_code == 0
+    result = run(questions, out, "--exit", "easy")
+    assert result.exit_code == 0, result.stderr
+    recorded = json.loads((out / "config.json").read_text())["allocate"]
+    assert (recorded["exit"], "exit_test" in recorded) == ("easy", False)

@@ -326,6 +326,32 @@ EXIT_MODES = {
 }
 
 
+# How the hard exit tests a question (``--exit-test``); the easy exit tests p > θ under both.
+EXIT_TESTS = {
+    "paper": "the hard exit tests p < θ (the paper's text)",
+    "official": "the hard exit tests 1 − (1 − p)^N_max < θ, the chance of a right sample among N_max "
+                "(--exit-nmax, else N), as the official code does",
+}
+
+
+def exit_nmax(test: str, nmax: int | None, n: int) -> int | None:
+    """The N_max the hard exit tests with at budget ``n``: under ``--exit-test official``
+    ``--exit-nmax`` (``nmax``), else N, as the official code's ``--n_max`` 0; None under the
+    paper's test (p < θ)."""
+    return (nmax or n) if test == "official" else None
+
+
+def exiting(p: np.ndarray, kind: str, theta: float, nmax: int | None = None) -> np.ndarray:
+    """The questions a threshold exit takes: p > theta (``easy``); p < theta (``hard``), or with
+    ``nmax`` (the official code's test) 1 − (1 − p)^nmax < theta."""
+    if kind not in ("hard", "easy"):
+        raise UabError(f"unknown exit {kind!r}: use hard or easy")
+    p = np.asarray(p, dtype=np.float64)
+    if kind == "easy":
+        return p > theta
+    return (p if nmax is None else 1.0 - np.power(1.0 - p, nmax)) < theta
+
+
 def threshold_exit(
     p: np.ndarray,
     budget: int,
@@ -334,9 +360,10 @@ def threshold_exit(
     mode: str = "redistribute",
     gain: str = "algorithm1",
     max_extra=None,
+    nmax: int | None = None,
 ) -> tuple[np.ndarray, int]:
-    """UAB with threshold exits: questions with p < theta (``hard``) or p > theta (``easy``)
-    keep only their Phase-1 sample.
+    """UAB with threshold exits: the questions ``exiting`` takes (p < theta: ``hard``, or with
+    ``nmax`` 1 − (1 − p)^nmax < theta; p > theta: ``easy``) keep only their Phase-1 sample.
 
     ``redistribute`` gives their share to the other questions (budget exact); ``skip``
     keeps UAB's allocation for the others and leaves what UAB gave the exited ones unspent;
@@ -344,10 +371,8 @@ def threshold_exit(
     question's even share (budget / M) unspent and spends the staying questions' shares on them
     by UAB. Returns ``(extra, saved)``, where ``saved`` counts the samples not drawn.
     """
-    if kind not in ("hard", "easy"):
-        raise UabError(f"unknown exit {kind!r}: use hard or easy")
     p = np.asarray(p, dtype=np.float64)
-    exits = p < theta if kind == "hard" else p > theta
+    exits = exiting(p, kind, theta, nmax)
     if mode not in EXIT_MODES:
         raise UabError(f"unknown exit mode {mode!r}: use {', '.join(EXIT_MODES)}")
     cap = caps(max_extra, p.size)

@@ -38,6 +38,7 @@ class Job:
     vote_model: str = "plurality-2"  # the majority allocator's vote model
     exit: str | None = None  # threshold exit on top of ``uab`` (hard or easy)
     exit_mode: str = "redistribute"
+    exit_nmax: int | None = None  # the hard exit's N_max under the official test (None: the paper's, p < θ)
     values: np.ndarray | None = None  # A[i, n]: question i's expected majority accuracy with n samples (upper bounds)
     room: np.ndarray | None = None  # per question, the Phase-2 samples its pool can serve (upper bounds)
     margins: Callable[[np.ndarray], np.ndarray] | None = None  # n -> vote margins after n samples (ROUNDS)
@@ -116,7 +117,7 @@ def _uab(j: Job, gain: str | None = None, exit: str | None = None, mode: str | N
     gain, exit, mode = gain or j.gain, exit or j.exit, mode or j.exit_mode
     if exit:
         theta = (j.theta or EXITS)[exit]
-        return allocation.threshold_exit(j.p, j.budget, exit, theta, mode, gain, j.cap)
+        return allocation.threshold_exit(j.p, j.budget, exit, theta, mode, gain, j.cap, j.exit_nmax)
     return allocation.uab_allocate(j.p, j.budget, gain, j.cap)
 
 

@@ -727,13 +727,16 @@ def simulate(
     if "vote_temperature" in _given(ctx) or "vote_temperature" in ctx.meta.get("uab.from_file", ()):
         Vote.check_candidates(vote_temps, rules)
     rule = from_params(Vote, {**ctx.params, "vote_signal": vote_signal, "vote_temperature": None})
-    gain = from_params(Allocation, {"gain": ctx.params["gain"]}).gain
+    hard = from_params(Allocation, {**{k: ctx.params[k] for k in ("gain", "exit_test", "exit_nmax")},
+                                    "exit": "hard"})  # checked as `uab run --exit hard` checks them
+    gain, exit_test = hard.gain, (hard.exit_test, hard.exit_nmax)
     rows = list(evaluation.simulate(records, _budgets(budgets), _csv(allocators), _csv(signals or ""),
                                     seeds, temps if len(temps) > 1 else temps[0], gain, vote_rules=rules,
                                     vote=rule, vote_temperatures=vote_temps, recommendations=True, analyses=True,
-                                    targets=accuracies, price=price))
+                                    targets=accuracies, price=price, exit_test=exit_test))
     write_records(output, [evaluation.produced_by(records, pool, seeds, rule, gain, price=price,
-                                                  vote_rules=rules, vote_temperatures=vote_temps), *rows])
+                                                  vote_rules=rules, vote_temperatures=vote_temps,
+                                                  exit_test=exit_test), *rows])
     if not quiet:
         typer.echo(report.markdown_table(evaluation.summarize(rows), evaluation.anll_correlation(records),
                                          evaluation.recommendations(rows)), err=True)

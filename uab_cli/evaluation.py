@@ -68,6 +68,7 @@ def simulate(
     price: Price | None = None,
     max_per_question: int | None = None,
     phase1: int = 1,
+    exit_test: tuple[str, int | None] = ("paper", None),
 ) -> Iterator[dict]:
     """Replay each allocator × signal × T × N × seed × vote rule on the pool; yield one result
     row each; with ``analyses``, one ``{"deciles": ...}`` row per allocator × signal × T × N
@@ -85,7 +86,8 @@ def simulate(
     again with ``max_extra = K_i - K1`` (its own capped optimum; ``capped`` counts the
     questions that hit the cap); ``max_per_question``, a run's ``--max-per-question`` (``check``
     of a recommendation that carries one), caps it from the start, as ``uab run`` does, and
-    ``phase1`` (``check``: a run's -K) is the fewest Phase-1 draws.
+    ``phase1`` (``check``: a run's -K) is the fewest Phase-1 draws. ``exit_test``: ``--exit-test``
+    and ``--exit-nmax`` (None: N), how the hard exits test a question.
     Signal-free allocators get one row per seed with ``signal`` and ``T`` None. Every
     allocation is voted by every rule of ``vote_rules`` (``majority`` always among them, and
     ``uniform`` among ``allocators``: Uniform + majority is the reference, of every paired difference and of the recommendation), with the
@@ -115,7 +117,7 @@ def simulate(
     rules = list(dict.fromkeys([voting.DEFAULT_RULE, *vote_rules]))
     allocators = list(dict.fromkeys([*allocators, recommend.BASELINE[0]]))
     vote_temps = list(dict.fromkeys(float(t) for t in vote_temperatures)) if vote_temperatures else [vote.temperature]
-    _check(pool, budgets, allocators, signals, seeds, temps, gain)  # the rules: vote.check_rules
+    _check(pool, budgets, allocators, signals, seeds, temps, gain, exit_test)  # the rules: vote.check_rules
     for vt in vote_temps:  # each a vote temperature as --vote-temperature declares one
         replace(vote, temperature=vt)
     tempered = set(tempered_rules(vote, rules))
@@ -138,7 +140,7 @@ def simulate(
         statistic = next((s for s in signals if s in SAMPLE_SIGNALS and pool.has_statistic(s)), None)
         analysis = (Deciles(statistic, pool.graded) if statistic else None, targets, price)
     return _replay(pool, combos, skipped, seeds, gain, exit_thresholds, on_progress, variants, vote, recommendations,
-                   analysis, max_per_question)
+                   analysis, max_per_question, exit_test)
 
 
 def _within(room: np.ndarray, cap: np.ndarray | None) -> np.ndarray:
@@ -154,7 +156,7 @@ def tempered_rules(vote: Vote, rules: Sequence[str]) -> list[str]:
 
 
 def _replay(pool, combos, skipped, seeds, gain, thresholds, on_progress, variants, vote, advise,
-            analysis=None, max_per_question=None) -> Iterator[dict]:
+            analysis=None, max_per_question=None, exit_test=("paper", None)) -> Iterator[dict]:
     yield from skipped
     results = list(skipped)  # for the analyses
     deciles = analysis[0] if analysis else None
@@ -190,7 +192,8 @@ def _replay(pool, combos, skipped, seeds, gain, thresholds, on_progress, variant
                 probs[sig, t] = np.zeros(m) if sig is None else pool.probabilities(perm, k1, sig, t)
             run_cap = None if max_per_question is None else np.full(m, max_per_question - k1)  # as `uab run` caps
             job = Job(probs[sig, t], (n - k1) * m, run_cap, seed, pool.lengths, pool.hard, gain, thresholds, k1,
-                      values=pool.majority_values if name in UPPER_BOUNDS else None, room=pool.k - k1)
+                      values=pool.majority_values if name in UPPER_BOUNDS else None, room=pool.k - k1,
+                      exit_nmax=allocation.exit_nmax(*exit_test, n))
             if name in ROUNDS:  # the margins a live run would see after its draws so far, within the pool
                 if table is None:
                     table = pool.margins(perm)
@@ -248,7 +251,7 @@ def _replay(pool, combos, skipped, seeds, gain, thresholds, on_progress, variant
         yield from ({"cost_at_accuracy": c} for c in at_accuracy(summarize(results), analysis[1], analysis[2]))
     if not advise:
         return
-    context = {"gain": gain, "vote": vote, "generation": generation_of(pool.records[0]),
+    context = {"gain": gain, "exit_test": exit_test, "vote": vote, "generation": generation_of(pool.records[0]),
                "whole_pool": {c[4] for c in combos if c[4] * m >= pool.k.sum()},
                "k1": {(c[0], c[1], c[2], c[4]): c[3] for c in combos},
                "capped": capped,
@@ -298,7 +301,7 @@ def check(records: Sequence[dict], recommended: Sequence[dict], seeds: int | Seq
         rows = list(simulate(records, [n], list(dict.fromkeys([name, "uniform"])), signals, seeds,
                              entry["T"] or DEFAULT_T, run.gain, run.exit and {run.exit: run.theta()},
                              vote_rules=[rule], vote=vote, max_per_question=run.max_per_question,
-                             phase1=run.phase1_need))
+                             phase1=run.phase1_need, exit_test=(run.exit_test, run.exit_nmax)))
         yield from rows
         found = [e for e in summarize(rows) if (e["allocator"], e["vote_rule"]) == (name, rule) and "skipped" not in e]
         if not found:
@@ -334,7 +337,7 @@ def fitting_budgets(pool: Pool) -> list[int]:
     return fit
 
 
-def _check(pool, budgets, allocators, signals, seeds, temps, gain) -> None:
+def _check(pool, budgets, allocators, signals, seeds, temps, gain, exit_test=("paper", None)) -> None:
     unknown = [a for a in allocators if a not in ALLOCATORS]
     if unknown:
         raise UabError(f"unknown allocator {unknown[0]!r}; choose from {', '.join(ALLOCATORS)}")
@@ -350,6 +353,10 @@ def _check(pool, budgets, allocators, signals, seeds, temps, gain) -> None:
         raise UabError("the signal temperature must be > 0")
     if gain not in allocation.GAINS:
         raise UabError(f"unknown gain {gain!r}; choose from {', '.join(allocation.GAINS)}")
+    hard = [a for a in ALLOCATORS if preset(a).get("--exit") == "hard"]
+    if exit_test[0] != "paper" and not set(hard) & set(allocators):  # it would change no replay
+        raise UabError(f"--exit-test {exit_test[0]} applies to the hard exits ({', '.join(hard)}), "
+                       "none of which --allocators names")
 
 
 def _fits(pool: Pool, budgets: Sequence[int], name: str | None = None) -> None:
@@ -386,10 +393,12 @@ def _unrunnable(pool: Pool, name: str, signal: str | None) -> str | None:
 
 def produced_by(records: Sequence[dict], pool: str, seeds: int, vote: Vote | None = None, gain: str | None = None,
                 check: str | None = None, price: Price | None = None,
-                vote_rules: Sequence[str] = (), vote_temperatures: Sequence[float] | None = None) -> dict:
+                vote_rules: Sequence[str] = (), vote_temperatures: Sequence[float] | None = None,
+                exit_test: tuple[str, int | None] = ("paper", None)) -> dict:
     """A results file's first row, what produced it: ``{"simulation": {...}}`` with the pool (its
     path, questions, and the generation settings it was drawn with: backend, model, seed,
-    temperature, …), the replay's seeds, ``--gain`` and vote settings (``temperatures``: the
+    temperature, …), the replay's seeds, ``--gain``, ``--exit-test`` (and ``--exit-nmax``, null: N) where
+    official, and vote settings (``temperatures``: the
     ``vote_temperatures`` that ``vote_rules`` were replayed at, where several), the results file whose
     recommendations ``--check`` replayed (each with its own vote settings), ``--price`` (what
     ``report`` prices its cost at fixed accuracy at), and uab's version.
@@ -405,7 +414,9 @@ def produced_by(records: Sequence[dict], pool: str, seeds: int, vote: Vote | Non
                                   "keep": vote.keep, "cut_samples": vote.cut}}
     return {"simulation": {"pool": pool, "questions": len(records), "fingerprint": questions_fingerprint(records),
                            "generation": generation_of(records[0]),
-                           "seeds": seeds, **({"gain": gain} if gain else {}), **(settings or {}),
+                           "seeds": seeds, **({"gain": gain} if gain else {}),
+                           **({"exit_test": exit_test[0], "exit_nmax": exit_test[1]} if exit_test[0] != "paper" else {}),
+                           **(settings or {}),
                            **({"check": check} if check else {}), **({"price": price.to_json()} if price else {}),
                            "version": __version__}}
 

@@ -441,7 +441,8 @@ class AllocationInputs:
         job = allocators.Job(np.nan_to_num(p), rest, cap, settings.seed,
                              np.frombuffer(self.lengths, dtype=np.int64).astype(np.float64),
                              np.frombuffer(self.hard, dtype=np.int8).astype(bool), settings.gain, theta, k1,
-                             settings.vote_model, settings.exit, settings.exit_mode, margins=margins, drawn=drawn)
+                             settings.vote_model, settings.exit, settings.exit_mode, settings.nmax(), margins=margins,
+                             drawn=drawn)
         extra, saved = allocators.call(settings.allocator, job)
         totals, counts = np.unique(drawn + extra, return_counts=True)
         summary = AllocationSummary(budget, int(drawn.sum()), int(extra.sum()), saved, fallbacks,

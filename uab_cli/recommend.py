@@ -227,6 +227,9 @@ def run_settings(entry: dict, context: dict) -> dict:
             out.pop(other, None)
     for flag, value in allocators.RUN_FLAGS[entry["allocator"]].items():
         out[param_name(flag)] = context.get("gain") or "algorithm1" if value is None else value
+    test, nmax = context.get("exit_test") or ("paper", None)
+    if out.get("exit") == "hard" and test != "paper":  # the replay's --exit-test (and --exit-nmax; none: N)
+        out.update(exit_test=test, **({"exit_nmax": nmax} if nmax else {}))
     if entry["signal"] is not None:
         out.update(signal=entry["signal"], signal_temperature=entry["T"])
     k1 = (context.get("k1") or {}).get((entry["allocator"], entry["signal"], entry["T"], entry["N"]), 1)

@@ -296,12 +296,15 @@ def _derived(gen: pipeline.Generation, alloc: pipeline.Allocation | None = None,
              vote: pipeline.Vote | None = None) -> list[str]:
     """The config entries a run derives from other options rather than was given (``vote``
     before ``resolve_vote_signal``): ``--vcs`` from the backend, the allocation signal from
-    ``--vcs``, an exit's own threshold, the confidence rules' signal. A rerun derives them again."""
+    ``--vcs``, an exit's own threshold, the official hard-exit test's N_max (N), the confidence rules'
+    signal. A rerun derives them again."""
     out = [f"generation.{name}" for name in sorted(gen.derived)]
     if alloc is not None and alloc.signal is None:
         out.append("allocate.signal")
     if alloc is not None and alloc.exit is not None and alloc.exit_threshold is None:
         out.append("allocate.exit_threshold")
+    if alloc is not None and alloc.nmax() is not None and alloc.exit_nmax is None:  # N: another -N, another N_max
+        out.append("allocate.exit_nmax")
     if vote is not None and vote.uses_confidence and vote.signal is None:
         out.append("vote.signal")
     return out

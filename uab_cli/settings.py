@@ -205,6 +205,12 @@ class Allocation:
                                           minimum=0, maximum=1, show_default="hard 0.5, easy 0.7")
     exit_mode: str = _alloc("--exit-mode", "redistribute", "What an exit does with the budget it frees:",
                             described=lambda: allocation.EXIT_MODES, noun="exit mode")
+    exit_test: str = _alloc("--exit-test", "paper", "How the hard exit tests a question:",
+                            described=lambda: allocation.EXIT_TESTS, noun="exit test",
+                            commands=(*ALLOCATING, "simulate"), requires=("exit", "hard"))
+    exit_nmax: int | None = _alloc("--exit-nmax", None, "N_max of --exit-test official (the official code's "
+                                   "--n_max; its ablation passes 8).", type=int, minimum=1, show_default="N",
+                                   commands=(*ALLOCATING, "simulate"), requires=("exit_test", "official"))
     max_per_question: int | None = _alloc("--max-per-question", None, "At most this many samples per question in "
                                           "total.", type=int, minimum=1, show_default="no cap")
     vote_model: str = _alloc("--vote-model", "plurality-2", "The majority allocator's vote model.",
@@ -238,9 +244,14 @@ class Allocation:
                 kinds = sorted({allocators.RUN_FLAGS[a]["--allocator"] for a in users})
                 raise UabError(f"{option} applies to the {' and '.join(kinds)} allocator{'s' * (len(users) > 1)}, "
                                f"not --allocator {self.allocator}")
-        for name in ("exit_mode", "exit_threshold"):
+        for name in ("exit_mode", "exit_threshold", "exit_test", "exit_nmax"):
             if self.exit is None and name in given:
                 raise UabError(f"{flag(f'allocate.{name}')} applies with --exit only")
+        if self.exit == "easy" and {"exit_test", "exit_nmax"} & given:  # (a preset's exit is set above)
+            raise UabError(f"{flag('allocate.exit_test' if 'exit_test' in given else 'allocate.exit_nmax')} applies "
+                           "to --exit hard: the easy exit tests p > θ, in the paper and the official code alike")
+        if "exit_nmax" in given and self.exit_test != "official":
+            raise UabError("--exit-nmax applies with --exit-test official only")
 
     def check(self, k: int, signal: str, m: int = 1, drawn: bool = False) -> None:
         """Reject settings that do not fit ``k`` Phase-1 samples per question of ``m``: those of
@@ -287,6 +298,10 @@ class Allocation:
     def uses_signal(self) -> bool:
         return self.allocator not in allocators.SIGNAL_FREE
 
+    def nmax(self) -> int | None:
+        """The hard exit's N_max under the official test (None: the paper's test, or no hard exit)."""
+        return allocation.exit_nmax(self.exit_test, self.exit_nmax, self.n) if self.exit == "hard" else None
+
     def theta(self) -> float | None:
         """The exit threshold in force (None without an exit)."""
         if self.exit is None:
@@ -304,7 +319,9 @@ class Allocation:
         return {"n": self.n, "allocator": self.allocator, "signal": signal, "T": self.temperature if tempered else None,
                 "seed": self.seed if seeded else None, "gain": self.gain, "exit": self.exit, "exit_threshold": self.theta(),
                 "exit_mode": self.exit_mode, "max_per_question": self.max_per_question, **spent,
-                "vote_model": self.vote_model if "--vote-model" in allocators.RUN_FLAGS[self.allocator] else None}
+                "vote_model": self.vote_model if "--vote-model" in allocators.RUN_FLAGS[self.allocator] else None,
+                # the official hard-exit test where in force (a votes file's digest is otherwise as before)
+                **({"exit_test": self.exit_test, "exit_nmax": self.nmax()} if self.nmax() else {})}
 
 
 CUT_SAMPLES = {"count": "its extracted answer votes like any other",
@@ -480,16 +497,21 @@ def with_recorded(cls, params: dict, info: dict | None) -> dict:
     give the lead option (``--allocator``, ``--vote-rule``): another allocator or rule starts
     from the defaults. The budget is not taken (``uab run`` remembers it apart), nor what the
     recorded allocator's preset fixes (it sets them again; a config from before presets recorded
-    what they run holds the defaults there, which would now conflict with it)."""
+    what they run holds the defaults there, which would now conflict with it), nor a value whose
+    ``requires`` the options given leave without (``--exit-test`` after ``--exit easy``)."""
     if not isinstance(info, dict) or params.get(_LEADS[cls]) is not None:
         return params
     names = _INFO_NAMES[cls]
-    fixed = {param_name(o) for o in allocators.preset(info.get("allocator"))} if cls is Allocation else set()
+    fixed = {param_name(o): v for o, v in allocators.preset(info.get("allocator")).items()} if cls is Allocation else {}
     recorded = {f.metadata["option"].name: info.get(names.get(f.name, f.name)) for f in declared_fields(cls)
                 if not f.metadata["option"].required and f.metadata["option"].name not in fixed}
     # a default recorded is none given (a uniform run records --gain algorithm1, which uniform does not read)
     defaults = {f.metadata["option"].name: f.metadata["option"].default for f in declared_fields(cls)}
-    return {**params, **{k: v for k, v in recorded.items() if v not in (None, defaults[k]) and params.get(k) is None}}
+    out = {**params, **{k: v for k, v in recorded.items() if v not in (None, defaults[k]) and params.get(k) is None}}
+    for o in declared(cls):  # in declaration order: a value dropped drops what requires it
+        if o.requires and params.get(o.name) is None and {**fixed, **out}.get(o.requires[0]) != o.requires[1]:
+            out.pop(o.name, None)
+    return out
 
 
 def for_backend(values: dict, backend: str | None) -> dict:
