@@ -12,7 +12,7 @@ from conftest import arithmetic, cli, read_jsonl, write_jsonl
 
 from uab_cli import recommend
 from uab_cli.errors import UabError
-from uab_cli.options import Option
+from uab_cli.options import Option, param_name
 from uab_cli.settings import Allocation, Generation
 
 BIG = "99999999999999999999"  # beyond 64 bits
@@ -459,6 +459,36 @@ def test_a_rerun_takes_no_recorded_default_its_allocator_does_not_read(tmp_path,
     assert result.exit_code == 0, result.stderr
     now = json.loads((out / "config.json").read_text())["allocate"]
     assert {**now, "n": 2} == recorded
+
+
+VOTE_NOT_APPLYING = [(["--vote-temperature", "0.2"], "--vote-temperature applies to the vote rules confident-ties, "
+                      "weighted, filtered, most-confident, not --vote-rule majority"),
+                     (["--vote-rule", "weighted", "--vote-keep", "0.5"],
+                      "--vote-keep applies to the vote rule filtered, not --vote-rule weighted")]
+
+
+@pytest.mark.parametrize("args,says", VOTE_NOT_APPLYING, ids=[" ".join(a) for a, _ in VOTE_NOT_APPLYING])
+def test_a_vote_option_given_at_its_default_that_the_rule_does_not_read_is_refused(tmp_path, questions, args, says):
+    """`uab run --vote-temperature 0.2` (its default) by majority was taken and ignored in silence,
+    where 0.3 exits 2; on the command line or from a --settings file (which the line names)."""
+    refused(run(questions, tmp_path / "r", "-N", "2", *args), f"error: {says}")
+    text = json.dumps({param_name(a): json.loads(v) if v[0].isdigit() else v for a, v in zip(args[::2], args[1::2])})
+    path = settings_file(tmp_path, text)
+    refused(run(questions, tmp_path / "r", "-N", "2", "--settings", path), f"error: {path}: {says}")
+    assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize("rule", ["majority", "weighted", "filtered", "confident-ties"])
+def test_a_rerun_takes_no_recorded_vote_default_as_given(tmp_path, questions, rule):
+    """A run's config records the vote's settings at their defaults (`"keep": 0.5` for filtered,
+    `"temperature": 0.2` for weighted): a plain rerun takes them as the run's, not as options given."""
+    out = tmp_path / "r"
+    assert run(questions, out, "-N", "2", "--vote-rule", rule).exit_code == 0
+    recorded = json.loads((out / "config.json").read_text())["vote"]
+    result = run(questions, out, "-N", "3")
+    assert result.exit_code == 0, result.stderr
+    assert json.loads((out / "config.json").read_text())["vote"] == recorded
+    assert run(questions, out, "-N", "3", "--vote-rule", "majority").exit_code == 0  # another rule: from the defaults
 
 
 def test_a_rerun_of_a_preset_takes_no_recorded_default_it_fixes(tmp_path, questions):

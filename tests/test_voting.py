@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 import warnings
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -137,6 +138,15 @@ def test_bad_vote_settings_are_user_errors():
     (["vote", "--tie-seed", "-1"], "--tie-seed must be >= 0, got -1"),
     (["simulate", "--vote-rules", "majority,weighted", "--vote-keep", "0.3"],
      "--vote-keep applies to the vote rule filtered, not --vote-rules majority,weighted"),
+    # given at its default: was taken, and ignored, silently
+    (["vote", "--vote-keep", "0.5"], "--vote-keep applies to the vote rule filtered, not --vote-rule majority"),
+    (["vote", "--vote-rule", "weighted", "--vote-keep", "0.5"], "--vote-keep applies to the vote rule filtered"),
+    (["vote", "--vote-temperature", "0.2"], "--vote-temperature applies to the vote rules confident-ties"),
+    (["simulate", "--vote-rules", "majority,weighted", "--vote-keep", "0.5"],
+     "--vote-keep applies to the vote rule filtered, not --vote-rules majority,weighted"),
+    (["simulate", "--vote-rules", "majority", "--vote-temperature", "0.2"],
+     "--vote-temperature applies to the vote rules confident-ties, weighted, filtered, most-confident, "
+     "not --vote-rules majority"),
 ])
 def test_a_vote_option_no_chosen_rule_reads_is_refused(tmp_path, args, message):
     """As an allocator option the allocator ignores is: a typo'd rule would otherwise run silently."""
@@ -148,6 +158,19 @@ def test_a_vote_option_no_chosen_rule_reads_is_refused(tmp_path, args, message):
     assert not out.exists()
     Vote(rule="filtered", keep=0.3).check_rules()  # the rule that reads it: accepted
     Vote(keep=0.3).check_rules(["majority", "filtered"])
+
+
+def test_a_vote_copied_with_a_value_keeps_the_options_given():
+    """``check_rules`` refuses an option given, at its default too; a copy (``dataclasses.replace``:
+    a signal resolved, a rule or temperature of simulate's grid) gives none, so every field set
+    by the copy must not count as given, and the original's given ones still do."""
+    assert Vote().given == frozenset() and Vote(rule="weighted", keep=0.5).given == {"rule", "keep"}
+    copy = replace(Vote(), signal="anll", temperature=0.1, keep=0.5)
+    assert (copy.signal, copy.temperature, copy.keep, copy.given) == ("anll", 0.1, 0.5, frozenset())
+    copy.check_rules()
+    with pytest.raises(UabError, match="--vote-keep applies to the vote rule filtered"):
+        replace(Vote(keep=0.5), signal="anll").check_rules()
+    assert Vote(temperature=0.2) == Vote()  # the options given are no part of the settings
 
 
 @pytest.mark.parametrize("rule", list(voting.RULES))

@@ -391,7 +391,7 @@ class AllocationInputs:
         if SIGNAL_REGISTRY[self.signal].per_sample:
             score = question_score(phase1, self.signal)
         elif len(phase1) >= SIGNAL_REGISTRY[self.signal].phase1:
-            answers = [voted_answer(s, Vote.cut) for s in phase1]
+            answers = [voted_answer(s, settings.default("vote.cut")) for s in phase1]
             score = question_score(phase1, self.signal,
                                    vote_outcomes(_answer_counts(answers, question_type(rec)), answers.count(None)))
         else:

@@ -64,7 +64,7 @@ def _alloc(flag: str, default=None, help: str = "", **kw):
 
 def _vote(flag: str, default=None, help: str = "", **kw):
     kw.setdefault("commands", VOTING)
-    return _opt(flag, default, help, panel="Vote", **kw)
+    return _opt(flag, default, help, panel="Vote", unset=True, **kw)  # check_rules tells a value given
 
 
 TEMPLATE_DIGEST = "prompt_template_sha256"  # a template's content, recorded beside its path
@@ -348,9 +348,15 @@ class Vote:
                         "kept (rounded up).", minimum=0, open_min=True, maximum=1, commands=(*VOTING, "simulate"))
     cut: str = _vote("--cut-samples", "count", "A sample cut at --max-tokens (finish_reason length):",
                      described=lambda: CUT_SAMPLES, commands=(*VOTING, "simulate"))
+    # The fields given (``options.fill_defaults``), for ``check_rules``; a copy (``dataclasses.replace``:
+    # a resolved signal, a rule or temperature of simulate's grid) keeps its original's, none given by it.
+    given: frozenset | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         check_fields(self)
+        given = fill_defaults(self)
+        if self.given is None:
+            object.__setattr__(self, "given", given)
 
     @property
     def uses_confidence(self) -> bool:
@@ -364,7 +370,7 @@ class Vote:
         return self.uses_confidence and voting.RULES[self.rule].tempered and tempered
 
     def check_rules(self, rules: tuple[str, ...] | list[str] | None = None) -> None:
-        """Refuse an option set away from its default that none of ``rules`` (default: this
+        """Refuse an option given (at its default too) that none of ``rules`` (default: this
         rule) reads, as ``Allocation`` refuses one its allocator ignores: ``--tie-seed`` is
         majority's, the confidence options are the confidence rules', ``--vote-keep`` filtered's;
         and a rule this version does not know, first (else the message named none)."""
@@ -377,7 +383,7 @@ class Vote:
                    "keep": [r.name for r in voting.RULES.values() if r.keep]}
         readers["temperature"] = readers["signal"]
         for name, users in readers.items():
-            if getattr(self, name) != default(f"vote.{name}") and not any(r.name in users for r in chosen):
+            if name in self.given and not any(r.name in users for r in chosen):
                 given = f"--vote-rule {self.rule}" if rules is None else f"--vote-rules {','.join(r.name for r in chosen)}"
                 raise UabError(f"{flag(f'vote.{name}')} applies to the vote rule{'s' * (len(users) > 1)} "
                                f"{', '.join(users)}, not {given}")
@@ -385,10 +391,8 @@ class Vote:
     @classmethod
     def check_candidates(cls, temperatures: list[float], rules: list[str]) -> None:
         """``simulate --vote-temperature`` given (a list of candidates): refused, as ``vote``
-        refuses one, where none of ``rules`` reads a temperature and one of them is away from
-        the default (``check_rules``)."""
-        away = [t for t in temperatures if t != DEFAULT_T]
-        cls(temperature=away[0] if away else DEFAULT_T).check_rules(rules)
+        refuses one, where none of ``rules`` reads a temperature (``check_rules``)."""
+        cls(temperature=temperatures[0]).check_rules(rules)
 
     def vote_signal(self, default: str = "anll") -> str:
         return self.signal or default
@@ -399,7 +403,7 @@ class Vote:
     @functools.cached_property  # one dict shared by every voted record, made once
     def _info(self) -> dict:
         info = {"include_phase1": self.include_phase1, "tie_seed": self.tie_seed, "rule": self.rule}
-        if self.cut != Vote.cut:  # absent: cut samples vote, as in every earlier version
+        if self.cut != default("vote.cut"):  # absent: cut samples vote, as in every earlier version
             info["cut_samples"] = self.cut
         if self.uses_confidence:  # the temperature where it changes the vote: a rerun at another writes no other file
             info.update(signal=self.signal, **({"temperature": self.temperature} if self.uses_temperature else {}))
@@ -411,7 +415,7 @@ class Vote:
         """The ``uab run`` option values, by parameter name, that reproduce this vote: the rule,
         ``--cut-samples`` unless the default, and the confidence settings the rule reads (names
         derived from each field's option)."""
-        names = ["rule"] + (["cut"] if self.cut != Vote.cut else [])
+        names = ["rule"] + (["cut"] if self.cut != default("vote.cut") else [])
         names += ["signal", "temperature"] if self.uses_confidence else []
         names += ["keep"] if self.uses_confidence and voting.RULES[self.rule].keep else []
         values = {**asdict(self), "signal": self.vote_signal()}
