@@ -30,9 +30,9 @@ FAULTS = (
     "truncate",
 )
 
-#: Faults only injected when asked for: a 400, a 401, and an empty reply that finished
-#: normally (a real, empty completion).
-EXTRA_FAULTS = ("400", "401", "empty_stop")
+#: Faults only injected when asked for: a 400, a 401, an empty reply that finished normally (a
+#: real, empty completion), JSON nested deeper than a parser goes, a gzip body that is no gzip.
+EXTRA_FAULTS = ("400", "401", "empty_stop", "deep_json", "bad_gzip")
 
 WORDS = ("alpha", "beta", "gamma", "delta", "omega", "sigma", "kappa", "theta")
 
@@ -108,6 +108,8 @@ class FakeServer:
     ``max_model_len`` makes it a vLLM server with that context: ``GET /v1/models`` reports it,
     ``POST /tokenize`` counts a prompt (words plus 2 per turn; ``tokenize=False``: 404, as
     servers without it), and a prompt plus ``max_tokens`` beyond it gets vLLM's 400.
+
+    ``root`` (``"/v1"``, as vLLM serves): a POST outside it gets a 404, FastAPI's ``Not Found``.
     """
 
     fault_rate: float = 0.0
@@ -126,6 +128,7 @@ class FakeServer:
     gate_timeout: float = 10.0
     max_model_len: int | None = None
     tokenize: bool = True
+    root: str = ""
     requests: list[Recorded] = field(default_factory=list)
     max_in_flight: int = 0
     script: Callable[[dict], dict] | None = None
@@ -265,6 +268,9 @@ class _Handler(BaseHTTPRequestHandler):
                                                      "max_model_len": self.fake.max_model_len}]})
 
     def _answer(self, rec: Recorded) -> None:
+        if not self.path.startswith(self.fake.root):
+            self._send(404, {"detail": "Not Found"})
+            return
         if self.path.endswith("/tokenize"):
             if self.fake.max_model_len is None or not self.fake.tokenize:
                 self._send(404, {"message": f"no route {self.path}"})
@@ -321,6 +327,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(200, {"message": "too late"})
         elif fault == "malformed":
             self._send_raw(200, b'{"id": "broken", "choices": [', "application/json")
+        elif fault == "deep_json":
+            self._send_raw(200, b"[" * 100_000 + b"]" * 100_000, "application/json")
+        elif fault == "bad_gzip":
+            self._send_raw(200, b"no gzip at all", "application/json", {"Content-Encoding": "gzip"})
         else:
             return False
         return True

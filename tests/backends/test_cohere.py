@@ -256,6 +256,16 @@ def test_the_url_comes_from_base_url_then_co_api_url(monkeypatch):
         CohereBackend(api_key=SECRET).close()
 
 
+@pytest.mark.parametrize("url", ["api.cohere.com", "http://proxy:port/", "http://[::1"])
+def test_a_base_url_no_client_can_use_is_a_bad_option(url, monkeypatch):
+    """A traceback, or every request retried as a connection error, before: one line now."""
+    with pytest.raises(UabError, match=r"^--base-url \(or CO_API_URL\) must be an http:// or https:// URL"):
+        CohereBackend(api_key=SECRET, base_url=url)
+    monkeypatch.setenv("CO_API_URL", url)
+    with pytest.raises(UabError, match="CO_API_URL"):
+        CohereBackend(api_key=SECRET)
+
+
 def test_max_tokens_finish_is_length():
     with FakeServer(fault_rate=1.0, faults=("truncate",)) as server:
         (out,) = cohere_at(server).generate(sample_requests(1), SamplingParams())
@@ -306,6 +316,27 @@ def test_server_side_faults_are_retried(fault):
     with FakeServer(fault_rate=1.0, faults=(fault,), fault_limit=2) as server:
         (out,) = cohere_at(server, retry=no_sleep()).generate(sample_requests(1), SamplingParams())
     assert out.text == expected_text(sample_requests(1)[0]) and len(server.requests) == 3
+
+
+@pytest.mark.parametrize("fault", ["deep_json", "bad_gzip"])
+def test_a_reply_body_that_cannot_be_decoded_is_retried(fault):
+    """JSON nested too deep (RecursionError) and a gzip body that is no gzip (httpx's
+    DecodingError) were no failure the retry policy knew: a traceback, exit 1."""
+    with FakeServer(fault_rate=1.0, faults=(fault,), fault_limit=1) as server:
+        (out,) = cohere_at(server, retry=no_sleep()).generate(sample_requests(1), SamplingParams())
+    assert out.text == expected_text(sample_requests(1)[0]) and len(server.requests) == 2
+
+
+def test_a_token_count_beyond_any_integer_is_unknown_not_a_traceback():
+    """``usage.tokens.output_tokens: 1e400`` (infinity as JSON reads it): OverflowError before."""
+    def infinite(reply):
+        reply["usage"]["tokens"]["output_tokens"] = reply["usage"]["billed_units"]["output_tokens"] = float("inf")
+        return reply
+
+    with FakeServer(rewrite=infinite) as server:
+        (out,) = cohere_at(server, retry=no_sleep()).generate(sample_requests(1), SamplingParams())
+    assert out.n_tokens == len(reply_tokens("question 0", 0)) == len(out.token_logprobs)  # counted by its logprobs
+    assert len(server.requests) == 1
 
 
 @pytest.mark.parametrize("fault", ["400", "401"])

@@ -126,6 +126,15 @@ def test_transient_faults_are_retried_with_backoff(fault):
     assert backs_off(delays, [0.5, 1.0, 2.0]) and len(server.requests) == 4
 
 
+@pytest.mark.parametrize("fault", ["deep_json", "bad_gzip"])
+def test_a_reply_body_that_cannot_be_decoded_is_retried(fault):
+    """JSON nested deeper than the parser goes raised RecursionError out of the retry policy
+    (a traceback, exit 1, instead of a retried malformed reply)."""
+    with FakeServer(fault_rate=1.0, faults=(fault,), fault_limit=1) as server:
+        (out,) = backend(server, retry=no_sleep()).generate(sample_requests(1), PARAMS)
+    assert out.text == expected_text(sample_requests(1)[0]) and len(server.requests) == 2
+
+
 def test_timeout_is_retried():
     with FakeServer(fault_rate=1.0, faults=("slow",), slow=1.0, fault_limit=1) as server:
         out = backend(server, timeout=0.3, retry=no_sleep()).generate(sample_requests(1), PARAMS)
@@ -279,6 +288,30 @@ def test_plain_http_to_remote_host_warns_without_credentials_in_url():
     assert "hunter2" not in str(caught[0].message)
 
 
+@pytest.mark.parametrize("url", ["127.0.0.1:8000/v1", "localhost:8000", "http://", "ftp://gpu-box/v1",
+                                 "http://user:hunter2@gpu-box:80OO/v1", "http://[::1/v1", " http://127.0.0.1:1/v1"])
+def test_a_base_url_no_client_can_use_is_a_bad_option_not_a_connection_to_retry(url, monkeypatch):
+    """No scheme, no host, a port that is no number: a traceback (ValueError, httpx's InvalidURL),
+    or six attempts over 15 s of backoff ending in exit 1, instead of one line at once; the message
+    never shows the URL's password."""
+    with pytest.raises(UabError, match=r"^--base-url \(or OPENAI_BASE_URL\) must be an http:// or https:// URL") as bad:
+        OpenAIBackend("m", url)
+    assert "hunter2" not in str(bad.value)
+    monkeypatch.setenv("OPENAI_BASE_URL", url)
+    with pytest.raises(UabError, match="OPENAI_BASE_URL"):
+        OpenAIBackend("m")
+
+
+def test_a_404_of_a_base_url_without_v1_says_where_the_api_is():
+    """`--base-url http://host:8000` for `vllm serve`: a bare "HTTP 404: Not Found" before."""
+    with FakeServer(root="/v1") as server:
+        with pytest.raises(BackendError, match=r"not retryable\): HTTP 404: .*Not Found.* \(--base-url has no /v1: "
+                                               rf"OpenAI-compatible servers serve under it, e\.g\. --base-url "
+                                               rf"{server.url}/v1\)$"):
+            OpenAIBackend("fake-model", server.url + "/", api_key=KEY).generate(sample_requests(1), PARAMS)
+        assert backend(server).generate(sample_requests(1), PARAMS)[0].text  # under /v1: served
+
+
 def test_bad_options_are_user_errors():
     with pytest.raises(UabError, match="--endpoint"):
         OpenAIBackend("m", "http://127.0.0.1:1/v1", endpoint="responses")
@@ -350,6 +383,21 @@ def test_an_odd_reply_is_retried_never_kept(odd):
     assert len(server.requests) == 2
     assert out.text == expected_text(sample_requests(1)[0]) and out.n_tokens > 0
     assert out.token_logprobs == tuple(token_logprob(t) for t in reply_tokens("question 0", 0))
+
+
+@pytest.mark.parametrize("logprobs", [False, True])
+def test_a_completions_reply_with_a_token_without_its_logprob_is_retried_never_kept(logprobs):
+    """A null among ``token_logprobs`` was dropped: the sample kept the other tokens' logprobs and
+    its ANLL was the mean of part of the reply (a chat reply's null logprob is retried)."""
+    def one_null(choice, reply):
+        choice["logprobs"]["token_logprobs"][1] = None
+
+    params = SamplingParams(temperature=0.7, max_tokens=64, logprobs=logprobs)
+    with FakeServer(rewrite=_once(one_null)) as server:
+        (out,) = backend(server, "completions", retry=no_sleep()).generate(sample_requests(1), params)
+    assert len(server.requests) == 2
+    tokens = reply_tokens("question 0", 0)
+    assert out.token_logprobs == tuple(token_logprob(t) for t in tokens) and out.tokens == tuple(tokens)
 
 
 def test_logprobs_are_required_only_where_asked():

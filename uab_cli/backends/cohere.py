@@ -5,11 +5,13 @@ Uses Cohere's token logprobs (for ANLL) when the response carries them.
 
 from __future__ import annotations
 
+import math
 import os
 
 from ..errors import UabError
 from .base import Completion, SampleRequest, SamplingParams, require
 from .remote import (
+    UNREADABLE,
     Failure,
     RemoteBackend,
     http_failure,
@@ -37,6 +39,7 @@ class CohereBackend(RemoteBackend):
 
     name = "cohere"
     supports_seed = True
+    url_variable = URL_VAR
 
     def __init__(self, model: str = "command-a-03-2025", base_url: str | None = None, api_key: str | None = None, *,
                  logprobs: bool = True, **limits):
@@ -116,9 +119,9 @@ class CohereBackend(RemoteBackend):
             return http_failure(exc.status_code, exc.body, exc.headers)
         if isinstance(exc, self._httpx.TimeoutException):
             return transport_failure(exc, timeout=self.timeout)
-        if isinstance(exc, self._httpx.TransportError):
+        if isinstance(exc, self._httpx.RequestError):  # a transport error, a body that does not decode (gzip)
             return transport_failure(exc)
-        if isinstance(exc, (self._parsing_error, ValueError)):
+        if isinstance(exc, (self._parsing_error, *UNREADABLE)):
             return malformed(type(exc).__name__)
         return None
 
@@ -137,6 +140,6 @@ def _usage(reply, name: str) -> int | None:
     usage = getattr(reply, "usage", None)
     for part in (getattr(usage, "tokens", None), getattr(usage, "billed_units", None)):
         tokens = getattr(part, name, None)
-        if isinstance(tokens, (int, float)):
+        if isinstance(tokens, (int, float)) and math.isfinite(tokens):
             return int(tokens)
     return None

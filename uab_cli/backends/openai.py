@@ -9,6 +9,7 @@ import functools
 import os
 import warnings
 from concurrent.futures import ThreadPoolExecutor
+from urllib.parse import urlsplit
 
 from ..errors import UabError, one_line
 from ..reasoning import opening_marker
@@ -23,8 +24,10 @@ from .base import (
     require,
 )
 from .remote import (
+    UNREADABLE,
     Failure,
     RemoteBackend,
+    display_url,
     http_failure,
     make_completion,
     malformed,
@@ -103,6 +106,7 @@ class OpenAIBackend(RemoteBackend):
 
     name = "openai"
     supports_seed = True
+    url_variable = "OPENAI_BASE_URL"
     options = (*RemoteBackend.options, backend_option("--endpoint", "Chat or raw completions.", choices=ENDPOINTS,
                                                         samples=True),
                backend_option("--tokenizer", "--endpoint completions: render prompts with this hub id's or "
@@ -121,7 +125,7 @@ class OpenAIBackend(RemoteBackend):
                            "applies the server's own chat template")
         if not model:
             raise UabError("the openai backend needs --model (the name the server serves)")
-        base_url = base_url or os.environ.get("OPENAI_BASE_URL")
+        base_url = base_url or os.environ.get(self.url_variable)
         if not base_url:
             raise UabError(
                 "the openai backend needs --base-url, e.g. http://127.0.0.1:8000/v1 for "
@@ -236,10 +240,10 @@ class OpenAIBackend(RemoteBackend):
         logprobs = tokens = None
         values = getattr(getattr(choice, "logprobs", None), "token_logprobs", None)
         if self.returns_logprobs and values is not None:
+            # a token without its logprob (null) makes the reply malformed, as in a chat reply: an
+            # ANLL of the other tokens would be the mean of part of the reply
             names = getattr(choice.logprobs, "tokens", None)
-            names = names if isinstance(names, list) and len(names) == len(values) else [None] * len(values)
-            kept = [(x, t) for x, t in zip(values, names) if x is not None]
-            logprobs, tokens = [x for x, _ in kept], [t for _, t in kept]
+            logprobs, tokens = values, names if isinstance(names, list) else None
         text = getattr(choice, "text", None)
         text = opened + text if opened and isinstance(text, str) else text
         return make_completion(
@@ -250,12 +254,16 @@ class OpenAIBackend(RemoteBackend):
     def _classify(self, exc: Exception) -> Failure | None:
         sdk = self._sdk
         if isinstance(exc, sdk.APIStatusError):
-            return http_failure(exc.status_code, exc.body, exc.response.headers)
+            failure = http_failure(exc.status_code, exc.body, exc.response.headers)
+            if exc.status_code == 404 and not urlsplit(self.base_url).path.rstrip("/").endswith("/v1"):
+                failure.message += (" (--base-url has no /v1: OpenAI-compatible servers serve under it, "
+                                    f"e.g. --base-url {display_url(self.base_url).rstrip('/')}/v1)")
+            return failure
         if isinstance(exc, sdk.APITimeoutError):
             return transport_failure(exc, timeout=self.timeout)
         if isinstance(exc, sdk.APIConnectionError):
             return transport_failure(exc)
-        if isinstance(exc, (sdk.APIResponseValidationError, ValueError)):
+        if isinstance(exc, (sdk.APIResponseValidationError, *UNREADABLE)):
             return malformed(type(exc).__name__)
         return None
 

@@ -11,6 +11,7 @@ import logging
 import math
 import os
 import queue
+import re
 import threading
 import time
 import warnings
@@ -42,6 +43,10 @@ FAILED_FINISHES = frozenset({"error", "timeout", "abort"})
 
 #: At most one line per this many seconds says that requests are being retried.
 NOTICE_EVERY = 5.0
+
+#: What decoding a reply body that is no usable JSON raises: JSON that does not parse, a body
+#: that is no UTF-8, JSON nested deeper than the parser goes. Retried as malformed replies.
+UNREADABLE = (ValueError, RecursionError)
 
 _MAX_BODY_CHARS = 200
 _MAX_LOGPROB = 1e-3  # a log probability is <= 0; a server's rounding may go a hair above
@@ -189,6 +194,25 @@ def make_completion(
     )
 
 
+def check_url(url: str | None, variable: str | None = None) -> None:
+    """``UabError`` unless ``url`` (when given) is an http(s) URL with a host and a port that is a
+    number: a typo there is a bad option, not a connection to retry. The message shows the URL
+    without its user info; ``variable``: the environment variable it may have come from."""
+    if not url:
+        return
+    try:
+        parts = urlsplit(url)
+        usable = (parts.scheme.lower() in ("http", "https") and bool(parts.hostname) and (parts.port or 0) >= 0
+                  and not any(c.isspace() for c in url))  # urlsplit strips what the HTTP client would send
+    except ValueError:  # a port that is no number or out of range, an unclosed IPv6 bracket
+        usable = False
+    if not usable:
+        where = f"--base-url (or {variable})" if variable else "--base-url"
+        shown = re.sub(r"(?<=//).*@", "", url)
+        raise UabError(f"{where} must be an http:// or https:// URL with a host, "
+                       f"e.g. http://127.0.0.1:8000/v1, got {shown!r}")
+
+
 def check_base_url(url: str | None) -> str | None:
     """A warning when ``url`` sends traffic (and the API key) over plain http to another host."""
     if not url:
@@ -256,6 +280,8 @@ class RateLimiter:
 class RemoteBackend(BaseBackend):
     """A backend that calls a service over HTTP, sharing one retry and concurrency policy."""
 
+    #: The environment variable the base URL may come from.
+    url_variable: str | None = None
     options = (
         backend_option("--base-url", "Server URL.", show_default="OPENAI_BASE_URL / Cohere's"),
         backend_option("--api-key", "API key (prefer OPENAI_API_KEY / CO_API_KEY).", show_default="", secret=True),
@@ -286,6 +312,7 @@ class RemoteBackend(BaseBackend):
         self._secret = api_key if api_key and len(api_key) >= 4 and api_key != "EMPTY" else None
         self._noticed = float("-inf")
         self._notice_lock = threading.Lock()
+        check_url(base_url, self.url_variable)
         warning = check_base_url(base_url)
         if warning:
             warnings.warn(warning, UserWarning, stacklevel=3)
