@@ -1270,6 +1270,21 @@ def test_simulate_replays_the_official_hard_exit_test_and_records_it():
         list(evaluation.simulate(records, [4], ["uab", "uniform"], ["anll"], 2, exit_test=("official", None)))
 
 
+def test_the_summary_names_the_gain_and_the_exit_test_the_replay_was_given():
+    """`summary.md` opens with the settings behind the results: it named the pool, its draw and
+    the seeds, but not `--gain coverage` or `--exit-test official` (`--exit-nmax`), which change
+    every uab row; at the defaults it says nothing more (the committed summaries stay as they are)."""
+    records = known_pool(m=4, k=2)
+
+    def opening(**kw):
+        return report.produced("res.jsonl", evaluation.produced_by(records, "pool.jsonl", 2, **kw)["simulation"])
+
+    assert "--gain" not in opening(gain="algorithm1") and "--exit" not in opening(exit_test=("paper", None))
+    assert "2 seeds, `--gain coverage`, `--exit-test official` `--exit-nmax 8`; uab" in \
+        opening(gain="coverage", exit_test=("official", 8))
+    assert "2 seeds, `--exit-test official` (N_max = N); uab" in opening(exit_test=("official", None))
+
+
 def test_a_recommendation_carries_the_official_exit_test_to_uab_run_and_check(tmp_path):
     """A `simulate --exit-test official --exit-nmax 8` recommendation of a hard exit carries the
     test in its flags (`uab run --settings` runs it, recording it) and `--check` replays it."""

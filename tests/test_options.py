@@ -771,3 +771,50 @@ def test_a_rerun_with_another_exit_or_test_drops_the_recorded_official_test(tmp_
     assert result.exit_code == 0, result.stderr
     recorded = json.loads((out / "config.json").read_text())["allocate"]
     assert (recorded["exit"], "exit_test" in recorded) == ("easy", False)
+
+
+def test_a_rerun_at_another_exit_drops_the_recorded_threshold(tmp_path, questions):
+    """A θ given for one exit means nothing to the other: a rerun of `--exit hard --exit-threshold
+    0.3` with `--exit easy` took 0.3 over to the easy exit (p > 0.3: nearly every question exits)
+    rather than easy's own 0.7. The same exit again keeps it, and so does `--exit-mode`."""
+    out = tmp_path / "r"
+    assert run(questions, out, "-N", "2", "--exit", "hard", "--exit-threshold", "0.3").exit_code == 0
+    result = run(questions, out, "--exit", "hard", "--exit-mode", "skip")
+    assert result.exit_code == 0, result.stderr
+    recorded = json.loads((out / "config.json").read_text())["allocate"]
+    assert (recorded["exit"], recorded["exit_threshold"], recorded["exit_mode"]) == ("hard", 0.3, "skip")
+    result = run(questions, out, "--exit", "easy")
+    assert result.exit_code == 0, result.stderr
+    config = json.loads((out / "config.json").read_text())
+    assert (config["allocate"]["exit"], config["allocate"]["exit_threshold"]) == ("easy", 0.7)
+    assert (config["allocate"]["exit_mode"], "allocate.exit_threshold" in config["derived"]) == ("skip", True)
+    assert run(questions, out, "--exit", "hard").exit_code == 0  # derived again: hard's own 0.5
+    assert json.loads((out / "config.json").read_text())["allocate"]["exit_threshold"] == 0.5
+
+
+def test_an_error_over_an_option_a_rerun_took_from_its_record_says_so(tmp_path, questions):
+    """A rerun keeps the recorded options it does not give; where one of them no longer fits (a cap
+    below the new budget), the error named it as if given, with no word of where it came from or
+    that only `--allocator` gives it up."""
+    out = tmp_path / "r"
+    assert run(questions, out, "-N", "2", "--max-per-question", "3").exit_code == 0
+    refused(run(questions, out, "-N", "4"), "--max-per-question is too small: 3 per question cannot hold the "
+            f"budget of N=4 per question (--max-per-question 3 is the last run's, taken from {out / 'config.json'}: "
+            "give --max-per-question to change it, or --allocator uab to start from the defaults)")
+    given = run(questions, out, "-N", "4", "--max-per-question", "3")  # given: as before
+    refused(given, "cannot hold the budget of N=4 per question")
+    assert "last run's" not in given.stderr
+    assert run(questions, out, "-N", "4", "--allocator", "uab").exit_code == 0
+
+
+def test_a_rerun_of_a_preset_exit_run_keeps_its_exit_test_and_threshold(tmp_path, questions):
+    """A preset fixes the exit (`uab-exit-hard`), so a rerun gives none: the recorded `--exit-test
+    official --exit-nmax 8`, which requires the hard exit, was dropped (back to the paper's test, in
+    silence), as if the run had no exit."""
+    out = tmp_path / "r"
+    given = ["--allocator", "uab-exit-hard", "--exit-test", "official", "--exit-nmax", "8", "--exit-threshold", "0.3"]
+    assert run(questions, out, "-N", "2", *given).exit_code == 0
+    result = run(questions, out, "-N", "3")
+    assert result.exit_code == 0, result.stderr
+    recorded = json.loads((out / "config.json").read_text())["allocate"]
+    assert [recorded.get(k) for k in ("exit", "exit_test", "exit_nmax", "exit_threshold")] == ["hard", "official", 8, 0.3]

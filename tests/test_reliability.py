@@ -626,13 +626,15 @@ def test_a_rerun_keeps_a_threshold_or_vote_signal_the_last_run_was_given(questio
                                    ["--vote-rule", "weighted", "--vote-signal", "anll"]])  # the derived signal, given
 def test_a_given_value_equal_to_the_derived_one_stays_given(questions, tmp_path, given):
     """The directory records what the last run derived: a value given equal to it was taken for
-    derived and changed with the option it derives from (--exit easy gave 0.7, --signal max-nll max-nll)."""
+    derived and changed with the option it derives from (--signal max-nll gave the vote max-nll).
+    A threshold given stays given, at its own exit (another exit drops it: test_options.py)."""
     out = str(tmp_path / "run")
     assert cli(["run", questions, "--budget", "3", "-o", out, "--backend", "scripted", "-q", *given]).exit_code == 0
-    then = ["--exit", "easy"] if "--exit" in given else ["--signal", "max-nll"]
+    then = ["--exit", "hard", "--exit-mode", "skip"] if "--exit" in given else ["--signal", "max-nll"]
     assert cli(["run", questions, "-o", out, "-q", *then]).exit_code == 0
     config = orjson.loads((tmp_path / "run" / runs.CONFIG).read_bytes())
     assert str(config["allocate"]["exit_threshold"] if "--exit" in given else config["vote"]["signal"]) == given[-1]
+    assert not {"allocate.exit_threshold", "vote.signal"} & set(config["derived"])
 
 
 def test_a_rerun_on_another_backend_derives_vcs_again(questions, tmp_path, fake_backend, monkeypatch):

@@ -160,6 +160,10 @@ class _Command(typer.core.TyperCommand):
             taken = ctx.meta.get("uab.from_file", ())
             if exc.path is None and any(re.search(rf"--{n.replace('_', '-')}(?![\w-])", exc.message) for n in taken):
                 raise UabError(exc.message, ctx.params["settings"], ctx.meta.get("uab.settings_line")) from None
+            record = os.path.join(ctx.params.get("output") or "", runs.CONFIG)  # an option a rerun took from it
+            if exc.path is None and (note := settings.recorded_note(exc.message, ctx.meta.get("uab.from_record", {}),
+                                                                    record)):
+                raise UabError(note) from None
             raise
 
     def format_help(self, ctx, formatter):
@@ -541,8 +545,10 @@ def run(ctx: typer.Context, input: In, output: OutDir, force: Force = False, sam
     """Phase 1 → allocate → Phase 2 → vote with one loaded model; every stage saved in --output."""
     params = ctx.params
     recorded = ctx.meta["uab.recorded"]  # a rerun takes the options it does not give
-    alloc = from_params(Allocation, settings.with_recorded(Allocation, params, recorded.allocate))
-    votes = from_params(Vote, settings.with_recorded(Vote, params, recorded.vote))
+    values = [settings.with_recorded(cls, params, info) for cls, info in ((Allocation, recorded.allocate),
+                                                                          (Vote, recorded.vote))]
+    ctx.meta["uab.from_record"] = settings.taken(params, *values)  # an error naming one says so (invoke)
+    alloc, votes = (from_params(cls, v) for cls, v in zip((Allocation, Vote), values))
     k = runs.phase1_k(samples, recorded, alloc, output)
     check_output(output, "run directory")
     records, note = _questions(input)

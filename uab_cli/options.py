@@ -23,6 +23,7 @@ PANELS = ("Input/output", "Options", "Generation", "Backend", "Allocation", "Vot
 GENERATING = ("phase1", "phase2", "run", "pool")  # the commands that draw samples
 INT64 = (-(2**63), 2**63 - 1)  # what an integer option may hold: records and configs are JSON read by orjson
 _KINDS = {bool: "true or false", int: "an integer", float: "a number", str: "a string"}
+AS_RECORDED = "the value recorded with it"  # ``Option.requires``: the other option's value when this one was recorded
 
 
 def as_path(value: str) -> str:
@@ -50,8 +51,9 @@ class Option:
     ``samples``: a backend option that changes what a drawn sample is (``--dtype``): recorded
     with the generation settings and checked on a rerun like them. ``requires``: ``(name,
     value)``, another option's value without which this one does not apply (``--tokenizer``
-    with ``--endpoint completions``): a recorded value is dropped when the options given leave
-    it without. ``path``: the value names a local file or directory, or else a hub id: an
+    with ``--endpoint completions``; ``AS_RECORDED``: the value it was recorded with, as
+    ``--exit-threshold`` the ``--exit`` it was given for): a recorded value is dropped when the
+    options given leave it without. ``path``: the value names a local file or directory, or else a hub id: an
     existing path is recorded absolute (the same path typed another way is the same value).
     ``secret``: a value no message shows (an API key).
     """

@@ -16,6 +16,7 @@ from .errors import UabError
 from .evaluation import about, anll_correlation, recommendations, summarize
 from .jsonl import write_files
 from .records import is_int, questions_fingerprint, samples
+from .settings import default
 
 
 def markdown_table(summary: Sequence[dict], correlation: float | None = None,
@@ -161,7 +162,8 @@ def markdown_tokens(summary: Sequence[dict]) -> str:
 
 
 def produced(source: str | None, simulation: dict | None) -> str:
-    """The line ``summary.md`` opens with: the results file, and the pool and settings behind it."""
+    """The line ``summary.md`` opens with: the results file, and the pool and settings behind it
+    (the allocation options a replay was given beyond the defaults: ``_replayed_with``)."""
     parts = [f"Results: `{source}`"] if source else []
     if simulation:
         gen = simulation.get("generation") or {}
@@ -169,9 +171,24 @@ def produced(source: str | None, simulation: dict | None) -> str:
                           if gen.get(k) not in (None, ""))
         parts.append(f"from the pool `{simulation['pool']}` ({simulation['questions']} questions"
                      + (f"; drawn with {drawn}" if drawn else "") + f"), {simulation['seeds']} seed{'s' * (simulation['seeds'] != 1)}"
+                     + "".join(f", {o}" for o in _replayed_with(simulation))
                      + (f", checking `{simulation['check']}`" if simulation.get("check") else "")
                      + f"; uab {simulation['version']}")
     return (" ".join(parts) + ".\n\n") if parts else ""
+
+
+def _replayed_with(simulation: dict) -> list[str]:
+    """The allocation options a ``{"simulation": …}`` row records beyond the defaults, as ``simulate``
+    was given them: ``--gain`` (``uab`` and its exits read it), the official hard-exit test and its
+    N_max (the exit presets read them; null: N)."""
+    out = []
+    if simulation.get("gain") not in (None, default("allocate.gain")):
+        out.append(f"`--gain {simulation['gain']}`")
+    if simulation.get("exit_test") not in (None, default("allocate.exit_test")):
+        nmax = simulation.get("exit_nmax")
+        out.append(f"`--exit-test {simulation['exit_test']}`" + (" (N_max = N)" if nmax is None else
+                                                                 f" `--exit-nmax {nmax}`"))
+    return out
 
 
 def report(rows: Sequence[dict], records: Sequence[dict] | None, out_dir: str,

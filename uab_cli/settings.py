@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 from dataclasses import asdict, dataclass, field, fields
 from typing import ClassVar
 
@@ -22,6 +23,7 @@ from .errors import UabError
 from .majority import MODELS as VOTE_MODELS
 from .models import ALIASES
 from .options import (
+    AS_RECORDED,
     GENERATING,
     INT64,
     Option,
@@ -202,7 +204,8 @@ class Allocation:
     exit: str | None = _alloc("--exit", None, "Threshold exit on top of uab.", choices=tuple(allocators.EXITS),
                               show_default="none")
     exit_threshold: float | None = _alloc("--exit-threshold", None, "Exit threshold θ (a probability).", type=float,
-                                          minimum=0, maximum=1, show_default="hard 0.5, easy 0.7")
+                                          minimum=0, maximum=1, show_default="hard 0.5, easy 0.7",
+                                          requires=("exit", AS_RECORDED))  # a θ for one exit means nothing to the other
     exit_mode: str = _alloc("--exit-mode", "redistribute", "What an exit does with the budget it frees:",
                             described=lambda: allocation.EXIT_MODES, noun="exit mode")
     exit_test: str = _alloc("--exit-test", "paper", "How the hard exit tests a question:",
@@ -502,7 +505,8 @@ def with_recorded(cls, params: dict, info: dict | None) -> dict:
     from the defaults. The budget is not taken (``uab run`` remembers it apart), nor what the
     recorded allocator's preset fixes (it sets them again; a config from before presets recorded
     what they run holds the defaults there, which would now conflict with it), nor a value whose
-    ``requires`` the options given leave without (``--exit-test`` after ``--exit easy``)."""
+    ``requires`` the options given leave without (``--exit-test`` after ``--exit easy``, hard's
+    ``--exit-threshold`` after ``--exit easy``)."""
     if not isinstance(info, dict) or params.get(_LEADS[cls]) is not None:
         return params
     names = _INFO_NAMES[cls]
@@ -512,10 +516,35 @@ def with_recorded(cls, params: dict, info: dict | None) -> dict:
     # a default recorded is none given (a uniform run records --gain algorithm1, which uniform does not read)
     defaults = {f.metadata["option"].name: f.metadata["option"].default for f in declared_fields(cls)}
     out = {**params, **{k: v for k, v in recorded.items() if v not in (None, defaults[k]) and params.get(k) is None}}
+    was = {**recorded, **fixed}
     for o in declared(cls):  # in declaration order: a value dropped drops what requires it
-        if o.requires and params.get(o.name) is None and {**fixed, **out}.get(o.requires[0]) != o.requires[1]:
+        if not o.requires or params.get(o.name) is not None:
+            continue
+        name, value = o.requires
+        now = out.get(name) if out.get(name) is not None else fixed.get(name)  # a preset's: its exit, unless given
+        if now != (was.get(name) if value is AS_RECORDED else value):
             out.pop(o.name, None)
     return out
+
+
+def taken(params: dict, *values: dict) -> dict:
+    """The option values (by name) of ``values`` (``with_recorded``'s) that ``params`` leave unset:
+    what a rerun took from its directory's record."""
+    return {k: v for d in values for k, v in d.items() if v is not None and params.get(k) is None}
+
+
+def recorded_note(message: str, took: dict, where: str) -> str | None:
+    """``message`` (an error's) told where an option it names came from, where a rerun took that
+    option from its directory's record (``took``, by ``taken``; ``where``: the record's file) and
+    how to give it up, which the command line did not show (None: it names none)."""
+    for cls, lead in _LEADS.items():
+        spelled = {o.name: o.flag.split("/")[0] for o in declared(cls)}
+        restart = f"{spelled[lead]} {show(took.get(lead, next(o.default for o in declared(cls) if o.name == lead)))}"
+        for name, option in spelled.items():
+            if name in took and name != lead and re.search(rf"{re.escape(option)}(?![\w-])", message):
+                return (f"{message} ({option} {show(took[name])} is the last run's, taken from {where}: give "
+                        f"{option} to change it, or {restart} to start from the defaults)")
+    return None
 
 
 def for_backend(values: dict, backend: str | None) -> dict:
