@@ -818,3 +818,20 @@ def test_a_rerun_of_a_preset_exit_run_keeps_its_exit_test_and_threshold(tmp_path
     assert result.exit_code == 0, result.stderr
     recorded = json.loads((out / "config.json").read_text())["allocate"]
     assert [recorded.get(k) for k in ("exit", "exit_test", "exit_nmax", "exit_threshold")] == ["hard", "official", 8, 0.3]
+
+
+def test_a_rerun_of_a_hard_exit_preset_keeps_its_official_test(tmp_path, questions):
+    """The preset's --exit hard is not on the command line: a rerun giving only -N (or a plain
+    resume) dropped the recorded --exit-test official as if no hard exit required it, and
+    allocated by the paper's test."""
+    out = tmp_path / "r"
+    given = ["--allocator", "uab-exit-hard-skip", "--exit-test", "official", "--exit-nmax", "8"]
+    assert run(questions, out, "-N", "2", *given).exit_code == 0
+    for again in (["-N", "3"], []):
+        result = run(questions, out, *again)
+        assert result.exit_code == 0, result.stderr
+        recorded = json.loads((out / "config.json").read_text())["allocate"]
+        assert (recorded["allocator"], recorded["exit_test"], recorded["exit_nmax"]) == ("uab-exit-hard-skip",
+                                                                                           "official", 8)
+    assert run(questions, out, "--exit-test", "paper").exit_code == 0  # given: the paper's test, no N_max
+    assert "exit_test" not in json.loads((out / "config.json").read_text())["allocate"]
