@@ -652,3 +652,57 @@ def test_a_reply_that_is_a_number_alone_states_it(text, expected):
 def test_the_answer_must_be_a_letter_reads_as_that_letter(text, expected):
     """"The answer must be C." and "The answer is indeed: D." gave no answer (a pool of SmolLM2's replies has both)."""
     assert extract_answer(text, MC) == expected
+
+
+@pytest.mark.parametrize("pred, gold", [
+    ("5 \\text{ cm}, 6 \\text{ cm}", "5, 6"), ("5\\text{ cm},6\\text{ cm}", "5,6"), ("5 \\text{ d}, 6 \\text{ d}", "5, 6"),
+    ("5 cm, 6 cm", "5, 6"), ("3 cm and 4 cm", "3, 4"), ("3 \\text{ cm and } 4 \\text{ cm}", "3, 4"),
+    ("x = 2 \\text{ m}, y = 3 \\text{ m}", "x = 2, y = 3"), ("x = 2 m, y = 3 m", "x = 2, y = 3"),
+])
+def test_each_item_of_a_list_drops_its_unit(pred, gold):
+    """"5 \\text{ cm}, 6 \\text{ cm}" read as 5cm,6cm (only the last item's unit was one), wrong for the gold 5, 6."""
+    assert is_correct({"question": "q", "answer": gold}, extract_answer(f"\\boxed{{{pred}}}", MATH))
+
+
+@pytest.mark.parametrize("pred, expected", [("10,000 cm", "10000"), ("5,000 million", "5000000000"), ("1,000 \\text{ m}", "1000"),
+                                            ("2 cm, x", "2,x"), ("n \\text{ odd}, 3", "nodd,3"),
+                                            ("3\\,\\mathrm{kg}, 4\\,\\mathrm{kg}", "3,4")])
+def test_a_number_with_thousands_is_one_item(pred, expected):
+    """Thousands and LaTeX's thin space are no list: "5,000 million" is 5·10⁹ (not the list 5, 0), "3\\,\\mathrm{kg}" 3;
+    a list's words that name no unit stay."""
+    assert normalize_math(pred) == expected
+
+
+@pytest.mark.parametrize("pred", ["x units", "x unit", "x square units"])
+def test_units_after_a_variable_alone_are_dropped(pred):
+    """"x units" read as "xunits" (where "x \\text{ units}" and "2x units" lost their unit): wrong for the gold x."""
+    assert is_correct({"question": "q", "answer": "x"}, extract_answer(f"\\boxed{{{pred}}}", MATH))
+
+
+@pytest.mark.parametrize("pred, gold, expected", [
+    ("\\log_2 \\mathrm{x}", "\\log_2 x", True), ("2+3\\mathrm{x}", "2+3x", True), ("2+3\\mathrm{x}", "5", False),
+    ("x^2 \\mathrm{y}", "x^2 y", True), ("2\\pi \\mathrm{m}", "2\\pi", True), ("\\sqrt{2}\\,\\mathrm{s}", "\\sqrt{2}", True),
+    ("x = 7 \\text{ d}", "7", True), ("\\frac{3}{2} \\mathrm{d}", "\\frac{3}{2}", True),
+])
+def test_an_upright_letter_after_an_expression_is_a_unit_only_if_it_is_one(pred, gold, expected):
+    """"\\log_2 \\mathrm{x}" lost its x (an upright letter after an expression with a digit was its unit):
+    after a number ("7 \\text{ d}") a letter is a unit, after an expression only a unit's symbol ("2\\pi \\mathrm{m}")."""
+    assert is_correct({"question": "q", "answer": gold}, extract_answer(f"\\boxed{{{pred}}}", MATH)) is expected
+
+
+@pytest.mark.parametrize("text, expected", [("8 + 85 = 46.\nAnswer: 46.\n\nIn the end, the answer is actually 46.", "46"),
+                                            ("so the answer is indeed 19", "19"), ("The answer is still 24", "24"),
+                                            ("The answer is simply $x+1$.", "x+1"), ("The answer is just 7.", "7")])
+def test_an_adverb_after_the_answer_is_is_no_part_of_it(text, expected):
+    """"the answer is actually 46" read as "actually46" (a SmolLM2 pool has it, and "indeed19", "still24")."""
+    assert extract_answer(text, MATH) == expected
+
+
+@pytest.mark.parametrize("text, expected", [("B. warmer than water.\n\nThe answer is actually A.", "A"),
+                                            ("1 hour, 45 minutes and 30 seconds work, so the solution is D.", "D"),
+                                            ("Solution B has more salt, so the answer is C.", "C"),
+                                            ("Mix solution B with water. Answer: C", "C")])
+def test_the_answer_is_actually_or_the_solution_is_a_letter(text, expected):
+    """"The answer is actually A." gave the earlier "B." and "so the solution is D." no answer (both in a
+    SmolLM2 pool); "solution B" without its verb names no answer."""
+    assert extract_answer(text, MC) == expected

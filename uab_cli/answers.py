@@ -33,7 +33,9 @@ _CONF_TAIL = re.compile(r"(?:[(\[{|]|(?<=\s)[-–—]|(?<!\s))\s*" + CONFIDENCE_
                         re.IGNORECASE | re.MULTILINE)
 # A run of blanks is matched from one end only (a class that takes "\n" after "^", or two runs
 # side by side, rescan it from each of its characters: a reply of 100 kB of blank lines took minutes).
-_MARKER = re.compile(r"(?:final\s+answer|the\s+answer)[\s*]*(?:is\b|:|=)|^(?:[^\S\n]|[*#>-])*answer[\s*]*(?:is\b|:|=)|"
+# an adverb after "the answer is" is no part of the answer: "the answer is actually 46", "is indeed: D"
+_ADVERB = r"(?:\s+(?:actually|indeed|still|really|clearly|definitely|certainly|simply|just))?\b"
+_MARKER = re.compile(rf"(?:final\s+answer|the\s+answer)[\s*]*(?:is{_ADVERB}|:|=)|^(?:[^\S\n]|[*#>-])*answer[\s*]*(?:is{_ADVERB}|:|=)|"
                      r"####|^(?:[^\S\n]|[*#>-])*final\s+answer[\s*]*$",  # a heading: "### Final Answer", the answer below it
                      re.IGNORECASE | re.MULTILINE)
 _LAST_SPAN = re.compile(r"(?<!\\)\$((?:\\\$|[^$])+)(?<!\\)\$|\\\(((?:(?!\\\().)+?)\\\)")
@@ -229,9 +231,11 @@ def _last_value(text: str) -> str | None:
     return None
 
 
+_MC_IS = r"(?i:(?:is|must\s+be|should\s+be)" + _ADVERB + r"|是|为|は)[\s*:(\[]*"
 _MC_MARKED = re.compile(  # upper-case letters, or a lower-case one that ends its phrase ("answer: d"); "the
-    # answer must be C", "is indeed: D" too (not "would be": "… the answer would be A if …" is no answer)
-    r"(?i:answer|choice|option|答案|答え)[\s*:(\[]*(?:(?i:(?:is|must\s+be|should\s+be)(?:\s+indeed)?\b|是|为|は)[\s*:(\[]*)?"
+    # answer must be C", "is indeed: D" too (not "would be": "… the answer would be A if …" is no answer);
+    # "the solution is D" with its verb only ("Solution A has 5 litres" names no answer)
+    r"(?:(?i:answer|choice|option|答案|答え)[\s*:(\[]*(?:" + _MC_IS + r")?|(?i:solution)\s+" + _MC_IS + r")"
     r"(?:(?i:option|choice)[\s*(\[]*)?"
     r"(?:([A-Z])(?![A-Za-z])|([a-z])(?=[).\]:*]|\s*$))")
 _MC_PATTERNS = [
@@ -405,18 +409,37 @@ def _split_top(a: str) -> list[str]:
     return parts + [a[start:]]
 
 
+def _items(a: str) -> list[str]:
+    """A list's items, split at its top-level commas ("5 cm, 6 cm"); a number with thousands ("10,000 cm")
+    is one item, and LaTeX's thin space ("7\\,\\text{d}") no comma."""
+    if _GROUPED.match(a):
+        return [a]
+    items, start = [], 0
+    for part in _split_top(a.replace("\\,", "\\ ")):  # as long: its parts' lengths place a's
+        items.append(a[start:start + len(part)])
+        start += len(part) + 1
+    return items
+
+
 def _drop_text_unit(a: str) -> str:
     """"7 \\text{ d}", "x+2 \\text{ units}" → "7", "x+2": words in upright text after an expression with a
-    number are its unit, a letter among them too (set apart so, it is no variable: "10m" is one); after
-    one without ("n \\text{ odd}") only the words ``_unit_words`` takes; ``_drop_units`` then reads
-    the rest (a scale word, "5 \\text{ million}", multiplies; "4:30 \\text{ p.m.}" keeps its "pm")."""
+    number are its unit, a letter among them too when it follows a number or is a unit's symbol (set apart
+    so, it is no variable: "10m" is one; but "\\log_2 \\mathrm{x}" keeps its x); after one without
+    ("n \\text{ odd}") only the words ``_unit_words`` takes; ``_drop_units`` then reads the rest (a scale
+    word, "5 \\text{ million}", multiplies; "4:30 \\text{ p.m.}" keeps its "pm"). Each item of a list
+    ("5 \\text{ cm}, 6 \\text{ cm}") drops its own."""
+    if len(parts := _items(a)) > 1:
+        return ",".join(map(_drop_text_unit, parts))
     m = _TEXT_UNIT.search(a)
     if not m:
         return a
     words = m.group(1).lower().replace(".", "").split()
     head = re.sub(r"(?:\\[,;:! ]|\s)+$", "", a[:m.start()])  # "3\\,\\mathrm{kg}": its space is no comma
+    # a letter after an expression, no unit's symbol, is a variable: "2+3\\mathrm{x}", "\\log_2 \\mathrm{x}"
+    variable = len(words) == 1 and _variable(words[0], glued=False) and not _NUMBER.fullmatch(
+        _ASSIGN.sub("", head, count=1).strip())
     # "3+4\\mathrm{i}" (or an engineer's "\\mathrm{j}") is complex, "2\\mathrm{e}" Euler's number: no units
-    if (not head or set(words) & (_NOT_UNITS | _SCALES.keys() | {"j"}) or _TEXT_CMD.search(head)
+    if (not head or variable or set(words) & (_NOT_UNITS | _SCALES.keys() | {"j"}) or _TEXT_CMD.search(head)
             or head.endswith(("=", "(", "[", ",") + _OPERAND_AFTER)
             or not (re.search(r"\d", head) or _unit_words(words))):
         return a
@@ -436,14 +459,17 @@ def _drop_remark(a: str) -> str:
 
 
 def _drop_units(a: str) -> str:
-    """"12 cm", "5 apples", "6 square units" → the number; "4:30 pm" keeps its "pm"."""
+    """"12 cm", "5 apples", "6 square units" → the number; "4:30 pm" keeps its "pm"; each item of a list
+    its own ("5 cm, 6 cm", "x = 2 m, y = 3 m")."""
+    if len(parts := _items(a)) > 1:
+        return ",".join(map(_drop_units, parts))
     a = _drop_remark(a)
     m = _UNIT_TAIL.search(a)
     if not m:
         return a
     words = m.group(1).lower().replace(".", "").split()
     head = a[:m.start()].rstrip()
-    bare = re.sub(r"\\[A-Za-z]+", "", head)
+    bare = re.sub(r"\\[A-Za-z]+", "", _ASSIGN.sub("", head, count=1))  # an item of a list may name its value
     if words[0] in _SCALES and (value := as_number(re.sub(r"\s+", "", head).replace(",", ""))) is not None:
         value *= _SCALES[words[0]]  # "5 thousand" is 5000, not 5 (nor "5 thousand dollars")
         return str(value.numerator) if value.denominator == 1 else a
@@ -458,7 +484,7 @@ def _drop_units(a: str) -> str:
     letter = len(tail) < 2 and (_variable(tail, glued) or re.search(r"[A-Za-z]\^", m.group()) is not None)
     symbolic = not re.search(r"\d", bare) or re.search(r"[A-Za-z=]", bare)
     if (letter or words[0] in _NOT_UNITS or glued or (symbolic and not _unit_words(words))
-            or not head or head.endswith(_OPERAND_AFTER)):
+            or not a[:start].strip() or head.endswith(_OPERAND_AFTER)):  # "x units": the variable stays
         return a
     return a[:start].rstrip()
 
