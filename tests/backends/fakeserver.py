@@ -110,6 +110,9 @@ class FakeServer:
     servers without it), and a prompt plus ``max_tokens`` beyond it gets vLLM's 400.
 
     ``root`` (``"/v1"``, as vLLM serves): a POST outside it gets a 404, FastAPI's ``Not Found``.
+
+    ``route_faults``: a path's end (``"/models"``, ``"/tokenize"``) -> the faults its first
+    requests get, one each, in order (``None``: that one gets none).
     """
 
     fault_rate: float = 0.0
@@ -133,9 +136,11 @@ class FakeServer:
     max_in_flight: int = 0
     script: Callable[[dict], dict] | None = None
     rewrite: Callable[[dict], dict] | None = None
+    route_faults: dict[str, list[str | None]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        unknown = set(self.faults) - set(FAULTS) - set(EXTRA_FAULTS)
+        unknown = {*self.faults, *(f for faults in self.route_faults.values() for f in faults if f)} \
+            - set(FAULTS) - set(EXTRA_FAULTS)
         if unknown:
             raise ValueError(f"unknown faults: {sorted(unknown)}")
         self._rng = random.Random(self.seed)
@@ -186,6 +191,14 @@ class FakeServer:
         return counts
 
     # -- behaviour -------------------------------------------------------------------
+
+    def _route_fault(self, path: str) -> str | None:
+        """The next of ``route_faults`` for ``path``, if any are left."""
+        with self._lock:
+            for end, faults in self.route_faults.items():
+                if path.endswith(end) and faults:
+                    return faults.pop(0)  # None: this request gets none
+        return None
 
     def _arrived(self) -> None:
         """A request is in flight; before the gate opens it waits there until enough are."""
@@ -264,6 +277,9 @@ class _Handler(BaseHTTPRequestHandler):
         if not self.path.endswith("/models") or self.fake.max_model_len is None:
             self._send(404, {"message": f"no route {self.path}"})
             return
+        fault = self.fake._route_fault(self.path)
+        if fault and self._send_fault(fault):
+            return
         self._send(200, {"object": "list", "data": [{"id": "fake-model", "object": "model",
                                                      "max_model_len": self.fake.max_model_len}]})
 
@@ -272,9 +288,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(404, {"detail": "Not Found"})
             return
         if self.path.endswith("/tokenize"):
+            fault = self.fake._route_fault(self.path)
             if self.fake.max_model_len is None or not self.fake.tokenize:
                 self._send(404, {"message": f"no route {self.path}"})
-            else:
+            elif not (fault and self._send_fault(fault)):
                 count = prompt_tokens(rec.body or {})
                 self._send(200, {"count": count, "max_model_len": self.fake.max_model_len, "tokens": [0] * count})
             return

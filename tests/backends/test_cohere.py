@@ -256,6 +256,18 @@ def test_the_url_comes_from_base_url_then_co_api_url(monkeypatch):
         CohereBackend(api_key=SECRET).close()
 
 
+def test_a_base_url_with_user_info_says_that_the_key_is_not_sent():
+    """The SDK's HTTP client sends a URL's user info as Basic auth in place of the Bearer key,
+    silently; a warning says so, showing neither secret."""
+    with FakeServer() as server:
+        url = server.url.replace("http://", "http://proxy:hunter2@")
+        with pytest.warns(UserWarning, match="carries a user name or password") as caught:
+            co = CohereBackend(api_key=SECRET, base_url=url, retry=no_sleep(1))
+        co.generate(sample_requests(1), SamplingParams())
+    assert server.requests[0].headers["authorization"].startswith("Basic ")
+    assert len(caught) == 1 and "hunter2" not in str(caught[0].message) and SECRET not in str(caught[0].message)
+
+
 @pytest.mark.parametrize("url", ["api.cohere.com", "http://proxy:port/", "http://[::1"])
 def test_a_base_url_no_client_can_use_is_a_bad_option(url, monkeypatch):
     """A traceback, or every request retried as a connection error, before: one line now."""

@@ -289,11 +289,12 @@ def test_plain_http_to_remote_host_warns_without_credentials_in_url():
 
 
 @pytest.mark.parametrize("url", ["127.0.0.1:8000/v1", "localhost:8000", "http://", "ftp://gpu-box/v1",
-                                 "http://user:hunter2@gpu-box:80OO/v1", "http://[::1/v1", " http://127.0.0.1:1/v1"])
+                                 "http://user:hunter2@gpu-box:80OO/v1", "http://[::1/v1", " http://127.0.0.1:1/v1",
+                                 "user:hunter2@gpu-box:8000/v1", "http:user:hunter2@gpu-box/v1"])
 def test_a_base_url_no_client_can_use_is_a_bad_option_not_a_connection_to_retry(url, monkeypatch):
     """No scheme, no host, a port that is no number: a traceback (ValueError, httpx's InvalidURL),
     or six attempts over 15 s of backoff ending in exit 1, instead of one line at once; the message
-    never shows the URL's password."""
+    never shows the URL's password, with no scheme before it either."""
     with pytest.raises(UabError, match=r"^--base-url \(or OPENAI_BASE_URL\) must be an http:// or https:// URL") as bad:
         OpenAIBackend("m", url)
     assert "hunter2" not in str(bad.value)
@@ -514,3 +515,79 @@ def test_a_hub_tokenizer_without_network_fails_at_once_in_one_line(monkeypatch):
         chat_template("uab-test/no-such-tokenizer")
     assert "\n" not in str(error.value) and str(error.value).endswith(
         "(hub.uab-test.invalid cannot be reached: only the local hub cache was tried)")
+
+
+PROMPTS = [({"role": "user", "content": " ".join(["word"] * n)},) for n in (3, 5, 8, 13)]
+
+
+def test_a_context_lookup_or_count_nested_too_deep_is_unknown_not_a_traceback():
+    """JSON deeper than the parser goes from /v1/models or /tokenize: a RecursionError traceback
+    before; the context or the count is unknown, as for a reply of another shape."""
+    with FakeServer(max_model_len=200, route_faults={"/models": ["deep_json"]}) as server:
+        assert backend(server).context_length is None
+    with FakeServer(max_model_len=200, route_faults={"/tokenize": ["deep_json"]}) as server:
+        with pytest.warns(UserWarning, match=r"cannot count prompt tokens \(its /tokenize reply has no count\)"):
+            assert backend(server, concurrency=1).prompt_lengths(PROMPTS, 100) == [None] * 4
+
+
+def test_transient_failures_of_the_context_lookup_and_the_counts_are_retried():
+    """A 503 of /v1/models left the context unknown (no prompt checked, silently), a 429 of the
+    first /tokenize said "no /tokenize": each is retried as a sample's request is."""
+    delays: list[float] = []
+    with FakeServer(max_model_len=200, route_faults={"/models": ["503"], "/tokenize": ["429", "503", "reset"]}) as server:
+        b = backend(server, concurrency=1, retry=no_sleep(log=delays))
+        assert b.context_length == 200
+        assert [n.tokens for n in b.prompt_lengths(PROMPTS, 100)] == [5, 7, 10, 15]
+    assert len(delays) == 4
+
+
+def test_only_a_missing_tokenize_route_says_so_and_a_count_refused_leaves_that_prompt_unchecked():
+    """Any failure of the first count said "no /tokenize"; persistent 5xx now stop the stage as a
+    sample's would, and a 4xx says what the server answered."""
+    with FakeServer(max_model_len=200, tokenize=False) as server:
+        with pytest.warns(UserWarning, match=r"cannot count prompt tokens \(no /tokenize\)"):
+            assert backend(server).prompt_lengths(PROMPTS, 100) == [None] * 4
+    with FakeServer(max_model_len=200, route_faults={"/tokenize": ["503"] * 2}) as server:
+        with pytest.raises(BackendError, match=r"^openai: a /tokenize request failed after 2 attempts: HTTP 503"):
+            backend(server, retry=no_sleep(2)).prompt_lengths(PROMPTS, 100)
+    with FakeServer(max_model_len=200, route_faults={"/tokenize": ["503", None, "400"]}) as server:
+        sizes = backend(server, concurrency=1, retry=no_sleep()).prompt_lengths(PROMPTS, 100)
+    assert [n and n.tokens for n in sizes] == [5, None, 10, 15]  # the server's own error covers it
+    with FakeServer(max_model_len=200, route_faults={"/tokenize": ["401"]}) as server:
+        with pytest.warns(UserWarning, match=r"cannot count prompt tokens \(/tokenize: HTTP 401: .*injected 401"):
+            assert backend(server).prompt_lengths(PROMPTS, 100) == [None] * 4
+
+
+def test_rpm_limits_the_context_lookup_and_the_counts_too():
+    """--rpm spaced the samples only: /v1/models and every /tokenize went out at once."""
+    calls: list[float] = []
+
+    def clock() -> float:
+        calls.append(time.monotonic())
+        return calls[-1]
+
+    with FakeServer(max_model_len=200) as server:
+        b = backend(server, concurrency=4, rpm=600)
+        b._limiter = RateLimiter(600, clock=clock)
+        assert b.context_length == 200 and None not in b.prompt_lengths(PROMPTS, 100)
+    grants = calls[1::2]
+    assert len(grants) == 1 + len(PROMPTS)
+    assert min(y - x for x, y in zip(grants, grants[1:])) >= 0.1 - 1e-3
+
+
+@pytest.mark.parametrize("source", ["--api-key", "OPENAI_API_KEY"])
+def test_a_base_url_with_user_info_says_that_the_api_key_is_not_sent(source, monkeypatch):
+    """httpx sends a URL's user info as Basic auth in place of the Bearer key: the key given
+    alongside was silently never sent. A warning says so, showing neither secret."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    if source == "OPENAI_API_KEY":
+        monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    with FakeServer() as server:
+        url = server.url.replace("http://", "http://user:hunter2@") + "/v1"
+        with pytest.warns(UserWarning, match=r"carries a user name or password: .* in place of the API key") as caught:
+            b = OpenAIBackend("fake-model", url, api_key=KEY if source == "--api-key" else None)
+        b.generate(sample_requests(1), PARAMS)
+    assert len(caught) == 1 and "hunter2" not in str(caught[0].message) and KEY not in str(caught[0].message)
+    assert server.requests[0].headers["authorization"].startswith("Basic ")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    OpenAIBackend("fake-model", url).close()  # user info alone drops no key: no warning (an error here)

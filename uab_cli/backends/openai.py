@@ -8,7 +8,6 @@ from __future__ import annotations
 import functools
 import os
 import warnings
-from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import urlsplit
 
 from ..errors import UabError, one_line
@@ -147,49 +146,70 @@ class OpenAIBackend(RemoteBackend):
         """``--max-model-len``, else the server's ``max_model_len`` for the model, else ``None``."""
         if self._max_model_len is not None:
             return self._max_model_len
+        return self._send([self._served_context], what="the /v1/models lookup")[0]
+
+    def _served_context(self) -> int | None:
+        """The model's ``max_model_len`` by the server's ``/v1/models`` (vLLM); ``None`` for a
+        server without the route or the entry; a transient failure raises (retried)."""
         try:
             cards = self._client.models.list().data
             for card in cards:
                 if getattr(card, "id", None) == self.model:
                     value = getattr(card, "max_model_len", None)
                     return value if isinstance(value, int) and value > 0 else None
-        # no such route, a server that is down, a reply of another shape: unknown
-        except (self._sdk.OpenAIError, ValueError, TypeError, AttributeError):
+        except self._sdk.APIStatusError as exc:
+            if http_failure(exc.status_code).retryable:
+                raise
+            return None  # no such route
+        # a reply of another shape, or no usable JSON: unknown
+        except (self._sdk.APIResponseValidationError, *UNREADABLE, TypeError, AttributeError):
             return None
         return None
 
     def prompt_lengths(self, prompts, limit: int) -> list[PromptLength | None]:
-        """Each prompt's tokens by the server's ``/tokenize`` (vLLM), ``concurrency`` at a time;
-        ``None`` for every prompt when the server cannot count (asked once)."""
+        """Each prompt's tokens by the server's ``/tokenize`` (vLLM), one request per prompt, sent
+        as samples are (``concurrency`` at a time, within ``--rpm``, transient failures retried);
+        ``None`` for a prompt the server will not count (unchecked: its own error covers it), and
+        for every prompt when the first one finds no count (asked once)."""
         httpx = require("httpx", "openai")
         url = self.base_url.rstrip("/").removesuffix("/v1") + "/tokenize"
         key = self._client.api_key
         headers = {"Authorization": f"Bearer {key}"} if key and key != "EMPTY" else {}
 
-        def count(messages) -> PromptLength:
+        def count(messages) -> PromptLength | str:
+            """The prompt's length, or why the server cannot say."""
             body = ({"messages": list(messages), "add_generation_prompt": True} if self.endpoint == "chat"
                     else {"prompt": self.render(messages)})
-            reply = http.post(url, json={"model": self.model, **body}, headers=headers)
-            reply.raise_for_status()
-            return PromptLength(int(reply.json()["count"]))
-
-        def counted(messages) -> PromptLength | None:
             try:
-                return count(messages)
-            except (httpx.HTTPError, ValueError, KeyError, TypeError):
-                return None  # unchecked: the server's own error covers it
+                reply = http.post(url, json={"model": self.model, **body}, headers=headers)
+            except httpx.TimeoutException as exc:
+                raise transport_failure(exc, timeout=self.timeout) from None
+            except httpx.HTTPError as exc:
+                raise transport_failure(exc) from None
+            if reply.status_code in (404, 405):
+                return "no /tokenize"
+            if not reply.is_success:
+                failure = http_failure(reply.status_code, reply.text, reply.headers)
+                if failure.retryable:
+                    raise failure
+                return f"/tokenize: {self._redact(failure.message)}"
+            try:
+                return PromptLength(int(reply.json()["count"]))
+            except (*UNREADABLE, KeyError, TypeError, OverflowError):
+                return "its /tokenize reply has no count"
 
         if not prompts:
             return []
         with httpx.Client(timeout=self.timeout) as http:
-            first = counted(prompts[0])
-            if first is None:
+            what = "a /tokenize request"
+            first = self._send([functools.partial(count, prompts[0])], what=what)[0]
+            if isinstance(first, str):
                 warnings.warn(f"the context is {self.context_length:,} tokens but the server cannot count prompt "
-                              "tokens (no /tokenize): prompts are not checked before sampling", UserWarning,
+                              f"tokens ({first}): prompts are not checked before sampling", UserWarning,
                               stacklevel=2)
                 return [None] * len(prompts)
-            with ThreadPoolExecutor(min(self.concurrency, len(prompts))) as pool:
-                return [first, *pool.map(counted, prompts[1:])]
+            rest = self._send([functools.partial(count, m) for m in prompts[1:]], what=what)
+        return [first, *(n if isinstance(n, PromptLength) else None for n in rest)]
 
     def close(self) -> None:
         """Close the HTTP connection pool."""

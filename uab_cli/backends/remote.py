@@ -6,6 +6,7 @@ Subclasses supply ``_call`` (request → ``Completion``) and ``_classify`` (SDK 
 from __future__ import annotations
 
 import email.utils
+import functools
 import ipaddress
 import logging
 import math
@@ -16,12 +17,15 @@ import threading
 import time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
+from typing import TypeVar
 from urllib.parse import urlsplit
 
 from ..errors import BackendError, UabError
 from .base import BaseBackend, Completion, OnResult, Retry, SampleRequest, SamplingParams, backend_option
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 #: 4xx statuses worth retrying; every 5xx is retried too.
 RETRYABLE_4XX = frozenset({408, 409, 429})
@@ -208,7 +212,7 @@ def check_url(url: str | None, variable: str | None = None) -> None:
         usable = False
     if not usable:
         where = f"--base-url (or {variable})" if variable else "--base-url"
-        shown = re.sub(r"(?<=//).*@", "", url)
+        shown = re.sub(r"^([A-Za-z][A-Za-z0-9+.-]*://)?.*@", r"\1", url, flags=re.DOTALL)  # with or without a scheme
         raise UabError(f"{where} must be an http:// or https:// URL with a host, "
                        f"e.g. http://127.0.0.1:8000/v1, got {shown!r}")
 
@@ -232,6 +236,18 @@ def check_base_url(url: str | None) -> str | None:
         f"--base-url {display_url(url)} uses plain http to a non-local host: "
         "prompts, completions and the API key travel unencrypted"
     )
+
+
+def check_user_info(url: str | None, key: str | None) -> str | None:
+    """A warning when ``url`` carries user info and an API key is given too: the HTTP client
+    sends the user info as Basic auth, in place of the key's Bearer header."""
+    if not (url and key):
+        return None
+    parts = urlsplit(url)
+    if not (parts.username or parts.password):
+        return None
+    return (f"--base-url {display_url(url)} carries a user name or password: they are sent as HTTP "
+            "Basic auth in place of the API key, which is never sent")
 
 
 def display_url(url: str | None) -> str | None:
@@ -313,9 +329,9 @@ class RemoteBackend(BaseBackend):
         self._noticed = float("-inf")
         self._notice_lock = threading.Lock()
         check_url(base_url, self.url_variable)
-        warning = check_base_url(base_url)
-        if warning:
-            warnings.warn(warning, UserWarning, stacklevel=3)
+        for warning in (check_base_url(base_url), check_user_info(base_url, api_key)):
+            if warning:
+                warnings.warn(warning, UserWarning, stacklevel=3)
 
     def __repr__(self) -> str:
         where = display_url(self.base_url) or "default endpoint"
@@ -336,17 +352,31 @@ class RemoteBackend(BaseBackend):
 
     def _generate(self, requests: list[SampleRequest], params: SamplingParams,
                   on_result: OnResult | None) -> list[Completion]:
-        """Run ``requests`` ``concurrency`` at a time; ``on_result`` runs in this thread only.
+        """Sample ``requests`` through ``_send``; a reply without the logprobs asked for is malformed."""
+        def sample(request: SampleRequest) -> Completion:
+            completion = self._call(request, params)
+            if params.logprobs and completion.token_logprobs is None:
+                raise malformed("no token logprobs")
+            return completion
+
+        return self._send([functools.partial(sample, r) for r in requests], on_result)
+
+    def _send(self, calls: Sequence[Callable[[], T]], on_result: Callable[[int, T], None] | None = None,
+              what: str = "request {}") -> list[T]:
+        """Make every request uab sends (``calls``: each makes one and returns its result, raising
+        ``Failure`` or an SDK exception) ``concurrency`` at a time, each through the rate limit
+        and the retry policy; ``on_result`` runs in this thread only. ``what`` names a request
+        in messages, formatted with its index (``request 3``).
 
         When a request fails for good, no new ones start, the in-flight ones finish (and
         successes still reach ``on_result``), then the first ``BackendError`` is raised. The
         workers are daemon threads: an interrupt (Ctrl-C) ends the process at once rather
         than waiting out the requests in flight.
         """
-        results: list[Completion | None] = [None] * len(requests)
+        results: list[T | None] = [None] * len(calls)
         stop = threading.Event()
         todo: queue.SimpleQueue[int] = queue.SimpleQueue()
-        for i in range(len(requests)):
+        for i in range(len(calls)):
             todo.put(i)
         done: queue.SimpleQueue = queue.SimpleQueue()  # (index, completion, exception); None: a worker ended
 
@@ -358,13 +388,13 @@ class RemoteBackend(BaseBackend):
                     except queue.Empty:
                         return
                     try:
-                        done.put((i, self._run_one(i, requests[i], params, stop), None))
+                        done.put((i, self._run_one(i, calls[i], stop, what), None))
                     except BaseException as exc:  # noqa: BLE001 - handed to the calling thread
                         done.put((i, None, exc))
             finally:
                 done.put(None)
 
-        workers = min(self.concurrency, len(requests))
+        workers = min(self.concurrency, len(calls))
         for n in range(workers):
             threading.Thread(target=work, name=f"uab-{self.name}-{n}", daemon=True).start()
         error: BaseException | None = None
@@ -391,9 +421,7 @@ class RemoteBackend(BaseBackend):
             raise error
         return results  # type: ignore[return-value]
 
-    def _run_one(
-        self, index: int, request: SampleRequest, params: SamplingParams, stop: threading.Event
-    ) -> Completion:
+    def _run_one(self, index: int, call: Callable[[], T], stop: threading.Event, what: str) -> T:
         """One request through the rate limit and the retry policy."""
         attempts = max(self.retry.attempts, 1)
         failure = Failure("not attempted")
@@ -404,10 +432,7 @@ class RemoteBackend(BaseBackend):
             if stop.is_set():
                 raise _Skipped
             try:
-                completion = self._call(request, params)
-                if params.logprobs and completion.token_logprobs is None:
-                    raise malformed("no token logprobs")
-                return completion
+                return call()
             except Failure as exc:
                 failure = exc
             except Exception as exc:  # noqa: BLE001 - mapped, or re-raised just below
@@ -419,18 +444,18 @@ class RemoteBackend(BaseBackend):
             if not failure.retryable:
                 stop.set()
                 raise BackendError(
-                    f"{self.name}: request {index} failed (not retryable): {message}"
+                    f"{self.name}: {what.format(index)} failed (not retryable): {message}"
                 )
             if attempt < attempts:
                 delay = self.retry.delay(attempt, failure.retry_after)
-                log.info("%s: request %d attempt %d/%d failed: %s; retrying in %.2fs",
-                         self.name, index, attempt, attempts, message, delay)
+                log.info("%s: %s attempt %d/%d failed: %s; retrying in %.2fs",
+                         self.name, what.format(index), attempt, attempts, message, delay)
                 self._notice(f"{self.name}: {message}; retrying (attempt {attempt + 1} of {attempts})")
                 self._pause(delay, stop)
         stop.set()
         message = self._redact(failure.message)
         raise BackendError(
-            f"{self.name}: request {index} failed after {attempts} attempts: {message}"
+            f"{self.name}: {what.format(index)} failed after {attempts} attempts: {message}"
         )
 
     def _pause(self, seconds: float, stop: threading.Event) -> None:
