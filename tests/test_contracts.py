@@ -413,8 +413,10 @@ def test_simulate_replays_the_allocation_that_allocate_makes_on_the_same_phase1_
 
         mp.setattr(evaluation, "call", spy)
         res = str(Path(tmp) / "res.jsonl")
+        read = set(names) & set(allocators.replay_readers("--gain"))  # --gain that none reads is refused
         result = cli(["simulate", pool, "--budgets", str(n), "--allocators", ",".join(names), "--signals", signal,
-                      "-T", str(t), "--gain", gain, "--seeds", "2", "--vote-rules", "majority", "-o", res, "-q"])
+                      "-T", str(t), *(["--gain", gain] if read else []), "--seeds", "2", "--vote-rules", "majority",
+                      "-o", res, "-q"])
         assert result.exit_code == 0, result.output
         for row in read_jsonl(res):
             if "samples_used" in row:  # each row's samples used: N·M, less what an exit saved
@@ -430,7 +432,7 @@ def test_simulate_replays_the_allocation_that_allocate_makes_on_the_same_phase1_
             phase1 = [dict(rec, samples=[dict(rec["samples"][j], index=x) for x, j in enumerate(order[i, :k1])])
                       for i, rec in enumerate(records)]
             options = {} if name in allocators.SIGNAL_FREE else {"signal": signal, "temperature": t}
-            if "--gain" in allocators.RUN_FLAGS[name] and allocators.RUN_FLAGS[name]["--gain"] is None:
+            if name in allocators.replay_readers("--gain"):
                 options["gain"] = gain  # the replay's --gain (uab-coverage fixes its own; majority reads none)
             summary = pipeline.allocate(phase1, Allocation(n=n, allocator=name, seed=seed, **options))
             assert [r["extra"] for r in phase1] == extra and summary.saved == saved, name

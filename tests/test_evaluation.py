@@ -14,7 +14,7 @@ from conftest import cli, read_jsonl, write_jsonl
 from uab_cli import allocation, allocators, evaluation, plots, recommend, report
 from uab_cli.answers import majority_vote
 from uab_cli.errors import UabError
-from uab_cli.settings import Vote
+from uab_cli.settings import Allocation, Vote
 from uab_cli.signals import DEFAULT_T
 
 
@@ -597,7 +597,6 @@ def test_oracle_is_rejected_by_allocate_and_run(tmp_path):
     from typer.testing import CliRunner
 
     from uab_cli.cli import app
-    from uab_cli.settings import Allocation
 
     with pytest.raises(UabError, match="upper bound for `uab simulate` only"):
         Allocation(4, allocator="oracle")
@@ -1266,8 +1265,8 @@ def test_simulate_replays_the_official_hard_exit_test_and_records_it():
     assert evaluation.produced_by(records, "pool.jsonl", 2, exit_test=("official", 8))["simulation"]["exit_test"] \
         == "official"
     assert "exit_test" not in evaluation.produced_by(records, "pool.jsonl", 2)["simulation"]
-    with pytest.raises(UabError, match="--exit-test official applies to the hard exits .*none of which --allocators"):
-        list(evaluation.simulate(records, [4], ["uab", "uniform"], ["anll"], 2, exit_test=("official", None)))
+    with pytest.raises(UabError, match="--exit-test applies to the allocators uab-exit-hard, .*not --allocators uab"):
+        Allocation.replayed({"exit_test": "official"}, ["uab", "uniform"])  # simulate's check of its options
 
 
 def test_the_summary_names_the_gain_and_the_exit_test_the_replay_was_given():

@@ -528,6 +528,35 @@ def test_simulate_takes_gain_for_every_allocator(tmp_path, questions):
     assert result.exit_code == 0, result.stderr
 
 
+def test_simulate_refuses_an_allocation_option_no_allocator_of_its_grid_reads(tmp_path, questions):
+    """`simulate --allocators uniform,uab-coverage --gain coverage` (or `--gain algorithm1`,
+    `--exit-test paper`) ran, the option read by no allocator replayed (`uab-coverage` fixes its
+    own gain, the `uniform` baseline reads none), where `run` refuses one its allocator ignores;
+    only `--exit-test official` was refused, in a message of its own. Now each is refused, given
+    at its default too, from a settings file as well, in one message shape, and nothing is written."""
+    assert run(questions, tmp_path / "r", "-N", "2", "-K", "2").exit_code == 0
+    pool, out = str(tmp_path / "r" / "phase1.jsonl"), tmp_path / "res.jsonl"
+
+    def simulate(grid, *args):
+        return cli(["simulate", pool, "--budgets", "2", "--seeds", "1", "--allocators", grid, "--vote-rules",
+                    "majority", "-o", str(out), "-q", *args])
+
+    hard = "uab-exit-hard, uab-exit-hard-skip, uab-exit-hard-forfeit"
+    for args, says in [(["--gain", "coverage"], "--gain applies to the allocators uab, uab-exit-hard, "),
+                       (["--gain", "algorithm1"], "uab-exit-easy-forfeit, not --allocators uniform,uab-coverage"),
+                       (["--exit-test", "paper"], f"--exit-test applies to the allocators {hard}, not --allocators "
+                        "uniform,uab-coverage"),
+                       (["--exit-test", "official", "--exit-nmax", "8"], "--exit-test applies to the allocators")]:
+        refused(simulate("uniform,uab-coverage", *args), says)
+        assert not out.exists()
+    refused(simulate("uniform,uab-exit-easy", "--exit-test", "official"), f"--exit-test applies to the allocators {hard}")
+    refused(simulate("uniform", "--settings", settings_file(tmp_path, '{"gain": "algorithm1"}')),
+            ": --gain applies to the allocators uab, ")
+    refused(simulate("bogus", "--gain", "coverage"), "unknown allocator 'bogus'")  # what is wrong first
+    assert simulate("uab-exit-hard-skip,uniform", "--gain", "algorithm1", "--exit-test", "official", "--exit-nmax",
+                    "8").exit_code == 0  # read: accepted
+
+
 # --- --targets ----------------------------------------------------------------------------------
 
 

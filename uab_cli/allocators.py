@@ -95,6 +95,17 @@ def preset(name: str) -> dict[str, str]:
     return {option: value for option, value in flags.items() if option != "--allocator" and value is not None}
 
 
+def replay_readers(option: str) -> list[str]:
+    """The allocators whose replay reads `uab simulate`'s allocation ``option``: ``--gain`` where
+    their flags take the replay's (``None``: ``uab`` and its exits, not ``uab-coverage``, which
+    fixes its own), ``--exit-test`` and ``--exit-nmax`` where they are a hard exit."""
+    if option == "--gain":
+        return [name for name in ALLOCATORS if RUN_FLAGS[name].get("--gain", "") is None]
+    if option in ("--exit-test", "--exit-nmax"):
+        return [name for name in ALLOCATORS if preset(name).get("--exit") == "hard"]
+    raise ValueError(f"simulate takes no allocation option {option}")
+
+
 def runnable() -> list[str]:
     """Allocators a live run (``allocate``, ``run``) can use."""
     return [name for name in ALLOCATORS if name not in SIMULATE_ONLY]

@@ -733,8 +733,7 @@ def simulate(
     if "vote_temperature" in _given(ctx) or "vote_temperature" in ctx.meta.get("uab.from_file", ()):
         Vote.check_candidates(vote_temps, rules)
     rule = from_params(Vote, {**ctx.params, "vote_signal": vote_signal, "vote_temperature": None})
-    hard = from_params(Allocation, {**{k: ctx.params[k] for k in ("gain", "exit_test", "exit_nmax")},
-                                    "exit": "hard"})  # checked as `uab run --exit hard` checks them
+    hard = Allocation.replayed(ctx.params, _csv(allocators))
     gain, exit_test = hard.gain, (hard.exit_test, hard.exit_nmax)
     rows = list(evaluation.simulate(records, _budgets(budgets), _csv(allocators), _csv(signals or ""),
                                     seeds, temps if len(temps) > 1 else temps[0], gain, vote_rules=rules,

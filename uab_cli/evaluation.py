@@ -117,7 +117,7 @@ def simulate(
     rules = list(dict.fromkeys([voting.DEFAULT_RULE, *vote_rules]))
     allocators = list(dict.fromkeys([*allocators, recommend.BASELINE[0]]))
     vote_temps = list(dict.fromkeys(float(t) for t in vote_temperatures)) if vote_temperatures else [vote.temperature]
-    _check(pool, budgets, allocators, signals, seeds, temps, gain, exit_test)  # the rules: vote.check_rules
+    _check(pool, budgets, allocators, signals, seeds, temps, gain)  # the rules: vote.check_rules
     for vt in vote_temps:  # each a vote temperature as --vote-temperature declares one
         replace(vote, temperature=vt)
     tempered = set(tempered_rules(vote, rules))
@@ -337,7 +337,7 @@ def fitting_budgets(pool: Pool) -> list[int]:
     return fit
 
 
-def _check(pool, budgets, allocators, signals, seeds, temps, gain, exit_test=("paper", None)) -> None:
+def _check(pool, budgets, allocators, signals, seeds, temps, gain) -> None:
     unknown = [a for a in allocators if a not in ALLOCATORS]
     if unknown:
         raise UabError(f"unknown allocator {unknown[0]!r}; choose from {', '.join(ALLOCATORS)}")
@@ -353,10 +353,6 @@ def _check(pool, budgets, allocators, signals, seeds, temps, gain, exit_test=("p
         raise UabError("the signal temperature must be > 0")
     if gain not in allocation.GAINS:
         raise UabError(f"unknown gain {gain!r}; choose from {', '.join(allocation.GAINS)}")
-    hard = [a for a in ALLOCATORS if preset(a).get("--exit") == "hard"]
-    if exit_test[0] != "paper" and not set(hard) & set(allocators):  # it would change no replay
-        raise UabError(f"--exit-test {exit_test[0]} applies to the hard exits ({', '.join(hard)}), "
-                       "none of which --allocators names")
 
 
 def _fits(pool: Pool, budgets: Sequence[int], name: str | None = None) -> None:

@@ -279,7 +279,7 @@ def _replayable(rec: dict, allocation: Allocation, named: Allocation, vote: Vote
         return allocators.RUN_FLAGS[a.allocator]["--allocator"] if name == "allocator" else getattr(a, name)
 
     signal = allocation.signal if allocation.uses_signal else None
-    free = {"gain"} if allocators.RUN_FLAGS[rec["allocator"]].get("--gain", "") is None else set()  # the replay's --gain
+    free = {"gain"} if rec["allocator"] in allocators.replay_readers("--gain") else set()  # the replay's --gain
     differ = [(config_flag(f"allocate.{name}"), canonical(allocation, name), f"allocator {rec['allocator']}'s",
                canonical(named, name)) for name in ("allocator", "exit", "exit_mode", "vote_model", "gain")
               if name not in free]

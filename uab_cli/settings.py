@@ -256,6 +256,24 @@ class Allocation:
         if "exit_nmax" in given and self.exit_test != "official":
             raise UabError("--exit-nmax applies with --exit-test official only")
 
+    @classmethod
+    def replayed(cls, params: dict, grid: list[str]) -> Allocation:
+        """`uab simulate`'s allocation options (``--gain``, ``--exit-test``, ``--exit-nmax``: ``params``
+        by option name, ``None`` where not given), checked as `uab run --exit hard` checks them, and
+        refused, given at their default too, where no allocator of ``grid`` (its ``--allocators``; the
+        ``uniform`` every replay adds reads none) reads one (``allocators.replay_readers``), as
+        ``__post_init__`` refuses one its allocator ignores. An unknown allocator: the replay names it."""
+        taken = [o for o in declared(cls) if "simulate" in o.commands]
+        hard = from_params(cls, {**{o.name: params.get(o.name) for o in taken}, "exit": "hard"})
+        if not set(grid) <= set(allocators.ALLOCATORS):
+            return hard
+        for option in taken:
+            users = allocators.replay_readers(option.flag)
+            if params.get(option.name) is not None and not set(users) & set(grid):
+                raise UabError(f"{option.flag} applies to the allocator{'s' * (len(users) > 1)} {', '.join(users)}, "
+                               f"not --allocators {','.join(dict.fromkeys(grid))}")
+        return hard
+
     def check(self, k: int, signal: str, m: int = 1, drawn: bool = False) -> None:
         """Reject settings that do not fit ``k`` Phase-1 samples per question of ``m``: those of
         -K, or ``drawn`` ones (a Phase-1 file holds them), which no option set."""
