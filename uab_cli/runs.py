@@ -34,14 +34,13 @@ JUDGE = "judge.json"
 SUMMARY = "summary.json"  # what the latest run cost (tokens and time per stage) and scored
 POOL = "pool.jsonl"
 VOTES_OF = "votes-{}.jsonl"  # the votes of one allocation and vote setting; votes.jsonl is the latest
+_BOOKKEEPING = (CONFIG, DRAWN, CHECKPOINT)  # the files a run directory holds before its first sample is drawn
 # Config entries that fix the samples: a run directory holding samples drawn with other
 # values is refused (or, with --force, emptied). Every other entry (budget, allocation,
 # vote) may change from one run to the next: the samples already drawn are reused.
 # "questions" is what the samples depend on (``questions_fingerprint``); "fingerprint" (every
 # field of every record, in file order) is still written for older uab, and compared only
 # against a config written before "questions" existed.
-# The files a run directory holds before its first sample is drawn.
-_BOOKKEEPING = (CONFIG, DRAWN, CHECKPOINT)
 FIXED = ("m", "questions", "fingerprint", "k", "generation")
 
 MakeBackend = Callable[[], Backend]

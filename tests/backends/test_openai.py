@@ -313,6 +313,16 @@ def test_a_404_of_a_base_url_without_v1_says_where_the_api_is():
         assert backend(server).generate(sample_requests(1), PARAMS)[0].text  # under /v1: served
 
 
+def test_a_404_of_a_base_url_with_a_path_of_its_own_adds_no_v1_hint():
+    """A base URL that names a path, as Gemini's `…/v1beta/openai/`, says where its API is: a 404
+    there (an unknown model, say) was told to add /v1 (`--base-url …/v1beta/openai/v1`)."""
+    with FakeServer(root="/v1") as server:
+        with pytest.raises(BackendError, match=r"not retryable\): HTTP 404: .*Not Found") as failed:
+            OpenAIBackend("fake-model", server.url + "/beta/openai/", api_key=KEY).generate(sample_requests(1),
+                                                                                               PARAMS)
+        assert "/v1:" not in str(failed.value) and "e.g." not in str(failed.value)
+
+
 def test_bad_options_are_user_errors():
     with pytest.raises(UabError, match="--endpoint"):
         OpenAIBackend("m", "http://127.0.0.1:1/v1", endpoint="responses")

@@ -275,7 +275,8 @@ class OpenAIBackend(RemoteBackend):
         sdk = self._sdk
         if isinstance(exc, sdk.APIStatusError):
             failure = http_failure(exc.status_code, exc.body, exc.response.headers)
-            if exc.status_code == 404 and not urlsplit(self.base_url).path.rstrip("/").endswith("/v1"):
+            # a host alone (`vllm serve`'s, without /v1); a path of its own (Gemini's …/v1beta/openai/) is meant
+            if exc.status_code == 404 and not urlsplit(self.base_url).path.strip("/"):
                 failure.message += (" (--base-url has no /v1: OpenAI-compatible servers serve under it, "
                                     f"e.g. --base-url {display_url(self.base_url).rstrip('/')}/v1)")
             return failure
