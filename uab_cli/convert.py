@@ -385,8 +385,9 @@ def _build_mmlu(row: _Row) -> dict:
     return record
 
 
-# A choice's label inside a question's text, as AI2's ARC CSV writes its choices: " (A) ", " (1) "
-_LABEL = re.compile(r"(?<=\s)\(([A-Z]|[1-9])\)(?=\s)")
+# A choice's label inside a question's text, as AI2's ARC CSV writes its choices: " (A) ", " (1) " (the
+# space before it is checked apart: a pattern that opens with its literal "(" is scanned for fast)
+_LABEL = re.compile(r"\(([A-Z]|[1-9])\)(?=\s)")
 
 
 def split_choices(text: str) -> tuple[str, list[str], list[str]] | None:
@@ -394,7 +395,7 @@ def split_choices(text: str) -> tuple[str, list[str], list[str]] | None:
     choices' labels ("A".. or "1"..) and texts; None unless the labels from the first (A) or (1)
     on follow in order, with no other label among them, and the stem and every choice hold text
     (ordinary text that merely holds "(A)" is no list of choices)."""
-    marks = list(_LABEL.finditer(text))
+    marks = [m for m in _LABEL.finditer(text) if m.start() and text[m.start() - 1].isspace()]
     for first, mark in enumerate(marks):
         run = marks[first:]
         series = LETTERS if mark.group(1) == "A" else "123456789" if mark.group(1) == "1" else None
