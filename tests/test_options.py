@@ -137,6 +137,32 @@ def test_a_settings_files_bad_value_is_refused_where_the_command_line_gives_it_t
     assert not (tmp_path / "r").exists()
 
 
+def test_a_number_for_simulates_list_option_in_a_settings_file_says_the_string_to_write(tmp_path, questions):
+    """`uab run`'s `vote_temperature` takes a number, `simulate`'s a string of comma-separated
+    ones: `{"vote_temperature": 0.2}` for simulate said only "takes a string, got 0.2", no word of
+    what to write. Now the message spells it (a list too); the string written runs."""
+    assert run(questions, tmp_path / "r", "-N", "2", "-K", "2").exit_code == 0
+    pool, out = str(tmp_path / "r" / "phase1.jsonl"), tmp_path / "res.jsonl"
+
+    def simulate(text):
+        return cli(["simulate", pool, "--seeds", "1", "--vote-rules", "majority,weighted", "-o", str(out), "-q",
+                    "--settings", settings_file(tmp_path, text)])
+
+    for text, says in [('{"vote_temperature": 0.2}', '--vote-temperature takes a string, got 0.2 (comma-separated '
+                        'numbers: write "0.2")'),
+                       ('{"vote_temperature": [0.05, 0.1]}', 'write "0.05,0.1")'),
+                       ('{"signal_temperature": 1}', '--signal-temperature takes a string, got 1 (comma-separated '
+                        'numbers: write "1")'),
+                       ('{"budgets": [2]}', 'write "2")'), ('{"targets": 30}', 'write "30")')]:
+        refused(simulate(text), says)
+        assert not out.exists()
+    for text, says in [('{"budgets": 2.5}', "--budgets takes a string, got 2.5"),  # no integer: no string to write
+                       ('{"allocators": 1}', "--allocators takes a string, got 1")]:  # lists no numbers
+        refused(simulate(text), says)
+        assert "write" not in simulate(text).stderr
+    assert simulate('{"vote_temperature": "0.05,0.1", "budgets": "2"}').exit_code == 0
+
+
 def test_an_option_from_a_settings_file_at_odds_with_another_names_the_file(tmp_path, questions):
     path = settings_file(tmp_path, '{"gain": "coverage", "max_tokens": 16}')
     refused(run(questions, tmp_path / "r", "-N", "2", "--allocator", "uniform", "--settings", path),

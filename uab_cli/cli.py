@@ -331,6 +331,8 @@ Price = Annotated[str | None, typer.Option(metavar="IN,OUT", show_default=False,
 
 
 NOT_FROM_FILE = frozenset({"settings", "input", "output", "force"})
+# simulate's own options that list numbers in a string (``_ints``, ``_floats``): the kind of each
+NUMBER_LISTS = {"budgets": int, "signal_temperature": float, "vote_temperature": float, "targets": float}
 
 
 def _given(ctx: typer.Context) -> dict:
@@ -404,7 +406,8 @@ def _file_values(ctx: typer.Context, command, loaded: dict, path: str | None = N
                 declared[name].check(value)
             elif value is not None:  # the same type rule (click would read "2" as 2, and true as 1), then click's bounds
                 own = params[name]
-                check_type(value, own.type_descriptor.annotation, next(o for o in own.opts if o.startswith("--")))
+                check_type(value, own.type_descriptor.annotation, next(o for o in own.opts if o.startswith("--")),
+                           listed=NUMBER_LISTS.get(name))
                 value = own.process_value(ctx, value)
         except UabError as exc:  # the file's value: the file says where
             raise UabError(exc.message, path, line) from None

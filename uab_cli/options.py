@@ -53,8 +53,9 @@ class Option:
     value)``, another option's value without which this one does not apply (``--tokenizer``
     with ``--endpoint completions``; ``AS_RECORDED``: the value it was recorded with, as
     ``--exit-threshold`` the ``--exit`` it was given for): a recorded value is dropped when the
-    options given leave it without. ``path``: the value names a local file or directory, or else a hub id: an
-    existing path is recorded absolute (the same path typed another way is the same value).
+    options given leave it without (``without_unmet``: a backend's, an allocation's alike).
+    ``path``: the value names a local file or directory, or else a hub id: an existing path is
+    recorded absolute (the same path typed another way is the same value).
     ``secret``: a value no message shows (an API key).
     """
 
@@ -131,17 +132,27 @@ class Option:
         return self
 
 
-def check_type(value, kind, flag: str, secret: bool = False) -> None:
+def check_type(value, kind, flag: str, secret: bool = False, listed: type | None = None) -> None:
     """``UabError`` unless ``value`` is of an option's ``kind`` (``bool``, ``int``, ``float``; any
     other, a choice's ``Literal`` say, takes a string): the one type rule for every value an
     option takes from a ``--settings`` file, a declared option's or a command's own (``-K "2"``
     is no integer there, as ``"budget": "2"`` is none). ``secret``: the message names the
-    value's type, not the value."""
+    value's type, not the value. ``listed``: the kind of the numbers a string option lists,
+    comma-separated (``simulate --vote-temperature``): the message spells a number (or a list of
+    them) as the string to write."""
     kind = kind if kind in _KINDS else str
     if not _is(value, kind):
         name = type(value).__name__
         got = f"{'an' if name[0] in 'aeiou' else 'a'} {name}" if secret else repr(value)
-        raise UabError(f"{flag} takes {_KINDS[kind]}, got {got}")
+        raise UabError(f"{flag} takes {_KINDS[kind]}, got {got}{_as_listed(value, listed)}")
+
+
+def _as_listed(value, listed: type | None) -> str:
+    """How ``check_type`` tells the string to write for ``value``, numbers of kind ``listed``."""
+    numbers = value if isinstance(value, list) else [value]
+    if listed is None or not numbers or not all(_is(v, listed) for v in numbers):
+        return ""
+    return f' (comma-separated numbers: write "{",".join(map(str, numbers))}")'
 
 
 def _is(value, kind: type) -> bool:
@@ -182,6 +193,27 @@ def overlay(lower: Mapping[str, Any], upper: Mapping[str, Any], options: Iterabl
             if given in upper:
                 lower.pop(dropped, None)
     return {**lower, **upper}
+
+
+def without_unmet(options: Iterable[Option], values: Mapping[str, Any], given: Mapping[str, Any],
+                  recorded: Mapping[str, Any], fixed: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The one ``Option.requires`` rule: ``values`` (the options in force, by name) without each
+    one ``given`` leaves unset (``None``: taken from ``recorded``, a lower layer) whose required
+    option is not at the value it requires, or for ``AS_RECORDED`` not at the value ``recorded``
+    holds for it. ``fixed``: the values a preset sets, in force where ``values`` have none and
+    recorded with it. In ``options``' order: a value dropped drops what requires it
+    (``--exit-nmax`` with the ``--exit-test official`` it needs)."""
+    fixed = fixed or {}
+    was = {**recorded, **fixed}
+    kept = dict(values)
+    for o in options:
+        if not o.requires or given.get(o.name) is not None:
+            continue
+        name, value = o.requires
+        now = kept.get(name) if kept.get(name) is not None else fixed.get(name)
+        if now != (was.get(name) if value is AS_RECORDED else value):
+            kept.pop(o.name, None)
+    return kept
 
 
 def check_fields(obj) -> None:

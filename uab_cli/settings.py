@@ -35,6 +35,7 @@ from .options import (
     from_params,
     overlay,
     param_name,
+    without_unmet,
 )
 from .prompts import PRESETS, Prompt, load_template
 from .records import is_int
@@ -534,15 +535,7 @@ def with_recorded(cls, params: dict, info: dict | None) -> dict:
     # a default recorded is none given (a uniform run records --gain algorithm1, which uniform does not read)
     defaults = {f.metadata["option"].name: f.metadata["option"].default for f in declared_fields(cls)}
     out = {**params, **{k: v for k, v in recorded.items() if v not in (None, defaults[k]) and params.get(k) is None}}
-    was = {**recorded, **fixed}
-    for o in declared(cls):  # in declaration order: a value dropped drops what requires it
-        if not o.requires or params.get(o.name) is not None:
-            continue
-        name, value = o.requires
-        now = out.get(name) if out.get(name) is not None else fixed.get(name)  # a preset's: its exit, unless given
-        if now != (was.get(name) if value is AS_RECORDED else value):
-            out.pop(o.name, None)
-    return out
+    return without_unmet(declared(cls), out, params, recorded, fixed)  # a preset's exit in force, unless given
 
 
 def taken(params: dict, *values: dict) -> dict:

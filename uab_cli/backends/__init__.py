@@ -8,7 +8,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..errors import UabError
-from ..options import Option, as_path
+from ..options import Option, as_path, without_unmet
 from .base import Backend, BaseBackend, Completion, Retry, SampleRequest, SamplingParams
 
 DEFAULT_BACKEND = "local"
@@ -105,23 +105,25 @@ def sample_options(name: str, given: Mapping[str, Any] | None = None,
     dtype, the openai endpoint and tokenizer), each at its ``given`` value, else its
     ``recorded`` one (an earlier stage's), else the backend's own default: the generation
     settings record them, known before the model loads. A recorded value whose ``requires``
-    the others no longer meet is dropped; a value the backend always means by another
-    (``same_as``) and an existing ``path`` are written one way."""
+    the others no longer meet is dropped (``options.without_unmet``); a value the backend
+    always means by another (``same_as``) and an existing ``path`` are written one way."""
     if name not in BACKENDS:
         return {}
     cls = BACKENDS[name]()
     declared = [o for o in cls.options if o.samples]
     given = {k: v for k, v in (given or {}).items() if v is not None}
     layers = ({o.name: _default(cls, o.name) for o in declared}, recorded or {}, given)
-    values = {o.name: next(layer[o.name] for layer in reversed(layers) if o.name in layer) for o in declared}
-    for o in declared:
-        if o.requires and o.name not in given and values.get(o.requires[0]) != o.requires[1]:
-            values[o.name] = _default(cls, o.name)
-        value = values[o.name]
-        values[o.name] = cls.same_as.get(o.name, {}).get(value, value)
-        if o.path and isinstance(value, str):
-            values[o.name] = as_path(value)
-    return values
+    values = {o.name: _written(cls, o, next(layer[o.name] for layer in reversed(layers) if o.name in layer))
+              for o in declared}
+    kept = without_unmet(declared, values, given, recorded or {})
+    return {o.name: kept[o.name] if o.name in kept else _written(cls, o, _default(cls, o.name)) for o in declared}
+
+
+def _written(cls: type, option: Option, value):
+    """``value`` of ``option`` written one way: as the value backend ``cls`` always means by it
+    (``same_as``), an existing ``path`` absolute."""
+    value = cls.same_as.get(option.name, {}).get(value, value)
+    return as_path(value) if option.path and isinstance(value, str) else value
 
 
 def _default(cls: type, name: str):
