@@ -366,13 +366,15 @@ def test_non_ascii_forms_of_one_answer_vote_together(answers, kind):
 LONG = 100_000
 SLOW_REPLIES = ["\n" * LONG, "The answer is " + " " * LONG + "5", "The answer is **" + "\t" * LONG + "**",
                 "The answer is $1$" + "\n" * LONG + " and $2$", "Answer:" + " \n" * (LONG // 2) + "B",
-                "x" + " " * LONG + "5", "Confidence" + "\n" * LONG + ": 5", "\\(" * (LONG // 2), "\n*" * (LONG // 2)]
+                "x" + " " * LONG + "5", "Confidence" + "\n" * LONG + ": 5", "\\(" * (LONG // 2), "\n*" * (LONG // 2),
+                "the answer is not " * (LONG // 18), "D-x\n" * (LONG // 4)]
 
 
 @pytest.mark.parametrize("i", range(len(SLOW_REPLIES)))
 def test_a_long_reply_extracts_in_linear_time(i):
     """Runs of blanks matched by two quantifiers side by side, or from every line start, took
-    minutes on 100 kB (the square or cube of the run's length)."""
+    minutes on 100 kB (the square or cube of the run's length); so would a verdict after each
+    "the answer is" read to the end of the reply, each marker in turn."""
     import time
 
     for rec in (MATH, MC, TEXT):
@@ -698,6 +700,19 @@ def test_an_adverb_after_the_answer_is_is_no_part_of_it(text, expected):
     assert extract_answer(text, MATH) == expected
 
 
+@pytest.mark.parametrize("text, expected", [("24 × 2 + 55 = 49.\nAnswer: 49.\n\nThe answer is incorrect.", "49"),
+                                            ("Answer: 10 + 9 + 1 = 21.\n\nThe answer is correct.", "21"),
+                                            ("2 + 17 = 4.\nAnswer: 4.\n\nThe answer is given in the original problem.", "4"),
+                                            ("Answer: 7. The answer is not correct.", "7"), ("Answer: 7. The answer is right!", "7"),
+                                            ("So 2 + 2 = 4. The answer is correct.", "4"), ("The answer is correct.", None),
+                                            ("Answer: 7. The answer is incorrect, it is 8.", "incorrect"),
+                                            ("Answer: 7. The answer is not 7.", "not7")])
+def test_a_verdict_after_the_answer_is_does_not_replace_the_stated_answer(text, expected):
+    """"Answer: 49. … The answer is incorrect." read "incorrect" (and "correct", "given": three in a SmolLM2
+    pool): a remark on the answer with no number in its line marks none, the marker before it does."""
+    assert extract_answer(text, MATH) == expected
+
+
 @pytest.mark.parametrize("text, expected", [("B. warmer than water.\n\nThe answer is actually A.", "A"),
                                             ("1 hour, 45 minutes and 30 seconds work, so the solution is D.", "D"),
                                             ("Solution B has more salt, so the answer is C.", "C"),
@@ -705,4 +720,14 @@ def test_an_adverb_after_the_answer_is_is_no_part_of_it(text, expected):
 def test_the_answer_is_actually_or_the_solution_is_a_letter(text, expected):
     """"The answer is actually A." gave the earlier "B." and "so the solution is D." no answer (both in a
     SmolLM2 pool); "solution B" without its verb names no answer."""
+    assert extract_answer(text, MC) == expected
+
+
+@pytest.mark.parametrize("text, expected", [("D-Berlin", "D"), ("D - Berlin.", "D"), ("D\u2013Berlin", "D"),
+                                            ("**B**-London, not Paris.", "B"), ("Hmm.\nC-Rome\n", "C"),
+                                            ("D-Rome", None), ("D-Berliner", None),
+                                            ("We flew B-Berlin.", None)])
+def test_a_letter_dashed_to_its_choice_text_is_that_choice(text, expected):
+    """"D-West" gave no answer (a SmolLM2 pool has it): punctuation removal ran it into "dwest". A line opening
+    with a letter and a dash is that choice when its text follows; the two must agree."""
     assert extract_answer(text, MC) == expected

@@ -265,24 +265,26 @@ def test_a_bom_and_only_blank_lines_is_an_empty_input_on_workers(tmp_path, pool)
     check_error(cli(["vote", str(path), "-o", str(tmp_path / OUT)]), str(path), None, "empty input: no records")
 
 
-def test_a_work_error_on_workers_is_that_of_one_process(tmp_path, monkeypatch):
-    """An error of the work itself (a record too deeply nested to write) names no line, as in
-    one process: a worker named the first line of the record's batch."""
-    lines = [orjson.dumps(r) for r in sampled_rows(120)]
-    lines.insert(80, b'{"id": "deep", "question": "q", "samples": [{"phase": 1, "text": "t"}], "x": '
-                 + b"[" * 300 + b"]" * 300 + b"}")
+@pytest.mark.parametrize("stage", [["vote"], ["allocate", "--budget", "4"]])
+def test_a_work_error_on_workers_is_that_of_one_process(tmp_path, monkeypatch, stage):
+    """An error of the work itself (a record too deeply nested to write) names the record's line, in one
+    process and on workers alike: a worker named the first line of the record's batch, then both no line."""
+    rows = sampled_rows(120)
+    rows[80]["x"] = 0
+    lines = [orjson.dumps(r) for r in rows]
+    lines[80] = lines[80].replace(b'"x":0', b'"x":' + b"[" * 300 + b"]" * 300)
     path = tmp_path / "deep.jsonl"
     path.write_bytes(b"\n".join(lines) + b"\n")
     monkeypatch.setenv("UAB_WORKERS", "1")
-    one = cli(["vote", str(path), "-o", str(tmp_path / OUT)])
+    one = cli([stage[0], str(path), *stage[1:], "-o", str(tmp_path / OUT)])
     monkeypatch.setattr(blocks, "_BLOCK", 2000)
     monkeypatch.setattr(blocks, "_PARALLEL_FROM", 0)
     monkeypatch.setenv("UAB_WORKERS", "2")
-    two = cli(["vote", str(path), "-o", str(tmp_path / OUT)])
+    two = cli([stage[0], str(path), *stage[1:], "-o", str(tmp_path / OUT)])
     assert one.exit_code == two.exit_code == 2
-    assert one.stderr == two.stderr == ("error: record 'deep' cannot be written as JSON: a value in it is "
-                                                  "nested over 254 levels deep\n")
-    check_no_output(tmp_path, "vote")
+    assert one.stderr == two.stderr == (f"error: {path}:81: record {rows[80]['id']!r} cannot be written as JSON: a "
+                                        "value in it is nested over 254 levels deep\n")
+    check_no_output(tmp_path, stage[0])
 
 
 @pytest.mark.parametrize("workers", ["1", "2"])

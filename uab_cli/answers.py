@@ -64,6 +64,8 @@ _BOLD = re.compile(r"\*\*(.+?)\*\*")
 _EMPHASIS = re.compile(r"\*+(?=[A-Za-z(])|(?<=[A-Za-z)])\*+")
 _PROSE = re.compile(r"[A-Za-z]{2,}\.?\s+[A-Za-z]{2}")  # a sentence, not an expression
 _VERB = re.compile(r"\s(?:is|are|was|equals|be)\s", re.IGNORECASE)
+# a remark on the answer, not one: "the answer is correct", "is not given", "is unknown"
+_VERDICT = re.compile(r"(?:not )?(?:correct|incorrect|wrong|right|given|unknown)|not")
 
 
 def _closing(text: str, i: int) -> int | None:
@@ -190,12 +192,18 @@ def _prose_value(line: str) -> str:
 
 def _marked(text: str, math: bool = True) -> str | None:
     """The answer after the last "the answer is"/"Answer:"/"####", cut at the end of its
-    expression (``math``) or of its sentence."""
+    expression (``math``) or of its sentence. A math marker followed by a verdict on the answer and
+    no number ("Answer: 49. The answer is incorrect.") marks none: the one before it does."""
     found = list(_MARKER.finditer(text))
-    if not found:
-        return None
-    tail = text[found[-1].end():]
-    return _after_marker(tail) if math else _clause(tail.lstrip(" \t\n*:#").split("\n", 1)[0], prose=False)
+    if not math:
+        return _clause(text[found[-1].end():].lstrip(" \t\n*:#").split("\n", 1)[0], prose=False) if found else None
+    ends = [m.start() for m in found[1:]] + [len(text)]  # an earlier marker's answer ends at the next marker
+    for marker, end in zip(reversed(found), reversed(ends)):
+        tail = text[marker.end():end]
+        value = _after_marker(tail)
+        if not _VERDICT.fullmatch(normalize_math(value)) or re.search(r"\d", tail.split("\n", 1)[0]):
+            return value
+    return None
 
 
 def extract_math(text: str) -> str | None:
@@ -242,6 +250,8 @@ _MC_PATTERNS = [
     re.compile(r"\(([A-Z])\)"),
     re.compile(r"(?:^|\n)[^\S\n]*\**\(?([A-Z])[\).:*]+(?:\s|$)"),
 ]
+# a line that opens with a letter and a dash, and the rest of it: "D-West", "D – West" (see extract_choice)
+_LETTER_DASH = re.compile(r"^[^\S\n]*\**([A-Z])\**[^\S\n]*[-\u2013\u2014][^\S\n]*(.*)", re.MULTILINE)
 
 
 def extract_choice(text: str, choices: Sequence[str]) -> str | None:
@@ -267,6 +277,10 @@ def extract_choice(text: str, choices: Sequence[str]) -> str | None:
         found = [f for f in pattern.findall(text) if f in valid]
         if found:
             return found[-1]
+    # "D-West": the letter and its choice's text, which punctuation removal would run together ("dwest")
+    for m in reversed(list(_LETTER_DASH.finditer(text))):
+        if m.group(1) in valid and _stated_choice(m.group(2), 0, choices) == m.group(1):
+            return m.group(1)
     stripped = text.strip().strip(".*").strip()
     if stripped.upper() in valid and len(stripped) == 1:
         return stripped.upper()

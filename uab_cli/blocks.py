@@ -39,7 +39,9 @@ from .jsonl import (
 )
 from .records import validate_batch
 
-Work = Callable[[list[dict], int], "tuple[bytes, Any]"]  # (records, index of the first) -> (JSONL, result)
+# (records, index of the first) -> (JSONL, result); a work's error names its record's line within the
+# batch (1: the batch's first record), which ``_worked`` makes the file's
+Work = Callable[[list[dict], int], "tuple[bytes, Any]"]
 
 _BLOCK = 4 << 20  # input bytes per task
 _PARALLEL_FROM = 16 << 20  # smaller files are done in-process: a pool would cost more than it saves
@@ -71,7 +73,7 @@ def map_records(path: str, stage: str | None, work: Work, name: str | None = Non
         if n < 2 or before is None or before[2] < _PARALLEL_FROM:  # [2]: its size
             start = 0
             for batch in read_batches(path, stage, name):
-                data, result = work(batch, start)
+                data, result = _worked(work, batch, start, start + 1)
                 if out is not None:
                     out.write(data)
                 yield result
@@ -238,17 +240,28 @@ def _task(path: str, begin: int, end: int, name: str, stage: str | None, start: 
                             ids += [rec["id"] for rec in batch[: exc.line - first - count]]
                             raise
                         ids += [rec["id"] for rec in batch]
-                    output, result = _WORK(batch, start + count if start >= 0 else -1)
+                    output, result = _worked(_WORK, batch, start + count if start >= 0 else -1, first + count)
                     if out is not None:
                         out.write(output)
                     results.append(result)
                     count += len(batch)
-    except UabError as exc:  # a work's error names no line, as in one process
+    except UabError as exc:
         error = (exc.message, exc.path, None if exc.line is None else exc.line - first)
     except OSError as exc:  # the block's output is all a worker writes
         spill = _unspoolable(exc)
         error = (spill.message, spill.path, None)
     return count, ids, results, error, spooled
+
+
+def _worked(work: Work, batch: list[dict], start: int, line: int) -> tuple[bytes, Any]:
+    """``work(batch, start)``, an error's line within the batch made the line that ``line`` is
+    the batch's first (the file's in one process, the block's in a worker)."""
+    try:
+        return work(batch, start)
+    except UabError as exc:
+        if exc.line is None:
+            raise
+        raise UabError(exc.message, exc.path, line + exc.line - 1) from None
 
 
 def _lines(path: str, begin: int, end: int) -> tuple[bytes, bytes, int]:

@@ -71,7 +71,7 @@ class AnnotateBlock:
         out = io.BytesIO()
         write, annotate = out.write, self.plan.annotate
         for i, rec in enumerate(batch, start):
-            write(dumps(annotate(rec, i)))
+            write(dumps(annotate(rec, i), self.name, i - start + 1))  # its line within the batch (blocks.Work)
         return out.getvalue(), len(batch)
 
 
@@ -91,7 +91,7 @@ def vote_file(path: str, settings: Vote, output: str) -> VoteSummary:
 def _vote_file(path: str, settings: Vote, output: str, name: str) -> VoteSummary:
     summary = VoteSummary(rule=settings)
     with atomic_output(output) as fh, gcpolicy.paused():
-        for part in map_records(path, "sampled", VoteBlock(settings), name, out=fh):
+        for part in map_records(path, "sampled", VoteBlock(settings, name), name, out=fh):
             summary.merge(part)
     return summary
 
@@ -101,12 +101,13 @@ class VoteBlock:
     """Vote a block of records into JSONL and its summary (a ``blocks.map_records`` work)."""
 
     settings: Vote
+    name: str | None = None  # the input, for errors
 
     def __call__(self, batch: list[dict], start: int) -> tuple[bytes, VoteSummary]:
         summary, out = VoteSummary(rule=self.settings), io.BytesIO()
-        write, add, settings = out.write, summary.add, self.settings
-        for rec in batch:
+        write, add, settings, name = out.write, summary.add, self.settings, self.name
+        for line, rec in enumerate(batch, 1):  # its line within the batch (blocks.Work)
             vote(rec, settings)
             add(rec)
-            write(dumps(rec))
+            write(dumps(rec, name, line))
         return out.getvalue(), summary

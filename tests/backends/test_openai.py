@@ -568,6 +568,13 @@ def test_only_a_missing_tokenize_route_says_so_and_a_count_refused_leaves_that_p
             assert backend(server).prompt_lengths(PROMPTS, 100) == [None] * 4
 
 
+def test_prompts_counted_with_the_context_unknown_warn_without_a_traceback():
+    """With no context known the warning's "{context_length:,}" was a TypeError traceback."""
+    with FakeServer() as server:
+        with pytest.warns(UserWarning, match=r"^the server cannot count prompt tokens \(no /tokenize\): prompts are not"):
+            assert backend(server).prompt_lengths(PROMPTS, 100) == [None] * 4
+
+
 def test_rpm_limits_the_context_lookup_and_the_counts_too():
     """--rpm spaced the samples only: /v1/models and every /tokenize went out at once."""
     calls: list[float] = []

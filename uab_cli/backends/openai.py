@@ -204,9 +204,9 @@ class OpenAIBackend(RemoteBackend):
             what = "a /tokenize request"
             first = self._send([functools.partial(count, prompts[0])], what=what)[0]
             if isinstance(first, str):
-                warnings.warn(f"the context is {self.context_length:,} tokens but the server cannot count prompt "
-                              f"tokens ({first}): prompts are not checked before sampling", UserWarning,
-                              stacklevel=2)
+                context = "" if self.context_length is None else f"the context is {self.context_length:,} tokens but "
+                warnings.warn(f"{context}the server cannot count prompt tokens ({first}): prompts are not checked "
+                              "before sampling", UserWarning, stacklevel=2)
                 return [None] * len(prompts)
             rest = self._send([functools.partial(count, m) for m in prompts[1:]], what=what)
         return [first, *(n if isinstance(n, PromptLength) else None for n in rest)]
