@@ -111,7 +111,8 @@ def test_a_bad_template_is_one_error_naming_the_file(tmp_path, content, says):
 def test_a_system_prompt_never_drops_the_only_message_that_names_the_question(tmp_path, fake_backend):
     """--system-prompt replaces the template's system messages: one that alone named the question
     is refused, naming the file (every sample was asked without its question); the options it
-    alone showed no longer count as shown."""
+    alone showed no longer count as shown, and the warning says so (it said the template "names
+    neither {question} nor {choices}", which it does)."""
     fake_backend.in_cli()
     path = tmp_path / "t.json"
     path.write_text(json.dumps([{"role": "system", "content": "Solve: {question}"},
@@ -125,8 +126,11 @@ def test_a_system_prompt_never_drops_the_only_message_that_names_the_question(tm
                 "-q"]).exit_code == 0  # fine without --system-prompt
     choices_in_system = Prompt(system="S", template=({"role": "system", "content": "{choices}"},
                                                      {"role": "user", "content": "{stem}"}))
-    with pytest.warns(UserWarning, match="names neither {question} nor {choices}"):
+    with pytest.warns(UserWarning, match="only a system message of the prompt template shows the options, "
+                                         "and --system-prompt replaces it: questions with 'choices'"):
         choices_in_system.messages(MC)
+    with pytest.warns(UserWarning, match="names neither {question} nor {choices}"):  # none anywhere
+        Prompt(system="S", template=({"role": "user", "content": "{stem}"},)).messages(MC)
 
 
 def test_a_template_saved_with_a_byte_order_mark_reads_as_without(tmp_path):

@@ -98,6 +98,21 @@ def test_answer_logprobs_start_after_the_token_that_closes_the_reasoning():
     assert list(answer_logprobs(logprobs, None, text, False)) == logprobs
 
 
+def test_a_reply_with_only_whitespace_after_its_reasoning_is_scored_over_every_token():
+    """A reply that closes its reasoning and then ends (EOS, or cut at --max-tokens) has no answer
+    part, as when the server returns the reasoning apart: its answer-span ANLL was the NLL of the
+    lone "\n\n" token after "</think>", a near-certain score for a reply that answers nothing."""
+    tokens = ["<think>", "a ", "b", "</think>", "\n\n", ""]  # the last: EOS, decoded without special tokens
+    logprobs = [-1.0, -2.0, -3.0, -4.0, -0.01, -0.5]
+    text = "".join(tokens)
+    assert final_text(text).strip() == ""
+    assert list(answer_logprobs(logprobs, tokens, text, False)) == logprobs
+    assert list(answer_logprobs(logprobs[:5], tokens[:5], text, False)) == logprobs[:5]
+    rec = {"id": "q", "question": "What is 2 + 2?", "answer": "4"}
+    sample = make_sample(Completion(text, tuple(logprobs), 6, "stop", tokens=tuple(tokens)), rec, 0, 1, 7, "answer")
+    assert sample["answer"] is None and sample["anll"] == pytest.approx(-sum(logprobs) / len(logprobs))
+
+
 def test_a_token_that_ends_the_marker_and_begins_the_answer_is_the_answers():
     # Qwen2's and Llama 3's pre-tokenisers join one punctuation mark to the letters after it:
     # a plain-text "</think>" before a choice letter ends in the token ">B", the answer's only word

@@ -138,16 +138,18 @@ class Prompt:
         """The messages that ask a question of type ``kind``, fields unfilled."""
         return self.template if self.template is not None else PRESETS[self.preset][1][kind]
 
+    def _shows(self, kind: str, replaced: bool) -> bool:
+        """Whether the messages of question type ``kind`` show a question's options ({question}
+        lists them, {choices} is them) in a message they ask; ``replaced``: not counting the
+        system messages ``system`` replaces."""
+        named = {f for m in self._base(kind) if not replaced or m["role"] != "system"
+                 for _, f, _, _ in string.Formatter().parse(m["content"]) if f}
+        return bool(named & {"question", "choices"})
+
     @functools.cached_property
     def _shows_choices(self) -> dict[str, bool]:
-        """Per question type, whether its messages show a question's options ({question} lists
-        them, {choices} is them) in a message they ask (not a system one ``system`` replaces)."""
-        def shows(kind: str) -> bool:
-            named = {f for m in self._base(kind) if self.system is None or m["role"] != "system"
-                     for _, f, _, _ in string.Formatter().parse(m["content"]) if f}
-            return bool(named & {"question", "choices"})
-
-        return {kind: shows(kind) for kind in _EXAMPLES}
+        """Per question type, whether its messages show a question's options (``_shows``)."""
+        return {kind: self._shows(kind, self.system is not None) for kind in _EXAMPLES}
 
     def messages(self, rec: dict, vcs: bool = False) -> tuple[dict, ...]:
         """The chat conversation that asks the model to answer ``rec``; with ``vcs`` the
@@ -156,8 +158,13 @@ class Prompt:
         kind = question_type(rec)
         base = self._base(kind)
         if rec.get("choices") and not self._shows_choices.get(kind, True):
-            asker = ("the prompt template names neither {question} nor {choices}" if self.template is not None
-                     else f"the {self.preset!r} prompt asks a question of type {kind!r} by its stem alone")
+            if self.template is None:
+                asker = f"the {self.preset!r} prompt asks a question of type {kind!r} by its stem alone"
+            elif self._shows(kind, False):  # only in a system message, which --system-prompt replaces
+                asker = ("only a system message of the prompt template shows the options, and --system-prompt "
+                         "replaces it")
+            else:
+                asker = "the prompt template names neither {question} nor {choices}"
             warnings.warn(f"{asker}: questions with 'choices' are asked without their options", UserWarning,
                           stacklevel=2)
         values = _fields(rec)

@@ -68,7 +68,8 @@ def answer_logprobs(logprobs: Sequence[float], tokens: Sequence[str] | None, tex
     them from spelling it, those after the marker that closes the reasoning). A token that ends the marker and begins
     the answer (``>B`` after ``</think``) is the answer's: the marker's end is certain by then,
     so its logprob is the answer's first word's; one that adds only whitespace is the marker's.
-    A reply without an answer part, or without token texts, is scored over all its tokens."""
+    A reply without an answer part (cut while thinking, or only whitespace after its reasoning),
+    or without token texts, is scored over all its tokens."""
     if not tokens or len(tokens) != len(logprobs):
         return logprobs
     joined = "".join(tokens)
@@ -79,6 +80,8 @@ def answer_logprobs(logprobs: Sequence[float], tokens: Sequence[str] | None, tex
             start = answer_start(joined) or -1
     else:
         start = answer_start(joined) or -1  # 0: no reasoning, None: no answer part
+        if start > 0 and not joined[start:].strip():  # closed, then nothing but whitespace: no answer part
+            start = -1
     if start < 0:
         return logprobs
     end = 0
