@@ -278,6 +278,10 @@ CASES = [
     ("sample_missing_text.jsonl", "vote", "each sample needs a string 'text'", 1),
     ("sample_bad_phase.jsonl", "allocate", "sample 'phase' must be 1 or 2, got 3", 2),
     ("sample_answer_not_string.jsonl", "vote", "sample 'answer' must be a string or null, got 4", 2),
+    # a sample given twice (a line copied by hand) voted, and counted against the budget, twice
+    ("sample_index_twice.jsonl", "vote", "record 'q2' holds sample index 1 twice", 2),
+    ("sample_index_twice.jsonl", "allocate", "record 'q2' holds sample index 1 twice", 2),
+    ("sample_index_twice.jsonl", "phase2", "record 'q2' holds sample index 1 twice", 2),
     ("tokens_negative.jsonl", "vote", "sample 'n_tokens' must be a non-negative integer or null, got -3", 2),
     ("provenance_not_object.jsonl", "allocate", "'uab' (what produced the record) must be an object, got str", 1),
 ]

@@ -288,6 +288,25 @@ def test_a_work_error_on_workers_is_that_of_one_process(tmp_path, monkeypatch, s
 
 
 @pytest.mark.parametrize("workers", ["1", "2"])
+@pytest.mark.parametrize("stage,bad,expected", [
+    (["vote"], b'{"id": "z", "question": "q", "samples": [{"phase": 1, "text": "t", "answer": 5}]}',
+     "sample 'answer' must be a string or null"),
+    (["allocate", "--budget", "4"], orjson.dumps(sampled(9999, x=0)).replace(b'"x":0', b'"x":' + b"[" * 300 + b"]" * 300),
+     "cannot be written as JSON"),
+])
+def test_a_bad_record_far_on_leaves_stdout_empty(tmp_path, monkeypatch, workers, stage, bad, expected):
+    """`uab vote p2.jsonl > votes.jsonl` (or into a pipe): a bad record far into the input is one error
+    line and nothing on stdout, as with -o; vote wrote the votes of every block before it (and
+    allocate, of a record it cannot write, the records before it) to stdout, then exited 2."""
+    if workers == "2":
+        monkeypatch.setattr(blocks, "_BLOCK", 20000)
+        monkeypatch.setattr(blocks, "_PARALLEL_FROM", 0)
+    monkeypatch.setenv("UAB_WORKERS", workers)
+    path = padded(tmp_path, bad, 2900, m=3000)
+    check_error(cli([stage[0], path, *stage[1:]]), path, 2900, expected)
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
 def test_vote_notices_an_input_cut_while_it_is_read(tmp_path, monkeypatch, workers):
     """Another process rewrites the input while vote reads it: an error, not the votes of the
     first part of the file (or, on workers, a duplicate id the file does not hold)."""

@@ -179,6 +179,20 @@ def test_unknown_fields_pass_through_allocate_and_vote(tmp_path):
     assert sum(r["extra"] for r in load_records(str(alloc), "allocated")[0]) == 4
 
 
+def test_a_sample_with_a_null_index_is_one_without_an_index(tmp_path):
+    """`"index": null` passes validation as no index; vote (of a record holding more Phase-2 samples
+    than its 'extra') and phase2 (sorting the samples it drew in) crashed on it with a TypeError."""
+    rec = sampled(1, extra=1)
+    rec["samples"] += [{"index": None, "phase": 2, "text": "Answer: 2", "answer": "2"},
+                       {"index": 2, "phase": 2, "text": "Answer: 2", "answer": "2"}]
+    votes = cli(["vote", write_jsonl(tmp_path / "p2.jsonl", [rec]), "-q"])
+    assert votes.exit_code == 0 and orjson.loads(votes.stdout)["votes"] == {"1": 1, "2": 1}  # index 2 is beyond
+    rec["extra"] = 3  # indices 1 and 3 to draw, sorted in among them
+    drawn = cli(["phase2", write_jsonl(tmp_path / "a.jsonl", [rec]), "--backend", "scripted", "-q"])
+    assert drawn.exit_code == 0, drawn.stderr
+    assert [s["index"] for s in orjson.loads(drawn.stdout)["samples"]] == [0, None, 1, 2, 3]
+
+
 def test_write_records_is_one_line_per_record(tmp_path):
     rows = [sampled(i) for i in range(3000)]
     path = tmp_path / "out.jsonl"

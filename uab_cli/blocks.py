@@ -35,6 +35,7 @@ from .jsonl import (
     display_name,
     parse_block,
     read_batches,
+    unspoolable,
     without_trailing_blank_lines,
 )
 from .records import validate_batch
@@ -113,7 +114,7 @@ def _parallel(path: str, stage: str | None, work: Work, name: str, n: int, out: 
     try:
         spool = tempfile.mkdtemp(prefix="uab-blocks.") if out is not None else None
     except OSError as exc:
-        raise _unspoolable(exc) from None
+        raise unspoolable(exc, "block outputs") from None
     seen: set[str] = set()
     lines = 0  # lines of the input before the block being collected
     pending: collections.deque[Future] = collections.deque()
@@ -162,12 +163,6 @@ def _interrupt_deferred() -> Iterator[None]:
             signal.signal(s, handler)
         if caught:
             signal.raise_signal(caught[0])  # to the handler it was meant for
-
-
-def _unspoolable(exc: OSError) -> UabError:
-    """A failure to keep a block's output in the temporary directory, named as such."""
-    return UabError(f"cannot keep block outputs in the temporary directory: {exc.strerror or exc} "
-                    "(set TMPDIR to a folder with room)", tempfile.gettempdir())
 
 
 def _collect(future: Future, lines: int, seen: set[str], name: str, out: IO[bytes] | None,
@@ -248,7 +243,7 @@ def _task(path: str, begin: int, end: int, name: str, stage: str | None, start: 
     except UabError as exc:
         error = (exc.message, exc.path, None if exc.line is None else exc.line - first)
     except OSError as exc:  # the block's output is all a worker writes
-        spill = _unspoolable(exc)
+        spill = unspoolable(exc, "block outputs")
         error = (spill.message, spill.path, None)
     return count, ids, results, error, spooled
 

@@ -407,6 +407,37 @@ def atomic_output(path: str) -> Iterator[IO[bytes]]:
         raise
 
 
+@contextlib.contextmanager
+def whole_output(path: str) -> Iterator[IO[bytes]]:
+    """``atomic_output`` for a stage that writes while it still reads (``vote``): an output written
+    in place (stdout, a device, a FIFO) gets its bytes only once the block succeeds, held in a
+    temporary file until then, so that a bad record further on leaves nothing written there."""
+    if path != "-" and not _special(path):
+        with atomic_output(path) as fh:
+            yield fh
+        return
+    try:
+        spool = tempfile.TemporaryFile(prefix="uab-output.")
+    except OSError as exc:
+        raise unspoolable(exc, "the output") from None
+    with spool:
+        try:
+            yield spool
+        except OSError as exc:
+            if exc.errno not in _WRITE_ERRNOS:
+                raise
+            raise unspoolable(exc, "the output") from None
+        spool.seek(0)
+        with atomic_output(path) as fh:
+            shutil.copyfileobj(spool, fh, _WRITE_BUFFER)
+
+
+def unspoolable(exc: OSError, what: str) -> UabError:
+    """A failure to keep ``what`` in the temporary directory, named as such."""
+    return UabError(f"cannot keep {what} in the temporary directory: {exc.strerror or exc} "
+                    "(set TMPDIR to a folder with room)", tempfile.gettempdir())
+
+
 def write_files(files: dict[str, bytes]) -> None:
     """Write each ``path: data`` as ``atomic_output`` does, every file written in full (and
     synced) before the first replaces its old copy: a failure to write one (a full disk) leaves

@@ -22,7 +22,16 @@ from .cost import JUDGE_VERDICTS, Tokens
 from .errors import UabError
 from .prompts import judge_messages, parse_judge
 from .reasoning import answer_logprobs, final_text
-from .records import PROVENANCE, is_int, provenance, question_type, samples, with_provenance, without_provenance
+from .records import (
+    PROVENANCE,
+    is_int,
+    provenance,
+    question_type,
+    sample_index,
+    samples,
+    with_provenance,
+    without_provenance,
+)
 from .settings import Allocation, Generation, Vote, budget_below, needs_logprobs, without_logprobs
 from .signals import REGISTRY as SIGNAL_REGISTRY
 from .signals import (
@@ -110,7 +119,7 @@ def draw(
         backend.generate(requests, replace(gen.params(), logprobs=logprobs), arrived)
     finally:
         for r in {r for r, _, _ in wanted}:
-            records[r].get("samples", []).sort(key=lambda s: s.get("index", 0))
+            records[r].get("samples", []).sort(key=sample_index)
     return len(wanted)
 
 
@@ -610,7 +619,7 @@ def voted_samples(rec: dict, settings: Vote | None = None) -> Sequence[dict]:
     pool = rec.get("samples") or ()
     if _beyond(rec):
         stop = len(samples(rec, 1)) + rec["extra"]
-        pool = [s for s in pool if s.get("phase") != 2 or s.get("index", 0) < stop]
+        pool = [s for s in pool if s.get("phase") != 2 or sample_index(s) < stop]
     if settings is not None and not settings.include_phase1:
         pool = [s for s in pool if s.get("phase") == 2] or pool
     return pool

@@ -56,6 +56,8 @@ def check_record(rec: dict, stage: str = "question") -> None:
             raise UabError("'samples' must be a list of objects")
         for s in samples:
             check_sample(s)
+        if len(samples) > 1:  # a sample given twice (a line copied by hand) would vote and count twice
+            _check_indices(rec["id"], samples)
     if stage in ("sampled", "allocated"):  # vote reads an 'extra' it finds: how many Phase-2 samples count
         extra = rec.get("extra")
         if extra is None and stage == "allocated":
@@ -64,6 +66,22 @@ def check_record(rec: dict, stage: str = "question") -> None:
             raise UabError(f"'extra' must be a non-negative integer, got {extra!r}")
         if extra and stage == "allocated":  # what phase2 draws (vote only counts what it finds)
             _check_allotted(rec, extra)
+
+
+def _check_indices(rid: str, samples: list[dict]) -> None:
+    """``UabError`` naming the first sample ``index`` that two of a record's samples share (one
+    sample given twice); samples without an index are not compared."""
+    indices = [s.get("index") for s in samples]
+    if len(set(indices)) == len(indices):  # all apart (the common case)
+        return
+    seen: set[int] = set()
+    for s in samples:
+        i = s.get("index")
+        if i is not None:
+            if i in seen:
+                raise UabError(f"record {rid!r} holds sample index {i} twice: each sample once "
+                               "(remove the copy)")
+            seen.add(i)
 
 
 # Phase-2 samples one question may take where no allocation in its provenance sets a budget:
@@ -222,6 +240,11 @@ def samples(rec: dict, phase: int | None = None) -> list[dict]:
     """The record's samples, optionally only those of one phase."""
     out = rec.get("samples") or []
     return out if phase is None else [s for s in out if s.get("phase") == phase]
+
+
+def sample_index(sample: dict) -> int:
+    """A sample's ``index``; 0 where it has none (absent or null: a hand-made record)."""
+    return sample.get("index") or 0
 
 
 def provenance(rec: dict) -> dict:

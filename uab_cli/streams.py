@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from . import gcpolicy
 from .blocks import changed, fingerprint, map_records
-from .jsonl import atomic_output, display_name, dumps, read_batches, rereadable
+from .jsonl import display_name, dumps, read_batches, rereadable, whole_output
 from .pipeline import (
     AllocationInputs,
     AllocationPlan,
@@ -35,7 +35,7 @@ def allocate_file(path: str, settings: Allocation, output: str) -> AllocationSum
         for part in map_records(source, "sampled", CollectBlock(settings, signal), name, layout=layout):
             inputs.extend(part)
         plan = inputs.solve(range(1, inputs.m + 1), name)
-        with atomic_output(output) as fh:
+        with whole_output(output) as fh:
             written = sum(map_records(source, None, AnnotateBlock(plan, name), name, fh, layout))
             if written != inputs.m or fingerprint(source) != before:
                 raise changed(name)
@@ -90,7 +90,7 @@ def vote_file(path: str, settings: Vote, output: str) -> VoteSummary:
 
 def _vote_file(path: str, settings: Vote, output: str, name: str) -> VoteSummary:
     summary = VoteSummary(rule=settings)
-    with atomic_output(output) as fh, gcpolicy.paused():
+    with whole_output(output) as fh, gcpolicy.paused():
         for part in map_records(path, "sampled", VoteBlock(settings, name), name, out=fh):
             summary.merge(part)
     return summary
