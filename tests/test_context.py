@@ -186,10 +186,35 @@ def test_a_judge_prompt_too_long_suggests_what_fits_the_judge(tmp_path, command)
                   "--prompt-template", str(template)])
     assert result.exit_code == 2
     said = " ".join(result.stderr.split())
-    assert "its judge prompt has 129 tokens, which with the judge's 8-token verdict exceeds the model's context of " \
+    assert "its judge prompt has 129 tokens, which with --judge-max-tokens 8 exceeds the model's context of " \
            "130 tokens" in said
     assert "use a model with a longer context (--max-tokens does not apply to the judge)" in said
     assert "lower --max-tokens" not in said and "or pass --too-long skip" in said  # it now skips such a question
+
+
+@pytest.mark.parametrize("command", ["run", "phase1"])
+def test_a_judge_prompt_that_fits_without_its_raised_cap_suggests_a_lower_one(tmp_path, command):
+    """--judge-max-tokens is the judge's reply room in the context check: a question whose judge
+    prompt fits alone is told the cap that fits, and --too-long skip leaves it out by it."""
+    rows = arithmetic(4)
+    rows[1]["question"] = "What is " + " ".join(["word"] * 100) + " 1 + 2?"  # its judge prompt: 129 tokens
+    q = write_jsonl(tmp_path / "q.jsonl", rows)
+    template = tmp_path / "t.json"
+    template.write_text('[{"role": "user", "content": "{question}"}]')  # shorter than the judge's prompt
+    out = tmp_path / ("r" if command == "run" else "p1.jsonl")
+    args = [command, q, *(["-N", "2", "--allocator", "judge"] if command == "run" else ["--judge"]), "-o", str(out),
+            "--backend", "scripted", "--max-model-len", "200", "--max-tokens", "16", "--prompt-template", str(template),
+            "--judge-max-tokens", "100"]
+    result = cli(args)
+    assert result.exit_code == 2
+    said = " ".join(result.stderr.split())
+    assert "question 'q1': its judge prompt has 129 tokens, which with --judge-max-tokens 100 exceeds the model's " \
+           "context of 200 tokens" in said
+    assert "lower --judge-max-tokens to 71 or pass --too-long skip" in said
+    result = cli([*args, "--too-long", "skip"])
+    assert result.exit_code == 0, result.stderr
+    records = read_jsonl(out / "votes.jsonl" if command == "run" else out)
+    assert [r["id"] for r in records] == ["q0", "q2", "q3"]
 
 
 @pytest.mark.parametrize("command", ["run", "phase1"])

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import warnings
 
 import numpy as np
 import orjson
@@ -255,6 +256,81 @@ def test_a_run_says_how_many_judge_verdicts_it_could_not_read(tmp_path, monkeypa
     assert (judge["hard"], judge["easy"], judge["unparsed"]) == (0, 0, 6)
     result = cli(["phase1", q, "--backend", "scripted", "--judge", "-o", str(tmp_path / "p1.jsonl")])
     assert "0 hard, 0 easy, 6 unparsed (counted hard)" in " ".join(result.stderr.split())
+
+
+THINKING_JUDGE = ["<think>", *["hmm"] * 20, "</think>", "hard"]  # a reasoning judge: 20 tokens of thought, then its verdict
+
+
+@pytest.fixture
+def thinking_judge(monkeypatch):
+    """The scripted model as a reasoning judge: one token per word of ``THINKING_JUDGE``, cut at the
+    request's max_tokens (``finish_reason`` length); the judge's requests' max_tokens are kept."""
+    complete, caps = ScriptedBackend.complete, []
+
+    def thinking(self, req, params):
+        if "easy or hard" not in req.messages[-1]["content"]:
+            return complete(self, req, params)
+        caps.append(params.max_tokens)
+        said = THINKING_JUDGE[:params.max_tokens]
+        return Completion(" ".join(said), (-0.1,) * len(said), len(said),
+                          "length" if len(said) < len(THINKING_JUDGE) else "stop", prompt_tokens=5)
+
+    monkeypatch.setattr(ScriptedBackend, "complete", thinking)
+    return caps
+
+
+def _warned(args: list[str]):
+    with warnings.catch_warnings():  # uab prints them (a test's warning is otherwise an error)
+        warnings.simplefilter("always")
+        result = cli(args)
+    assert result.exit_code == 0, result.stderr
+    said = " ".join(result.stderr.split())
+    return said, said.count("warning:")
+
+
+def test_a_judge_cut_at_its_token_cap_says_so_and_judge_max_tokens_gives_it_room(tmp_path, thinking_judge):
+    """A reasoning judge was always cut at the paper's 8 tokens while thinking: every verdict
+    unparsed, every question hard, --allocator judge an even split, and nothing said but the
+    counts, with no way to give the judge room. Now a warning (once) names the cause and
+    --judge-max-tokens, which the judge is asked with, recorded in config.json, judge.json and
+    the records' provenance; a rerun with another cap asks the judge again (the labels were the
+    old cap's) and writes its votes apart, one without it keeps the directory's."""
+    q = write_jsonl(tmp_path / "q.jsonl", arithmetic(6))
+    out = tmp_path / "run"
+    run = ["run", q, "-N", "3", "--backend", "scripted", "--allocator", "judge", "-o", str(out)]
+    said, warned = _warned(run)
+    assert warned == 1 and thinking_judge == [8] * 6
+    assert ("warning: the LLM judge's replies stopped at its 8-token cap before a verdict for 6 of 6 questions (a "
+            "reasoning model thinks first)") in said and "give --judge-max-tokens" in said
+    assert "0 hard, 0 easy, 6 unparsed (counted hard)" in said
+    cut_votes = orjson.loads((out / "summary.json").read_bytes())["uab"]["votes_file"]
+    said, warned = _warned([*run, "--judge-max-tokens", "64"])
+    assert warned == 0 and thinking_judge == [8] * 6 + [64] * 6  # asked again, with room to think
+    assert "6 hard, 0 easy, 0 unparsed" in said
+    saved = orjson.loads((out / runs.JUDGE).read_bytes())
+    assert saved["max_tokens"] == 64 and set(saved["labels"].values()) == {"hard"}
+    assert orjson.loads((out / runs.CONFIG).read_bytes())["generation"]["judge_max_tokens"] == 64
+    assert read_jsonl(out / "phase1.jsonl")[0]["uab"]["phase1"]["judge_max_tokens"] == 64
+    roomy_votes = orjson.loads((out / "summary.json").read_bytes())["uab"]["votes_file"]
+    assert roomy_votes != cut_votes and (out / cut_votes).exists()  # other labels: the cut ones' votes are kept
+    assert _warned(run)[1] == 0 and len(thinking_judge) == 12  # the directory's cap, its labels reused
+    assert orjson.loads((out / "summary.json").read_bytes())["stages"]["judge"]["reused"]
+    said, warned = _warned([*run, "--judge-max-tokens", "8"])  # back to the paper's: asked again, said again
+    assert warned == 1 and thinking_judge[12:] == [8] * 6
+    assert _warned(run)[1] == 1  # reused cut labels say so too
+
+
+def test_phase1_judge_asks_with_judge_max_tokens_and_records_it(tmp_path, thinking_judge):
+    q = write_jsonl(tmp_path / "q.jsonl", arithmetic(6))
+    out = tmp_path / "p1.jsonl"
+    said, warned = _warned(["phase1", q, "--backend", "scripted", "--judge", "-o", str(out)])
+    assert warned == 1 and "for 6 of 6 questions" in said and thinking_judge == [8] * 6
+    assert read_jsonl(out)[0]["uab"]["phase1"]["judge_max_tokens"] == 8
+    said, warned = _warned(["phase1", q, "--backend", "scripted", "--judge", "--judge-max-tokens", "23", "-o", str(out)])
+    assert warned == 0 and thinking_judge[6:] == [23] * 6 and "6 hard, 0 easy, 0 unparsed" in said
+    records = read_jsonl(out)
+    assert [r["judge"] for r in records] == ["hard"] * 6 and records[0]["uab"]["phase1"]["judge_max_tokens"] == 23
+    assert _warned(["phase1", q, "--backend", "scripted", "--judge", "--judge-max-tokens", "20", "-o", str(out)])[1] == 1
 
 
 # --- simulate: tokens ---------------------------------------------------------------------------

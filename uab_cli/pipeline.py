@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import warnings
 from array import array
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -32,7 +33,7 @@ from .records import (
     with_provenance,
     without_provenance,
 )
-from .settings import Allocation, Generation, Vote, budget_below, needs_logprobs, without_logprobs
+from .settings import JUDGE_TOKENS, Allocation, Generation, Vote, budget_below, needs_logprobs, without_logprobs
 from .signals import REGISTRY as SIGNAL_REGISTRY
 from .signals import (
     SAMPLE_SIGNALS,
@@ -123,12 +124,9 @@ def draw(
     return len(wanted)
 
 
-JUDGE_TOKENS = 8  # the judge's verdict: one word (``easy``/``hard``), whatever --max-tokens
-
-
 def _reply(max_tokens: int, judge: bool) -> str:
-    """The tokens a reply may take, in words: ``--max-tokens N``, or the judge's fixed verdict."""
-    return f"the judge's {max_tokens}-token verdict" if judge else f"--max-tokens {max_tokens:,}"
+    """The tokens a reply may take, in words: ``--max-tokens N``, or the judge's (``--judge-max-tokens``)."""
+    return f"{'--judge-max-tokens' if judge else '--max-tokens'} {max_tokens:,}"
 
 
 @dataclass(frozen=True)
@@ -139,7 +137,7 @@ class TooLong:
     size: PromptLength
     max_tokens: int
     context: int
-    judge: bool = False  # the LLM judge's prompt, and its verdict's JUDGE_TOKENS
+    judge: bool = False  # the LLM judge's prompt, and its verdict's --judge-max-tokens
 
     def __str__(self) -> str:
         tokens = f"{self.size.tokens:,}" if self.size.exact else f"at least {self.size.tokens:,}"
@@ -154,7 +152,7 @@ OnSkip = Callable[[dict, TooLong], None]
 def fit(records: list[dict], backend: Backend, gen: Generation, on_skip: OnSkip | None = None,
         judge: bool = False) -> list[TooLong]:
     """Check, before anything is drawn, that each record's prompt plus ``--max-tokens`` (with
-    ``judge``: and the LLM judge's prompt plus its ``JUDGE_TOKENS``) fits the backend's context.
+    ``judge``: and the LLM judge's prompt plus ``--judge-max-tokens``) fits the backend's context.
 
     One that does not is a ``UabError`` naming the question and its tokens; with
     ``--too-long skip`` (and ``on_skip``) it is removed from ``records`` in place and passed to
@@ -172,7 +170,7 @@ def _fit(records: list[dict], backend: Backend, gen: Generation, on_skip: OnSkip
     context = backend.context_length
     if context is None or not records:
         return []
-    max_tokens = JUDGE_TOKENS if judge else gen.max_tokens
+    max_tokens = gen.judge_max_tokens if judge else gen.max_tokens
     limit = context - max_tokens
     if limit < 1:
         raise UabError(f"{_reply(max_tokens, judge)} leaves no room for a prompt in the model's context of {context:,} tokens")
@@ -185,13 +183,14 @@ def _fit(records: list[dict], backend: Backend, gen: Generation, on_skip: OnSkip
     if gen.too_long != "skip" or on_skip is None or len(over) == len(records):
         more = f" (and {len(over) - 1} more question{'s' * (len(over) > 2)})" if len(over) > 1 else ""
         fixes = ["shorten it"]
-        if judge:  # its verdict's tokens are fixed: only a longer context makes room
+        if judge:
             fixes.append("use a model with a longer context (--max-tokens does not apply to the judge)")
-        elif over[0].size.tokens < context:  # the prompt alone fits
-            fixes.append(f"lower --max-tokens to {context - over[0].size.tokens:,}")
+        room = context - over[0].size.tokens  # what the reply may take beside the prompt
+        if room >= (JUDGE_TOKENS if judge else 1):  # a judge below the paper's 8 tokens may cut its one-word verdict
+            fixes.append(f"lower {'--judge-max-tokens' if judge else '--max-tokens'} to {room:,}")
         if on_skip is not None and gen.too_long != "skip":
             fixes.append("pass --too-long skip")
-        hint = " or ".join(fixes) if len(fixes) < 3 else f"{fixes[0]}, {fixes[1]} or {fixes[2]}"
+        hint = fixes[0] if len(fixes) == 1 else f"{', '.join(fixes[:-1])} or {fixes[-1]}"
         none = " (--too-long skip would leave no question)" if gen.too_long == "skip" and on_skip is not None else ""
         raise UabError(f"{over[0]}{more}{none}: {hint}")
     skipped = {t.id: t for t in over}
@@ -302,9 +301,10 @@ def judge(records: list[dict], backend: Backend, gen: Generation) -> dict:
     Unparsable labels count as ``hard``. Returns the calls and the counts of each verdict
     (``easy``, ``hard``, ``unparsed``: zero ones too), the calls' tokens included (None where the
     backend does not report them), and per question id its ``verdicts`` (see ``judge_counts``);
-    the calls are not samples.
+    the calls are not samples. Replies cut at ``--judge-max-tokens`` before most verdicts: a
+    warning (``warn_cut``).
     """
-    params = SamplingParams(temperature=gen.temperature, max_tokens=JUDGE_TOKENS)
+    params = SamplingParams(temperature=gen.temperature, max_tokens=gen.judge_max_tokens)
     _fit(records, backend, gen, None, judge=True)  # the callers' ``fit(..., judge=True)`` skipped what --too-long skips
     requests = [SampleRequest(judge_messages(rec), sample_seed(gen.seed, rec["id"], -1)) for rec in records]
     outputs = backend.generate(requests, params)
@@ -313,20 +313,38 @@ def judge(records: list[dict], backend: Backend, gen: Generation) -> dict:
         label = parse_judge(out.text)
         rec["judge"] = label or "hard"
         verdicts[rec["id"]] = {"verdict": label or "unparsed", "prompt_tokens": out.prompt_tokens,
-                               "completion_tokens": out.n_tokens}
-    return {**judge_counts(verdicts.values()), "verdicts": verdicts}
+                               "completion_tokens": out.n_tokens, "finish_reason": out.finish_reason}
+    counts = judge_counts(verdicts.values())
+    warn_cut(counts, gen.judge_max_tokens)
+    return {**counts, "verdicts": verdicts}
 
 
 def judge_counts(verdicts: Iterable[dict]) -> dict:
     """The calls, the count of each verdict and the calls' tokens of the judge's verdicts on some
-    questions, each ``{"verdict": "easy" | "hard" | "unparsed", "prompt_tokens", "completion_tokens"}``."""
-    counts, tokens, calls = dict.fromkeys(JUDGE_VERDICTS, 0), Tokens(), 0
+    questions, each ``{"verdict": "easy" | "hard" | "unparsed", "prompt_tokens", "completion_tokens",
+    "finish_reason"}``; ``cut``: the unparsed ones whose reply stopped at the token cap (a verdict
+    kept before uab recorded its finish reason: not counted)."""
+    counts, tokens, calls, cut = dict.fromkeys(JUDGE_VERDICTS, 0), Tokens(), 0, 0
     for v in verdicts:
         calls += 1
         counts[v["verdict"]] += 1
+        cut += v["verdict"] == "unparsed" and v.get("finish_reason") == "length"
         tokens.add(({"n_tokens": v["completion_tokens"], "prompt_tokens": v["prompt_tokens"]},))
-    return {"calls": calls, **counts, "completion_tokens": tokens.completion_tokens,
+    return {"calls": calls, **counts, "cut": cut, "completion_tokens": tokens.completion_tokens,
             "prompt_tokens": tokens.prompt_tokens}
+
+
+def warn_cut(counts: dict, max_tokens: int) -> None:
+    """Warn (once, a ``UserWarning``) where most of the judge's replies (``judge_counts``'s
+    ``counts``) stopped at its ``max_tokens`` cap before a verdict: every such question counts
+    hard, and ``--allocator judge`` spreads the budget as Uniform would. A reasoning model, which
+    thinks first, does so at the paper's 8 tokens."""
+    cut, calls = counts.get("cut", 0), counts.get("calls", 0)
+    if calls and 2 * cut > calls:
+        warnings.warn(f"the LLM judge's replies stopped at its {max_tokens}-token cap before a verdict for {cut} of "
+                      f"{calls} questions (a reasoning model thinks first): they count as hard, so --allocator judge "
+                      "splits the budget about as evenly as uniform; give --judge-max-tokens with room for the "
+                      "judge's thinking (e.g. 4096)", UserWarning, stacklevel=2)
 
 
 def default_signal(rec: dict | None) -> str:

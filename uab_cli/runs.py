@@ -444,10 +444,13 @@ def phase1_k(given: int | None, recorded: Recorded, alloc: pipeline.Allocation, 
     return recorded.k
 
 
-def _setting_name(alloc: pipeline.Allocation, signal: str, vote: pipeline.Vote) -> str:
-    """A readable, unique file-name part for one allocation and vote setting."""
+def _setting_name(alloc: pipeline.Allocation, signal: str, vote: pipeline.Vote, judge_tokens: int | None = None) -> str:
+    """A readable, unique file-name part for one allocation and vote setting; ``judge_tokens``: the
+    ``--judge-max-tokens`` of the labels the allocation read, where not the paper's (other labels,
+    another allocation; the paper's names a file as before the option)."""
     vote_info = {k: v for k, v in vote.info().items() if k != "version"}
-    settings_digest = hashlib.sha256(orjson.dumps([alloc.info(signal), vote_info], option=orjson.OPT_SORT_KEYS))
+    judged = [] if judge_tokens in (None, settings.JUDGE_TOKENS) else [{"judge_max_tokens": judge_tokens}]
+    settings_digest = hashlib.sha256(orjson.dumps([alloc.info(signal), vote_info, *judged], option=orjson.OPT_SORT_KEYS))
     return f"N{alloc.n}-{alloc.allocator}-{vote.rule}-{settings_digest.hexdigest()[:8]}"
 
 
@@ -602,7 +605,7 @@ def _stages(rundir, records, be, gen, alloc, vote, k, signal, callbacks: Callbac
     votes = pipeline.VoteSummary(rule=vote)
     for rec in records:
         votes.add(pipeline.vote(rec, vote))
-    votes_file = VOTES_OF.format(_setting_name(alloc, signal, vote))
+    votes_file = VOTES_OF.format(_setting_name(alloc, signal, vote, gen.judge_max_tokens if _asks_judge(alloc, k) else None))
     rundir.write(votes_file, records)
     rundir.copy(votes_file, "votes.jsonl")
     seconds["vote"] = clock() - start
@@ -687,12 +690,15 @@ def _judge_once(rundir: RunDir, records: list[dict], backend: Backend, gen: pipe
     questions (``--too-long skip`` may leave out some the file labels). A file that does not
     label every question (damaged, or more questions now), or one from before the verdicts were
     kept that labels other questions than these, is judged again: the judge's calls are seeded
-    per question, so the labels it had come out the same."""
+    per question, so the labels it had come out the same. So is one whose judge had another
+    ``--judge-max-tokens`` (``max_tokens``; a file without it: the paper's, which uab asked with
+    before the option). Reused labels mostly cut at the cap warn as new ones do."""
     path = rundir.file(JUDGE)
     saved = _read_json(path)
     labels, verdicts, counts = saved.get("labels"), saved.get("verdicts"), saved.get("counts")
     ids = [rec["id"] for rec in records]
-    if isinstance(labels, dict) and all(labels.get(i) in ("easy", "hard") for i in ids):
+    same_cap = saved.get("max_tokens", settings.JUDGE_TOKENS) == gen.judge_max_tokens
+    if same_cap and isinstance(labels, dict) and all(labels.get(i) in ("easy", "hard") for i in ids):
         if isinstance(verdicts, dict) and all(_verdict(verdicts.get(i), labels[i]) for i in ids):
             counts = pipeline.judge_counts(verdicts[i] for i in ids)
         elif not (isinstance(counts, dict) and len(labels) == len(ids)):  # an older file's counts: of its questions
@@ -700,12 +706,13 @@ def _judge_once(rundir: RunDir, records: list[dict], backend: Backend, gen: pipe
         if counts is not None:
             for rec in records:
                 rec["judge"] = labels[rec["id"]]
+            pipeline.warn_cut(counts, gen.judge_max_tokens)
             return {**counts, "reused": True}
     counts = pipeline.judge(records, backend, gen)
     verdicts = counts.pop("verdicts")
     with atomic_output(path) as fh:
         fh.write(orjson.dumps({"counts": counts, "labels": {r["id"]: r["judge"] for r in records},
-                               "verdicts": verdicts}))
+                               "verdicts": verdicts, "max_tokens": gen.judge_max_tokens}))
     return counts
 
 

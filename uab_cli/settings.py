@@ -70,6 +70,7 @@ def _vote(flag: str, default=None, help: str = "", **kw):
     return _opt(flag, default, help, panel="Vote", unset=True, **kw)  # check_rules tells a value given
 
 
+JUDGE_TOKENS = 8  # the paper's cap on the LLM judge's reply: one word (``easy``/``hard``), whatever --max-tokens
 TEMPLATE_DIGEST = "prompt_template_sha256"  # a template's content, recorded beside its path
 
 TOO_LONG = {"error": "exit 2 before anything is drawn, naming the question and its tokens",
@@ -100,6 +101,9 @@ class Generation:
                             "paper) or the answer after a reasoning model's reasoning.", choices=SPANS)
     too_long: str = _gen("--too-long", "error", "A question whose prompt plus --max-tokens exceeds the model's "
                          "context:", described=lambda: TOO_LONG, commands=("phase1", "run", "pool"))
+    judge_max_tokens: int = _gen("--judge-max-tokens", JUDGE_TOKENS, "Max new tokens of the LLM judge's reply "
+                                 "(the paper's 8: one word; a reasoning model thinks first and needs its trace's "
+                                 "length).", minimum=1, commands=("phase1", "run"))
     # The backend's options that change what a sample is (``Option.samples``), each at its value
     # or the backend's default; a record or config from before they were recorded has none.
     backend_options: dict = field(default_factory=dict, hash=False)
@@ -107,8 +111,9 @@ class Generation:
     # a run directory records them as derived, so that a rerun derives them again. Not provenance.
     derived: frozenset = field(default=frozenset(), compare=False, repr=False)
 
-    # Fields that do not change what a drawn sample is: a rerun may change them.
-    SAMPLE_FREE: ClassVar[frozenset[str]] = frozenset({"too_long"})
+    # Fields that do not change what a drawn sample is: a rerun may change them (another
+    # --judge-max-tokens asks the judge again: ``runs._judge_once``).
+    SAMPLE_FREE: ClassVar[frozenset[str]] = frozenset({"too_long", "judge_max_tokens"})
 
     def __post_init__(self) -> None:
         check_fields(self)

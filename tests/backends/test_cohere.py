@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import warnings
 
 import pytest
 from conftest import FakeClock, arithmetic, backs_off, cli, no_sleep, write_jsonl
@@ -127,10 +128,12 @@ def test_a_run_without_usage_reports_unknown_tokens_and_never_the_key(tmp_path, 
         reply.pop("usage", None)
         return reply
 
-    with FakeServer(rewrite=no_usage, logprobs=False) as server:
+    with FakeServer(rewrite=no_usage, logprobs=False) as server, warnings.catch_warnings():
+        warnings.simplefilter("always")  # uab prints them (a test's warning is otherwise an error)
         result = cli(["run", questions, "--budget", "2", "-o", str(tmp_path / "run"), "--backend", "cohere",
                       "--base-url", server.url, "--allocator", "judge", "--price", "1,2"])
     assert result.exit_code == 0, result.stderr
+    assert "cap before a verdict for 4 of 4" in " ".join(result.stderr.split())  # its 9-word replies: cut at 8
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert summary["total"]["samples"] == 8 and summary["total"]["completion_tokens"] is None
     assert summary["stages"]["judge"]["completion_tokens"] is None

@@ -5,6 +5,7 @@ fails before the batch is paid for."""
 from __future__ import annotations
 
 import json
+import warnings
 
 import pytest
 from conftest import arithmetic, cli, read_jsonl, write_jsonl
@@ -273,3 +274,37 @@ def test_a_server_that_reports_no_usage_leaves_the_summarys_counts_and_cost_unkn
     assert summary["total"]["completion_tokens"] is None and summary["total"]["samples"] == 2 * M
     assert summary["cost"] == {"samples": None, "drawn": None}
     assert all(s["n_tokens"] is None for r in read_jsonl(tmp_path / "r" / "votes.jsonl") for s in r["samples"])
+
+
+def _thinking_judge(body: dict) -> dict:
+    """A reasoning model behind the server: the judge's reply thinks for 20 tokens before its verdict,
+    cut at the request's max_tokens; an answer is plain."""
+    if "easy or hard" not in body["messages"][-1]["content"]:
+        return {"content": "Answer: 3"}
+    words = ["<think>", *["hmm"] * 20, "</think>", "easy"]
+    said = words[:body["max_tokens"]]
+    return {"content": " ".join(said), "finish_reason": "length" if len(said) < len(words) else "stop"}
+
+
+def test_a_reasoning_judge_behind_a_server_is_told_cut_and_given_room(tmp_path):
+    """The judge was always asked for 8 tokens: a reasoning model behind the server was cut while
+    thinking on every question (all hard, an even split) with no warning; --judge-max-tokens asks
+    it with room, and a rerun with another cap asks the judge again."""
+    questions = write_jsonl(tmp_path / "q.jsonl", arithmetic(4))
+    out = tmp_path / "run"
+    judged = lambda server: [r.body["max_tokens"] for r in server.requests  # noqa: E731
+                             if "easy or hard" in r.body["messages"][-1]["content"]]
+    with FakeServer(script=_thinking_judge) as server:
+        with warnings.catch_warnings():  # uab prints them (a test's warning is otherwise an error)
+            warnings.simplefilter("always")
+            result = run(server, questions, out, 2, "--allocator", "judge")
+        assert result.exit_code == 0, result.stderr
+        assert judged(server) == [8] * 4
+        said = " ".join(result.stderr.split())
+        assert said.count("warning:") == 1 and "cap before a verdict for 4 of 4 questions" in said
+        assert "--judge-max-tokens" in said
+        result = run(server, questions, out, 2, "--allocator", "judge", "--judge-max-tokens", "4096")
+        assert result.exit_code == 0, result.stderr
+        assert judged(server) == [8] * 4 + [4096] * 4 and "warning" not in result.stderr
+    assert {r["judge"] for r in read_jsonl(out / "votes.jsonl")} == {"easy"}
+    assert json.loads((out / "judge.json").read_text())["max_tokens"] == 4096
