@@ -192,15 +192,21 @@ def test_a_judge_prompt_too_long_suggests_what_fits_the_judge(tmp_path, command)
     assert "lower --max-tokens" not in said and "or pass --too-long skip" in said  # it now skips such a question
 
 
-@pytest.mark.parametrize("command", ["run", "phase1"])
-def test_a_judge_prompt_that_fits_without_its_raised_cap_suggests_a_lower_one(tmp_path, command):
-    """--judge-max-tokens is the judge's reply room in the context check: a question whose judge
-    prompt fits alone is told the cap that fits, and --too-long skip leaves it out by it."""
+def _a_long_judge_prompt(tmp_path):
+    """Four questions, q1's judge prompt 129 tokens, and a template shorter than the judge's prompt."""
     rows = arithmetic(4)
     rows[1]["question"] = "What is " + " ".join(["word"] * 100) + " 1 + 2?"  # its judge prompt: 129 tokens
     q = write_jsonl(tmp_path / "q.jsonl", rows)
     template = tmp_path / "t.json"
     template.write_text('[{"role": "user", "content": "{question}"}]')  # shorter than the judge's prompt
+    return q, template
+
+
+@pytest.mark.parametrize("command", ["run", "phase1"])
+def test_a_judge_prompt_that_fits_without_its_raised_cap_suggests_a_lower_one(tmp_path, command):
+    """--judge-max-tokens is the judge's reply room in the context check: a question whose judge
+    prompt fits alone is told the cap that fits, and --too-long skip leaves it out by it."""
+    q, template = _a_long_judge_prompt(tmp_path)
     out = tmp_path / ("r" if command == "run" else "p1.jsonl")
     args = [command, q, *(["-N", "2", "--allocator", "judge"] if command == "run" else ["--judge"]), "-o", str(out),
             "--backend", "scripted", "--max-model-len", "200", "--max-tokens", "16", "--prompt-template", str(template),
@@ -221,11 +227,7 @@ def test_a_judge_prompt_that_fits_without_its_raised_cap_suggests_a_lower_one(tm
 def test_too_long_skip_leaves_out_a_question_whose_judge_prompt_does_not_fit(tmp_path, command):
     """--too-long skip applied to the sampling prompt only: a question whose judge prompt did not
     fit stopped the run (exit 2, "shorten it or use a model with a longer context")."""
-    rows = arithmetic(4)
-    rows[1]["question"] = "What is " + " ".join(["word"] * 100) + " 1 + 2?"  # its judge prompt: 129 tokens
-    q = write_jsonl(tmp_path / "q.jsonl", rows)
-    template = tmp_path / "t.json"
-    template.write_text('[{"role": "user", "content": "{question}"}]')  # shorter than the judge's prompt
+    q, template = _a_long_judge_prompt(tmp_path)
     out = tmp_path / ("r" if command == "run" else "p1.jsonl")
     args = ["-N", "2", "--allocator", "judge", "-o", str(out)] if command == "run" else ["--judge", "-o", str(out)]
     result = cli([command, q, *args, "--backend", "scripted", "--max-model-len", "130", "--max-tokens", "16",
