@@ -201,8 +201,8 @@ def _marked(text: str, math: bool = True) -> str | None:
     for marker, end in zip(reversed(found), reversed(ends)):
         tail = text[marker.end():end]
         value = _after_marker(tail)
-        if not _VERDICT.fullmatch(normalize_math(value)) or re.search(r"\d", tail.split("\n", 1)[0]):
-            return value
+        if re.search(r"\d", tail.split("\n", 1)[0]) or not _VERDICT.fullmatch(normalize_math(value)):
+            return value  # (a number on its line: no verdict, and no second normalisation of the usual answer)
     return None
 
 

@@ -33,7 +33,16 @@ from .records import (
     with_provenance,
     without_provenance,
 )
-from .settings import JUDGE_TOKENS, Allocation, Generation, Vote, budget_below, needs_logprobs, without_logprobs
+from .settings import (
+    DEFAULT_CUT,
+    JUDGE_TOKENS,
+    Allocation,
+    Generation,
+    Vote,
+    budget_below,
+    needs_logprobs,
+    without_logprobs,
+)
 from .signals import REGISTRY as SIGNAL_REGISTRY
 from .signals import (
     SAMPLE_SIGNALS,
@@ -418,7 +427,7 @@ class AllocationInputs:
         if SIGNAL_REGISTRY[self.signal].per_sample:
             score = question_score(phase1, self.signal)
         elif len(phase1) >= SIGNAL_REGISTRY[self.signal].phase1:
-            answers = [voted_answer(s, settings.default("vote.cut")) for s in phase1]
+            answers = [voted_answer(s, DEFAULT_CUT) for s in phase1]
             score = question_score(phase1, self.signal,
                                    vote_outcomes(_answer_counts(answers, question_type(rec)), answers.count(None)))
         else:

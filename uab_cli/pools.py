@@ -15,7 +15,7 @@ from .answers import gold_answer, group, is_correct
 from .errors import UabError
 from .pipeline import is_cut, voted_answer
 from .records import question_type, samples
-from .settings import default
+from .settings import DEFAULT_CUT
 from .signals import log_p, sample_statistic, success_probabilities, vote_outcomes
 
 _BIG = 1 << 30  # the rank of no answer: after every answer
@@ -27,7 +27,7 @@ class Pool:
     ``cut_samples`` (``--cut-samples``): with ``drop`` a sample cut at ``--max-tokens`` has no
     answer class, so it never votes nor covers; ``cut`` marks those samples either way."""
 
-    def __init__(self, records: Sequence[dict], cut_samples: str = default("vote.cut")):
+    def __init__(self, records: Sequence[dict], cut_samples: str = DEFAULT_CUT):
         if not records:
             raise UabError("empty pool: no records")
         self.records = list(records)
@@ -51,7 +51,7 @@ class Pool:
         # still counts there under ``--cut-samples drop``; ``cls`` is what votes).
         self.answer_cls = np.full((m, kmax), -1, dtype=np.int64)
         for i, (rec, ss) in enumerate(zip(self.records, self.samples)):
-            answers = [voted_answer(s, default("vote.cut")) for s in ss]
+            answers = [voted_answer(s, DEFAULT_CUT) for s in ss]
             classes, ranked, right = _classes(rec, answers)
             for j, (a, voted) in enumerate(zip(answers, (voted_answer(s, cut_samples) for s in ss))):
                 if a is not None:

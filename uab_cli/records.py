@@ -71,17 +71,13 @@ def check_record(rec: dict, stage: str = "question") -> None:
 def _check_indices(rid: str, samples: list[dict]) -> None:
     """``UabError`` naming the first sample ``index`` that two of a record's samples share (one
     sample given twice); samples without an index are not compared."""
-    indices = [s.get("index") for s in samples]
-    if len(set(indices)) == len(indices):  # all apart (the common case)
-        return
     seen: set[int] = set()
     for s in samples:
-        i = s.get("index")
-        if i is not None:
-            if i in seen:
-                raise UabError(f"record {rid!r} holds sample index {i} twice: each sample once "
-                               "(remove the copy)")
-            seen.add(i)
+        if (i := s.get("index")) is None:
+            continue
+        if i in seen:
+            raise UabError(f"record {rid!r} holds sample index {i} twice: each sample once (remove the copy)")
+        seen.add(i)
 
 
 # Phase-2 samples one question may take where no allocation in its provenance sets a budget:

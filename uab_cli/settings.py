@@ -351,7 +351,8 @@ class Allocation:
                 **({"exit_test": self.exit_test, "exit_nmax": self.nmax()} if self.nmax() else {})}
 
 
-CUT_SAMPLES = {"count": "its extracted answer votes like any other",
+DEFAULT_CUT = "count"  # --cut-samples where not given: cut samples vote, as in every earlier version
+CUT_SAMPLES = {DEFAULT_CUT: "its extracted answer votes like any other",
                "drop": "it does not vote (it still counts in the budget)"}
 
 
@@ -373,7 +374,7 @@ class Vote:
                                minimum=0, open_min=True)  # simulate: its own, a list of candidates
     keep: float = _vote("--vote-keep", voting.DEFAULT_KEEP, "filtered: the fraction of a question's answered samples "
                         "kept (rounded up).", minimum=0, open_min=True, maximum=1, commands=(*VOTING, "simulate"))
-    cut: str = _vote("--cut-samples", "count", "A sample cut at --max-tokens (finish_reason length):",
+    cut: str = _vote("--cut-samples", DEFAULT_CUT, "A sample cut at --max-tokens (finish_reason length):",
                      described=lambda: CUT_SAMPLES, commands=(*VOTING, "simulate"))
     # The fields given (``options.fill_defaults``), for ``check_rules``; a copy (``dataclasses.replace``:
     # a resolved signal, a rule or temperature of simulate's grid) keeps its original's, none given by it.
@@ -430,7 +431,7 @@ class Vote:
     @functools.cached_property  # one dict shared by every voted record, made once
     def _info(self) -> dict:
         info = {"include_phase1": self.include_phase1, "tie_seed": self.tie_seed, "rule": self.rule}
-        if self.cut != default("vote.cut"):  # absent: cut samples vote, as in every earlier version
+        if self.cut != DEFAULT_CUT:  # absent: cut samples vote, as in every earlier version
             info["cut_samples"] = self.cut
         if self.uses_confidence:  # the temperature where it changes the vote: a rerun at another writes no other file
             info.update(signal=self.signal, **({"temperature": self.temperature} if self.uses_temperature else {}))
@@ -442,7 +443,7 @@ class Vote:
         """The ``uab run`` option values, by parameter name, that reproduce this vote: the rule,
         ``--cut-samples`` unless the default, and the confidence settings the rule reads (names
         derived from each field's option)."""
-        names = ["rule"] + (["cut"] if self.cut != default("vote.cut") else [])
+        names = ["rule"] + (["cut"] if self.cut != DEFAULT_CUT else [])
         names += ["signal", "temperature"] if self.uses_confidence else []
         names += ["keep"] if self.uses_confidence and voting.RULES[self.rule].keep else []
         values = {**asdict(self), "signal": self.vote_signal()}
