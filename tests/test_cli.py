@@ -146,6 +146,24 @@ def test_pools_that_are_not_the_results_pool_or_not_a_pool_are_named(tmp_path):
     assert f"{tmp_path / 'r' / 'votes.jsonl'}:1: its samples were allocated by --allocator uab" in result.stderr
 
 
+def test_a_pool_of_two_draws_concatenated_is_refused_naming_the_first_record_drawn_otherwise(tmp_path):
+    """Two `uab pool` files concatenated: the results would record, and the recommendation run,
+    the first record's settings for every sample. Another seed or -K is the same draw's settings."""
+    q = write_jsonl(tmp_path / "q.jsonl", arithmetic(12))
+    other = write_jsonl(tmp_path / "o.jsonl", [dict(r, id=f"o{i}") for i, r in enumerate(arithmetic(12))])
+    for name, questions, more in (("a", q, []), ("b", other, ["--temperature", "0.5"]),
+                                  ("c", other, ["--seed", "3", "--samples", "6"])):
+        uab("pool", questions, "--samples", 4, "--out", tmp_path / name, "--backend", "scripted", "-q", *more)
+    for name, parts in (("ab", "ab"), ("ac", "ac")):
+        (tmp_path / f"{name}.jsonl").write_bytes(b"".join((tmp_path / p / "pool.jsonl").read_bytes() for p in parts))
+    result = CliRunner().invoke(app, ["simulate", str(tmp_path / "ab.jsonl"), "--seeds", "2", "-o", str(tmp_path / "r")])
+    assert result.exit_code == 2 and not (tmp_path / "r").exists()
+    assert result.stderr.startswith(f"error: {tmp_path / 'ab.jsonl'}:13: record 'o0' was drawn otherwise than the "
+                                    "pool's first record (--temperature (0.9 → 0.5))")
+    uab("simulate", tmp_path / "ac.jsonl", "--budgets", "2", "--seeds", 2, "--allocators", "uniform", "-q",
+        "-o", tmp_path / "r")
+
+
 @pytest.mark.slow
 def test_readme_quickstart_runs_on_the_embedded_model(tmp_path, monkeypatch):
     """The README's quickstart command, verbatim, on the real SmolLM2 weights."""

@@ -755,6 +755,24 @@ def test_default_budgets_are_the_papers_that_the_pool_holds(tmp_path):
         list(evaluation.simulate(records, [5], ["uniform"], None, 2))
 
 
+def test_a_pool_simulate_cannot_replay_is_named_and_an_uneven_one_described_as_it_is(tmp_path):
+    """As `simulate --check` names the pool's file, so does `simulate`; a pool too small for the
+    default budgets says what it holds, not its fewest samples as every question's."""
+    records = known_pool(4, 1)
+    records[0]["samples"] = known_pool(1, 3)[0]["samples"]
+    for name, rows, args, message in (
+            ("uneven", records, [], "budget N=2 needs 8 samples; the pool holds 6 samples, 1 to 3 per question, "
+                                    "'q1' the fewest: build a larger pool or use smaller budgets"),
+            ("one", known_pool(4, 1), [], "budget N=2 needs 8 samples; the pool holds 1 sample per question"),
+            ("small", known_pool(4, 4), ["--budgets", "8"], "budget N=8 needs 32 samples; the pool holds 4 samples"),
+            ("ungraded", [{k: v for k, v in r.items() if k != "answer"} for r in known_pool(4, 4)], [],
+             "no record in the pool has a gold 'answer'")):
+        pool = write_jsonl(tmp_path / f"{name}.jsonl", rows)
+        result = cli(["simulate", pool, "-q", "-o", str(tmp_path / "out.jsonl"), *args])
+        assert result.exit_code == 2 and result.stderr.startswith(f"error: {pool}: {message}"), result.stderr
+        assert not (tmp_path / "out.jsonl").exists()
+
+
 def test_default_allocators_include_the_majority_vote_one(tmp_path):
     # On 8B-like pools `majority` + confident-ties is the held-out pick at N = 2: a default
     # candidate, so the recommendation of a plain `uab simulate` can name it.

@@ -741,7 +741,8 @@ def simulate(
     rows = list(evaluation.simulate(records, _budgets(budgets), _csv(allocators), _csv(signals or ""),
                                     seeds, temps if len(temps) > 1 else temps[0], gain, vote_rules=rules,
                                     vote=rule, vote_temperatures=vote_temps, recommendations=True, analyses=True,
-                                    targets=accuracies, price=price, exit_test=exit_test))
+                                    targets=accuracies, price=price, exit_test=exit_test,
+                                    pool_name=display_name(runs.pool_file(pool))))
     write_records(output, [evaluation.produced_by(records, pool, seeds, rule, gain, price=price,
                                                   vote_rules=rules, vote_temperatures=vote_temps,
                                                   exit_test=exit_test), *rows])

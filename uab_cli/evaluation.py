@@ -17,7 +17,7 @@ from .errors import UabError
 from .pipeline import default_signal, generation_of, resolve_vote_signal
 from .pools import Pool
 from .records import questions_fingerprint, samples
-from .settings import TEMPLATE_DIGEST, Generation, Vote, changes
+from .settings import DEFAULT_CUT, TEMPLATE_DIGEST, Generation, Vote, changes
 from .signals import (
     DEFAULT_T,
     SAMPLE_SIGNALS,
@@ -69,6 +69,7 @@ def simulate(
     max_per_question: int | None = None,
     phase1: int = 1,
     exit_test: tuple[str, int | None] = ("paper", None),
+    pool_name: str | None = None,
 ) -> Iterator[dict]:
     """Replay each allocator × signal × T × N × seed × vote rule on the pool; yield one result
     row each; with ``analyses``, one ``{"deciles": ...}`` row per allocator × signal × T × N
@@ -87,7 +88,8 @@ def simulate(
     questions that hit the cap); ``max_per_question``, a run's ``--max-per-question`` (``check``
     of a recommendation that carries one), caps it from the start, as ``uab run`` does, and
     ``phase1`` (``check``: a run's -K) is the fewest Phase-1 draws. ``exit_test``: ``--exit-test``
-    and ``--exit-nmax`` (None: N), how the hard exits test a question.
+    and ``--exit-nmax`` (None: N), how the hard exits test a question. ``pool_name``: the pool's
+    file, which an error about the pool (no gold answer, an N it cannot fill) names.
     Signal-free allocators get one row per seed with ``signal`` and ``T`` None. Every
     allocation is voted by every rule of ``vote_rules`` (``majority`` always among them, and
     ``uniform`` among ``allocators``: Uniform + majority is the reference, of every paired difference and of the recommendation), with the
@@ -103,7 +105,7 @@ def simulate(
     """
     vote = vote or Vote()
     vote.check_rules(list(vote_rules))
-    pool = records if isinstance(records, Pool) else Pool(records, vote.cut)
+    pool = records if isinstance(records, Pool) else _prepared(records, vote.cut, pool_name)
     own = default_signal(pool.records[0])
     signals = list(dict.fromkeys(signals)) if signals else [own]  # a repeated value is replayed once
     vote = vote if vote.signal is not None else replace(vote, signal=own)
@@ -112,12 +114,12 @@ def simulate(
     seeds = list(range(seeds)) if isinstance(seeds, int) else list(dict.fromkeys(int(s) for s in seeds))
     temps = [float(temperature)] if isinstance(temperature, (int, float)) else \
         list(dict.fromkeys(float(t) for t in temperature))
-    budgets = list(dict.fromkeys(int(n) for n in budgets)) if budgets is not None else fitting_budgets(pool)
+    budgets = list(dict.fromkeys(int(n) for n in budgets)) if budgets is not None else fitting_budgets(pool, pool_name)
     targets = None if targets is None else list(dict.fromkeys(targets))
     rules = list(dict.fromkeys([voting.DEFAULT_RULE, *vote_rules]))
     allocators = list(dict.fromkeys([*allocators, recommend.BASELINE[0]]))
     vote_temps = list(dict.fromkeys(float(t) for t in vote_temperatures)) if vote_temperatures else [vote.temperature]
-    _check(pool, budgets, allocators, signals, seeds, temps, gain)  # the rules: vote.check_rules
+    _check(pool, budgets, allocators, signals, seeds, temps, gain, pool_name)  # the rules: vote.check_rules
     for vt in vote_temps:  # each a vote temperature as --vote-temperature declares one
         replace(vote, temperature=vt)
     tempered = set(tempered_rules(vote, rules))
@@ -141,6 +143,15 @@ def simulate(
         analysis = (Deciles(statistic, pool.graded) if statistic else None, targets, price)
     return _replay(pool, combos, skipped, seeds, gain, exit_thresholds, on_progress, variants, vote, recommendations,
                    analysis, max_per_question, exit_test)
+
+
+def _prepared(records: Sequence[dict], cut: str, name: str | None) -> Pool:
+    """``Pool(records, cut)``, its ``UabError`` (no gold answer, a record without samples) naming
+    the pool's file ``name``."""
+    try:
+        return Pool(records, cut)
+    except UabError as exc:
+        raise UabError(exc.message, exc.path or name, exc.line) from None
 
 
 def _within(room: np.ndarray, cap: np.ndarray | None) -> np.ndarray:
@@ -277,7 +288,7 @@ def check(records: Sequence[dict], recommended: Sequence[dict], seeds: int | Seq
     a signal it lacks) name ``pool_name``, the pool's file."""
     if (seeds if isinstance(seeds, int) else len(set(seeds))) < 2:
         raise UabError("--check needs --seeds 2 or more: a loss is judged against its standard error over seeds")
-    pool = Pool(records) if recommended else None
+    pool = _prepared(records, DEFAULT_CUT, pool_name) if recommended else None
     if pool is not None:
         _fits(pool, [rec["N"] for rec in recommended], pool_name)
     for rec in recommended:
@@ -301,7 +312,8 @@ def check(records: Sequence[dict], recommended: Sequence[dict], seeds: int | Seq
         rows = list(simulate(records, [n], list(dict.fromkeys([name, "uniform"])), signals, seeds,
                              entry["T"] or DEFAULT_T, run.gain, run.exit and {run.exit: run.theta()},
                              vote_rules=[rule], vote=vote, max_per_question=run.max_per_question,
-                             phase1=run.phase1_need, exit_test=(run.exit_test, run.exit_nmax)))
+                             phase1=run.phase1_need, exit_test=(run.exit_test, run.exit_nmax),
+                             pool_name=pool_name))
         yield from rows
         found = [e for e in summarize(rows) if (e["allocator"], e["vote_rule"]) == (name, rule) and "skipped" not in e]
         if not found:
@@ -327,17 +339,14 @@ def _whole_pool_se(records: Sequence[dict], rule: str, vote: Vote) -> float:
     return float(recommend.standard_error(diff)) if diff.size > 1 else 0.0
 
 
-def fitting_budgets(pool: Pool) -> list[int]:
+def fitting_budgets(pool: Pool, name: str | None = None) -> list[int]:
     """``DEFAULT_BUDGETS`` up to what ``pool`` holds (N·M samples in all): 2, 4 on a pool of 5
-    samples per question; ``UabError`` when not even the smallest fits."""
-    fit = [n for n in DEFAULT_BUDGETS if n * len(pool.records) <= int(pool.k.sum())]
-    if not fit:
-        raise UabError(f"the pool holds {int(pool.k.min())} sample(s) per question, fewer than N={DEFAULT_BUDGETS[0]}: "
-                       "build a larger pool")
-    return fit
+    samples per question; ``UabError`` (``_fits``'s) when not even the smallest fits."""
+    _fits(pool, DEFAULT_BUDGETS[:1], name)
+    return [n for n in DEFAULT_BUDGETS if n * len(pool.records) <= int(pool.k.sum())]
 
 
-def _check(pool, budgets, allocators, signals, seeds, temps, gain) -> None:
+def _check(pool, budgets, allocators, signals, seeds, temps, gain, name=None) -> None:
     unknown = [a for a in allocators if a not in ALLOCATORS]
     if unknown:
         raise UabError(f"unknown allocator {unknown[0]!r}; choose from {', '.join(ALLOCATORS)}")
@@ -346,7 +355,7 @@ def _check(pool, budgets, allocators, signals, seeds, temps, gain) -> None:
         raise UabError(f"unknown signal {bad[0]!r}; choose from {', '.join(SIGNALS)}")
     if not budgets or min(budgets) < 1:
         raise UabError("--budgets must be positive integers")
-    _fits(pool, budgets)
+    _fits(pool, budgets, name)
     if not seeds or min(seeds) < 0:
         raise UabError("--seeds must be a positive count or a list of non-negative seeds")
     if min(temps) <= 0:
@@ -360,8 +369,9 @@ def _fits(pool: Pool, budgets: Sequence[int], name: str | None = None) -> None:
     for each N of ``budgets``."""
     if int(pool.k.sum()) < max(budgets) * len(pool.records):
         n, m, fewest = max(budgets), len(pool.records), int(np.argmin(pool.k))
-        held = (f"{int(pool.k.min())} samples per question" if pool.k.min() == pool.k.max() else
-                f"{int(pool.k.sum()):,} samples, {int(pool.k.min())} to {int(pool.k.max())} per question, "
+        k = int(pool.k.min())
+        held = (f"{k} sample{'s' * (k != 1)} per question" if k == pool.k.max() else
+                f"{int(pool.k.sum()):,} samples, {k} to {int(pool.k.max())} per question, "
                 f"{pool.records[fewest]['id']!r} the fewest")
         raise UabError(f"budget N={n} needs {n * m:,} samples; the pool holds {held}: "
                        "build a larger pool or use smaller budgets", name)

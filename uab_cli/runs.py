@@ -751,13 +751,23 @@ def pool_file(path: str) -> str:
 
 def check_pool(records: list[dict], path: str, lines: list[int] | None = None) -> None:
     """``UabError`` naming the first record whose samples an allocator other than Uniform chose
-    (a run's ``votes.jsonl`` or ``phase2.jsonl``): every replay would inherit that choice."""
+    (a run's ``votes.jsonl`` or ``phase2.jsonl``): every replay would inherit that choice; or
+    whose samples were drawn otherwise than the first record's (pools of two draws concatenated):
+    what ``simulate`` records and recommends are the first record's settings."""
+    from .evaluation import generation_changes  # evaluation is heavy: loaded by the commands that read a pool
+
+    first = pipeline.generation_of(records[0]) if records else {}
     for r, rec in enumerate(records):
         chosen = provenance(rec).get("allocate")
         if isinstance(chosen, dict) and chosen.get("allocator") not in (None, "uniform"):
             raise UabError(f"its samples were allocated by --allocator {chosen['allocator']} (a run's output, not a "
                            "pool): every replay would inherit that choice; draw a pool with `uab pool INPUT -K 16 "
                            "-o DIR`", path, lines[r] if lines else None)
+        if (drawn := pipeline.generation_of(rec)) != first and (otherwise := generation_changes(first, drawn)):
+            raise UabError(f"record {rec.get('id')!r} was drawn otherwise than the pool's first record ("
+                           + "; ".join(f"{o} {c}" for o, c in otherwise.items()) + "): a pool is one draw's settings, "
+                           "which simulate records and recommends; simulate each pool apart", path,
+                           lines[r] if lines else None)
 
 
 def _read_config(path: str, force: bool = False, hint: str = "") -> dict:
