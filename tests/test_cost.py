@@ -577,6 +577,34 @@ def test_targets_option_sets_the_targets_and_is_checked(tmp_path):
     assert not (tmp_path / "bad.jsonl").exists()
 
 
+def test_cost_table_heads_each_target_as_given():
+    """`--targets 20.25,20.3` was headed `20.2 %` and `20.3 %`: a target with two decimals was shown
+    rounded to one, and two targets 0.05 apart could share a heading."""
+    summary = [{"allocator": name, "signal": None, "T": None, "N": n, "vote_rule": "majority",
+                "accuracy": acc + 0.01 * n, "samples_per_question": n, "tokens_per_question": 10.0 * n}
+               for n in (1, 2, 4) for name, acc in (("uniform", 0.18), ("random", 0.19))]
+    table = report.markdown_cost(analyses.at_accuracy(summary, [0.2025, 0.203, 0.21, 0.4]))
+    assert "| 20.25 % | 20.3 % | 21.0 % | 40.0 % |" in table
+    assert "The exits that save (`skip`, `forfeit`) spend fewer samples than N·M" in table  # not "Skip-mode exits"
+
+
+def test_no_cost_plot_where_no_majority_vote_accuracy_rises_with_n(tmp_path):
+    """Every majority-vote curve at or below its least budget's accuracy (a model whose majority
+    vote favours a wrong answer): the plot was drawn all the same, a single point per allocation;
+    it is named as not drawn, with why."""
+    records = random_pool(40, 6, 3)
+    for rec in records:  # each question: one wrong answer in most samples, the gold in the rest
+        for j, s in enumerate(rec["samples"]):
+            s["answer"] = rec["answer"] if j % 3 == 0 else "0"
+    rows = list(evaluation.simulate(records, [1, 2, 4], ["uab", "uniform"], ["anll"], 2, analyses=True))
+    assert not any(c.rises() for c in analyses.curves(plots.cost_plotted(evaluation.summarize(rows))).values())
+    why = {}
+    paths = report.report(rows, None, str(tmp_path), on_skipped=why.__setitem__)
+    assert not any(p.endswith("cost_at_accuracy.png") for p in paths)
+    assert "no majority-vote accuracy rises" in why["cost_at_accuracy.png"]
+    assert "- cost_at_accuracy.png: no majority-vote accuracy rises" in (tmp_path / "summary.md").read_text()
+
+
 def test_settings_still_find_the_recommendation_after_the_analysis_rows(tmp_path):
     pool = write_jsonl(tmp_path / "pool.jsonl", random_pool(60, 4))
     res = tmp_path / "res.jsonl"

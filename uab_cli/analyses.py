@@ -60,6 +60,11 @@ class Curve:
         ``min_n`` (that budget) is only an upper bound on the least N that reaches it."""
         return bool(self.accuracy[0] > target + TIE)
 
+    def rises(self) -> bool:
+        """Whether the curve climbs above its least budget's accuracy: else no target above that
+        one is reached, and it has no cost to draw."""
+        return bool(self.accuracy.max() > self.accuracy[0] + TIE)
+
     def at(self, n: float | None, values: np.ndarray | None) -> float | None:
         """``values`` (samples or tokens per question) at budget ``n``, linear between budgets."""
         return None if n is None or values is None else float(np.interp(n, self.n, values))

@@ -86,6 +86,13 @@ def _pct(x: float | None) -> str:
     return f"{round(100 * x):+d} %" if round(100 * x) else "±0 %"
 
 
+def _percent(target: float) -> str:
+    """A target accuracy (a fraction) in percent, as precise as it was given: one decimal at least
+    (``25.8``, ``40.0``), more where it has them (``20.25``, not ``20.2`` beside a ``20.2``)."""
+    text = f"{100 * target:.6f}".rstrip("0")
+    return text + "0" if text.endswith(".") else text
+
+
 def markdown_cost(costs: Sequence[dict]) -> str:
     """Cost at fixed accuracy as a Markdown table: per combination, per target, the least N and
     the change in samples and tokens against Uniform + majority (empty without rows)."""
@@ -96,7 +103,7 @@ def markdown_cost(costs: Sequence[dict]) -> str:
     for c in costs:
         by_key.setdefault(tuple(c.get(k) for k in COST_KEY), {})[c["target"]] = c  # a file before vote_temperature
     lines = ["## Cost at fixed accuracy", "",
-             "| allocator | signal | T | vote rule | " + " | ".join(f"{100 * t:.1f} %" for t in targets) + " |",
+             "| allocator | signal | T | vote rule | " + " | ".join(f"{_percent(t)} %" for t in targets) + " |",
              "|---|---|---|---|" + "---|" * len(targets)]
     for key, at in by_key.items():
         name, sig, t = key[:3]
@@ -126,8 +133,8 @@ def markdown_cost(costs: Sequence[dict]) -> str:
                   "accuracy over seeds against N, inverted at its first crossing; paper §4.2), and in brackets the "
                   "samples and completion tokens spent there (and, where the pool counts them, the prompt tokens: "
                   "each sample pays its prompt; with `simulate --price`, the cost in money) against what Uniform + "
-                  "majority spends to reach the same target (negative: cheaper). Skip-mode exits spend fewer samples than N·M: their samples "
-                  "are counted as spent. ≤: the combination is above the target already at the least budget "
+                  "majority spends to reach the same target (negative: cheaper). The exits that save (`skip`, `forfeit`) spend fewer "
+                  "samples than N·M: the samples they spent are counted, not N. ≤: the combination is above the target already at the least budget "
                   "simulated, so that budget and its saving are bounds; add a smaller budget (`--budgets 1,…`) "
                   "to measure them."]
     return "\n".join(lines) + "\n"
@@ -401,8 +408,11 @@ def _replay_figures(rows, targets, summary) -> tuple[dict, dict, list[dict]]:
     costs = (targets is None and analyses.cost_rows(rows)) or at_accuracy(summary, targets, price)
     if not analyses.curves(summary):
         skipped["cost_at_accuracy.png"] = "the results hold one budget: the cost at fixed accuracy needs two or more N"
-    elif not analyses.curves(plots.cost_plotted(summary)):
+    elif not (plotted := analyses.curves(plots.cost_plotted(summary))):
         skipped["cost_at_accuracy.png"] = "the results hold no majority-vote rows: the plot is of majority vote"
+    elif not any(c.rises() for c in plotted.values()):
+        skipped["cost_at_accuracy.png"] = ("no majority-vote accuracy rises with N above its least budget's: no "
+                                           "target above it is reached, so the plot would hold one point per curve")
     else:
         figures["cost_at_accuracy.png"] = plots.plot_cost(summary, sorted({c["target"] for c in costs}))
     whole = {e["N"] for e in summary if e.get("whole_pool")}
