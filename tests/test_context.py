@@ -161,6 +161,23 @@ def test_a_prompt_far_beyond_the_context_is_measured_without_tokenising_it():
     assert tokenizer.tokenised == [117]  # the huge prompt was never tokenised
 
 
+def test_a_chat_template_that_refuses_the_messages_is_a_uab_error():
+    """The local and vllm backends render and count prompts by ChatTokens: a template's own
+    raise_exception (Gemma's "System role not supported") was jinja2's TemplateError, a traceback."""
+    transformers = pytest.importorskip("transformers")
+    tokenizers = pytest.importorskip("tokenizers")
+    tok = transformers.PreTrainedTokenizerFast(
+        tokenizer_object=tokenizers.Tokenizer(tokenizers.models.WordLevel({"[UNK]": 0}, unk_token="[UNK]")),
+        unk_token="[UNK]", chat_template="{% for m in messages %}{% if m.role == 'system' %}"
+                                         "{{ raise_exception('System role not supported') }}{% endif %}"
+                                         "{{ m.content }}\n{% endfor %}")
+    chat = ChatTokens(tok, "gemma")
+    with pytest.raises(UabError, match="^model 'gemma' cannot format this chat: System role not supported; "
+                                       "--system-prompt '' asks without a system message$"):
+        chat.length(({"role": "system", "content": "S"}, {"role": "user", "content": "Q"}), 100)
+    assert chat.text(({"role": "user", "content": "Q"},)) == "Q\n"
+
+
 def test_the_judge_pre_pass_sees_only_the_questions_that_fit(tmp_path):
     q = questions(tmp_path)
     out = tmp_path / "r"

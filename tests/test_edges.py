@@ -150,7 +150,8 @@ def test_one_line_takes_a_validation_error_s_reason():
     assert one_line(OSError("first\n\nsecond")) == "first" and one_line(KeyError()) == "KeyError"
 
 
-@pytest.mark.parametrize("value,threads", [("3", 3), (" 2", 2), ("", None), ("0", None), ("-1", None), ("abc", None)])
+@pytest.mark.parametrize("value,threads", [("3", 3), (" 2", 2), ("", None), ("0", None), ("-1", None), ("abc", None),
+                                         ("²", None), ("٣", None)])  # digits to Python, not to OpenMP
 def test_omp_num_threads_that_is_no_positive_integer_is_dropped(monkeypatch, value, threads):
     """OpenMP warns about such a value and uses every CPU (3x slower here); uab drops it and
     takes its own default."""

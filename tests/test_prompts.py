@@ -80,6 +80,22 @@ def test_a_built_in_prompt_that_shows_no_options_warns_as_a_template_does(style,
         assert "B. 8" in answer_messages(rec, listing)[-1]["content"]
 
 
+def test_a_prompt_that_drops_the_options_warns_once_a_run(tmp_path):
+    """README: such a prompt "runs, and warns once". Every prompt made for a question warned
+    again: `uab run` said it 4 times (the context check and the draw, of Phase 1 and Phase 2)."""
+    import warnings
+
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps([{"role": "user", "content": "{stem}"}]))
+    q = write_jsonl(tmp_path / "q.jsonl", [{**MC, "id": f"m{i}"} for i in range(3)])
+    with warnings.catch_warnings():  # uab prints them (a test's warning is otherwise an error)
+        warnings.simplefilter("always")
+        result = cli(["run", q, "-N", "3", "--backend", "scripted", "--max-model-len", "4096", "--prompt-template",
+                      str(path), "-o", str(tmp_path / "r"), "-q"])
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr.count("names neither {question} nor {choices}") == 1, result.stderr
+
+
 @pytest.mark.parametrize("content, says", [
     ('[{"role": "user", "content": "{question}"}', ":1: prompt template is not JSON"),
     ('{"role": "user", "content": "{question}"}', "a prompt template is a JSON list of messages"),
@@ -94,6 +110,9 @@ def test_a_built_in_prompt_that_shows_no_options_warns_as_a_template_does(style,
      "the last message must be the user's"),
     ('[{"role": "user", "content": "Solve it."}]', "no message names the question"),
     ('[{"role": "user",\n "content": "{question} \xff"}]', ":2: prompt template is not UTF-8: byte 43 is 0xff"),
+    # after a byte-order mark the byte is counted in the file (it said "byte 40 is 0x6e", a byte of the text)
+    ('\xef\xbb\xbf[{"role": "user",\n "content": "{question} \xff"}]',
+     ":2: prompt template is not UTF-8: byte 46 is 0xff"),
     ("", ":1: prompt template is not JSON: Input is a zero-length, empty document"),
 ])
 def test_a_bad_template_is_one_error_naming_the_file(tmp_path, content, says):

@@ -8,12 +8,13 @@ A template is a list of chat messages whose contents name the question's fields 
 
 from __future__ import annotations
 
+import codecs
 import functools
 import hashlib
 import re
 import string
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .errors import UabError
 from .reasoning import final_text
@@ -129,6 +130,9 @@ class Prompt:
     preset: str = "fewshot"
     system: str | None = None
     template: tuple[dict, ...] | None = None
+    # the question types whose options this prompt has warned it drops: a warning once per type,
+    # however often (and from wherever) the messages are made
+    _warned: set = field(default_factory=set, init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.preset not in PRESETS:
@@ -157,7 +161,8 @@ class Prompt:
         do not show is asked without them: said in a warning."""
         kind = question_type(rec)
         base = self._base(kind)
-        if rec.get("choices") and not self._shows_choices.get(kind, True):
+        if rec.get("choices") and not self._shows_choices.get(kind, True) and kind not in self._warned:
+            self._warned.add(kind)
             if self.template is None:
                 asker = f"the {self.preset!r} prompt asks a question of type {kind!r} by its stem alone"
             elif self._shows(kind, False):  # only in a system message, which --system-prompt replaces
@@ -196,11 +201,13 @@ def load_template(path: str, replaces_system: bool = False) -> tuple[tuple[dict,
             data = fh.read()
     except OSError as exc:
         raise UabError(f"cannot read the prompt template: {exc.strerror}", path) from None
+    bom = len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0  # no content, as in a JSONL input
     try:
-        text = data.decode("utf-8-sig")  # a byte-order mark is no content, as in a JSONL input
+        text = data[bom:].decode("utf-8")
     except UnicodeDecodeError as exc:  # orjson says "surrogates not allowed" at column 1, whatever the byte
-        raise UabError(f"prompt template is not UTF-8: byte {exc.start + 1} is 0x{data[exc.start]:02x}", path,
-                       data.count(b"\n", 0, exc.start) + 1) from None
+        at = bom + exc.start  # in the file, byte-order mark included
+        raise UabError(f"prompt template is not UTF-8: byte {at + 1} is 0x{data[at]:02x}", path,
+                       data.count(b"\n", 0, at) + 1) from None
     try:
         messages = orjson.loads(text)
     except orjson.JSONDecodeError as exc:

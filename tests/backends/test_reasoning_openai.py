@@ -132,6 +132,32 @@ def test_completions_endpoint_renders_through_the_tokenizers_chat_template(tmp_p
     assert result.exit_code == 2 and "--endpoint completions" in result.stderr
 
 
+@pytest.mark.parametrize("context", [None, 4096])  # rendered to send it, or to count it first
+def test_a_chat_template_that_refuses_the_messages_is_one_error_before_any_request(tmp_path, context):
+    """A template's own raise_exception (Gemma's "System role not supported", Mistral's "roles
+    must alternate") raised jinja2's TemplateError, a traceback; --system-prompt '' avoids it.
+    The local and vllm backends render through the same ChatTokens.text."""
+    transformers = pytest.importorskip("transformers")
+    tokenizers = pytest.importorskip("tokenizers")
+    tok = transformers.PreTrainedTokenizerFast(
+        tokenizer_object=tokenizers.Tokenizer(tokenizers.models.WordLevel({"[UNK]": 0}, unk_token="[UNK]")),
+        unk_token="[UNK]", chat_template="{% for m in messages %}{% if m.role == 'system' %}"
+                                         "{{ raise_exception('System role not supported') }}{% endif %}"
+                                         "{{ m.content }}\n{% endfor %}")
+    tok.save_pretrained(tmp_path / "tok")
+    questions = write_jsonl(tmp_path / "q.jsonl", [{"id": "a", "question": "What is 3 + 4?", "answer": "7"}])
+    with FakeServer(max_model_len=context) as server:
+        base = ["phase1", questions, "--backend", "openai", "--model", "fake-model", "--base-url", f"{server.url}/v1",
+                "--endpoint", "completions", "--tokenizer", str(tmp_path / "tok"), "--max-tokens", "16", "-q"]
+        result = cli([*base, "-o", str(tmp_path / "p.jsonl")])
+        posts = [r.path for r in server.requests if r.path != "/v1/models"]
+        assert result.exit_code == 2 and result.stderr.count("\n") == 1, result.stderr
+        assert result.stderr == (f"error: model {str(tmp_path / 'tok')!r} cannot format this chat: System role not "
+                                 "supported; --system-prompt '' asks without a system message\n")
+        assert posts == [] and not (tmp_path / "p.jsonl").exists()
+        assert cli([*base, "--system-prompt", "", "-o", str(tmp_path / "p.jsonl")]).exit_code == 0
+
+
 def test_completions_prompts_are_counted_as_the_tokenizers_chat_template_renders_them(tmp_path):
     """/tokenize counts the prompt the completions endpoint is sent (it counted the plain 'Role:
     text' rendering: a prompt the template makes too long passed the check, then the server

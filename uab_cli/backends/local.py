@@ -46,8 +46,9 @@ def _omp_threads() -> int | None:
     value = os.environ.get("OMP_NUM_THREADS")
     if value is None:
         return None
-    if value.strip().isdigit() and int(value) > 0:
-        return int(value)
+    digits = value.strip()
+    if digits.isascii() and digits.isdigit() and int(digits) > 0:  # OpenMP reads ASCII digits alone ('²' is a digit)
+        return int(digits)
     del os.environ["OMP_NUM_THREADS"]
     warnings.warn(f"OMP_NUM_THREADS={value!r} is not a positive integer: ignored (half the CPUs instead)",
                   UserWarning, stacklevel=3)

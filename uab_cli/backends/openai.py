@@ -34,6 +34,7 @@ from .remote import (
     read_key,
     transport_failure,
 )
+from .tokens import ChatTokens
 
 ENDPOINTS = ("chat", "completions")
 
@@ -79,11 +80,7 @@ def chat_template(tokenizer: str):
         raise UabError(f"--tokenizer {tokenizer}: cannot load its tokenizer: {one_line(exc)}{offline}") from None
     if not getattr(tok, "chat_template", None):
         raise UabError(f"--tokenizer {tokenizer} has no chat template; leave --tokenizer out for the plain one")
-
-    def render(messages: tuple[Message, ...]) -> str:
-        return tok.apply_chat_template(list(messages), add_generation_prompt=True, tokenize=False)
-
-    return render
+    return ChatTokens(tok, tokenizer).text
 
 
 class OpenAIBackend(RemoteBackend):

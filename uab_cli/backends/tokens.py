@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 
-from ..errors import UabError
+from ..errors import UabError, one_line
 from ..reasoning import FAMILIES
 from .base import PromptLength
 
@@ -66,10 +66,15 @@ class ChatTokens:
 
     def text(self, messages: Sequence[dict]) -> str:
         """The chat rendered by the model's template, ready for the assistant's turn."""
+        from jinja2 import TemplateError  # transformers renders chat templates with jinja2
+
         try:
             return self.tokenizer.apply_chat_template(list(messages), add_generation_prompt=True, tokenize=False)
-        except ValueError as exc:  # no chat template, or malformed messages
-            raise UabError(f"model {self.model!r} cannot format this chat: {exc}") from exc
+        except (ValueError, TemplateError) as exc:  # no chat template, malformed messages, or ones the
+            # template refuses by its raise_exception (Gemma's "System role not supported")
+            hint = ("; --system-prompt '' asks without a system message" if isinstance(exc, TemplateError)
+                    and any(m.get("role") == "system" for m in messages) else "")
+            raise UabError(f"model {self.model!r} cannot format this chat: {one_line(exc)}{hint}") from exc
 
     def ids(self, messages: Sequence[dict]) -> list[int]:
         """Token ids of the chat-templated prompt."""
