@@ -128,7 +128,7 @@ def test_a_run_s_rounds_redo_only_the_questions_they_grew(tmp_path, monkeypatch)
             pipeline.vote_margins)
     monkeypatch.setattr(pipeline, "same_draws", lambda records, stage, *a, **kw: seen["same_draws"].append(stage)
                         or real[0](records, stage, *a, **kw))
-    monkeypatch.setattr(settings.Generation, "info", lambda self: seen["info"].append(1) or real[1](self))
+    monkeypatch.setattr(settings.Generation, "info", lambda self, *a: seen["info"].append(1) or real[1](self, *a))
     monkeypatch.setattr(runs.RunDir, "take", lambda self, records, *a: seen["take"].append(len(records))
                         or real[2](self, records, *a))
     monkeypatch.setattr(pipeline, "_phase2_missing", lambda records, *among: seen["wanted"].append(

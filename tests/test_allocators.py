@@ -83,6 +83,20 @@ def test_a_preset_records_its_options_and_refuses_a_conflicting_one():
     assert {r["allocator"]: r["gain"] for r in rows if "seed" in r}["uab-coverage"] == "coverage"
 
 
+def test_simulate_rows_record_a_gain_only_for_the_allocators_that_read_one():
+    """A result row's gain is what its allocator read: the replay's --gain for uab and its exits,
+    a preset's own, null for one that reads none (as its signal and T): it said algorithm1."""
+    pool = [{**rec, "samples": [{"index": j, "phase": 1, "text": "7", "answer": "7", "anll": 0.1 * j} for j in range(4)]}
+            for rec in arithmetic(4)]
+    names = ["uab", "uab-exit-hard", "uab-coverage", "uniform", "random", "length", "adaptive", "majority", "oracle"]
+    rows = evaluation.simulate(pool, [2], names, ["anll"], 1, gain="coverage", vote_rules=["majority"])
+    got = {r["allocator"]: r["gain"] for r in rows if "seed" in r}
+    assert got == {"uab": "coverage", "uab-exit-hard": "coverage", "uab-coverage": "coverage", "uniform": None,
+                   "random": None, "length": None, "adaptive": None, "majority": None, "oracle": None}
+    assert {e["allocator"]: e["gain"] for e in evaluation.summarize(list(evaluation.simulate(
+        pool, [2], ["uab", "uniform"], ["anll"], 2, vote_rules=["majority"])))} == {"uab": "algorithm1", "uniform": None}
+
+
 def test_majority_scatter_is_the_majority_allocator_under_scatter_in_every_command():
     """simulate can replay what `run --allocator majority --vote-model scatter` does."""
     job = allocators.Job(np.array(P), 10, None, 0, np.ones(5), np.zeros(5, bool), k1=2)

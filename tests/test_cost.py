@@ -333,6 +333,38 @@ def test_phase1_judge_asks_with_judge_max_tokens_and_records_it(tmp_path, thinki
     assert _warned(["phase1", q, "--backend", "scripted", "--judge", "--judge-max-tokens", "20", "-o", str(out)])[1] == 1
 
 
+def test_judge_max_tokens_is_recorded_only_where_the_judge_was_asked(tmp_path, thinking_judge):
+    """Every Phase-1 provenance, run config and pool config recorded judge_max_tokens (8), the
+    judge asked or not: a uniform run or a pool said what cap a judge it never asked had. Now only
+    where the judge labelled the records; a later Phase 1 without --judge keeps its labels' cap."""
+    q = write_jsonl(tmp_path / "q.jsonl", arithmetic(6))
+    out = tmp_path / "p1.jsonl"
+    assert cli(["phase1", q, "--backend", "scripted", "-o", str(out)]).exit_code == 0
+    assert "judge_max_tokens" not in read_jsonl(out)[0]["uab"]["phase1"]
+    run = tmp_path / "run"
+    assert cli(["run", q, "-N", "3", "--backend", "scripted", "--allocator", "uniform", "-o", str(run)]).exit_code == 0
+    recorded = [orjson.loads((run / runs.CONFIG).read_bytes())["generation"], orjson.loads((run / runs.DRAWN).read_bytes()),
+                orjson.loads((run / "summary.json").read_bytes())["uab"]["generation"],
+                *(read_jsonl(run / f)[0]["uab"][stage] for f, stage in [("phase1.jsonl", "phase1"),
+                                                                      ("phase2.jsonl", "phase2")])]
+    assert all("judge_max_tokens" not in r and "max_tokens" in r for r in recorded)
+    pool = tmp_path / "pool"
+    assert cli(["pool", q, "-K", "2", "--backend", "scripted", "-o", str(pool)]).exit_code == 0
+    assert "judge_max_tokens" not in orjson.loads((pool / runs.CONFIG).read_bytes())["generation"]
+    assert "judge_max_tokens" not in read_jsonl(pool / "pool.jsonl")[0]["uab"]["phase1"]
+    _warned(["phase1", q, "--backend", "scripted", "--judge", "--judge-max-tokens", "23", "-o", str(out)])
+    more = tmp_path / "p1k2.jsonl"
+    assert cli(["phase1", str(out), "-K", "2", "--backend", "scripted", "-o", str(more)]).exit_code == 0
+    assert read_jsonl(more)[0]["judge"] == "hard" and read_jsonl(more)[0]["uab"]["phase1"]["judge_max_tokens"] == 23
+    judge = ["run", q, "-N", "3", "--backend", "scripted", "--allocator", "judge", "-o", str(run)]
+    _warned([*judge, "--judge-max-tokens", "64"])
+    assert cli(["run", q, "-N", "3", "--backend", "scripted", "--allocator", "uniform", "-o", str(run)]).exit_code == 0
+    assert "judge_max_tokens" not in orjson.loads((run / runs.CONFIG).read_bytes())["generation"]
+    _warned(judge)  # without the option: the cap of the labels the directory keeps, not asked again
+    assert thinking_judge[-6:] == [64] * 6 and len(thinking_judge) == 12
+    assert orjson.loads((run / runs.CONFIG).read_bytes())["generation"]["judge_max_tokens"] == 64
+
+
 # --- simulate: tokens ---------------------------------------------------------------------------
 
 ALL = ["uab", "uab-coverage", "uab-exit-hard", "uab-exit-hard-skip", "uab-exit-easy-skip", "majority", "uniform",

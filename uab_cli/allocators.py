@@ -100,7 +100,7 @@ def replay_readers(option: str) -> list[str]:
     their flags take the replay's (``None``: ``uab`` and its exits, not ``uab-coverage``, which
     fixes its own), ``--exit-test`` and ``--exit-nmax`` where they are a hard exit."""
     if option == "--gain":
-        return [name for name in ALLOCATORS if RUN_FLAGS[name].get("--gain", "") is None]
+        return [name for name in ALLOCATORS if RUN_FLAGS.get(name, {}).get("--gain", "") is None]
     if option in ("--exit-test", "--exit-nmax"):
         return [name for name in ALLOCATORS if preset(name).get("--exit") == "hard"]
     raise ValueError(f"simulate takes no allocation option {option}")

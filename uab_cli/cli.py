@@ -499,7 +499,7 @@ def phase1(ctx: typer.Context, input: In, output: Out = "-", samples: K = 1,
             if not quiet:
                 err.print(cost.judge_line(counts), highlight=False)
         bar.stage("phase1", len(records) * samples)
-        pipeline.phase1(records, be, gen, samples, bar.sample, skipped=len(skipped), checked=True)
+        pipeline.phase1(records, be, gen, samples, bar.sample, skipped=len(skipped), checked=True, judged=judge)
     write_records(output, records)
     if skipped and not quiet:
         err.print(f"left out by --too-long skip: {len(skipped)} question(s) (named above; counted in uab.phase1.skipped); "

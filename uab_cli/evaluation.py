@@ -9,7 +9,18 @@ from dataclasses import replace
 import numpy as np
 
 from . import __version__, allocation, recommend, voting
-from .allocators import ALLOCATORS, NEEDS_JUDGE, PHASE1, ROUNDS, SIGNAL_FREE, SIMULATE_ONLY, Job, call, preset
+from .allocators import (
+    ALLOCATORS,
+    NEEDS_JUDGE,
+    PHASE1,
+    ROUNDS,
+    SIGNAL_FREE,
+    SIMULATE_ONLY,
+    Job,
+    call,
+    preset,
+    replay_readers,
+)
 from .analyses import Deciles, at_accuracy, deciles_of
 from .answers import gold_answer, is_correct
 from .cost import Price
@@ -185,7 +196,8 @@ def _replay(pool, combos, skipped, seeds, gain, thresholds, on_progress, variant
     headline = vote.temperature if vote.temperature in temps else max(temps, default=None)
     outcomes: dict[tuple, list[np.ndarray]] = {}  # per combo and rule, per seed: graded questions right
     capped: set[tuple] = set()  # (allocator, signal, T, N) the pool capped in some seed
-    gains = {c[0]: preset(c[0]).get("--gain", gain) for c in combos}  # a preset's own gain (uab-coverage)
+    # the gain each allocator reads: a preset's own (uab-coverage), the replay's (uab and its exits), else none
+    gains = {c[0]: preset(c[0]).get("--gain", gain if c[0] in replay_readers("--gain") else None) for c in combos}
     done, total = 0, len(combos) * len(seeds)
     fixed: dict[tuple, tuple[np.ndarray, int, np.ndarray]] = {}  # upper bounds: one allocation for every seed
     for seed in seeds:

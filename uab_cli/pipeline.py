@@ -218,7 +218,7 @@ def missing(rec: dict, start: int, stop: int) -> list[int]:
 
 def phase1(records: list[dict], backend: Backend, gen: Generation, k: int = 1,
            on_sample: OnSample | None = None, signal: str | None = None, skipped: int = 0,
-           checked: bool = False) -> int:
+           checked: bool = False, judged: bool = False) -> int:
     """Phase 1: samples ``0..k-1`` of every question (1 for ANLL; 2 for vote entropy).
 
     With a ``signal`` that needs token logprobs, nothing is spent on a backend that has
@@ -232,7 +232,9 @@ def phase1(records: list[dict], backend: Backend, gen: Generation, k: int = 1,
     the ids, so a record's size does not grow with the question set), so a later stage's output
     says that questions were left out and how many. ``checked``: the caller ran ``phase1_takes``
     and ``same_draws`` (with ``gen``) on these records already, as the command does before
-    ``fit`` and the judge, naming the line: not again.
+    ``fit`` and the judge, naming the line: not again. ``judged``: the LLM judge labelled these
+    records first (its ``--judge-max-tokens`` is recorded; else a record keeps the one an earlier
+    Phase 1 that labelled it recorded).
     """
     if k < 1:
         raise UabError(f"--k must be >= 1, got {k}")
@@ -257,9 +259,11 @@ def phase1(records: list[dict], backend: Backend, gen: Generation, k: int = 1,
     n += draw(records, wanted, backend, gen, on_sample, logprobs=logprobs)
     if not logprobs:  # the signal is allocate's (a pipe) or needs none: a reply that lost its logprobs, drawn again
         draw(records, _unscored(records, wanted), backend, gen, on_sample, logprobs=True)
-    drawn_with = gen.info()  # once: a dataclass deep copy, per record the run's largest cost
+    drawn_with = gen.info(judged)  # once: a dataclass deep copy, per record the run's largest cost
     for rec in records:  # the Phase-1 samples it holds: more than k when it came with more
         info = {**drawn_with, "k": max(k, len(samples(rec, 1)))}
+        if not judged and rec.get("judge") is not None and "judge_max_tokens" in generation_of(rec):
+            info["judge_max_tokens"] = generation_of(rec)["judge_max_tokens"]  # its label's judge, of an earlier Phase 1
         earlier = generation_of(rec).get("skipped")
         left_out = (earlier if type(earlier) is int else 0) + skipped
         if left_out or gen.too_long == "skip":

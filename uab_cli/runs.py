@@ -282,12 +282,13 @@ class RunResult:
 
 
 def _config(records: list[dict], gen: pipeline.Generation, input_name: str, derived: list[str],
-            max_model_len: int | None = None, **more) -> dict:
+            max_model_len: int | None = None, judged: bool = False, **more) -> dict:
     """A run directory's config; ``model_option`` is ``--model`` as given (``""``: the default),
     which a rerun without ``--model`` takes, as it takes ``max_model_len``, the ``--max-model-len``
-    given (``remembered``); ``derived``: the entries the run derived (``_derived``)."""
+    given (``remembered``); ``derived``: the entries the run derived (``_derived``); ``judged``: the
+    run asks the LLM judge (its ``--judge-max-tokens`` is recorded)."""
     return {"input": input_name, "m": len(records), "questions": questions_fingerprint(records),
-            "fingerprint": fingerprint(records), "generation": gen.info(), "model_option": gen.model,
+            "fingerprint": fingerprint(records), "generation": gen.info(judged), "model_option": gen.model,
             "max_model_len": max_model_len, "derived": derived, **more}
 
 
@@ -346,6 +347,9 @@ def recorded(out: str, force: bool = False) -> Recorded:
         _check_drawn_with(out, config)
     alloc, vote = (v if isinstance(v := config.get(key), dict) else None for key in ("allocate", "vote"))
     k, n, pool, context = (config.get(key) for key in ("k", "n", "pool", "max_model_len"))  # checked above
+    cap = _read_json(os.path.join(out, JUDGE)).get("max_tokens")  # a last run that asked no judge records no cap:
+    if "judge_max_tokens" not in gen and type(cap) is int and cap >= 1:  # that of the labels the directory keeps
+        gen = {**gen, "judge_max_tokens": cap}
     gen, alloc, vote = _chosen({**gen, "model": config.get("model_option") or ""}, alloc, vote, config.get("derived"))
     return Recorded(gen, k, n, alloc, vote, pool, context)
 
@@ -484,16 +488,17 @@ def run(
     vote = pipeline.resolve_vote_signal(vote, signal, gen.vcs)
     rundir = RunDir(out, force)
     try:
-        config = _config(records, gen, input_name, derived, max_model_len, k=k, n=alloc.n,
+        judged = _asks_judge(alloc, k)
+        config = _config(records, gen, input_name, derived, max_model_len, judged, k=k, n=alloc.n,
                          allocate=alloc.info(signal), vote=vote.info())
         rundir.check(config, force)  # before the model loads
         with backend() as be:
             gen = dataclasses.replace(gen, model=gen.model or be.model)
-            skipped = _fit(records, be, gen, callbacks.on_skip, _asks_judge(alloc, k))
-            rundir.open({**config, "generation": gen.info()}, force,
+            skipped = _fit(records, be, gen, callbacks.on_skip, judged)
+            rundir.open({**config, "generation": gen.info(judged)}, force,
                         lambda store: _reusable(records, store, k, signal if alloc.uses_signal else None, out))
             result = _stages(rundir, records, be, gen, alloc, vote, k, signal, callbacks, skipped)
-            about = {"input": input_name, "generation": gen.info(), "k": k, "vote": vote.info(),
+            about = {"input": input_name, "generation": gen.info(judged), "k": k, "vote": vote.info(),
                      "allocate": {**alloc.info(signal, result.planned, result.allocation.saved),
                                   **({"rounds": result.allocation.rounds} if result.allocation.rounds is not None else {})},
                      "votes_file": result.votes_file, "skipped": [t.id for t in result.skipped]}
@@ -565,7 +570,7 @@ def _stages(rundir, records, be, gen, alloc, vote, k, signal, callbacks: Callbac
     if callbacks.on_stage:
         callbacks.on_stage("phase1", wanted)
     sig = signal if alloc.uses_signal else None
-    drawn = pipeline.phase1(records, be, gen, k, keep, sig, len(skipped))
+    drawn = pipeline.phase1(records, be, gen, k, keep, sig, len(skipped), judged=_asks_judge(alloc, k))
     rundir.write("phase1.jsonl", records)
     seconds["phase1"], start = clock() - start, clock()
     rounds = alloc.allocator in allocators.ROUNDS  # Phase 2 drawn round by round as it allocates

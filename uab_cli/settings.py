@@ -178,10 +178,12 @@ class Generation:
             raise UabError(f"the prompt template changed since {since} (sha256 {str(was)[:12]}… → {now[:12]}…); {fix}",
                            self.prompt_template)
 
-    def info(self) -> dict:
+    def info(self, judged: bool = False) -> dict:
         """Provenance: the fields, a template's content digest (an edited template is a change);
-        with a template, no built-in prompt (``prompt`` null: none was asked)."""
-        fields_ = {k: v for k, v in asdict(self).items() if k != "derived"}
+        with a template, no built-in prompt (``prompt`` null: none was asked); ``judge_max_tokens``
+        only where the LLM judge was asked (``judged``): elsewhere no judge read it."""
+        unread = () if judged else ("judge_max_tokens",)
+        fields_ = {k: v for k, v in asdict(self).items() if k != "derived" and k not in unread}
         if self.prompt_template is None:
             return {**fields_, "version": __version__}
         return {**fields_, "prompt": None, TEMPLATE_DIGEST: self._template[1], "version": __version__}
@@ -444,7 +446,8 @@ class Vote:
         ``--cut-samples`` unless the default, and the confidence settings the rule reads (names
         derived from each field's option)."""
         names = ["rule"] + (["cut"] if self.cut != DEFAULT_CUT else [])
-        names += ["signal", "temperature"] if self.uses_confidence else []
+        names += ["signal"] if self.uses_confidence else []
+        names += ["temperature"] if self.uses_confidence and self.uses_temperature else []  # as ``info`` records it
         names += ["keep"] if self.uses_confidence and voting.RULES[self.rule].keep else []
         values = {**asdict(self), "signal": self.vote_signal()}
         return {f.metadata["option"].name: values[f.name] for f in fields(self) if f.name in names}
