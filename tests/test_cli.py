@@ -314,14 +314,19 @@ def test_run_and_pool_take_the_questions_of_records_that_hold_samples(tmp_path, 
     assert all(r["uab"]["phase1"]["temperature"] == 0.9 for r in read_jsonl(tmp_path / "p" / "pool.jsonl"))
 
 
-def test_stdin_from_a_terminal_gets_a_hint():
-    """`uab vote -` typed at a terminal says what it waits for instead of hanging silently."""
+@pytest.mark.parametrize("args", [["vote", "-"], ["report", "-", "-o", "REPORT"],
+                                  ["simulate", "POOL", "--check", "-"]])
+def test_stdin_from_a_terminal_gets_a_hint(tmp_path, args):
+    """`uab vote -` typed at a terminal says what it waits for instead of hanging silently;
+    `report -` and `simulate --check -` waited without a word."""
     import pty
     import subprocess
     import sys
 
+    pool = write_jsonl(tmp_path / "pool.jsonl", [{"id": "q1", "question": "q", "samples": [{"index": 0}]}])
+    args = [{"REPORT": str(tmp_path / "report"), "POOL": pool}.get(a, a) for a in args]
     master, slave = pty.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "uab_cli.cli", "vote", "-"], stdin=slave,
+    proc = subprocess.Popen([sys.executable, "-m", "uab_cli.cli", *args], stdin=slave,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, "COLUMNS": "200"})
     os.close(slave)
     try:
@@ -331,6 +336,29 @@ def test_stdin_from_a_terminal_gets_a_hint():
         os.close(master)
     assert "reading records from stdin (a terminal)" in stderr.decode()
     assert proc.returncode == 2 and "empty input" in stderr.decode()
+
+
+def test_a_narrow_console_cuts_no_value_of_a_summary_table(tmp_path):
+    """At COLUMNS=40 (a split terminal) rich squeezed the tables and cut their numbers to '…'
+    (accuracy `65…`, tokens `13…`); they keep their width instead, as in a wide console."""
+    import subprocess
+    import sys
+
+    q = write_jsonl(tmp_path / "q.jsonl", [{**r, "level": i % 3 + 1} for i, r in enumerate(arithmetic(12))])
+    uab("run", q, "--budget", 3, "--backend", "scripted", "--out", tmp_path / "r", "-q")
+
+    def tables(columns: str) -> list[str]:
+        stderr = subprocess.run([sys.executable, "-m", "uab_cli.cli", "allocate", str(tmp_path / "r" / "phase1.jsonl"),
+                                 "-N", "3", "-o", str(tmp_path / "a.jsonl")], capture_output=True, check=True,
+                                env={**os.environ, "COLUMNS": columns}).stderr.decode()
+        stderr += subprocess.run([sys.executable, "-m", "uab_cli.cli", "vote", str(tmp_path / "r" / "phase2.jsonl"),
+                                  "-o", str(tmp_path / "v.jsonl")], capture_output=True, check=True,
+                                 env={**os.environ, "COLUMNS": columns}).stderr.decode()
+        return [line for line in stderr.splitlines() if line[:1] in "┏┃┡│└"]
+
+    wide = tables("200")
+    assert sum(line[0] == "┏" for line in wide) == 3 and "…" not in "".join(wide)  # allocation, vote, by level
+    assert tables("40") == wide
 
 
 def test_every_declared_option_reaches_its_commands():

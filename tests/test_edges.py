@@ -791,6 +791,20 @@ def test_a_reader_that_closes_stderr_early_ends_the_command_as_sigpipe_would(tmp
     assert (tmp_path / "p1.jsonl").read_bytes() == b""
 
 
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_a_stderr_that_cannot_be_written_exits_2_not_a_backend_failures_1(tmp_path):
+    """`uab phase1 q.jsonl -o p1.jsonl 2> log` on a full disk: the first progress line fails, and
+    so did the error line about it, so the command ended with exit 1, a backend failure's code."""
+    import subprocess
+    import sys
+
+    questions = write_jsonl(tmp_path / "q.jsonl", arithmetic(3))
+    with open("/dev/full", "wb") as full:
+        done = subprocess.run([sys.executable, "-m", "uab_cli", "phase1", questions, "--backend", "scripted", "-o",
+                               str(tmp_path / "p1.jsonl")], stderr=full, timeout=120, check=False)
+    assert done.returncode == 2 and not (tmp_path / "p1.jsonl").exists()
+
+
 @pytest.mark.parametrize("field,value", [("N", "true"), ("N", "2.5"), ("N", "0"), ("seed", "-1")])
 def test_a_result_row_whose_n_or_seed_is_no_count_is_refused(tmp_path, field, value):
     """`simulate` writes integers; a hand-edited `true` read as N = 1, a 2.5 made a budget of its own."""

@@ -140,3 +140,17 @@ def test_a_sample_drawn_again_grows_the_bars_total_rather_than_overrunning_it():
             bar.sample({}, {"n_tokens": 1})
         task = bar.bar.tasks[bar.task]
         assert (task.completed, task.total) == (4, 4)
+
+
+def test_a_dumb_terminal_gets_plain_lines_not_a_bar_it_never_redraws():
+    """On a terminal with ``TERM=dumb`` (Emacs' shell, a CI runner's pty) rich draws the bar
+    once, when it stops: a stage showed nothing until it was done. It gets the paced lines."""
+    out, clock = io.StringIO(), FakeClock()
+    console = Console(file=out, force_terminal=True, width=200, _environ={"TERM": "dumb"})
+    bar = StageProgress(console, False, interval=10.0, clock=clock, ticker=False)
+    with bar:
+        bar.stage("phase1", 4)
+        for t in (3.0, 12.0):
+            clock.now = t
+            bar.sample({}, {"n_tokens": 10})
+        assert out.getvalue().splitlines() == ["phase1: 2/4 samples, 20 tok, 1.7 tok/s, elapsed 0:12, ETA 0:12"]

@@ -19,6 +19,8 @@ from typing import Annotated, Literal
 import typer
 from rich.console import Console
 from rich.markup import escape
+from rich.measure import Measurement
+from rich.segment import Segments
 from rich.table import Table
 
 from . import __version__, allocators, cost, gcpolicy, pipeline, runs, settings, streams, voting
@@ -66,6 +68,13 @@ RESUMABLE = ("run", "pool")  # commands that keep finished samples in a director
 REMEMBERED = {"run": runs.remembered, "pool": runs.remembered}
 
 
+def _tell(line: str) -> None:
+    """The error boundary's line on stderr, unsaid where stderr is what failed (``2> log`` on a
+    full disk): the exit code still says what happened."""
+    with contextlib.suppress(OSError):
+        err.print(line, highlight=False, soft_wrap=True)
+
+
 class _Group(typer.core.TyperGroup):
     """One error boundary: UabError → exit 2, BackendError → exit 1, Ctrl-C → exit 130
     (SIGTERM → 143, SIGHUP → 129), each with a hint true to the command that ran."""
@@ -81,7 +90,7 @@ class _Group(typer.core.TyperGroup):
             with terminated_on_signals():
                 return super().invoke(ctx)
         except UabError as exc:
-            err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
+            _tell(f"[red]error:[/red] {escape(str(exc))}")
             raise typer.Exit(2) from None
         except _UsageError as exc:  # click's parse errors, in the same style
             where = " ".join(filter(None, ("uab", ctx.meta.get("uab.command"))))
@@ -96,12 +105,12 @@ class _Group(typer.core.TyperGroup):
             failure = write_failure(exc)
             if failure is None:
                 raise
-            err.print(f"[red]error:[/red] {escape(str(failure))}", highlight=False, soft_wrap=True)
+            _tell(f"[red]error:[/red] {escape(str(failure))}")
             raise typer.Exit(2) from None
         except BackendError as exc:
-            err.print(f"[red]backend error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
-            err.print("Finished samples are kept; re-run the same command to resume." if resumable()
-                      else "Nothing was written.")
+            _tell(f"[red]backend error:[/red] {escape(str(exc))}")
+            _tell("Finished samples are kept; re-run the same command to resume." if resumable()
+                  else "Nothing was written.")
             raise typer.Exit(1) from None
         except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM/SIGHUP: 128 + the signal's number
             stopped = f"stopped by {exc}" if isinstance(exc, Terminated) else "interrupted"
@@ -110,8 +119,7 @@ class _Group(typer.core.TyperGroup):
                           if resumable() else f"{stopped}: nothing was written.", highlight=False, soft_wrap=True)
             raise typer.Exit(128 + exc.signum if isinstance(exc, Terminated) else 130) from None
         except MemoryError:  # a budget or -K far beyond the machine
-            err.print("[red]error:[/red] out of memory: the budget, -K or input is too large for this machine",
-                      highlight=False, soft_wrap=True)
+            _tell("[red]error:[/red] out of memory: the budget, -K or input is too large for this machine")
             raise typer.Exit(2) from None
 
     def format_commands(self, ctx, formatter):
@@ -444,6 +452,12 @@ def _load(path: str, stage: str) -> tuple[list[dict], list[int]]:
     return load_records(path, stage)
 
 
+def _numbered(path: str) -> list[tuple[int, dict]]:
+    """Every row of a results file with its line, read once (it may be stdin)."""
+    _stdin_hint(path)
+    return list(read_jsonl(path))
+
+
 def _pool(path: str) -> list[dict]:
     """The records of the pool ``path`` names (a file or a `uab pool` directory), checked as one."""
     name = runs.pool_file(path)
@@ -769,7 +783,7 @@ def _check_recommendations(ctx: typer.Context, pool: str, results: str, budgets:
         raise UabError(f"--check replays the combinations of its results file: drop --{given[0].replace('_', '-')}")
     check_inputs(POOL=pool, check=results)
     check_output(output)
-    numbered = list(read_jsonl(results))  # once: it may be stdin
+    numbered = _numbered(results)
     result_rows = [row for _, row in numbered]
     recs = recommend.from_results(results, _budgets(budgets), numbered, functools.partial(_as_run, ctx))
     records = _pool(pool)
@@ -806,7 +820,7 @@ def report(
     accuracies = _targets(targets)
     check_inputs(RESULTS=results, pool=pool)
     check_output(output, "report directory")
-    numbered = list(read_jsonl(results))
+    numbered = _numbered(results)
     lines, rows = [n for n, _ in numbered], [row for _, row in numbered]
     records = _pool(pool) if pool else None
     for path in reports.report(rows, records, output, accuracies, _plot_skipped, source=display_name(results),
@@ -821,13 +835,22 @@ def _plot_skipped(name: str, why: str) -> None:
 # --- summaries ---------------------------------------------------------------------
 
 
+def _print_table(table: Table) -> None:
+    """A summary table on stderr, never narrower than it is: in a narrower console (``COLUMNS=40``)
+    rich cut its numbers to '…' (accuracy ``65…``); its lines run past the edge instead (a
+    terminal wraps them), every value whole."""
+    options = err.options
+    width = Measurement.get(err, options.update_width(1 << 16), table).maximum
+    err.print(Segments(err.render(table, options.update_width(max(width, options.max_width)))), crop=False)
+
+
 def _print_allocation(s: pipeline.AllocationSummary) -> None:
     table = Table(title="allocation", title_justify="left")
     table.add_column("samples per question", justify="right")
     table.add_column("questions", justify="right")
     for total, count in s.histogram.items():
         table.add_row(str(total), str(count))
-    err.print(table)
+    _print_table(table)
     spent = s.phase1 + s.phase2
     line = f"budget {s.budget}: phase 1 {s.phase1} + phase 2 {s.phase2} = {spent}"
     if s.saved:
@@ -845,7 +868,7 @@ def _print_votes(s: pipeline.VoteSummary) -> None:
     cov = f"{100 * s.any_correct / s.graded:.1f}%" if s.graded else "-"
     tokens = "-" if s.tokens.completion_tokens is None else str(s.tokens.completion_tokens)  # completion tokens
     table.add_row(str(s.questions), str(s.graded), acc, cov, str(s.no_answer), str(s.samples), tokens)
-    err.print(table)
+    _print_table(table)
     if s.cut:
         cut = s.rule.cut if s.rule is not None else Vote().cut
         did = "their answers voted" if cut == "count" else "they did not vote"
@@ -876,7 +899,7 @@ def _print_votes(s: pipeline.VoteSummary) -> None:
         for level in sorted(s.by_level, key=str):
             n, c = s.by_level[level]
             lv.add_row(escape(str(level)), str(n), f"{100 * c / n:.1f}%")
-        err.print(lv)
+        _print_table(lv)
 
 
 def main() -> None:

@@ -1,5 +1,6 @@
 """Progress of the sampling stages on stderr: a live bar on a terminal; plain lines at a steady
-pace otherwise (CI jobs, ``nohup``, log files), every ``$UAB_PROGRESS_INTERVAL`` seconds (10).
+pace otherwise (CI jobs, ``nohup``, log files, a terminal with ``TERM=dumb``), every
+``$UAB_PROGRESS_INTERVAL`` seconds (10).
 """
 
 from __future__ import annotations
@@ -42,7 +43,8 @@ def interval_from_env() -> float:
 class StageProgress:
     """Counts samples and tokens per stage and shows them; silent when ``quiet``.
 
-    On a terminal it draws a rich bar. Elsewhere it prints ``stage: done/total samples, tokens,
+    On a terminal it draws a rich bar. Elsewhere (a dumb terminal too: ``TERM=dumb``, where rich
+    draws the bar once, when it stops) it prints ``stage: done/total samples, tokens,
     tok/s, ETA`` lines, at most one per ``interval`` seconds as samples arrive and, from a
     background ticker, also while none do; a stage's last line says it is done. ``clock`` and
     ``ticker`` exist for tests.
@@ -57,7 +59,7 @@ class StageProgress:
         ticker: bool = True,
     ):
         self.console, self.clock = console, clock
-        self.mode = None if quiet else "bar" if console.is_terminal else "lines"
+        self.mode = None if quiet else "bar" if console.is_interactive else "lines"
         self.interval = interval_from_env() if interval is None else interval
         self.bar: Progress | None = None
         if self.mode == "bar":
