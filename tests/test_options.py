@@ -862,6 +862,23 @@ def test_an_error_over_an_option_a_rerun_took_from_its_record_says_so(tmp_path, 
     assert run(questions, out, "-N", "4", "--allocator", "uab").exit_code == 0
 
 
+def test_an_error_over_the_rule_or_allocator_a_rerun_took_from_its_record_says_so(tmp_path, questions):
+    """The rule (allocator) that leads its settings, taken from config.json, was named in the error
+    of an option it does not read as if given: `--vote-keep 0.3` on a confident-ties run (a
+    recommendation's) said `not --vote-rule confident-ties` to a rerun that gave no --vote-rule."""
+    out = tmp_path / "r"
+    assert run(questions, out, "-N", "2", "--allocator", "uniform", "--vote-rule", "confident-ties").exit_code == 0
+    where = out / "config.json"
+    refused(run(questions, out, "--vote-keep", "0.3"), "--vote-keep applies to the vote rule filtered, not --vote-rule "
+            f"confident-ties (--vote-rule confident-ties is the last run's, taken from {where}: give --vote-rule to "
+            "change it)")
+    refused(run(questions, out, "--gain", "coverage"), "not --allocator uniform (--allocator uniform is the last "
+            f"run's, taken from {where}: give --allocator to change it)")
+    given = run(questions, out, "--vote-rule", "majority", "--vote-keep", "0.3")  # given: as before
+    refused(given, "--vote-keep applies to the vote rule filtered, not --vote-rule majority")
+    assert "last run's" not in given.stderr
+
+
 def test_a_rerun_of_a_preset_exit_run_keeps_its_exit_test_and_threshold(tmp_path, questions):
     """A preset fixes the exit (`uab-exit-hard`), so a rerun gives none: the recorded `--exit-test
     official --exit-nmax 8`, which requires the hard exit, was dropped (back to the paper's test, in

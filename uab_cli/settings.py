@@ -556,14 +556,17 @@ def taken(params: dict, *values: dict) -> dict:
 def recorded_note(message: str, took: dict, where: str) -> str | None:
     """``message`` (an error's) told where an option it names came from, where a rerun took that
     option from its directory's record (``took``, by ``taken``; ``where``: the record's file) and
-    how to give it up, which the command line did not show (None: it names none)."""
-    for cls, lead in _LEADS.items():
-        spelled = {o.name: o.flag.split("/")[0] for o in declared(cls)}
-        restart = f"{spelled[lead]} {show(took.get(lead, next(o.default for o in declared(cls) if o.name == lead)))}"
-        for name, option in spelled.items():
-            if name in took and name != lead and re.search(rf"{re.escape(option)}(?![\w-])", message):
-                return (f"{message} ({option} {show(took[name])} is the last run's, taken from {where}: give "
-                        f"{option} to change it, or {restart} to start from the defaults)")
+    how to give it up, which the command line did not show (None: it names none). The option that
+    leads its settings (``_LEADS``: the allocator, the vote rule) is named last: giving it is the way out."""
+    for leading in (False, True):
+        for cls, lead in _LEADS.items():
+            spelled = {o.name: o.flag.split("/")[0] for o in declared(cls)}
+            restart = f"{spelled[lead]} {show(took.get(lead, next(o.default for o in declared(cls) if o.name == lead)))}"
+            for name, option in spelled.items():
+                if name in took and (name == lead) == leading and re.search(rf"{re.escape(option)}(?![\w-])", message):
+                    way_out = "" if leading else f", or {restart} to start from the defaults"
+                    return (f"{message} ({option} {show(took[name])} is the last run's, taken from {where}: give "
+                            f"{option} to change it{way_out})")
     return None
 
 
