@@ -56,6 +56,12 @@ SOURCES = {
         "grade_school_math/data/test.jsonl",
         "MIT",
     ),
+    "svamp": Source(
+        "arkilpatel/SVAMP",
+        "689d7ccac74b9983a2ac7cc3b264f441b99e7c53",
+        "SVAMP.json",
+        "MIT",
+    ),
     "mmlu_formal_logic": Source(
         "HaeChan0305/MLILAB-FedLLM",
         "d92730e8bacd7b3a61e551e015e40588e10234b4",
@@ -116,6 +122,10 @@ def build_gsm8k(data: bytes) -> Iterator[dict]:
     return convert_records(_jsonl(data), "gsm8k")
 
 
+def build_svamp(data: bytes) -> Iterator[dict]:
+    return convert_records(list(enumerate(json.loads(data), 1)), "svamp")
+
+
 def build_mmlu_formal_logic(data: bytes) -> Iterator[dict]:
     reader = csv.DictReader(io.StringIO(data.decode("utf-8")))
     rows = [
@@ -145,6 +155,7 @@ def build_deepscaler(data: bytes) -> Iterator[dict]:
 BUILDERS = {
     "math500": build_math500,
     "gsm8k_test": build_gsm8k,
+    "svamp": build_svamp,
     "mmlu_formal_logic": build_mmlu_formal_logic,
     "hh_rlhf_test300": build_hh_rlhf,
     "deepscaler300": build_deepscaler,

@@ -36,8 +36,9 @@ def load_jsonl(path: Path) -> list[dict]:
 
 
 def test_presets_listed():
-    assert set(PRESETS) == {"math500", "gsm8k", "gpqa", "mmlu", "deepscaler", "hh-rlhf", "arc"}
+    assert set(PRESETS) == {"math500", "gsm8k", "svamp", "gpqa", "mmlu", "deepscaler", "hh-rlhf", "arc"}
     assert all(p.description for p in PRESETS.values())
+    assert "--preset " + "\\|".join(PRESETS) + " [-o OUT]" in (ROOT / "README.md").read_text(encoding="utf-8")
 
 
 def test_math500():
@@ -896,6 +897,53 @@ def test_gsm8k_without_final_hashes_names_line(tmp_path):
     with pytest.raises(UabError, match="'#### <answer>'") as info:
         list(convert_records(read_table(path), "gsm8k", path=str(path)))
     assert str(info.value).startswith(f"{path}:2: ")
+
+
+SVAMP = "arkilpatel+SVAMP/SVAMP.json"
+
+
+def test_svamp_preset_on_real_rows():
+    rows = json.loads((REAL / SVAMP).read_text(encoding="utf-8"))
+    records = convert_real(SVAMP, "svamp")
+    assert records[0] == {
+        "id": "chal-1",
+        "question": "Each pack of dvds costs 76 dollars. If there is a discount of 25 dollars on each pack. "
+                    "How much do you have to pay to buy each pack?",  # the Body's missing full stop added
+        "answer": "51",  # 51.0
+        "type": "math",
+        "equation": "( 76.0 - 25.0 )",
+        "problem_type": "Subtraction",
+        "source": "svamp",
+    }
+    assert records[1]["question"] == f"{rows[1]['Body']} {rows[1]['Question']}"  # a Body with its full stop
+    assert [r["answer"] for r in records] == ["51", "17", "1538832", "1", "121", "2"]
+    assert [r["id"] for r in records] == [row["ID"] for row in rows]
+    assert records[-1]["problem_type"] == "Common-Divison"  # as published
+
+
+def test_svamp_golds_grade_a_models_forms_of_the_number_right():
+    records = convert_real(SVAMP, "svamp")
+    for rec in records:
+        gold = rec["answer"]
+        for response in (gold, f"{gold}.0", f"${gold}", f"So she pays \\boxed{{\\${gold}}}.", f"{int(gold):,} kids"):
+            assert is_correct(rec, extract_answer(response, rec)), response
+        assert not is_correct(rec, extract_answer(f"{gold}1", rec))
+
+
+@pytest.mark.parametrize("answer,gold", [(51.0, "51"), (51, "51"), (0.5, "0.5"), ("51.0", "51"), ("51.00", "51"),
+                                         ("-3.0", "-3"), ("2.50", "2.50"), ("1.05", "1.05")])
+def test_svamp_gold_drops_only_a_zero_fraction(answer, gold):
+    """SVAMP's Answer is a float (51.0); a CSV export holds it as the text "51.0": both give 51."""
+    row = {"ID": "chal-1", "Body": "Tom has 51 apples", "Question": "How many?", "Answer": answer}
+    assert next(convert_records([row], "svamp"))["answer"] == gold
+
+
+def test_svamp_rows_without_the_preset_name_it():
+    row = json.loads((REAL / SVAMP).read_text(encoding="utf-8"))[0]
+    with pytest.raises(UabError, match="try --preset svamp$"):
+        list(convert_records([row], None))
+    with pytest.raises(UabError, match="field 'Body' is empty \\(needed by preset svamp\\)"):
+        list(convert_records([{**row, "Body": " "}], "svamp"))
 
 
 def test_math500_preset_on_real_rows_keeps_solution():

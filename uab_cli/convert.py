@@ -369,6 +369,27 @@ def _build_gsm8k(row: _Row) -> dict:
     }
 
 
+# A number written with a zero fraction, "51.0" (SVAMP's Answer, as a CSV export writes the float 51.0)
+_ZERO_FRACTION = re.compile(r"([-+]?\d+)\.0+")
+
+
+def _build_svamp(row: _Row) -> dict:
+    """arkilpatel/SVAMP (ID, Body, Question, Equation, Answer, Type): the question is the Body and the
+    Question, joined as Qwen2.5-Math's and ToRA's evaluation harnesses do (a Body without its final full
+    stop, 358 of the 1,000, gets one, then a space); the gold is the Answer without a zero fraction (51.0
+    is 51); the Equation and SVAMP's Type are kept as ``equation`` and ``problem_type``."""
+    body = row.text("Body")
+    question = f"{body if body.endswith('.') else body + '.'} {row.text(row.fields['question'])}"
+    gold = _answer_text(row.gold())
+    match = _ZERO_FRACTION.fullmatch(gold)
+    record = {"question": question, "answer": match.group(1) if match else gold, "type": "math"}
+    for source, target in (("Equation", "equation"), ("Type", "problem_type")):
+        value = row.text(source, required=False)
+        if value:
+            record[target] = value
+    return record
+
+
 def _build_mmlu(row: _Row) -> dict:
     """cais/mmlu: question, choices (list), answer (0-based index or letter), subject."""
     choices_raw = row.role("choices")
@@ -472,6 +493,14 @@ PRESETS: dict[str, Preset] = {
         {"question": "question", "answer": "answer", "choices": None, "id": None},
         _build_gsm8k,
         frozenset({"choices"}),
+    ),
+    "svamp": Preset(
+        "svamp",
+        "arkilpatel/SVAMP (ID, Body, Question, Answer, Equation, Type): Body and Question joined, gold 51.0 as 51",
+        {"question": "Question", "answer": "Answer", "choices": None, "id": "ID"},
+        _build_svamp,
+        frozenset({"choices"}),
+        columns=("Body",),
     ),
     "gpqa": Preset(
         "gpqa",
