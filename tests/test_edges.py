@@ -733,6 +733,24 @@ def test_a_closed_stdin_or_stdout_is_one_line(tmp_path, args, closed, says):
     assert done.stderr.decode().strip() == says
 
 
+def test_report_refuses_a_closed_stdout_before_writing(tmp_path):
+    """`uab report RESULTS -o DIR >&-`: report lists the files it writes on stdout; it wrote them
+    and exited 0, the list lost, where a command whose output is stdout exits 2 on a closed one
+    (and report itself on a full one); now it exits 2 as they do, before it writes anything."""
+    import subprocess
+    import sys
+
+    q = write_jsonl(tmp_path / "q.jsonl", arithmetic(8))
+    assert cli(["pool", q, "-K", "4", "-o", str(tmp_path / "pool"), "--backend", "scripted", "-q"]).exit_code == 0
+    res = str(tmp_path / "res.jsonl")
+    assert cli(["simulate", str(tmp_path / "pool"), "--budgets", "2", "--seeds", "2", "-o", res, "-q"]).exit_code == 0
+    rep = str(tmp_path / "rep")
+    done = subprocess.run(["sh", "-c", f'exec "$0" -m uab_cli.cli report {res} -o {rep} >&-', sys.executable],
+                          capture_output=True, timeout=120)
+    assert done.returncode == 2 and done.stderr.decode() == "error: stdout: cannot write: it is closed\n", done.stderr
+    assert not (tmp_path / "rep").exists()
+
+
 def test_what_uab_prints_of_the_input_is_not_rich_markup(tmp_path):
     """A level, or a path, that reads as rich markup (`[/]`, `[red]`) is printed as it is, not
     styled, and not a MarkupError traceback after the output is written."""
@@ -805,6 +823,30 @@ def test_a_stderr_that_cannot_be_written_exits_2_not_a_backend_failures_1(tmp_pa
     assert done.returncode == 2 and not (tmp_path / "p1.jsonl").exists()
 
 
+def test_a_failed_stderr_is_named_stderr_not_stdout(tmp_path, monkeypatch):
+    """After a write to a full stderr (`2> log` on a full disk) the boundary's error line, which
+    goes unsaid there, named stdout ("stdout: cannot write: …"), though stdout had taken nothing
+    amiss; it names stderr (captured here, where it can be read)."""
+    import errno
+
+    from uab_cli import cli as uab_cli
+
+    class Full:  # a full disk: each write fails, and the text stays pending until flushed out
+        def write(self, text):
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+        def flush(self):
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    told = []
+    monkeypatch.setattr(uab_cli, "err", uab_cli._Stderr(file=Full()))
+    monkeypatch.setattr(uab_cli, "_tell", told.append)
+    votes = tmp_path / "v.jsonl"
+    result = cli(["vote", write_jsonl(tmp_path / "p.jsonl", _sampled()), "-o", str(votes)])
+    assert result.exit_code == 2 and told == ["[red]error:[/red] stderr: cannot write: No space left on device"], told
+    assert len(votes.read_text().splitlines()) == 3  # written before the summary table failed
+
+
 @pytest.mark.parametrize("field,value", [("N", "true"), ("N", "2.5"), ("N", "0"), ("seed", "-1")])
 def test_a_result_row_whose_n_or_seed_is_no_count_is_refused(tmp_path, field, value):
     """`simulate` writes integers; a hand-edited `true` read as N = 1, a 2.5 made a budget of its own."""
@@ -868,7 +910,7 @@ def test_report_of_a_vote_rule_this_version_does_not_know_lists_it_last(tmp_path
 @pytest.mark.parametrize("given, expected", [
     (["--vote-temperature", "0.05,x"], "--vote-temperature takes comma-separated numbers, got '0.05,x'"),
     (["--vote-temperature", "0.1,0"], "--vote-temperature must be > 0, got 0.0"),  # as vote
-    (["--vote-temperature", "0.1", "--vote-rules", "majority"], "--vote-temperature applies to the vote rules"),
+    (["--vote-temperature", "0.1", "--vote-rules", "majority"], "--vote-temperature applies to the vote rule weighted"),
 ])
 def test_simulate_vote_temperatures_are_checked_like_votes(tmp_path, given, expected):
     pool = write_jsonl(tmp_path / "p.jsonl", _sampled())

@@ -78,6 +78,21 @@ def test_uab_coverage_beats_uniform_by_the_analytic_margin(name, gain):
     assert by_level["2"] > by_level["1"]  # hard questions (level 2) get more
 
 
+def test_a_level_given_as_a_number_and_as_text_is_one_level():
+    """Level 2 written ``2`` on some questions and ``"2"`` on others: ``by_level`` keyed both
+    ``"2"``, the text's average overwriting the number's; it is now one level, averaged over
+    both, the levels ordered by value (``"10"`` after ``2``), as ``vote``'s table groups them."""
+    m, k, n = 200, 20, 4
+    records = known_pool(m, k)
+    for i, rec in enumerate(records):  # the hard questions (odd) level 2, the easy ones 1, "2" and "10"
+        rec["level"] = [1, 2, "2", 2, "10", 2, "2", 2][i % 8]
+    row = next(r for r in evaluation.simulate(records, [n], ["uab"], ["anll"], 1) if r["allocator"] == "uab")
+    per_question = 1 + allocation.uab_allocate(np.array([0.9, 0.3] * (m // 2)), (n - 1) * m)
+    level2 = [i for i in range(m) if i % 2 or i % 4 == 2]
+    assert list(row["by_level"]) == ["1", "2", "10"]
+    assert row["by_level"]["2"] == pytest.approx(per_question[level2].mean())  # both spellings
+
+
 def test_same_seed_same_rows_and_other_seed_differs():
     records = noisy_pool()
     args = ([2, 4], ["uab", "uniform", "random"], ["anll", "vote-entropy"])

@@ -176,8 +176,7 @@ def test_an_option_from_a_settings_file_at_odds_with_another_names_the_file(tmp_
     ('{"allocator": "uniform"}', ["--gain", "coverage"], "--gain applies to the uab allocators, not --allocator uniform"),
     ('{"allocator": "majority"}', ["--exit", "hard"], "--exit applies to the uab allocators, not --allocator majority"),
     ('{"vote_rule": "majority"}', ["--vote-temperature", "0.05"],
-     "--vote-temperature applies to the vote rules confident-ties, weighted, filtered, most-confident, "
-     "not --vote-rule majority"),
+     "--vote-temperature applies to the vote rule weighted (of a signal other than vcs), not --vote-rule majority"),
     ('{"signal": "vote-entropy"}', ["-K", "1"], "--signal vote-entropy needs at least 2 Phase-1 samples per question"),
     ('{"samples": 1}', ["--signal", "vote-entropy"], "--signal vote-entropy needs at least 2 Phase-1 samples per "
                                                      "question (-K/--samples 2)"),
@@ -487,8 +486,8 @@ def test_a_rerun_takes_no_recorded_default_its_allocator_does_not_read(tmp_path,
     assert {**now, "n": 2} == recorded
 
 
-VOTE_NOT_APPLYING = [(["--vote-temperature", "0.2"], "--vote-temperature applies to the vote rules confident-ties, "
-                      "weighted, filtered, most-confident, not --vote-rule majority"),
+VOTE_NOT_APPLYING = [(["--vote-temperature", "0.2"], "--vote-temperature applies to the vote rule weighted (of a "
+                      "signal other than vcs), not --vote-rule majority"),
                      (["--vote-rule", "weighted", "--vote-keep", "0.5"],
                       "--vote-keep applies to the vote rule filtered, not --vote-rule weighted")]
 

@@ -127,6 +127,16 @@ def test_a_bad_template_is_one_error_naming_the_file(tmp_path, content, says):
     assert not (tmp_path / "o").exists()
 
 
+def test_an_empty_template_path_is_one_error_naming_the_option(tmp_path):
+    """``--prompt-template ''`` said "error: cannot read the prompt template: No such file or
+    directory", naming neither a file nor the option."""
+    q = write_jsonl(tmp_path / "q.jsonl", arithmetic(2))
+    result = cli(["phase1", q, "--backend", "scripted", "--prompt-template", "", "-o", str(tmp_path / "o")])
+    assert result.exit_code == 2 and result.stderr == "error: --prompt-template: the path is empty (give a JSON " \
+        "file of chat messages)\n", result.stderr
+    assert not (tmp_path / "o").exists()
+
+
 def test_a_system_prompt_never_drops_the_only_message_that_names_the_question(tmp_path, fake_backend):
     """--system-prompt replaces the template's system messages: one that alone named the question
     is refused, naming the file (every sample was asked without its question); the options it
@@ -193,9 +203,12 @@ def test_a_run_remembers_its_prompt_and_refuses_another(tmp_path, fake_backend):
                        (["--prompt", "boxed"], "--prompt (unset → boxed)")):
         result = _run(tmp_path, *more)
         assert result.exit_code == 2 and says in result.stderr, result.stderr
+    was = load_template(str(path))[1]
     path.write_text(json.dumps([{"role": "user", "content": "Please: {question}"}]))  # edited in place
     result = _run(tmp_path)
-    assert result.exit_code == 2 and "--prompt-template (its content)" in " ".join(result.stderr.split())
+    # its digests shortened as phase2's are (they were shown in full: 64 hex digits each)
+    shown = f"--prompt-template (its content) ({was[:12]}… → {load_template(str(path))[1][:12]}…)"
+    assert result.exit_code == 2 and shown in " ".join(result.stderr.split()), result.stderr
     assert _run(tmp_path, "--force").exit_code == 0
     assert fake_backend.calls[-1][0].messages[-1]["content"].startswith("Please: ")
 

@@ -123,6 +123,20 @@ def test_a_sample_without_confidence_falls_back_to_majority_and_is_counted(tmp_p
                                        "signal": "anll", "version": votes[1]["uab"]["vote"]["version"]}
 
 
+def test_the_table_by_level_counts_a_level_given_as_a_number_and_as_text_once(tmp_path):
+    """Level 1 written ``1`` and ``"1"``: two rows both headed 1, each with its part of the
+    questions; now one, as simulate's ``by_level`` groups them, the levels ordered by value."""
+    levels = [1, "1", 10, 2, "1"]
+    path = tmp_path / "s.jsonl"
+    path.write_text("".join(json.dumps({**record([("7", 0.1)]), "id": f"q{i}", "level": lv}) + "\n"
+                            for i, lv in enumerate(levels)))
+    result = CliRunner().invoke(app, ["vote", str(path), "-o", str(tmp_path / "v")], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    rows = [line.split("│")[1:3] for line in result.output.splitlines() if line.startswith("│")]
+    by_level = [(a.strip(), b.strip()) for a, b in rows[rows.index(next(r for r in rows if r[0].strip() == "1")):]]
+    assert by_level == [("1", "3"), ("2", "1"), ("10", "1")], result.output
+
+
 def test_bad_vote_settings_are_user_errors():
     for kw in ({"rule": "nope"}, {"signal": "vote-entropy"}, {"temperature": 0}, {"keep": 0}, {"keep": 1.5}):
         with pytest.raises(UabError):
@@ -132,7 +146,9 @@ def test_bad_vote_settings_are_user_errors():
 @pytest.mark.parametrize("args, message", [
     (["vote", "--vote-keep", "0.3"], "--vote-keep applies to the vote rule filtered, not --vote-rule majority"),
     (["vote", "--vote-rule", "weighted", "--vote-keep", "0.3"], "--vote-keep applies to the vote rule filtered"),
-    (["vote", "--vote-temperature", "0.5"], "--vote-temperature applies to the vote rules confident-ties"),
+    # the temperature names the rule it changes (it named the order-only confidence rules too)
+    (["vote", "--vote-temperature", "0.5"],
+     "--vote-temperature applies to the vote rule weighted (of a signal other than vcs), not --vote-rule majority"),
     (["vote", "--vote-signal", "max-nll"], "--vote-signal applies to the vote rules confident-ties"),
     (["vote", "--vote-rule", "most-confident", "--tie-seed", "3"], "--tie-seed applies to the vote rule majority"),
     (["vote", "--tie-seed", "-1"], "--tie-seed must be >= 0, got -1"),
@@ -141,12 +157,11 @@ def test_bad_vote_settings_are_user_errors():
     # given at its default: was taken, and ignored, silently
     (["vote", "--vote-keep", "0.5"], "--vote-keep applies to the vote rule filtered, not --vote-rule majority"),
     (["vote", "--vote-rule", "weighted", "--vote-keep", "0.5"], "--vote-keep applies to the vote rule filtered"),
-    (["vote", "--vote-temperature", "0.2"], "--vote-temperature applies to the vote rules confident-ties"),
+    (["vote", "--vote-temperature", "0.2"], "--vote-temperature applies to the vote rule weighted (of a signal"),
     (["simulate", "--vote-rules", "majority,weighted", "--vote-keep", "0.5"],
      "--vote-keep applies to the vote rule filtered, not --vote-rules majority,weighted"),
     (["simulate", "--vote-rules", "majority", "--vote-temperature", "0.2"],
-     "--vote-temperature applies to the vote rules confident-ties, weighted, filtered, most-confident, "
-     "not --vote-rules majority"),
+     "--vote-temperature applies to the vote rule weighted (of a signal other than vcs), not --vote-rules majority"),
 ])
 def test_a_vote_option_no_chosen_rule_reads_is_refused(tmp_path, args, message):
     """As an allocator option the allocator ignores is: a typo'd rule would otherwise run silently."""

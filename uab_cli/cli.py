@@ -36,11 +36,13 @@ from .jsonl import (
     read_jsonl,
     reader_gone,
     stdin,
+    stdout,
     write_failure,
     write_records,
 )
 from .options import INT64, PANELS, Option, check_type, from_params, overlay
 from .progress import StageProgress
+from .records import level_order
 from .settings import Allocation, Generation, Vote, load_file
 from .signals import DEFAULT_T, SAMPLE_SIGNALS
 from .signals import SUMMARIES as SIGNAL_SUMMARIES
@@ -66,6 +68,16 @@ RESUMABLE = ("run", "pool")  # commands that keep finished samples in a director
 # What a command takes for an option left unset (after --settings): a rerun's budget and
 # --max-model-len are the ones its run directory records (read once, into ctx.meta["uab.recorded"]).
 REMEMBERED = {"run": runs.remembered, "pool": runs.remembered}
+
+
+def _stderr_failed() -> bool:
+    """Whether stderr is what a write failed on (``2> log`` on a full disk): the line it could not
+    take is still pending there; a failure of stdout's leaves it flushable."""
+    try:
+        err.file.flush()
+    except (OSError, ValueError):
+        return True
+    return False
 
 
 def _tell(line: str) -> None:
@@ -99,10 +111,10 @@ class _Group(typer.core.TyperGroup):
             message = exc.format_message().replace("Value error, ", "")
             err.print(f"[red]error:[/red] {escape(message)} (see `{where} -h`)", highlight=False, soft_wrap=True)
             raise typer.Exit(2) from None
-        except OSError as exc:  # what a command prints (report's paths) to a full stdout
+        except OSError as exc:  # what a command prints to a full stdout (report's paths) or stderr
             if reader_gone(exc):  # `| head`: exit as a tool killed by SIGPIPE, 128 + 13, in silence
                 raise typer.Exit(141) from None
-            failure = write_failure(exc)
+            failure = write_failure(exc, "stderr" if _stderr_failed() else "-")
             if failure is None:
                 raise
             _tell(f"[red]error:[/red] {escape(str(failure))}")
@@ -820,6 +832,7 @@ def report(
     accuracies = _targets(targets)
     check_inputs(RESULTS=results, pool=pool)
     check_output(output, "report directory")
+    stdout()  # it lists the files written: refused closed, as where stdout is the output (nothing written)
     numbered = _numbered(results)
     lines, rows = [n for n, _ in numbered], [row for _, row in numbered]
     records = _pool(pool) if pool else None
@@ -896,9 +909,9 @@ def _print_votes(s: pipeline.VoteSummary) -> None:
         lv = Table(title="accuracy by level", title_justify="left")
         for col in ("level", "questions", "accuracy"):
             lv.add_column(col, justify="right")
-        for level in sorted(s.by_level, key=str):
+        for level in sorted(s.by_level, key=level_order):
             n, c = s.by_level[level]
-            lv.add_row(escape(str(level)), str(n), f"{100 * c / n:.1f}%")
+            lv.add_row(escape(level), str(n), f"{100 * c / n:.1f}%")
         _print_table(lv)
 
 

@@ -27,7 +27,7 @@ from .cost import Price
 from .errors import UabError
 from .pipeline import default_signal, generation_of, resolve_vote_signal
 from .pools import Pool
-from .records import questions_fingerprint, samples
+from .records import level_name, level_order, questions_fingerprint, samples
 from .settings import DEFAULT_CUT, TEMPLATE_DIGEST, Generation, Vote, changes
 from .signals import (
     DEFAULT_T,
@@ -54,10 +54,6 @@ def _token_fields(drawn: np.ndarray | None, cum: np.ndarray | None, cum_prompt: 
     if cum_prompt is not None:
         out["prompt_tokens"] = int(cum_prompt[idx, per_question].sum())
     return out
-
-
-def _level_key(v):
-    return (0, v, "") if isinstance(v, (int, float)) and not isinstance(v, bool) else (1, 0, str(v))
 
 
 def simulate(
@@ -184,8 +180,8 @@ def _replay(pool, combos, skipped, seeds, gain, thresholds, on_progress, variant
     deciles = analysis[0] if analysis else None
     first = pool.statistics(deciles.statistic) if deciles else None
     m, idx = len(pool.records), np.arange(len(pool.records))
-    levels = sorted({lv for lv in pool.levels if lv is not None}, key=_level_key)
-    level_of = np.array(pool.levels, dtype=object)
+    level_of = np.array([None if lv is None else level_name(lv) for lv in pool.levels], dtype=object)
+    levels = sorted({lv for lv in level_of if lv is not None}, key=level_order)
     # each sample's log confidence per vote temperature; the rules that read only their order at vote's own
     temps = [vt for _, vt in variants if vt is not None]
     log_w = {vt: pool.log_w(vote.vote_signal(), vt) for vt in dict.fromkeys([vote.temperature, *temps])} \
@@ -248,7 +244,7 @@ def _replay(pool, combos, skipped, seeds, gain, thresholds, on_progress, variant
             if used >= pool.k.sum():  # N reaches the pool's samples per question: the allocator draws it all
                 common["whole_pool"] = True
             if levels:
-                common["by_level"] = {str(lv): float(per_question[level_of == lv].mean()) for lv in levels}
+                common["by_level"] = {lv: float(per_question[level_of == lv].mean()) for lv in levels}
             replayed = [(voting.DEFAULT_RULE, None)] if name in UPPER_BOUNDS else variants
             for rule, vt in replayed:
                 right, fell = votes[rule, vt]

@@ -26,6 +26,7 @@ from .reasoning import answer_logprobs, final_text
 from .records import (
     PROVENANCE,
     is_int,
+    level_name,
     provenance,
     question_type,
     sample_index,
@@ -706,7 +707,7 @@ class VoteSummary:
     unvoted: int = 0  # questions with no sample to vote
     phase1_only: int = 0  # questions --exclude-phase1 voted by their Phase-1 samples (they hold no Phase-2 sample)
     beyond: int = 0  # questions holding more Phase-2 samples than their ``extra`` (an earlier allocation's)
-    by_level: dict = field(default_factory=dict)
+    by_level: dict = field(default_factory=dict)  # level_name -> (graded questions, right ones)
     rule: Vote | None = None  # the vote settings, signal resolved
     tokens: Tokens = field(default_factory=Tokens)  # of the samples counted
 
@@ -732,8 +733,8 @@ class VoteSummary:
             self.graded += 1
             self.correct += correct
             self.any_correct += bool(rec["covered"])
-            level = rec.get("level")
-            if level is not None:
+            if rec.get("level") is not None:
+                level = level_name(rec["level"])
                 n, c = self.by_level.get(level, (0, 0))
                 self.by_level[level] = (n + 1, c + correct)
 

@@ -196,6 +196,8 @@ def load_template(path: str, replaces_system: bool = False) -> tuple[tuple[dict,
     ``--system-prompt`` replaces its system messages, so the question must be named in another."""
     import orjson
 
+    if not path:  # no file to name: the option
+        raise UabError("--prompt-template: the path is empty (give a JSON file of chat messages)")
     try:
         with open(path, "rb") as fh:
             data = fh.read()

@@ -8,6 +8,7 @@ uab does not know pass through every stage untouched. Reading and writing the fi
 from __future__ import annotations
 
 import hashlib
+import math
 import unicodedata
 
 import orjson
@@ -166,6 +167,23 @@ def _check_question(rec: dict) -> None:
 
 
 _SCALARS = (str, int, float)
+
+
+def level_name(level) -> str:
+    """The group a question's difficulty ``level`` falls in, as per-level results name it (``simulate``'s
+    ``by_level`` keys, ``vote``'s table): its text, so that ``1`` and ``"1"`` are one level."""
+    return str(level)
+
+
+def level_order(name: str) -> tuple:
+    """Where a level's ``level_name`` sorts: numbers by value first, then the other names."""
+    try:
+        value = float(name)
+    except ValueError:
+        value = math.nan
+    return (0, value, name) if math.isfinite(value) else (1, 0.0, name)
+
+
 STAGES = ("phase1", "allocate", "phase2", "vote")  # the stages, each recorded in provenance under its name
 _STATS = ("anll", "total_nll", "max_nll", "nll_var")
 _COUNTS = ("n_tokens", "prompt_tokens")  # a sample's completion and prompt tokens

@@ -175,8 +175,8 @@ class Generation:
             return  # (an older uab recorded the path as typed)
         was, now = recorded.get(TEMPLATE_DIGEST), self._template[1]
         if was is not None and was != now:
-            raise UabError(f"the prompt template changed since {since} (sha256 {str(was)[:12]}… → {now[:12]}…); {fix}",
-                           self.prompt_template)
+            raise UabError(f"the prompt template changed since {since} (sha256 {short_digest(was)} → "
+                           f"{short_digest(now)}); {fix}", self.prompt_template)
 
     def info(self, judged: bool = False) -> dict:
         """Provenance: the fields, a template's content digest (an edited template is a change);
@@ -415,8 +415,7 @@ class Vote:
         for name, users in readers.items():
             if name in self.given and not any(r.name in users for r in chosen):
                 given = f"--vote-rule {self.rule}" if rules is None else f"--vote-rules {','.join(r.name for r in chosen)}"
-                raise UabError(f"{flag(f'vote.{name}')} applies to the vote rule{'s' * (len(users) > 1)} "
-                               f"{', '.join(users)}, not {given}")
+                raise UabError(f"{flag(f'vote.{name}')} applies to {_readers(name, users)}, not {given}")
 
     @classmethod
     def check_candidates(cls, temperatures: list[float], rules: list[str]) -> None:
@@ -451,6 +450,17 @@ class Vote:
         names += ["keep"] if self.uses_confidence and voting.RULES[self.rule].keep else []
         values = {**asdict(self), "signal": self.vote_signal()}
         return {f.metadata["option"].name: values[f.name] for f in fields(self) if f.name in names}
+
+
+def _readers(name: str, users: list[str]) -> str:
+    """The vote rules that read ``Vote`` field ``name``, for ``check_rules``' message: ``users`` (those
+    that take it), but for the temperature, taken by every confidence rule and read by the tempered
+    ones of a signal it scales (``Vote.uses_temperature``) alone."""
+    if name != "temperature":
+        return f"the vote rule{'s' * (len(users) > 1)} {', '.join(users)}"
+    tempered = [r.name for r in voting.RULES.values() if r.tempered]
+    unscaled = [s for s in SAMPLE_SIGNALS if not REGISTRY[s].tempered]
+    return f"the vote rule{'s' * (len(tempered) > 1)} {', '.join(tempered)} (of a signal other than {', '.join(unscaled)})"
 
 
 SETTINGS = (Generation, Allocation, Vote)
@@ -664,8 +674,14 @@ def changes(section: str, old: dict, new: dict, ignore=()) -> dict[str, str]:
             continue
         was, now = (d.get(name, default(f"{section}.{name}")) for d in (old, new))
         if was != now:
-            out.setdefault(flag(f"{section}.{name}"), f"({show(was)} → {show(now)})")
+            shown = (short_digest(v) if name == digest and isinstance(v, str) else show(v) for v in (was, now))
+            out.setdefault(flag(f"{section}.{name}"), "({} → {})".format(*shown))
     return out
+
+
+def short_digest(digest) -> str:
+    """A template's sha256 digest as every message shows it: its first 12 hex digits."""
+    return f"{str(digest)[:12]}…"
 
 
 def show(value) -> str:
