@@ -51,6 +51,18 @@ def read_jsonl(path) -> list[dict]:
         return [orjson.loads(line) for line in fh]
 
 
+def system_refusing_tokenizer():
+    """A tokenizer whose chat template refuses a system message by its own ``raise_exception``,
+    as Gemma's does ("System role not supported"); skips the test without transformers."""
+    transformers = pytest.importorskip("transformers")
+    tokenizers = pytest.importorskip("tokenizers")
+    return transformers.PreTrainedTokenizerFast(
+        tokenizer_object=tokenizers.Tokenizer(tokenizers.models.WordLevel({"[UNK]": 0}, unk_token="[UNK]")),
+        unk_token="[UNK]", chat_template="{% for m in messages %}{% if m.role == 'system' %}"
+                                         "{{ raise_exception('System role not supported') }}{% endif %}"
+                                         "{{ m.content }}\n{% endfor %}")
+
+
 def arithmetic(m: int) -> list[dict]:
     """m arithmetic questions with gold answers."""
     return [{"id": f"q{i}", "question": f"What is {i} + {2 * i + 1}?", "answer": str(3 * i + 1)} for i in range(m)]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import orjson
 import pytest
-from conftest import arithmetic, cli, read_jsonl, write_jsonl
+from conftest import arithmetic, cli, read_jsonl, system_refusing_tokenizer, write_jsonl
 
 from uab_cli import pipeline, runs
 from uab_cli.backends.base import PromptLength
@@ -164,13 +164,7 @@ def test_a_prompt_far_beyond_the_context_is_measured_without_tokenising_it():
 def test_a_chat_template_that_refuses_the_messages_is_a_uab_error():
     """The local and vllm backends render and count prompts by ChatTokens: a template's own
     raise_exception (Gemma's "System role not supported") was jinja2's TemplateError, a traceback."""
-    transformers = pytest.importorskip("transformers")
-    tokenizers = pytest.importorskip("tokenizers")
-    tok = transformers.PreTrainedTokenizerFast(
-        tokenizer_object=tokenizers.Tokenizer(tokenizers.models.WordLevel({"[UNK]": 0}, unk_token="[UNK]")),
-        unk_token="[UNK]", chat_template="{% for m in messages %}{% if m.role == 'system' %}"
-                                         "{{ raise_exception('System role not supported') }}{% endif %}"
-                                         "{{ m.content }}\n{% endfor %}")
+    tok = system_refusing_tokenizer()
     chat = ChatTokens(tok, "gemma")
     with pytest.raises(UabError, match="^model 'gemma' cannot format this chat: System role not supported; "
                                        "--system-prompt '' asks without a system message$"):

@@ -11,7 +11,7 @@ import math
 import re
 
 import pytest
-from conftest import cli, read_jsonl, write_jsonl
+from conftest import cli, read_jsonl, system_refusing_tokenizer, write_jsonl
 from fakeserver import FakeServer, _pieces, token_logprob
 
 pytest.importorskip("openai")
@@ -137,13 +137,7 @@ def test_a_chat_template_that_refuses_the_messages_is_one_error_before_any_reque
     """A template's own raise_exception (Gemma's "System role not supported", Mistral's "roles
     must alternate") raised jinja2's TemplateError, a traceback; --system-prompt '' avoids it.
     The local and vllm backends render through the same ChatTokens.text."""
-    transformers = pytest.importorskip("transformers")
-    tokenizers = pytest.importorskip("tokenizers")
-    tok = transformers.PreTrainedTokenizerFast(
-        tokenizer_object=tokenizers.Tokenizer(tokenizers.models.WordLevel({"[UNK]": 0}, unk_token="[UNK]")),
-        unk_token="[UNK]", chat_template="{% for m in messages %}{% if m.role == 'system' %}"
-                                         "{{ raise_exception('System role not supported') }}{% endif %}"
-                                         "{{ m.content }}\n{% endfor %}")
+    tok = system_refusing_tokenizer()
     tok.save_pretrained(tmp_path / "tok")
     questions = write_jsonl(tmp_path / "q.jsonl", [{"id": "a", "question": "What is 3 + 4?", "answer": "7"}])
     with FakeServer(max_model_len=context) as server:
