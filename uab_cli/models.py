@@ -113,7 +113,15 @@ def cannot_load(name: str, path: str, exc: BaseException, offline: str = "") -> 
     redo = f"; delete {path} to convert it again" if inside else ""
     close = difflib.get_close_matches(name.lower(), ALIASES, n=1, cutoff=0.8)
     redo += f"; did you mean --model {close[0]}?" if close and not os.path.exists(path) else ""
-    return f"cannot load model {name!r} from {path}: {_lacks(path) or one_line(exc)}{offline}{redo}"
+    return f"cannot load model {name!r} from {path}: {model_fault(path) or one_line(exc)}{offline}{redo}"
+
+
+def model_fault(path: str) -> str:
+    """What is wrong with a model directory that shows without loading it: a part it lacks
+    (``_lacks``), or a safetensors file whose header does not read (a truncated download or copy);
+    "" when neither (or no directory). vLLM loads weights in its engine's processes, whose error
+    names only them."""
+    return _lacks(path) or _damaged(path)
 
 
 def _lacks(path: str) -> str:
@@ -131,6 +139,24 @@ def _lacks(path: str) -> str:
              for n in names)),
     ) if not found]
     return f"the directory has no {', no '.join(missing)}" if missing else ""
+
+
+def _damaged(path: str) -> str:
+    """The first ``*.safetensors`` file in directory ``path`` whose header does not read, and why."""
+    try:
+        files = sorted(Path(path).glob("*.safetensors"))
+        if not files:
+            return ""
+        from safetensors import safe_open
+    except (OSError, ImportError):
+        return ""
+    for file in files:
+        try:
+            with safe_open(str(file), "np"):
+                pass
+        except Exception as exc:  # safetensors' own error type (SafetensorError), or an OSError
+            return f"{file.name} is damaged ({one_line(exc)})"
+    return ""
 
 
 def cache_root() -> Path:

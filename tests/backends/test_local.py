@@ -6,6 +6,7 @@ import contextlib
 import json
 import logging
 import os
+import re
 import subprocess
 import sys
 import warnings
@@ -102,6 +103,62 @@ def test_a_directory_that_holds_no_model_says_what_it_lacks(tmp_path):
     (tmp_path / "tokenizer.json").write_text("{}")
     with pytest.raises(UabError, match=r": the directory has no weights \(\*.safetensors, \*.bin\)$"):
         LocalBackend(model=str(tmp_path))
+
+
+def _vllm_engine_failing_with(monkeypatch, exc: BaseException):
+    """VLLMBackend on a stand-in ``vllm`` whose engine fails to start with ``exc``."""
+    import types
+
+    from uab_cli.backends.vllm import LOGGING_ENV, VLLMBackend
+
+    def refuse(path, **engine_args):
+        raise exc
+
+    fake = types.ModuleType("vllm")
+    fake.__version__, fake.LLM = "0.32.0", refuse  # a GPU build: no CPU defaults to read
+    monkeypatch.setitem(sys.modules, "vllm", fake)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    for key, value in LOGGING_ENV.items():
+        monkeypatch.setenv(key, value)
+    return VLLMBackend
+
+
+ENGINE_DIED = RuntimeError("Engine core initialization failed. See root cause above. Failed core proc(s): {}")
+
+
+@pytest.mark.parametrize("weights", [None, b"\xa0\x76\0\0\0\0\0\0{\"__metadata__\":"], ids=["no-weights", "truncated"])
+def test_a_vllm_model_directory_without_whole_weights_is_one_line_and_exit_2(monkeypatch, tmp_path, weights):
+    """vLLM loads the weights in its engine's processes, whose error names only them: a directory
+    without weights, or a truncated model.safetensors, was exit 1 ("starting the vLLM engine failed:
+    Engine core initialization failed. See root cause above.") and "re-run the same command"."""
+    (tmp_path / "config.json").write_text('{"model_type": "llama"}')
+    (tmp_path / "tokenizer.json").write_text("{}")
+    if weights is not None:
+        (tmp_path / "model.safetensors").write_bytes(weights)
+    backend = _vllm_engine_failing_with(monkeypatch, ENGINE_DIED)(model=str(tmp_path))
+    why = r"the directory has no weights \(\*\.safetensors, \*\.bin\)" if weights is None \
+        else r"model\.safetensors is damaged \(.*\)"
+    where = re.escape(f"cannot load model {tmp_path.name!r} from {tmp_path}: ")
+    with pytest.raises(UabError, match=rf"^{where}{why}$"):
+        _ = backend.llm  # starts the engine
+
+
+def test_a_vllm_engine_that_fails_on_whole_files_is_a_backend_failure_and_a_near_miss_is_named(monkeypatch, tmp_path):
+    from safetensors.numpy import save_file
+
+    from uab_cli.errors import BackendError
+
+    (tmp_path / "config.json").write_text('{"model_type": "llama"}')
+    (tmp_path / "tokenizer.json").write_text("{}")
+    save_file({"w": __import__("numpy").zeros(2, dtype="float32")}, str(tmp_path / "model.safetensors"))
+    backend = _vllm_engine_failing_with(monkeypatch, RuntimeError("CUDA out of memory.\nTried to allocate"))
+    with pytest.raises(BackendError, match=r"^starting the vLLM engine failed: CUDA out of memory\.$"):
+        _ = backend(model=str(tmp_path)).llm
+    # a hub id the cache lacks: the alias it nearly spells, as the local backend says
+    backend = _vllm_engine_failing_with(monkeypatch, OSError("smolm2 is not a local folder\nand not a valid id"))
+    with pytest.raises(UabError, match=r"^cannot load model 'smolm2' from smolm2: smolm2 is not a local folder; "
+                                       r"did you mean --model smollm2\?$"):
+        _ = backend(model="smolm2").llm
 
 
 def test_hub_id_passes_through():

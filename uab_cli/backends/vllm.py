@@ -205,7 +205,7 @@ class VLLMBackend(BaseBackend):
     def llm(self):
         """The engine, started on first use (tens of seconds on a CPU)."""
         if self._llm is None:
-            from ..models import offline_unless_reachable, vllm_model_dir
+            from ..models import cannot_load, model_fault, offline_unless_reachable, vllm_model_dir
 
             path = vllm_model_dir(self._model_arg)
             offline = offline_unless_reachable(path)
@@ -216,10 +216,13 @@ class VLLMBackend(BaseBackend):
                     self.engine_args["max_model_len"] = _cpu_context(path)
             try:
                 self._llm = self._vllm.LLM(path, **self.engine_args)
-            except (ValueError, OSError) as exc:
-                raise UabError(f"vLLM cannot load {self.model}: {one_line(exc)}{offline}") from exc
-            except Exception as exc:
-                raise BackendError(f"starting the vLLM engine failed: {exc}") from exc
+            except (ValueError, OSError) as exc:  # a config, tokenizer or hub id that does not load
+                raise UabError(cannot_load(self.model, path, exc, offline)) from exc
+            except Exception as exc:  # the engine's processes failed: the files, where they show why (no
+                # weights, a truncated file: exit 2, like a missing model), else the engine (exit 1)
+                if model_fault(path):
+                    raise UabError(cannot_load(self.model, path, exc, offline)) from exc
+                raise BackendError(f"starting the vLLM engine failed: {one_line(exc)}") from exc
         return self._llm
 
     @property
