@@ -714,6 +714,47 @@ def test_a_file_of_a_byte_order_mark_alone_is_empty(tmp_path, command, data):
     assert not out.exists()
 
 
+@pytest.mark.parametrize("args,says", [
+    (["phase1", "", "--backend", "scripted"], "INPUT"),
+    (["allocate", "", "-N", "2"], "INPUT"),
+    (["phase2", "", "--backend", "scripted"], "INPUT"),
+    (["vote", ""], "INPUT"),
+    (["run", "", "-N", "2", "--backend", "scripted"], "INPUT"),
+    (["pool", "", "-K", "2", "--backend", "scripted"], "INPUT"),
+    (["convert", ""], "INPUT"),
+    (["simulate", ""], "POOL"),
+    (["simulate", "{rows}", "--check", ""], "--check"),
+    (["report", ""], "RESULTS"),
+    (["report", "{rows}", "--pool", ""], "--pool"),  # was ignored: the report drawn without the pool
+])
+def test_an_empty_input_path_is_one_line_naming_the_input(tmp_path, fake_backend, args, says):
+    """`uab phase1 ''` said "error: cannot read: No such file or directory", naming no input (and
+    `convert ''` named the current folder, `report R --pool ''` drew without the pool): each names
+    the argument or option, before anything is read, drawn or written."""
+    fake_backend.in_cli()
+    rows = write_jsonl(tmp_path / "rows.jsonl", _sampled())
+    out = tmp_path / "out"
+    result = cli([*(a.replace("{rows}", rows) for a in args), "-o", str(out)])
+    assert result.exit_code == 2 and result.stderr == f"error: {says}: the path is empty (give a file, or - for " \
+        "stdin)\n", result.stderr
+    assert not out.exists() and fake_backend.drawn == 0
+
+
+@pytest.mark.parametrize("command", ["phase1", "allocate", "phase2", "vote", "run", "pool", "simulate"])
+def test_an_empty_settings_path_is_one_line_naming_the_option(tmp_path, fake_backend, command):
+    """`--settings ''` was taken for no --settings: the command ran (drew, wrote) as if none were
+    given; it is one error naming the option, before anything is drawn or written."""
+    fake_backend.in_cli()
+    rows = write_jsonl(tmp_path / "rows.jsonl", [{**r, "extra": 1, "p": 0.5} for r in _sampled()])
+    out = tmp_path / "out"
+    extra = {"allocate": ["-N", "2"], "run": ["-N", "2"], "pool": ["-K", "2"], "simulate": ["--budgets", "1"]}
+    backend = ["--backend", "scripted"] if command in ("phase1", "phase2", "run", "pool") else []
+    result = cli([command, rows, *extra.get(command, []), *backend, "--settings", "", "-o", str(out)])
+    assert result.exit_code == 2 and result.stderr == "error: --settings: the path is empty (give a JSON/TOML file " \
+        "of option values)\n", result.stderr
+    assert not out.exists() and fake_backend.drawn == 0
+
+
 @pytest.mark.parametrize("args,closed,says", [
     (["vote", "-", "-q"], "<&-", "error: <stdin>: cannot read: it is closed"),
     (["phase1", "-", "--backend", "scripted", "-q"], "<&-", "error: <stdin>: cannot read: it is closed"),
@@ -911,11 +952,39 @@ def test_report_of_a_vote_rule_this_version_does_not_know_lists_it_last(tmp_path
     (["--vote-temperature", "0.05,x"], "--vote-temperature takes comma-separated numbers, got '0.05,x'"),
     (["--vote-temperature", "0.1,0"], "--vote-temperature must be > 0, got 0.0"),  # as vote
     (["--vote-temperature", "0.1", "--vote-rules", "majority"], "--vote-temperature applies to the vote rule weighted"),
+    # rules that read only the confidences' order: the list was taken and ignored, silently
+    (["--vote-rules", "majority,confident-ties", "--vote-temperature", "0.05,0.1"],
+     "error: --vote-temperature applies to the vote rule weighted (of a signal other than vcs), not --vote-rules "
+     "majority,confident-ties\n"),
+    (["--vote-rules", "filtered,most-confident", "--vote-temperature", "0.2"],  # at its default too
+     "--vote-temperature applies to the vote rule weighted (of a signal other than vcs), not --vote-rules "
+     "filtered,most-confident\n"),
+    (["--vote-rules", "weighted", "--vote-signal", "vcs", "--vote-temperature", "0.05,0.1"],  # vcs: score/10
+     "--vote-temperature applies to the vote rule weighted (of a signal other than vcs), not --vote-rules weighted "
+     "with --vote-signal vcs\n"),
+    (["--vote-rules", "majority,confident-ties", "--settings", "{settings}"],
+     "{settings}: --vote-temperature applies to the vote rule weighted"),
+    (["--vote-rules", "confident-ties", "--vote-keep", "0.5"], "--vote-keep applies to the vote rule filtered, not "),
 ])
 def test_simulate_vote_temperatures_are_checked_like_votes(tmp_path, given, expected):
-    pool = write_jsonl(tmp_path / "p.jsonl", _sampled())
+    pool = write_jsonl(tmp_path / "p.jsonl", _sampled(vcs=8))
+    settings = tmp_path / "s.json"
+    settings.write_text('{"vote_temperature": "0.05,0.1"}')
+    given, expected = [a.replace("{settings}", str(settings)) for a in given], expected.replace("{settings}", str(settings))
     result = cli(["simulate", pool, "-o", str(tmp_path / "r.jsonl"), *given])
-    assert result.exit_code == 2 and expected in result.stderr and not (tmp_path / "r.jsonl").exists()
+    assert result.exit_code == 2 and expected in result.stderr and not (tmp_path / "r.jsonl").exists(), result.stderr
+
+
+def test_simulate_takes_vote_temperatures_where_a_rule_of_its_grid_reads_them(tmp_path):
+    """A grid with weighted (of a signal T scales) replays it at each; vote and run still take a
+    --vote-temperature for an order-only rule (an old results file's recommendation carries one)."""
+    pool = write_jsonl(tmp_path / "p.jsonl", _sampled())
+    out = tmp_path / "r.jsonl"
+    assert cli(["simulate", pool, "--vote-rules", "confident-ties,weighted", "--vote-temperature", "0.05,0.1",
+                "--budgets", "1", "--seeds", "1", "-o", str(out), "-q"]).exit_code == 0
+    assert {r.get("vote_temperature") for r in read_jsonl(out) if r.get("vote_rule") == "weighted"} == {0.05, 0.1}
+    voted = cli(["vote", pool, "--vote-rule", "confident-ties", "--vote-temperature", "0.1", "-o", str(tmp_path / "v")])
+    assert voted.exit_code == 0, voted.stderr
 
 
 def test_simulate_records_the_vote_temperatures_it_crossed(tmp_path):

@@ -165,7 +165,7 @@ class _Command(typer.core.TyperCommand):
         if remember:  # the directory's record, read once: the command takes it from ctx.meta
             ctx.meta["uab.recorded"] = runs.recorded(ctx.params["output"], ctx.params.get("force", False))
         recall = (lambda: remember(ctx.params, ctx.meta["uab.recorded"])) if remember else dict
-        if ctx.params.get("settings"):  # a results file's recommendation is the run directory's budget's
+        if ctx.params.get("settings") is not None:  # a results file's recommendation is the run directory's budget's
             _apply_settings(ctx, ctx.params["settings"], recall())
         for name, value in recall().items():  # after --settings: the file's backend counts
             if value is not None and name in ctx.params and ctx.params[name] is None:
@@ -326,7 +326,15 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
 # The generation, backend, allocation and vote options are declared with what they set
 # (settings.py, backends/) and added to each command by _Command. Below: each command's own.
 
-In = Annotated[str, typer.Argument(metavar="INPUT", help="Input JSONL ('-' = stdin).", show_default=False)]
+def _input(param: typer.CallbackParam, path: str | None) -> str | None:
+    """An input's path (an argument or option), checked as it is parsed: an empty one is no file
+    (``check_inputs`` names it)."""
+    check_inputs(**{param.display_name_raw if param.param_type_name == "argument" else param.name: path})
+    return path
+
+
+In = Annotated[str, typer.Argument(metavar="INPUT", help="Input JSONL ('-' = stdin).", show_default=False,
+                                   callback=_input)]
 Out = Annotated[str, typer.Option("-o", "--output", help="Output JSONL ('-' = stdout).")]
 OutDir = Annotated[str, typer.Option("-o", "--output", "--out", help="Run directory: resumable; reruns with other "
                                      "allocation settings reuse its samples.", show_default=False)]
@@ -607,7 +615,7 @@ def run(ctx: typer.Context, input: In, output: OutDir, force: Force = False, sam
 def convert(
     input: Annotated[str, typer.Argument(metavar="INPUT", help="Benchmark export: .jsonl, .json, .csv, .tsv or "
                                          ".parquet ('-' = stdin, format told from the content).",
-                                         show_default=False)],
+                                         show_default=False, callback=_input)],
     output: Out = "-",
     preset: Annotated[PresetName | None, typer.Option(help="Benchmark preset.", show_default="question/answer/choices/id columns by name")] = None,
     question_field: Annotated[str | None, typer.Option(help="Column holding the question.", show_default=False)] = None,
@@ -715,7 +723,7 @@ ReportTargets = Annotated[str | None, typer.Option(
 def simulate(
     ctx: typer.Context,
     pool: Annotated[str, typer.Argument(metavar="POOL", help="Pool JSONL from `uab pool` (or its run directory).",
-                                        show_default=False)],
+                                        show_default=False, callback=_input)],
     output: Out = "-",
     budgets: Annotated[str | None, typer.Option(help="Comma-separated N values.", show_default=PAPER_BUDGETS)] = None,
     allocators: Annotated[str, typer.Option(help="Comma-separated allocators (uniform is always replayed: Uniform + "
@@ -739,7 +747,7 @@ def simulate(
     targets: Targets = None,
     price: Price = None,
     check: Annotated[str | None, typer.Option(
-        metavar="RESULTS", show_default=False,
+        metavar="RESULTS", show_default=False, callback=_input,
         help="Replay the recommendations of a `uab simulate -o` results file, chosen on other questions, on "
         "POOL instead: each N's combination against Uniform + majority on the same draws (--budgets picks the N; "
         "the combinations and their vote settings come from RESULTS).")] = None,
@@ -760,7 +768,7 @@ def simulate(
                   for t in _floats(vote_temperature, "--vote-temperature")]
     rules = _csv(vote_rules)
     if "vote_temperature" in _given(ctx) or "vote_temperature" in ctx.meta.get("uab.from_file", ()):
-        Vote.check_candidates(vote_temps, rules)
+        Vote.check_candidates(vote_temps, rules, vote_signal)
     rule = from_params(Vote, {**ctx.params, "vote_signal": vote_signal, "vote_temperature": None})
     hard = Allocation.replayed(ctx.params, _csv(allocators))
     gain, exit_test = hard.gain, (hard.exit_test, hard.exit_nmax)
@@ -818,11 +826,11 @@ def _check_recommendations(ctx: typer.Context, pool: str, results: str, budgets:
 @command
 def report(
     results: Annotated[str, typer.Argument(metavar="RESULTS", help="Results JSONL from `uab simulate`.",
-                                           show_default=False)],
+                                           show_default=False, callback=_input)],
     output: Annotated[str, typer.Option("-o", "--output", help="Directory for the PNGs and summary.md.",
                                         show_default=False)],
     pool: Annotated[str | None, typer.Option(help="The pool, for the ANLL plot and correlation.",
-                                                show_default=False)] = None,
+                                                show_default=False, callback=_input)] = None,
     targets: ReportTargets = None,
 ) -> None:
     """Plots (accuracy vs N, allocation by level, ANLL of right vs wrong, cost at fixed accuracy,

@@ -315,12 +315,21 @@ _WRITE_BUFFER = 1 << 20
 
 
 def check_inputs(**paths: str | None) -> None:
-    """``UabError`` when more than one of a command's inputs (by option: ``RESULTS=..., pool=...``)
-    is stdin (``-``): the first would read it all and the second find it empty."""
+    """``UabError`` naming a command's input (by argument or option: ``RESULTS=..., pool=...``)
+    whose path is empty, which names no file to open (``cannot read``, naming none); and when more
+    than one is stdin (``-``): the first would read it all and the second find it empty."""
+    empty = next((name for name, path in paths.items() if path == ""), None)
+    if empty is not None:
+        raise UabError(f"{_input_name(empty)}: the path is empty (give a file, or - for stdin)")
     stdin = [name for name, path in paths.items() if path == "-"]
     if len(stdin) > 1:
-        raise UabError(f"{' and '.join(n if n.isupper() else '--' + n for n in stdin)} cannot both read stdin "
-                       "('-'): give one of them as a file")
+        raise UabError(f"{' and '.join(map(_input_name, stdin))} cannot both read stdin ('-'): give one of them as "
+                       "a file")
+
+
+def _input_name(name: str) -> str:
+    """An input as the command line names it: an argument by its metavar (``RESULTS``), an option by its flag."""
+    return name if name.isupper() else "--" + name
 
 
 def check_output(path: str, directory: str | None = None) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import os
 import re
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from typing import ClassVar
 
 import orjson
@@ -418,10 +418,18 @@ class Vote:
                 raise UabError(f"{flag(f'vote.{name}')} applies to {_readers(name, users)}, not {given}")
 
     @classmethod
-    def check_candidates(cls, temperatures: list[float], rules: list[str]) -> None:
-        """``simulate --vote-temperature`` given (a list of candidates): refused, as ``vote``
-        refuses one, where none of ``rules`` reads a temperature (``check_rules``)."""
-        cls(temperature=temperatures[0]).check_rules(rules)
+    def check_candidates(cls, temperatures: list[float], rules: list[str], signal: str | None = None) -> None:
+        """``simulate --vote-temperature`` given (a list of candidates, at its default too): refused
+        where no rule of ``rules`` reads one with ``signal`` (``--vote-signal``; None: the pool's
+        own) by ``uses_temperature``, the rules ``simulate`` replays once per temperature: a grid
+        of order-only rules would ignore the list. (``vote`` and ``run`` take one for every
+        confidence rule, ``check_rules``: an old results file's recommendation carries it.)"""
+        vote = cls(temperature=temperatures[0], signal=signal)
+        vote.check_rules(rules)  # an unknown rule first, as there
+        if not any(replace(vote, rule=r).uses_temperature for r in rules):
+            of = f" with --vote-signal {signal}" if any(voting.RULES[r].tempered for r in rules) else ""
+            raise UabError(f"--vote-temperature applies to {_readers('temperature', [])}, not --vote-rules "
+                           f"{','.join(rules)}{of}")
 
     def vote_signal(self, default: str = "anll") -> str:
         return self.signal or default
@@ -699,6 +707,8 @@ def load_file(path: str, budget: int | None = None, recommendation: bool = True)
     ``recommendation``: whether the command takes one (``uab run``)."""
     import json
 
+    if not path:  # no file to name: the option
+        raise UabError("--settings: the path is empty (give a JSON/TOML file of option values)")
     try:
         with open(path, "rb") as fh:
             data = fh.read()
