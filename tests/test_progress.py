@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import orjson
 import pytest
 from conftest import FakeClock
 from rich.console import Console
@@ -154,3 +155,28 @@ def test_a_dumb_terminal_gets_plain_lines_not_a_bar_it_never_redraws():
             clock.now = t
             bar.sample({}, {"n_tokens": 10})
         assert out.getvalue().splitlines() == ["phase1: 2/4 samples, 20 tok, 1.7 tok/s, elapsed 0:12, ETA 0:12"]
+
+
+def test_samples_beyond_a_stages_total_still_count_in_its_lines():
+    """A stage's total is a floor (``adaptive`` on a checkpoint it reuses only part of, a Phase-1
+    reply drawn again): the lines stopped at 'phase2: 2/2 samples done' while more were drawn."""
+    bar, out, clock = progress(interval=10.0)
+    with bar:
+        bar.stage("phase2", 2)
+        for t in (1.0, 2.0, 3.0, 4.0):
+            clock.now = t
+            bar.sample({}, {"n_tokens": 10})
+        bar._maybe_print()  # the ticker, with nothing new since the last line: no line
+    assert out.getvalue().splitlines() == ["phase2: 2/2 samples done in 0:02, 20 tok, 10.0 tok/s",
+                                           "phase2: 4/4 samples done in 0:04, 40 tok, 10.0 tok/s"]
+
+
+def test_adaptive_reusing_part_of_a_checkpoint_shows_every_phase2_sample_it_draws(tmp_path):
+    """``length`` at N=6 leaves samples that ``adaptive`` at N=8 does not all reuse: Phase 2's
+    count, set before the rounds, falls short of what they draw."""
+    _run(tmp_path, "-K", "2", "--allocator", "length", "--budget", "6")
+    lines = _run(tmp_path, "--allocator", "adaptive", "--budget", "8")
+    drawn = orjson.loads((tmp_path / "run" / "summary.json").read_bytes())["stages"]["phase2"]["drawn"]
+    assert [line for line in lines if line.startswith("phase2: ")][-1].startswith(
+        f"phase2: {drawn['samples']}/{drawn['samples']} samples done in ")
+    assert f" {drawn['completion_tokens']} tok, " in [line for line in lines if line.startswith("phase2: ")][-1]

@@ -75,6 +75,7 @@ class StageProgress:
             )
         self.task = None
         self.name, self.total, self.done, self.tokens, self.shown = "", 0, 0, 0, -1
+        self.said_done = False  # the stage's "done" line is out: samples beyond its total come at the interval
         self.started = self.last = 0.0
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -102,6 +103,7 @@ class StageProgress:
         self._finish_stage()
         with self._lock:
             self.name, self.total, self.done, self.tokens, self.shown = name, total, 0, 0, -1
+            self.said_done = False
             self.started = self.last = self.clock()
         self.task = None
         if self.bar and total:  # nothing to draw (every sample reused): no bar, no line
@@ -135,14 +137,15 @@ class StageProgress:
     def _maybe_print(self) -> None:
         with self._lock:
             now = self.clock()
-            finished = bool(self.name) and self.done >= self.total
-            # nothing to draw (every sample reused): no line, also when the ticker looks in
-            if not self.name or not self.total or (now - self.last < self.interval and not finished):
+            finished = self.done >= self.total
+            # nothing to draw (every sample reused): no line, also when the ticker looks in; a
+            # total is a floor (``adaptive`` may draw more than it foresaw, Phase 1 a reply
+            # again): samples after the "done" line still count, at the interval and at the end
+            if not self.name or not self.total or (finished and self.done == self.shown) \
+                    or (now - self.last < self.interval and not (finished and not self.said_done)):
                 return
-            self.last, self.shown = now, self.done
+            self.last, self.shown, self.said_done = now, self.done, self.said_done or finished
             text = self.line(now)
-            if finished:
-                self.name = ""
         self.console.print(text, markup=False, highlight=False, soft_wrap=True)
 
     def _finish_stage(self) -> None:
