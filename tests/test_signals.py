@@ -28,6 +28,8 @@ def test_token_stats_hand_computed():
     ("Confidence (1-10): 8", 8), ("Confidence level: 8", 8), ("Confidence: 8/10", 8),
     ("Confidence: 8 out of 10", 8), ("{confidence: 8}", 8), ("Confidence: -2", None),
     ("Confidence score [1-10]: 6", 6),
+    # a percentage is no score: "10%" is little confidence, not score 10 (it was read as 10)
+    ("Confidence: 10%", None), ("Confidence: 9 %", None), ("Confidence: 80%", None),
 ])
 def test_parse_confidence(text, score):
     assert parse_confidence(text) == score
@@ -101,3 +103,35 @@ def test_vote_entropy_counts_each_unanswered_sample_apart_in_allocate_and_simula
     assert [r["p"] for r in records] == pytest.approx([split, 1.0, split])
     replayed = Pool(records).probabilities(np.tile(np.arange(2), (3, 1)), 2, "vote-entropy", 0.2)
     assert replayed.tolist() == pytest.approx([split, 1.0, split])
+
+
+def test_vcs_after_a_phase1_without_vcs_is_refused(tmp_path, fake_backend):
+    """`--signal vcs` (or vcs-pow) where Phase 1 asked no confidence (drawn without --vcs) read
+    score 5 for every question and allocated as uniform does, under the name vcs: `allocate`
+    now refuses a record whose Phase 1 was drawn without --vcs, naming it, and `run` refuses
+    the options before drawing anything."""
+    from conftest import arithmetic, check_error, check_no_output, cli, write_jsonl
+
+    rows = [{**q, "samples": [{"index": 0, "phase": 1, "text": f"Answer: {i}", "answer": str(i), "anll": 0.1}]}
+            for i, q in enumerate(arithmetic(3))]
+    rows[1]["uab"] = {"phase1": {"backend": "openai", "model": "m", "vcs": False}}
+    path = write_jsonl(tmp_path / "p1.jsonl", rows)
+    for signal in ("vcs", "vcs-pow"):
+        result = cli(["allocate", path, "-N", "3", "--signal", signal, "-o", str(tmp_path / "out.jsonl")])
+        check_error(result, path, 2, f"--signal {signal} reads the verbalised confidence, which Phase 1 asks for "
+                    "only with --vcs")
+        check_no_output(tmp_path, "allocate")
+    for allocation in (["--allocator", "uniform", "--signal", "vcs"], ["--signal", "anll"]):  # reads no confidence
+        result = cli(["allocate", path, "-N", "3", *allocation, "-q", "-o", str(tmp_path / "out.jsonl")])
+        assert result.exit_code == 0, result.stderr
+    del rows[1]["uab"]  # hand-made records say nothing of --vcs: a missing score counts as 5, as before
+    result = cli(["allocate", write_jsonl(tmp_path / "p1.jsonl", rows), "-N", "3", "--signal", "vcs", "-q",
+                  "-o", str(tmp_path / "out.jsonl")])
+    assert result.exit_code == 0, result.stderr
+    fake_backend.in_cli()
+    questions = write_jsonl(tmp_path / "q.jsonl", arithmetic(3))
+    result = cli(["run", questions, "-N", "2", "--signal", "vcs", "--backend", "scripted", "-o", str(tmp_path / "run")])
+    assert result.exit_code == 2 and result.stderr.strip() == (
+        "error: --signal vcs reads the verbalised confidence, which Phase 1 asks for only with --vcs: draw Phase 1 "
+        "with --vcs, or give another --signal")
+    assert fake_backend.drawn == 0 and not (tmp_path / "run").exists()

@@ -413,6 +413,7 @@ class AllocationInputs:
         self.drawn, self.lengths = array("q"), array("q")
         self.scores, self.hard = array("d"), array("b")
         self.unlabelled: int | None = None  # the first record without a judge label
+        self.unasked: int | None = None  # the first record whose Phase 1 asked no confidence (without --vcs)
 
     @property
     def m(self) -> int:
@@ -422,6 +423,8 @@ class AllocationInputs:
         """Append the inputs of the records after these (``streams`` collects them a block at a time)."""
         if self.unlabelled is None and part.unlabelled is not None:
             self.unlabelled = self.m + part.unlabelled
+        if self.unasked is None and part.unasked is not None:
+            self.unasked = self.m + part.unasked
         self.drawn += part.drawn
         self.lengths += part.lengths
         self.scores += part.scores
@@ -440,6 +443,8 @@ class AllocationInputs:
         label = rec.get("judge")
         if label != "hard" and label != "easy" and self.unlabelled is None:
             self.unlabelled = self.m
+        if generation_of(rec).get("vcs") is False and self.unasked is None:
+            self.unasked = self.m
         self.drawn.append(len(phase1))
         self.lengths.append(len(rec["question"]))
         self.scores.append(math.nan if score is None else score)
@@ -469,6 +474,8 @@ class AllocationInputs:
                 raise UabError(f"this record holds {int(drawn[first])} Phase-1 samples, more than --max-per-question "
                                f"{settings.max_per_question}", path, lines[first] if lines else None)
             cap = settings.max_per_question - drawn
+        if self.unasked is not None and (unasked := settings.unasked_confidence(signal)):
+            raise UabError(unasked, path, lines[self.unasked] if lines else None)
         if settings.allocator in allocators.NEEDS_JUDGE and self.unlabelled is not None and rest > 0:  # 0: none read
             raise UabError("no 'judge' label: run `uab phase1 --judge` first", path,
                            lines[self.unlabelled] if lines else None)

@@ -482,7 +482,7 @@ def run(
     """
     started = time.perf_counter()
     signal = alloc.signal or pipeline.signal_for(gen.vcs)
-    alloc.check(k, signal, len(records))  # fail before any sampling
+    alloc.check(k, signal, len(records), vcs=gen.vcs)  # fail before any sampling
     vote.check_rules()
     derived = _derived(gen, alloc, vote)
     vote = pipeline.resolve_vote_signal(vote, signal, gen.vcs)

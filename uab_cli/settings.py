@@ -282,9 +282,12 @@ class Allocation:
                                f"not --allocators {','.join(dict.fromkeys(grid))}")
         return hard
 
-    def check(self, k: int, signal: str, m: int = 1, drawn: bool = False) -> None:
+    def check(self, k: int, signal: str, m: int = 1, drawn: bool = False, vcs: bool = True) -> None:
         """Reject settings that do not fit ``k`` Phase-1 samples per question of ``m``: those of
-        -K, or ``drawn`` ones (a Phase-1 file holds them), which no option set."""
+        -K, or ``drawn`` ones (a Phase-1 file holds them), which no option set; ``vcs``: whether
+        Phase 1 asks for a verbalised confidence (a run's ``--vcs``)."""
+        if not vcs and (unasked := self.unasked_confidence(signal)):
+            raise UabError(unasked)
         if k < 1:
             raise UabError(f"--samples must be >= 1, got {k}")
         if self.n * m > INT64[1]:
@@ -326,6 +329,14 @@ class Allocation:
     @property
     def uses_signal(self) -> bool:
         return self.allocator not in allocators.SIGNAL_FREE
+
+    def unasked_confidence(self, signal: str) -> str | None:
+        """Why ``signal`` cannot allocate samples drawn without ``--vcs`` (``vcs``, ``vcs-pow``: every
+        question would count as score 5), None where it reads no verbalised confidence."""
+        if self.uses_signal and REGISTRY[signal].needs == "--vcs":
+            return (f"--signal {signal} reads the verbalised confidence, which Phase 1 asks for only with --vcs: "
+                    "draw Phase 1 with --vcs, or give another --signal")
+        return None
 
     def nmax(self) -> int | None:
         """The hard exit's N_max under the official test (None: the paper's test, or no hard exit)."""

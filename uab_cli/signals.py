@@ -21,11 +21,12 @@ VCS_INSTRUCTION = (
     "End your response with: Confidence: <integer>."
 )
 # "Confidence: 8", "Confidence level: 8", "Confidence (1-10): 8", "confidence 8/10", "{confidence: 8}":
-# the scale a model restates ("(1-10)") is no score, and a sign is part of the number (-2 is no score).
+# the scale a model restates ("(1-10)") is no score, and a sign is part of the number (-2 is no score),
+# as a percent sign is (10% is no score 10).
 CONFIDENCE_PATTERN = (
     r"confidence(?:\s+(?:level|score|rating))?"
     r"(?:\s*[(\[]\s*(?:(?:on\s+a\s+)?scale\s+(?:of|from)\s+)?[01]\s*(?:-|\u2013|to)\s*10\s*[)\]])?"
-    r"[^\w-]{0,6}(-?\d+(?:\.\d+)?)(?:\s*(?:/\s*10\b|out\s+of\s+10\b|%))?"
+    r"[^\w-]{0,6}(-?\d+(?:\.\d+)?(?:\s*%)?)(?:\s*(?:/\s*10\b|out\s+of\s+10\b))?"
 )
 _CONFIDENCE = re.compile(CONFIDENCE_PATTERN, re.IGNORECASE)
 
