@@ -135,3 +135,12 @@ def test_vcs_after_a_phase1_without_vcs_is_refused(tmp_path, fake_backend):
         "error: --signal vcs reads the verbalised confidence, which Phase 1 asks for only with --vcs: draw Phase 1 "
         "with --vcs, or give another --signal")
     assert fake_backend.drawn == 0 and not (tmp_path / "run").exists()
+
+
+def test_a_missing_logprob_statistic_names_both_ways_out():
+    """Records without token logprobs: the error names a backend with logprobs, and a verbalised
+    confidence with what it needs (--vcs in Phase 1; --signal vcs alone is refused since)."""
+    phase1 = [[{"index": 0, "phase": 1, "text": "7", "answer": "7", "n_tokens": 1}]]
+    with pytest.raises(UabError, match=r"no anll for this record: .* a backend with logprobs, or ask a verbalised "
+                                       r"confidence \(--vcs in Phase 1\) and --signal vcs"):
+        success_probabilities(phase1, "anll", 0.2)

@@ -208,6 +208,7 @@ class MissingSignal(UabError):
     def __init__(self, index: int, signal: str):
         super().__init__(
             f"no {signal} for this record: its samples have no token logprobs "
-            "(the backend returned none); use --signal vcs or a backend with logprobs"
+            "(the backend returned none); use a backend with logprobs, or ask a verbalised confidence "
+            "(--vcs in Phase 1) and --signal vcs"
         )
         self.index = index
