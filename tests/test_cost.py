@@ -163,6 +163,62 @@ def test_a_rerun_says_what_it_drew_and_what_the_stored_samples_cost(tmp_path):
     assert "(12 reused)" in result.stderr  # phase 1: every sample from the first run
 
 
+# --- uab pool: what the calibration draw cost ----------------------------------------------------
+
+
+def test_pool_prints_and_records_what_its_samples_cost(tmp_path):
+    """`uab pool` said only "(N drawn now)": no tokens, no seconds, no --price. Now its summary.json
+    counts pool.jsonl's samples as a run's counts its stage files, and it prints the same lines."""
+    q = write_jsonl(tmp_path / "q.jsonl", arithmetic(7))
+    out = tmp_path / "pool"
+    result = cli(["pool", q, "-K", "3", "--backend", "scripted", "-o", str(out), "--price", "0.5,2"])
+    assert result.exit_code == 0, result.stderr
+    summary = orjson.loads((out / "summary.json").read_bytes())
+    held = stage_tokens(out / "pool.jsonl")
+    assert held[0] == 21 and totals(summary["stages"]["pool"]) == totals(summary["total"]) == held
+    assert totals(summary["total"]["drawn"]) == held and totals(summary["total"]["reused"]) == (0, 0, 0)
+    assert summary["questions"] == 7 and summary["uab"]["k"] == 3 and summary["uab"]["generation"]["backend"] == "scripted"
+    assert summary["total"]["seconds"] >= summary["stages"]["pool"]["seconds"] >= 0
+    _, out_tokens, in_tokens = held
+    money = (0.5 * in_tokens + 2 * out_tokens) / 1e6
+    assert summary["price"] == {"input": 0.5, "output": 2, "per": "1M tokens"}
+    assert summary["cost"] == {"samples": pytest.approx(money), "drawn": pytest.approx(money)}
+    said = " ".join(result.stderr.split())
+    assert f"21 samples, {out_tokens:,} completion + {in_tokens:,} prompt tokens" in said
+    assert f"drawn now 21 ({out_tokens:,} completion tokens)" in said
+    assert f"the pool's samples {money:.6g}, drawn now {money:.6g}" in said
+    assert runs.pool_file(str(out)) == str(out / "pool.jsonl")  # simulate and report read the pool as before
+
+
+def test_a_grown_or_resumed_pool_counts_the_stored_samples_as_reused(tmp_path, fake_backend):
+    """A larger -K draws only the samples it lacks, and a pool stopped by a backend failure
+    resumes: the samples the stopped attempt drew count as reused, as a resumed run's do."""
+    q = write_jsonl(tmp_path / "q.jsonl", arithmetic(6))
+    out = tmp_path / "pool"
+    args = ["pool", q, "--backend", "scripted", "-o", str(out)]
+    assert cli([*args, "-K", "2", "-q"]).exit_code == 0
+    fake_backend.in_cli(fail_after=5)  # 12 held; the grow to K = 4 stops within its 12
+    assert cli([*args, "-K", "4", "-q"]).exit_code == 1
+    assert not (out / "summary.json").exists()  # as a run's: the stopped attempt wrote none
+    stored = len(read_jsonl(out / runs.CHECKPOINT))
+    assert 12 < stored < 24
+    fake_backend.in_cli()
+    result = cli([*args, "-K", "4"])
+    assert result.exit_code == 0, result.stderr
+    summary = orjson.loads((out / "summary.json").read_bytes())
+    assert totals(summary["total"]) == stage_tokens(out / "pool.jsonl") and summary["total"]["samples"] == 24
+    now = [row["sample"] for row in read_jsonl(out / runs.CHECKPOINT)[stored:]]  # appended by the resume
+    assert len(now) == 24 - stored == fake_backend.made[-1].drawn
+    drawn = (len(now), sum(s["n_tokens"] for s in now), sum(s["prompt_tokens"] for s in now))
+    assert totals(summary["total"]["drawn"]) == totals(summary["stages"]["pool"]["drawn"]) == drawn
+    assert summary["total"]["reused"]["samples"] == stored
+    held = stage_tokens(out / "pool.jsonl")
+    assert totals(summary["total"]["reused"]) == tuple(h - d for h, d in zip(held, drawn))
+    said = " ".join(result.stderr.split())
+    assert f"({len(now)} drawn now)" in said and f"({stored} reused)" in said
+    assert "cost at" not in said and "cost" not in summary  # no --price, no money
+
+
 def test_judge_tokens_are_apart_from_the_samples(tmp_path):
     q = write_jsonl(tmp_path / "q.jsonl", arithmetic(10))
     out = tmp_path / "run"

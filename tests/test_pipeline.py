@@ -230,8 +230,8 @@ def test_an_unfinished_uniform_run_is_no_pool_yet(tmp_path, fake_backend):
 
 
 def test_pool_grows_to_more_samples(tmp_path, fake_backend):
-    assert runs.pool(arithmetic(5), fake_backend, GEN, str(tmp_path / "pool"), 3) == 15
-    assert runs.pool(arithmetic(5), fake_backend, GEN, str(tmp_path / "pool"), 5) == 10
+    assert runs.pool(arithmetic(5), fake_backend, GEN, str(tmp_path / "pool"), 3).drawn == 15
+    assert runs.pool(arithmetic(5), fake_backend, GEN, str(tmp_path / "pool"), 5).drawn == 10
     assert fake_backend.made[-1].drawn == 10
     grown = (tmp_path / "pool" / "pool.jsonl").read_bytes()
     runs.pool(arithmetic(5), fake_backend, GEN, str(tmp_path / "fresh"), 5)
@@ -248,7 +248,7 @@ def test_a_failed_pool_grow_leaves_no_smaller_pool_beside_its_config(tmp_path, f
     assert not (out / "pool.jsonl").exists() and json.loads((out / "config.json").read_text())["pool"] == 5
     with pytest.raises(UabError, match="an unfinished `uab pool` directory"):
         runs.pool_file(str(out))
-    assert runs.pool(arithmetic(5), fake_backend, GEN, str(out), 5) == 6
+    assert runs.pool(arithmetic(5), fake_backend, GEN, str(out), 5).drawn == 6
     assert all(len(r["samples"]) == 5 for r in map(json.loads, (out / "pool.jsonl").read_text().splitlines()))
 
 

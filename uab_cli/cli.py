@@ -354,7 +354,7 @@ def _price(value: str | None) -> cost.Price | None:
 
 Price = Annotated[str | None, typer.Option(metavar="IN,OUT", show_default=False, callback=_price,
                                            help="Prices per million prompt (IN) and completion (OUT) tokens: "
-                                           "run's summary.json then says what the run cost, simulate's cost at "
+                                           "run's and pool's summary.json then say what the samples cost, simulate's cost at "
                                            "fixed accuracy what each allocation costs.")]
 
 
@@ -650,7 +650,7 @@ def pool(ctx: typer.Context, input: In,
          samples: Annotated[int | None, typer.Option("-K", "--samples", "--k", min=1, max=INT64[1],
                                                      help="Samples per question.",
                                                      show_default="the pool directory's")] = None,
-         force: Force = False, quiet: Quiet = False) -> None:
+         force: Force = False, price: Price = None, quiet: Quiet = False) -> None:
     """Draw K samples per question once, for `uab simulate` (resumable like `uab run`)."""
     check_output(output, "pool directory")
     recorded = ctx.meta["uab.recorded"]
@@ -661,13 +661,17 @@ def pool(ctx: typer.Context, input: In,
     records, note = _questions(input)
     gen = Generation.from_params(ctx.params, recorded.generation)
     with _Bar(quiet) as bar:
-        drawn = runs.pool(records, _backend(ctx, gen), gen, output, samples, force, input,
-                          runs.Callbacks(bar.stage, bar.sample, on_skip=_skipped), ctx.params.get("max_model_len"))
+        result = runs.pool(records, _backend(ctx, gen), gen, output, samples, force, input,
+                           runs.Callbacks(bar.stage, bar.sample, on_skip=_skipped), ctx.params.get("max_model_len"),
+                           price)
     if not quiet:
         if note:
             err.print(note, markup=False, highlight=False, soft_wrap=True)
-        err.print(f"pool: {len(records)} questions × {samples} samples in {os.path.join(output, runs.POOL)} ({drawn} drawn now)",
-                  markup=False)
+        err.print(f"pool: {len(records)} questions × {samples} samples in {os.path.join(output, runs.POOL)} "
+                  f"({result.drawn} drawn now)", markup=False)
+        for line in cost.describe(result.summary):
+            err.print(line, markup=False, highlight=False, soft_wrap=True)
+        err.print(f"what it cost in {os.path.join(output, runs.SUMMARY)}", markup=False)
 
 
 def _csv(text: str) -> list[str]:

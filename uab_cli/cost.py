@@ -1,5 +1,5 @@
-"""What samples cost: their tokens (completion and prompt), per stage and per run (a run
-directory's ``summary.json``), and money at the prices a user gives."""
+"""What samples cost: their tokens (completion and prompt), per stage and per run or pool (a run
+or pool directory's ``summary.json``), and money at the prices a user gives."""
 
 from __future__ import annotations
 
@@ -93,6 +93,8 @@ class Price:
 
 
 SAMPLING = ("phase1", "phase2")  # the stages that draw samples: the budget
+POOL = "pool"  # a pool directory's one sampling stage (``pool_summary``)
+_DRAWING = {"phase1": "phase 1", "phase2": "phase 2", POOL: "sampling"}  # the stages that draw, as ``describe`` names them
 JUDGE_VERDICTS = ("hard", "easy", "unparsed")  # what ``pipeline.judge`` counts; an unparsed verdict is labelled hard
 
 
@@ -124,26 +126,46 @@ def run_summary(held: dict[str, Tokens], drawn: dict[str, Tokens], seconds: dict
         stages["judge"] = {**calls, **verdicts, "reused": bool(judge.get("reused")), "seconds": seconds.get("judge", 0.0),
                            **({"skipped": judge["skipped"]} if judge.get("skipped") else {})}
     for name in STAGES:
-        stages[name] = {"seconds": seconds.get(name, 0.0)}
-        if name in SAMPLING:
-            stages[name] = {**held[name].to_json(), "drawn": drawn[name].to_json(),
-                            "reused": (held[name] - drawn[name]).to_json(), **stages[name]}
+        stages[name] = _drawing(held[name], drawn[name], seconds.get(name, 0.0)) if name in SAMPLING \
+            else {"seconds": seconds.get(name, 0.0)}
     stages["phase1"]["probes"] = probes
     total_held, total_drawn = held["phase1"] + held["phase2"], drawn["phase1"] + drawn["phase2"]
-    total = {**total_held.to_json(), "drawn": total_drawn.to_json(), "reused": (total_held - total_drawn).to_json(),
-             "seconds": total_seconds}
-    out = {"questions": votes.questions, "stages": stages, "total": total,
+    out = {"questions": votes.questions, "stages": stages, "total": _drawing(total_held, total_drawn, total_seconds),
            "accuracy": votes.accuracy, "coverage": votes.any_correct / votes.graded if votes.graded else None,
            "graded": votes.graded, "correct": votes.correct, "no_answer": votes.no_answer,
            "cut": votes.cut}
     if price is not None:
-        out["price"] = price.to_json()
-        out["cost"] = {"samples": price.of(total_held.prompt_tokens, total_held.completion_tokens),
-                       "drawn": price.of(total_drawn.prompt_tokens, total_drawn.completion_tokens)}
+        out |= _priced(price, total_held, total_drawn)
         if judge is not None:
             out["cost"]["judge"] = price.of(judge.get("prompt_tokens"), judge.get("completion_tokens"))
     out["uab"] = {**about, "version": __version__}
     return out
+
+
+def pool_summary(held: Tokens, drawn: Tokens, seconds: float, total_seconds: float, questions: int, about: dict,
+                 price: Price | None = None) -> dict:
+    """A pool directory's ``summary.json``, in a run summary's terms: its one sampling stage,
+    ``pool``, with the samples ``pool.jsonl`` holds and their tokens, what this invocation ``drawn``
+    of them (the rest were ``reused`` from the directory) and the seconds it drew for; the total
+    (its seconds include loading the model); money at ``price``; ``about``: what drew it."""
+    out = {"questions": questions, "stages": {POOL: _drawing(held, drawn, seconds)},
+           "total": _drawing(held, drawn, total_seconds)}
+    if price is not None:
+        out |= _priced(price, held, drawn)
+    out["uab"] = {**about, "version": __version__}
+    return out
+
+
+def _drawing(held: Tokens, drawn: Tokens, seconds: float) -> dict:
+    """A sampling stage's (or a total's) entry: the samples held with their tokens, those drawn
+    now and those reused (held, not drawn now), and the seconds."""
+    return {**held.to_json(), "drawn": drawn.to_json(), "reused": (held - drawn).to_json(), "seconds": seconds}
+
+
+def _priced(price: Price, held: Tokens, drawn: Tokens) -> dict:
+    """A summary's ``price`` and ``cost``: the money its samples cost, and those drawn now."""
+    return {"price": price.to_json(), "cost": {"samples": price.of(held.prompt_tokens, held.completion_tokens),
+                                               "drawn": price.of(drawn.prompt_tokens, drawn.completion_tokens)}}
 
 
 def _count(n: int | None) -> str:
@@ -151,12 +173,12 @@ def _count(n: int | None) -> str:
 
 
 def describe(summary: dict) -> list[str]:
-    """The gist of a run summary, a few lines for the terminal."""
+    """The gist of a run or pool summary, a few lines for the terminal."""
     lines = []
     for name, stage in summary["stages"].items():
-        if name in SAMPLING:
+        if name in _DRAWING:
             reused = stage["reused"]["samples"]
-            lines.append(f"phase {name[-1]}: {stage['samples']} samples, {_count(stage['completion_tokens'])} completion + "
+            lines.append(f"{_DRAWING[name]}: {stage['samples']} samples, {_count(stage['completion_tokens'])} completion + "
                          f"{_count(stage['prompt_tokens'])} prompt tokens"
                          + (f" ({reused} reused)" if reused else "") + f", {stage['seconds']:.1f} s")
         elif name == "judge" and stage.get("skipped"):
@@ -172,7 +194,8 @@ def describe(summary: dict) -> list[str]:
     cost = summary.get("cost")
     if cost:
         reused = summary["stages"].get("judge", {}).get("reused")  # the labels were paid for by an earlier run
-        names = {"samples": "the run's samples", "drawn": "drawn now",
+        whose = "the pool's" if POOL in summary["stages"] else "the run's"
+        names = {"samples": f"{whose} samples", "drawn": "drawn now",
                  "judge": "judge calls (an earlier run's)" if reused else "judge calls"}
         money = ", ".join(f"{names[k]} {'?' if v is None else f'{v:.6g}'}" for k, v in cost.items())
         lines.append(f"cost at {summary['price']['input']:g} in / {summary['price']['output']:g} out per 1M tokens: "

@@ -619,6 +619,15 @@ def _stages(rundir, records, be, gen, alloc, vote, k, signal, callbacks: Callbac
                      drawn_tokens=tokens, seconds=seconds, probes=pipeline.probes(sig, wanted))
 
 
+@dataclass
+class PoolResult:
+    """What ``pool`` drew: the samples drawn now and reused from the directory, and ``summary.json``."""
+
+    drawn: int
+    reused: int
+    summary: dict
+
+
 def pool(
     records: list[dict],
     backend: MakeBackend,
@@ -629,15 +638,18 @@ def pool(
     input_name: str = "",
     callbacks: Callbacks = Callbacks(),
     max_model_len: int | None = None,
-) -> int:
+    price: cost.Price | None = None,
+) -> PoolResult:
     """Draw ``k`` samples per question once, resumably, into ``out/pool.jsonl``.
 
     A pool replays any allocator offline (``uab simulate``); a larger ``k`` on the same
-    directory adds samples. Returns the samples drawn now. ``records`` loses the questions
-    that ``--too-long skip`` leaves out.
+    directory adds samples. What the draw cost (the samples drawn now and reused, their tokens,
+    wall-clock time, money at ``price``) goes to ``summary.json``. ``records`` loses the
+    questions that ``--too-long skip`` leaves out.
     """
     if k < 1:
         raise UabError(f"--samples must be >= 1, got {k}")
+    started = time.perf_counter()
     rundir = RunDir(out, force)
     try:
         config = _config(records, gen, input_name, _derived(gen), max_model_len, pool=k)
@@ -646,18 +658,27 @@ def pool(
             gen = dataclasses.replace(gen, model=gen.model or be.model)
             skipped = _fit(records, be, gen, callbacks.on_skip)
             rundir.open({**config, "generation": gen.info()}, force)
+            start = time.perf_counter()
             rundir.take(records, 0, k)
             if callbacks.on_stage:
                 callbacks.on_stage("pool", sum(len(pipeline.missing(r, 0, k)) for r in records))
+            drawn_now: dict[tuple, dict] = {}  # (question, index) -> the sample drawn now; one drawn again replaces it
 
             def keep(rec: dict, sample: dict) -> None:
                 rundir.checkpoint(rec, sample)
+                drawn_now[rec["id"], sample["index"]] = sample
                 if callbacks.on_sample:
                     callbacks.on_sample(rec, sample)
 
             drawn = pipeline.phase1(records, be, gen, k, keep, skipped=len(skipped))
             rundir.write(POOL, records)
-            return drawn
+            held = cost.Tokens().add(s for rec in records for s in samples(rec))
+            about = {"input": input_name, "generation": gen.info(), "k": k, "skipped": [t.id for t in skipped]}
+            now = time.perf_counter()
+            summary = cost.pool_summary(held, cost.Tokens().add(drawn_now.values()), now - start, now - started,
+                                        len(records), about, price)
+            rundir.write_json(SUMMARY, summary)
+            return PoolResult(drawn, held.samples - drawn, summary)
     finally:
         rundir.close()
 
