@@ -193,3 +193,20 @@ def test_a_k1_run_directory_given_an_allocator_that_needs_k2_says_how_to_go_on(t
                                                "needs -K 2 Phase-1 samples per question: use a new --output, or give "
                                                "-K 2 --force to discard them")
     assert cli(["run", q, "-o", str(out), "--allocator", "adaptive", "-K", "2", "--force", "-q"]).exit_code == 0
+
+
+def test_a_budget_below_the_two_phase1_samples_it_needs_does_not_offer_a_smaller_k(tmp_path):
+    """`--allocator adaptive -N 1` said "give --budget 2 or more, or a smaller -K", and the
+    smaller -K was then refused: adaptive needs 2. It now names what needs the 2."""
+    q = write_jsonl(tmp_path / "q.jsonl", arithmetic(3))
+    for given in ([], ["-K", "2"]):
+        result = cli(["run", q, "-N", "1", "-o", str(tmp_path / "r"), "--backend", "scripted",
+                      "--allocator", "adaptive", *given])
+        assert result.exit_code == 2
+        assert " ".join(result.stderr.split()) == ("error: budget N=1 is smaller than the 2 Phase-1 samples per "
+                                                   "question (-K/--samples 2, which --allocator adaptive needs): "
+                                                   "give --budget 2 or more")
+    result = cli(["run", q, "-N", "2", "-K", "3", "-o", str(tmp_path / "r"), "--backend", "scripted",
+                  "--allocator", "adaptive"])  # more than it needs: a smaller -K is a way on
+    assert result.exit_code == 2 and "give --budget 3 or more, or a smaller -K" in result.stderr
+    assert not (tmp_path / "r").exists()

@@ -293,8 +293,10 @@ class Allocation:
         if self.n * m > INT64[1]:
             raise UabError(f"budget N·M = {self.n}·{m} does not fit in 64 bits: give a smaller --budget")
         if wrong := budget_below(self.n, k):  # the options named: a settings file that gave one says so
+            needs = {what: need for what, need in self.phase1_needs(signal).items() if need == k > 1}
             raise UabError(f"{wrong}: give --budget {k} or more" if drawn else
-                           f"{wrong} (-K/--samples {k}): give --budget {k} or more, or a smaller -K")
+                           f"{wrong} (-K/--samples {k}, which {next(iter(needs))} needs): give --budget {k} or more"
+                           if needs else f"{wrong} (-K/--samples {k}): give --budget {k} or more, or a smaller -K")
         if short := self.phase1_short(k, signal):
             raise UabError(f"{short[0]} needs at least {short[1]} Phase-1 samples per question "
                            f"(-K/--samples {short[1]})")
