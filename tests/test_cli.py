@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 from uab_cli import __version__
 from uab_cli.backends.scripted import ScriptedBackend
 from uab_cli.cli import app
+from uab_cli.errors import UabError
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
@@ -164,6 +165,32 @@ def test_a_pool_of_two_draws_concatenated_is_refused_naming_the_first_record_dra
                                     "pool's first record (--temperature (0.9 → 0.5))")
     uab("simulate", tmp_path / "ac.jsonl", "--budgets", "2", "--seeds", 2, "--allocators", "uniform", "-q",
         "-o", tmp_path / "r")
+
+
+def test_records_of_one_draw_are_compared_once_per_distinct_setting_not_once_per_record(monkeypatch):
+    """A pool (or a Phase-1 file) whose records differ from the first in their -K alone (the records of
+    a second draw with another seed, or that came with more samples) is one draw: each distinct setting
+    is compared once, not once per record (seconds per 10^5 records: `check_pool` runs on every pool read)."""
+    from uab_cli import evaluation, pipeline, runs, settings
+
+    first = {"backend": "scripted", "model": "scripted", "seed": 0, "temperature": 0.9, "max_tokens": 64, "k": 1}
+    records = [{"id": f"q{i}", "question": "q", "uab": {"phase1": {**first, "k": 1 + (i > 0), "seed": i % 2}}}
+               for i in range(500)]
+    calls = []
+    for module, name in ((evaluation, "generation_changes"), (settings, "changes")):
+        original = getattr(module, name)
+        monkeypatch.setattr(module, name, lambda *a, _f=original, **kw: calls.append(1) or _f(*a, **kw))
+    runs.check_pool(records, "pool.jsonl")
+    assert len(calls) <= 2  # k 2 with seed 1, k 2 with seed 0
+    calls.clear()
+    for rec in records:
+        rec["uab"]["phase1"]["seed"] = 0
+    assert pipeline.phase1_settings(records)["k"] == 1 and len(calls) <= 1
+    records[-1]["uab"]["phase1"]["temperature"] = 0.5  # and a record drawn otherwise is still named
+    with pytest.raises(UabError, match="record 'q499' was drawn otherwise than the pool's first record"):
+        runs.check_pool(records, "pool.jsonl")
+    with pytest.raises(UabError, match="record 'q499' was sampled in Phase 1 otherwise than record 'q0'"):
+        pipeline.phase1_settings(records)
 
 
 @pytest.mark.slow

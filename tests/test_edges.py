@@ -864,6 +864,19 @@ def test_a_stderr_that_cannot_be_written_exits_2_not_a_backend_failures_1(tmp_pa
     assert done.returncode == 2 and not (tmp_path / "p1.jsonl").exists()
 
 
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_a_usage_error_on_a_stderr_that_cannot_be_written_exits_2_too():
+    """`uab vote --bogus x 2> log` on a full disk: the usage error's line failed to write and the
+    command ended with exit 1 (a backend failure's code), as other errors did before they went unsaid."""
+    import subprocess
+    import sys
+
+    for args in (["vote", "--bogus", "x"], ["vote"], ["bogus"]):
+        with open("/dev/full", "wb") as full:
+            done = subprocess.run([sys.executable, "-m", "uab_cli", *args], stderr=full, timeout=120, check=False)
+        assert done.returncode == 2, args
+
+
 def test_a_failed_stderr_is_named_stderr_not_stdout(tmp_path, monkeypatch):
     """After a write to a full stderr (`2> log` on a full disk) the boundary's error line, which
     goes unsaid there, named stdout ("stdout: cannot write: …"), though stdout had taken nothing

@@ -109,7 +109,7 @@ class _Group(typer.core.TyperGroup):
             if getattr(exc, "possibilities", None):  # an unknown option's near names: the shown spellings only
                 exc.possibilities = [o for o in exc.possibilities if o not in HIDDEN_ALIASES]
             message = exc.format_message().replace("Value error, ", "")
-            err.print(f"[red]error:[/red] {escape(message)} (see `{where} -h`)", highlight=False, soft_wrap=True)
+            _tell(f"[red]error:[/red] {escape(message)} (see `{where} -h`)")
             raise typer.Exit(2) from None
         except OSError as exc:  # what a command prints to a full stdout (report's paths) or stderr
             if reader_gone(exc):  # `| head`: exit as a tool killed by SIGPIPE, 128 + 13, in silence
@@ -478,12 +478,13 @@ def _numbered(path: str) -> list[tuple[int, dict]]:
     return list(read_jsonl(path))
 
 
-def _pool(path: str) -> list[dict]:
-    """The records of the pool ``path`` names (a file or a `uab pool` directory), checked as one."""
+def _pool(path: str) -> tuple[list[dict], str]:
+    """The records of the pool ``path`` names (a file or a `uab pool` directory), checked as one, and
+    the pool file's name, as errors about the pool name it."""
     name = runs.pool_file(path)
     records, lines = _load(name, "sampled")
     runs.check_pool(records, display_name(name), lines)
-    return records
+    return records, display_name(name)
 
 
 def _questions(path: str) -> tuple[list[dict], str | None]:
@@ -765,7 +766,7 @@ def simulate(
         return _check_recommendations(ctx, pool, check, budgets, seeds, output, quiet)
     accuracies = _targets(targets)
     check_output(output)
-    records = _pool(pool)
+    records, pool_name = _pool(pool)
     temps = [from_params(Allocation, {"signal_temperature": t}).temperature  # checked like run's -T
              for t in _floats(signal_temperature, "-T/--signal-temperature")]
     vote_temps = [from_params(Vote, {"vote_temperature": t}).temperature  # checked like vote's
@@ -780,7 +781,7 @@ def simulate(
                                     seeds, temps if len(temps) > 1 else temps[0], gain, vote_rules=rules,
                                     vote=rule, vote_temperatures=vote_temps, recommendations=True, analyses=True,
                                     targets=accuracies, price=price, exit_test=exit_test,
-                                    pool_name=display_name(runs.pool_file(pool))))
+                                    pool_name=pool_name))
     write_records(output, [evaluation.produced_by(records, pool, seeds, rule, gain, price=price,
                                                   vote_rules=rules, vote_temperatures=vote_temps,
                                                   exit_test=exit_test), *rows])
@@ -810,7 +811,7 @@ def _check_recommendations(ctx: typer.Context, pool: str, results: str, budgets:
     numbered = _numbered(results)
     result_rows = [row for _, row in numbered]
     recs = recommend.from_results(results, _budgets(budgets), numbered, functools.partial(_as_run, ctx))
-    records = _pool(pool)
+    records, pool_name = _pool(pool)
     otherwise = evaluation.drawn_otherwise(result_rows, records)
     if otherwise and not quiet:
         err.print(f"note: {pool} was drawn with other settings than the pool behind {results} ("
@@ -820,7 +821,7 @@ def _check_recommendations(ctx: typer.Context, pool: str, results: str, budgets:
         err.print(f"note: {pool} holds the questions the recommendations of {results} were chosen on: the check is "
                   "not held out (on the same samples it replays the draws they were chosen on); check on a pool of "
                   "other questions", markup=False, highlight=False, soft_wrap=True)
-    rows = list(evaluation.check(records, recs, seeds, display_name(runs.pool_file(pool))))
+    rows = list(evaluation.check(records, recs, seeds, pool_name))
     write_records(output, [evaluation.produced_by(records, pool, seeds, check=results), *rows])
     if not quiet:
         typer.echo(report.markdown_table(evaluation.summarize(rows), advise=False), err=True)
@@ -847,9 +848,9 @@ def report(
     stdout()  # it lists the files written: refused closed, as where stdout is the output (nothing written)
     numbered = _numbered(results)
     lines, rows = [n for n, _ in numbered], [row for _, row in numbered]
-    records = _pool(pool) if pool else None
+    records, pool_name = _pool(pool) if pool else (None, None)
     for path in reports.report(rows, records, output, accuracies, _plot_skipped, source=display_name(results),
-                               lines=lines, pool=pool and display_name(runs.pool_file(pool))):
+                               lines=lines, pool=pool_name):
         typer.echo(path)
 
 

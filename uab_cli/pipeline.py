@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
+import orjson
 
 from . import allocation, allocators, gcpolicy, settings, voting
 from .answers import extract_answer, gold_answer, group, vote_and_grade
@@ -774,17 +775,37 @@ def phase1_settings(records: list[dict], path: str | None = None, lines: Sequenc
         # the file at fault where it is another (the recorded prompt template): "t.json: message 1: …"
         raise UabError(f"its Phase-1 provenance (uab.phase1): {exc}", path, lines[r0] if lines else None) from None
     ignore = {"version", "k", "skipped", *Generation.SAMPLE_FREE}
-    for r, rec in enumerate(records[r0 + 1:], r0 + 1):
-        other = generation_of(rec)
-        if other and other != shared:
-            changed = settings.changes("generation", {k: v for k, v in shared.items() if k not in ignore},
-                                        {k: v for k, v in other.items() if k not in ignore})
-            if changed:
-                raise UabError(f"record {rec['id']!r} was sampled in Phase 1 otherwise than record "
-                               f"{records[r0]['id']!r} ({', '.join(f'{o} {c}' for o, c in changed.items())}): "
-                               "Phase 2 draws with one record's settings; allocate and draw the files apart",
-                               path, lines[r] if lines else None)
+    compared = {k: v for k, v in shared.items() if k not in ignore}
+    found = first_unlike(records[r0 + 1:], shared, lambda _, other: other and settings.changes(
+        "generation", compared, {k: v for k, v in other.items() if k not in ignore}))
+    if found:
+        r, changed = found[0] + r0 + 1, found[1]
+        raise UabError(f"record {records[r]['id']!r} was sampled in Phase 1 otherwise than record "
+                       f"{records[r0]['id']!r} ({', '.join(f'{o} {c}' for o, c in changed.items())}): "
+                       "Phase 2 draws with one record's settings; allocate and draw the files apart",
+                       path, lines[r] if lines else None)
     return shared
+
+
+def first_unlike(records: Sequence[dict], first: dict,
+                 differ: Callable[[dict, dict], dict]) -> tuple[int, dict] | None:
+    """The first of ``records`` whose Phase-1 settings (``generation_of``) ``differ(first, them)``
+    finds changed (``{option: "(then → now)"}``), with its index and the changes; None where none
+    is. Each distinct setting is compared once: the records of one draw record the same settings
+    but for their ``k`` (a record that came with more samples), so a pool of 10^5 pays no
+    comparison per record."""
+    agreed: set[bytes] = set()
+    for r, rec in enumerate(records):
+        drawn = generation_of(rec)
+        if drawn == first:
+            continue
+        key = orjson.dumps(drawn, option=orjson.OPT_SORT_KEYS)  # parsed JSON: its serialisation is its value
+        if key in agreed:
+            continue
+        if changed := differ(first, drawn):
+            return r, changed
+        agreed.add(key)
+    return None
 
 
 def generation_of(rec: dict) -> dict:

@@ -782,18 +782,19 @@ def check_pool(records: list[dict], path: str, lines: list[int] | None = None) -
     what ``simulate`` records and recommends are the first record's settings."""
     from .evaluation import generation_changes  # evaluation is heavy: loaded by the commands that read a pool
 
-    first = pipeline.generation_of(records[0]) if records else {}
     for r, rec in enumerate(records):
         chosen = provenance(rec).get("allocate")
         if isinstance(chosen, dict) and chosen.get("allocator") not in (None, "uniform"):
             raise UabError(f"its samples were allocated by --allocator {chosen['allocator']} (a run's output, not a "
                            "pool): every replay would inherit that choice; draw a pool with `uab pool INPUT -K 16 "
                            "-o DIR`", path, lines[r] if lines else None)
-        if (drawn := pipeline.generation_of(rec)) != first and (otherwise := generation_changes(first, drawn)):
-            raise UabError(f"record {rec.get('id')!r} was drawn otherwise than the pool's first record ("
-                           + "; ".join(f"{o} {c}" for o, c in otherwise.items()) + "): a pool is one draw's settings, "
-                           "which simulate records and recommends; simulate each pool apart", path,
-                           lines[r] if lines else None)
+    found = records and pipeline.first_unlike(records, pipeline.generation_of(records[0]), generation_changes)
+    if found:
+        r, otherwise = found
+        raise UabError(f"record {records[r].get('id')!r} was drawn otherwise than the pool's first record ("
+                       + "; ".join(f"{o} {c}" for o, c in otherwise.items()) + "): a pool is one draw's settings, "
+                       "which simulate records and recommends; simulate each pool apart", path,
+                       lines[r] if lines else None)
 
 
 def _read_config(path: str, force: bool = False, hint: str = "") -> dict:
