@@ -30,7 +30,7 @@ def uab(*args, input=None):
 def test_version_and_help_list_every_stage():
     assert uab("--version").stdout.strip() == f"uab {__version__}"
     out = uab("--help").stdout
-    for verb in ("phase1", "allocate", "phase2", "vote", "run", "pool", "simulate", "report", "convert"):
+    for verb in ("phase1", "allocate", "phase2", "vote", "regrade", "run", "pool", "simulate", "report", "convert"):
         assert re.search(rf"\b{verb}\b", out), verb
 
 
@@ -193,6 +193,64 @@ def test_records_of_one_draw_are_compared_once_per_distinct_setting_not_once_per
         pipeline.phase1_settings(records)
 
 
+def _stale(i: int, texts: list[str], stored: list[str | None], **more) -> dict:
+    """Question ``i`` (gold ``i + 1``) whose samples hold ``stored`` answers an older extractor read in ``texts``."""
+    drawn = [{"index": j, "phase": 1, "text": t, "answer": a} for j, (t, a) in enumerate(zip(texts, stored))]
+    return {"id": f"q{i}", "question": f"What is {i} + 1?", "answer": str(i + 1), "samples": drawn, **more}
+
+
+def test_regrade_reads_stored_answers_again_counts_the_changes_and_drops_the_stale_vote(tmp_path):
+    """Samples keep the answer read when they were drawn; regrade reads each again from its text as
+    a fresh sample would (a box drafted while reasoning is no answer), says what changed against
+    gold, records it in provenance, and drops a vote that counted the old answers."""
+    vote = {"prediction": "5", "votes": {"5": 2}, "correct": False, "covered": True, "uab": {"vote": {"rule": "majority"}}}
+    rows = [_stale(1, ["<think>\\boxed{5}</think> The answer is 2.", "Answer: 2"], ["5", "2"], **vote),
+            _stale(2, ["The answer is 3, which is odd.", "I think 7"], ["3, which is odd", "7"]),
+            _stale(3, ["<think>so \\boxed{4}", "Answer: 4"], ["4", "4"])]  # the first cut while reasoning
+    src, out = write_jsonl(tmp_path / "v.jsonl", rows), tmp_path / "r.jsonl"
+    result = uab("regrade", src, "-o", out)
+    message = " ".join(result.stderr.split())
+    assert "regrade: 3 of 6 answers changed (3 questions); against gold, 2 went wrong → right and 1 right → wrong" \
+        in message, message
+    assert "dropped the vote of 1 question(s), which counted the old answers: run `uab vote` on the output" in message
+    got = read_jsonl(out)
+    assert [[s["answer"] for s in r["samples"]] for r in got] == [["2", "2"], ["3", "7"], [None, "4"]]
+    assert [r["uab"]["regrade"] for r in got] == [{"version": __version__, "changed": c} for c in (1, 1, 1)]
+    assert not {"prediction", "votes", "correct", "covered"} & set(got[0]) and "vote" not in got[0]["uab"]
+    piped = uab("regrade", "-", "-q", input=pathlib.Path(src).read_bytes())  # a stage in a pipe: stdin to stdout
+    assert piped.stdout.encode() == out.read_bytes() and not piped.stderr
+    again = uab("regrade", out, "-o", tmp_path / "again.jsonl")
+    assert "regrade: 0 of 6 answers changed" in again.stderr and "dropped" not in again.stderr
+    assert "accuracy" in uab("vote", out, "-o", tmp_path / "votes.jsonl").stderr
+
+
+def test_regrade_of_a_bad_record_names_its_line_and_writes_nothing(tmp_path):
+    src = write_jsonl(tmp_path / "v.jsonl", [_stale(1, ["Answer: 2"], ["2"]), {"id": "q2", "question": "?"}])
+    out = tmp_path / "r.jsonl"
+    result = CliRunner().invoke(app, ["regrade", str(src), "-o", str(out)])
+    assert result.exit_code == 2 and not out.exists() and not result.stdout
+    assert result.stderr.strip() == f"error: {src}:2: record 'q2' has no 'samples': run `uab phase1` first"
+    result = CliRunner().invoke(app, ["regrade", str(src)])  # stdout too: nothing half-written
+    assert result.exit_code == 2 and not result.stdout
+
+
+def test_regrade_takes_a_pool_or_run_directory_and_writes_outside_it(tmp_path):
+    q = write_jsonl(tmp_path / "q.jsonl", arithmetic(5))
+    uab("pool", q, "--samples", 3, "--out", tmp_path / "pool", "--backend", "scripted", "-q")
+    pool = tmp_path / "pool" / "pool.jsonl"
+    assert uab("regrade", tmp_path / "pool", "-q").stdout == uab("regrade", pool, "-q").stdout
+    before = {p.name: p.read_bytes() for p in (tmp_path / "pool").iterdir()}
+    for inside in (pool, tmp_path / "pool" / "new.jsonl"):
+        result = CliRunner().invoke(app, ["regrade", str(tmp_path / "pool"), "-o", str(inside)])
+        assert result.exit_code == 2 and "give -o a file outside it" in result.stderr, result.stderr
+    assert {p.name: p.read_bytes() for p in (tmp_path / "pool").iterdir()} == before
+    uab("run", q, "--budget", 3, "--out", tmp_path / "r", "--backend", "scripted", "-q")  # allocated by uab
+    by_dir = uab("regrade", tmp_path / "r", "-o", tmp_path / "rr.jsonl")
+    assert "regrade: 0 of 15 answers changed" in by_dir.stderr and "dropped the vote of 5" in " ".join(by_dir.stderr.split())
+    result = CliRunner().invoke(app, ["regrade", str(tmp_path)])
+    assert result.exit_code == 2 and "no pool.jsonl and no votes.jsonl in this directory" in result.stderr
+
+
 @pytest.mark.slow
 def test_readme_quickstart_runs_on_the_embedded_model(tmp_path, monkeypatch):
     """The README's quickstart command, verbatim, on the real SmolLM2 weights."""
@@ -211,7 +269,7 @@ def test_readme_quickstart_runs_on_the_embedded_model(tmp_path, monkeypatch):
     assert sum(r["correct"] for r in votes) >= 1
 
 
-COMMANDS = ("phase1", "allocate", "phase2", "vote", "run", "pool", "simulate", "report", "convert")
+COMMANDS = ("phase1", "allocate", "phase2", "vote", "regrade", "run", "pool", "simulate", "report", "convert")
 
 
 def test_help_is_plain_and_shows_every_default():

@@ -12,7 +12,7 @@ import pytest
 from conftest import arithmetic, cli, read_jsonl, write_jsonl
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-OUTPUT = ("phase1", "allocate", "phase2", "vote", "run", "pool", "simulate", "report", "convert")
+OUTPUT = ("phase1", "allocate", "phase2", "vote", "regrade", "run", "pool", "simulate", "report", "convert")
 
 
 @pytest.mark.parametrize("command", OUTPUT)
@@ -68,7 +68,7 @@ def test_the_readme_names_every_help_panel():
     assert f"panels ({', '.join(PANELS)})" in readme
 
 
-@pytest.mark.parametrize("command", ["phase1", "allocate", "phase2", "vote", "run", "pool", "simulate", "report"])
+@pytest.mark.parametrize("command", ["phase1", "allocate", "phase2", "vote", "regrade", "run", "pool", "simulate", "report"])
 def test_a_missing_input_is_one_line_naming_it(command, tmp_path):
     missing = str(tmp_path / "missing.jsonl")
     args = [command, missing, "-o", str(tmp_path / "out")] + {"allocate": ["-N", "2"], "run": ["-N", "2"],

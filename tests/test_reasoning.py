@@ -20,7 +20,7 @@ import pytest
 from uab_cli.answers import extract_answer, is_correct
 from uab_cli.backends.base import Completion
 from uab_cli.errors import UabError
-from uab_cli.pipeline import make_sample
+from uab_cli.pipeline import RegradeSummary, make_sample, regrade
 from uab_cli.reasoning import answer_logprobs, answer_start, final_text, opening_marker
 from uab_cli.records import check_record
 
@@ -34,6 +34,18 @@ def test_real_reasoning_reply_grades_as_its_final_answer(row):
     sample = make_sample(Completion(row["response"], None, 0, "length"), rec, 0, 1, 0)
     graded = None if sample["answer"] is None else is_correct(rec, sample["answer"])
     assert graded is row["expected"], (sample["answer"], row["source"])
+
+
+def test_regrade_reads_every_corpus_reply_as_a_fresh_sample_does():
+    """``regrade`` takes the code path a drawn sample takes: the final part after the reasoning,
+    none where the reasoning was cut off."""
+    for row in ROWS:
+        rec = {"id": "q", "question": "q", "answer": row["gold"]}
+        fresh = make_sample(Completion(row["response"], None, 0, "length"), rec, 0, 1, 0)
+        stale = {**rec, "samples": [{"index": 0, "phase": 1, "text": row["response"], "answer": "stale"}]}
+        summary = RegradeSummary()
+        assert regrade(stale, summary)["samples"][0]["answer"] == fresh["answer"], row["source"]
+        assert summary.changed == 1 and summary.now_wrong == 0
 
 
 def test_corpus_is_real_and_covers_each_case():

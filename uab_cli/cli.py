@@ -544,7 +544,7 @@ def phase1(ctx: typer.Context, input: In, output: Out = "-", samples: K = 1,
 @command
 def allocate(ctx: typer.Context, input: In, output: Out = "-", quiet: Quiet = False) -> None:
     """Spend the remaining budget: set p and extra (Phase-2 samples) on every question."""
-    _stream(input, output, quiet, streams.allocate_file, from_params(Allocation, ctx.params), _print_allocation)
+    _stream(input, output, quiet, streams.allocate_file, _print_allocation, from_params(Allocation, ctx.params))
 
 
 @command
@@ -565,14 +565,23 @@ def phase2(ctx: typer.Context, input: In, output: Out = "-", quiet: Quiet = Fals
 @command
 def vote(ctx: typer.Context, input: In, output: Out = "-", quiet: Quiet = False) -> None:
     """Vote over all samples (majority, or a confidence rule) and grade against gold when present (streams)."""
-    _stream(input, output, quiet, streams.vote_file, from_params(Vote, ctx.params), _print_votes)
+    _stream(input, output, quiet, streams.vote_file, _print_votes, from_params(Vote, ctx.params))
 
 
-def _stream(input: str, output: str, quiet: bool, stage, settings, show) -> None:
-    """A streaming stage: ``stage(input, settings, output)``, then its summary unless quiet."""
+@command
+def regrade(input: Annotated[str, typer.Argument(
+        metavar="INPUT", help="Sampled records: JSONL ('-' = stdin), or a pool or run directory.", show_default=False,
+        callback=_input)], output: Out = "-", quiet: Quiet = False) -> None:
+    """Read every sample's answer again from its text with this version's extraction (no redraw);
+    drops the votes, which counted the old answers (streams)."""
+    _stream(runs.records_file(input, output), output, quiet, streams.regrade_file, _print_regrade)
+
+
+def _stream(input: str, output: str, quiet: bool, stage, show, *settings) -> None:
+    """A streaming stage: ``stage(input, *settings, output)``, then its summary unless quiet."""
     check_output(output)
     _stdin_hint(input)
-    summary = stage(input, settings, output)
+    summary = stage(input, *settings, output)
     if not quiet:
         show(summary)
 
@@ -926,6 +935,18 @@ def _print_votes(s: pipeline.VoteSummary) -> None:
             n, c = s.by_level[level]
             lv.add_row(escape(level), str(n), f"{100 * c / n:.1f}%")
         _print_table(lv)
+
+
+def _print_regrade(s: pipeline.RegradeSummary) -> None:
+    line = f"regrade: {s.changed:,} of {s.samples:,} answers changed ({s.questions:,} questions)"
+    if s.graded:
+        line += f"; against gold, {s.now_right:,} went wrong → right and {s.now_wrong:,} right → wrong"
+    else:
+        line += "; no gold answers to grade them against"
+    err.print(line, highlight=False, soft_wrap=True)
+    if s.votes_dropped:
+        err.print(f"dropped the vote of {s.votes_dropped:,} question(s), which counted the old answers: run `uab vote` on "
+                  "the output", highlight=False, soft_wrap=True)
 
 
 def main() -> None:

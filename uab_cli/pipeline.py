@@ -17,8 +17,8 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import orjson
 
-from . import allocation, allocators, gcpolicy, settings, voting
-from .answers import extract_answer, gold_answer, group, vote_and_grade
+from . import __version__, allocation, allocators, gcpolicy, settings, voting
+from .answers import extract_answer, gold_answer, group, is_correct, vote_and_grade
 from .backends.base import Backend, Completion, PromptLength, SampleRequest, SamplingParams
 from .cost import JUDGE_VERDICTS, Tokens
 from .errors import UabError
@@ -74,7 +74,7 @@ def make_sample(completion: Completion, rec: dict, index: int, phase: int, seed:
     reasoning was cut off), a server's separate reasoning (never graded) and the signal
     statistics over ``span`` (``reply``: every token; ``answer``: those after the reasoning), and
     its prompt's token count where the backend reports it."""
-    final = final_text(completion.text)
+    final = final_text(completion.text)  # None: cut while reasoning (``answer_of``)
     logprobs = completion.token_logprobs
     if span == "answer" and logprobs is not None:
         logprobs = answer_logprobs(logprobs, completion.tokens, completion.text, completion.reasoning is not None)
@@ -83,7 +83,7 @@ def make_sample(completion: Completion, rec: dict, index: int, phase: int, seed:
         "phase": phase,
         "seed": seed,
         "text": completion.text,
-        "answer": None if final is None else extract_answer(final, rec),
+        "answer": answer_of(completion.text, rec),
         "n_tokens": completion.n_tokens,
         "finish_reason": completion.finish_reason,
         **token_stats(logprobs),
@@ -94,6 +94,14 @@ def make_sample(completion: Completion, rec: dict, index: int, phase: int, seed:
     if completion.prompt_tokens is not None:
         sample["prompt_tokens"] = completion.prompt_tokens
     return sample
+
+
+def answer_of(text: str, rec: dict) -> str | None:
+    """The answer a reply gives ``rec``: this version's extraction from its final part (the text
+    after a reasoning model's reasoning; none when the reasoning was cut off), whatever the
+    signal span. What every sample stores as it is drawn and ``regrade`` reads again."""
+    final = final_text(text)
+    return None if final is None else extract_answer(final, rec)
 
 
 def draw(
@@ -648,6 +656,51 @@ def vote(rec: dict, settings: Vote = Vote()) -> dict:
     else:
         rec.pop("vote_fallback", None)
     return with_provenance(rec, "vote", settings.info())
+
+
+def regrade(rec: dict, summary: RegradeSummary) -> dict:
+    """Set every sample's ``answer`` to what this version reads in its text (``answer_of``, as a
+    sample drawn now), count the changes in ``summary`` and in the record's provenance
+    (``regrade``), and drop the record's vote (``VOTE_FIELDS``, provenance ``vote``): it counted
+    the old answers, so ``vote`` runs again on the output. Allocation and signals stay as drawn."""
+    changed = 0
+    for s in samples(rec):
+        old, new = s.get("answer") or None, answer_of(s["text"], rec)
+        s["answer"] = new
+        if new != old:
+            changed += 1
+            summary.graded_change(is_correct(rec, old), is_correct(rec, new))
+    summary.questions += 1
+    summary.graded += gold_answer(rec) is not None
+    summary.samples += len(samples(rec))
+    summary.changed += changed
+    summary.votes_dropped += any(key in rec for key in VOTE_FIELDS) or "vote" in provenance(rec)
+    for key in VOTE_FIELDS:
+        rec.pop(key, None)
+    return with_provenance(without_provenance(rec, "vote"), "regrade", {"version": __version__, "changed": changed})
+
+
+@dataclass
+class RegradeSummary:
+    """What ``regrade`` changed over the records it read."""
+
+    questions: int = 0
+    graded: int = 0  # questions with a gold answer
+    samples: int = 0
+    changed: int = 0  # answers that differ from the stored ones (an empty one and none are alike)
+    now_right: int = 0  # of those, answers graded wrong (or no answer) before and right now
+    now_wrong: int = 0  # ... right before and wrong (or no answer) now
+    votes_dropped: int = 0  # records whose vote was dropped
+
+    def graded_change(self, was: bool | None, now: bool | None) -> None:
+        """Count a changed answer whose grade against gold (``None``: no gold) went from ``was`` to ``now``."""
+        if was is not None and was != now:
+            self.now_right += bool(now)
+            self.now_wrong += not now
+
+    def merge(self, other: RegradeSummary) -> None:
+        for name in ("questions", "graded", "samples", "changed", "now_right", "now_wrong", "votes_dropped"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
 
 
 def voted_samples(rec: dict, settings: Vote | None = None) -> Sequence[dict]:

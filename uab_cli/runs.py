@@ -752,6 +752,24 @@ def pool_file(path: str) -> str:
     """The pool file a ``simulate``/``report`` argument names: a file, a ``uab pool``
     directory's ``pool.jsonl``, or a Uniform ``uab run`` directory's ``votes.jsonl`` (N samples
     of every question); another run directory is not a pool and says so."""
+    return _directory_file(path, pool=True)
+
+
+def records_file(path: str, output: str) -> str:
+    """The sampled records a ``regrade`` argument names: a file, a ``uab pool`` directory's
+    ``pool.jsonl`` or a ``uab run`` directory's ``votes.jsonl`` (every sample its allocation
+    chose). A directory is not edited in place (its checkpoint keeps the answers as drawn):
+    an ``output`` inside it is refused."""
+    found = _directory_file(path, pool=False)
+    inside = os.path.realpath(path)
+    if found != path and output != "-" and os.path.commonpath([os.path.realpath(output), inside]) == inside:
+        raise UabError("uab regrade leaves the pool or run directory it reads as drawn (a rerun reuses its "
+                       "checkpoint): give -o a file outside it", output)
+    return found
+
+
+def _directory_file(path: str, pool: bool) -> str:
+    """``pool_file`` (``pool``) or ``records_file``'s file."""
     if not os.path.isdir(path):
         return path
     found = os.path.join(path, POOL)
@@ -764,15 +782,18 @@ def pool_file(path: str) -> str:
                            path)
         allocate = config.get("allocate")
         allocator = allocate.get("allocator") if isinstance(allocate, dict) else None
+        if pool and allocator != "uniform":
+            raise UabError(f"a `uab run` directory, not a pool: --allocator {allocator} chose how many samples each "
+                           "question has; draw a pool with `uab pool INPUT -K 16 -o DIR`", path)
         votes = os.path.join(path, STAGE_FILES[-1])
-        if allocator == "uniform" and os.path.exists(votes):
+        if os.path.exists(votes):
             return votes
-        if allocator == "uniform":
-            raise UabError("an unfinished `uab run` directory (no votes.jsonl): rerun the same `uab run` command "
-                           "to finish it", path)
-        raise UabError(f"a `uab run` directory, not a pool: --allocator {allocator} chose how many samples each "
-                       "question has; draw a pool with `uab pool INPUT -K 16 -o DIR`", path)
-    raise UabError(f"no {POOL} in this directory: give a pool file or a `uab pool` directory", path)
+        raise UabError("an unfinished `uab run` directory (no votes.jsonl): rerun the same `uab run` command "
+                       "to finish it", path)
+    if pool:
+        raise UabError(f"no {POOL} in this directory: give a pool file or a `uab pool` directory", path)
+    raise UabError(f"no {POOL} and no {STAGE_FILES[-1]} in this directory: give a file of sampled records, a "
+                   "`uab pool` directory or a finished `uab run` directory", path)
 
 
 def check_pool(records: list[dict], path: str, lines: list[int] | None = None) -> None:

@@ -14,8 +14,10 @@ from .pipeline import (
     AllocationInputs,
     AllocationPlan,
     AllocationSummary,
+    RegradeSummary,
     VoteSummary,
     default_signal,
+    regrade,
     vote,
     vote_settings,
 )
@@ -110,4 +112,27 @@ class VoteBlock:
             vote(rec, settings)
             add(rec)
             write(dumps(rec, name, line))
+        return out.getvalue(), summary
+
+
+def regrade_file(path: str, output: str) -> RegradeSummary:
+    """``regrade`` every record of a JSONL file (``-``: stdin) into ``output``, streaming, on
+    every CPU (see ``blocks``)."""
+    name, summary = display_name(path), RegradeSummary()
+    with whole_output(output) as fh, gcpolicy.paused():
+        for part in map_records(path, "sampled", RegradeBlock(name), name, out=fh):
+            summary.merge(part)
+    return summary
+
+
+@dataclass(frozen=True)
+class RegradeBlock:
+    """Regrade a block of records into JSONL and its summary (a ``blocks.map_records`` work)."""
+
+    name: str | None = None  # the input, for errors
+
+    def __call__(self, batch: list[dict], start: int) -> tuple[bytes, RegradeSummary]:
+        summary, out = RegradeSummary(), io.BytesIO()
+        for line, rec in enumerate(batch, 1):  # its line within the batch (blocks.Work)
+            out.write(dumps(regrade(rec, summary), self.name, line))
         return out.getvalue(), summary
