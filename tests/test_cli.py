@@ -308,6 +308,23 @@ def test_an_option_error_names_no_hidden_alias(tmp_path):
     assert result.exit_code == 2 and "(Possible options: --output, --timeout)" in result.stderr, result.stderr
 
 
+@pytest.mark.parametrize("args, says", [
+    (["--bogus"], "error: No such option: --bogus (see `uab -h`)\n"),
+    (["--verson", "vote"], "error: No such option: --verson (Possible options: --version) (see `uab -h`)\n"),
+    (["--version=3"], "error: Option '--version' does not take a value. (see `uab -h`)\n"),
+])
+def test_a_usage_error_before_the_command_is_one_line_too(args, says):
+    """`uab --bogus`: uab's own options were parsed before its error boundary, and printed click's
+    `Usage: … Error: …` block where `uab vote --bogus` gets one line."""
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2 and result.stderr == says and result.stdout == "", result.stderr
+
+
+def test_uab_alone_still_shows_its_help():
+    result = CliRunner().invoke(app, [])
+    assert result.exit_code == 2 and "Commands:" in result.stderr and "error:" not in result.stderr
+
+
 def test_every_command_of_k_samples_takes_the_hidden_k_alias(tmp_path):
     """`--k` still works, hidden, for one release in `phase1`, `run` and `pool` (CHANGELOG); `pool`
     said `No such option: --k`."""

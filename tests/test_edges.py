@@ -871,7 +871,7 @@ def test_a_usage_error_on_a_stderr_that_cannot_be_written_exits_2_too():
     import subprocess
     import sys
 
-    for args in (["vote", "--bogus", "x"], ["vote"], ["bogus"]):
+    for args in (["vote", "--bogus", "x"], ["vote"], ["bogus"], ["--bogus"], ["--version=3"], []):
         with open("/dev/full", "wb") as full:
             done = subprocess.run([sys.executable, "-m", "uab_cli", *args], stderr=full, timeout=120, check=False)
         assert done.returncode == 2, args
@@ -975,12 +975,18 @@ def test_report_of_a_vote_rule_this_version_does_not_know_lists_it_last(tmp_path
     (["--vote-rules", "weighted", "--vote-signal", "vcs", "--vote-temperature", "0.05,0.1"],  # vcs: score/10
      "--vote-temperature applies to the vote rule weighted (of a signal other than vcs), not --vote-rules weighted "
      "with --vote-signal vcs\n"),
+    # a --vcs pool's own vote signal is vcs too: the list was taken, and weighted replayed once, ignoring it
+    (["--vote-rules", "weighted", "--vote-temperature", "0.05,0.1", "{vcs}"],
+     "--vote-temperature applies to the vote rule weighted (of a signal other than vcs), not --vote-rules weighted "
+     "with the pool's own vote signal vcs\n"),
     (["--vote-rules", "majority,confident-ties", "--settings", "{settings}"],
      "{settings}: --vote-temperature applies to the vote rule weighted"),
     (["--vote-rules", "confident-ties", "--vote-keep", "0.5"], "--vote-keep applies to the vote rule filtered, not "),
 ])
 def test_simulate_vote_temperatures_are_checked_like_votes(tmp_path, given, expected):
-    pool = write_jsonl(tmp_path / "p.jsonl", _sampled(vcs=8))
+    drawn = {"uab": {"phase1": {"backend": "cohere", "model": "command-r", "vcs": True}}} if "{vcs}" in given else {}
+    given = [a for a in given if a != "{vcs}"]
+    pool = write_jsonl(tmp_path / "p.jsonl", [{**r, **drawn} for r in _sampled(vcs=8)])
     settings = tmp_path / "s.json"
     settings.write_text('{"vote_temperature": "0.05,0.1"}')
     given, expected = [a.replace("{settings}", str(settings)) for a in given], expected.replace("{settings}", str(settings))

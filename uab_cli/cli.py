@@ -14,7 +14,7 @@ import os
 import re
 import sys
 import warnings
-from typing import Annotated, Literal
+from typing import Annotated, Literal, NoReturn
 
 import typer
 from rich.console import Console
@@ -87,9 +87,32 @@ def _tell(line: str) -> None:
         err.print(line, highlight=False, soft_wrap=True)
 
 
+def _refuse_usage(exc, command: str | None) -> NoReturn:
+    """click's parse error as the boundary's one line, exit 2, naming the help to read."""
+    where = " ".join(filter(None, ("uab", command)))
+    if getattr(exc, "possibilities", None):  # an unknown option's near names: the shown spellings only
+        exc.possibilities = [o for o in exc.possibilities if o not in HIDDEN_ALIASES]
+    message = exc.format_message().replace("Value error, ", "")
+    _tell(f"[red]error:[/red] {escape(message)} (see `{where} -h`)")
+    raise typer.Exit(2) from None
+
+
 class _Group(typer.core.TyperGroup):
     """One error boundary: UabError → exit 2, BackendError → exit 1, Ctrl-C → exit 130
     (SIGTERM → 143, SIGHUP → 129), each with a hint true to the command that ran."""
+
+    def make_context(self, info_name, args, parent=None, **extra):
+        """uab's own options (before the command) parsed as a command's are: `uab --bogus` printed
+        click's Usage block, and exited 1 where stderr could not be written."""
+        bare = not args  # the parser consumes args
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except _UsageError as exc:
+            if bare:  # `uab` alone: the help, on stderr, exit 2 whether or not stderr takes it
+                with contextlib.suppress(OSError):
+                    exc.show()
+                raise typer.Exit(2) from None
+            _refuse_usage(exc, None)
 
     def resolve_command(self, ctx, args):
         name, cmd, rest = super().resolve_command(ctx, args)
@@ -105,12 +128,7 @@ class _Group(typer.core.TyperGroup):
             _tell(f"[red]error:[/red] {escape(str(exc))}")
             raise typer.Exit(2) from None
         except _UsageError as exc:  # click's parse errors, in the same style
-            where = " ".join(filter(None, ("uab", ctx.meta.get("uab.command"))))
-            if getattr(exc, "possibilities", None):  # an unknown option's near names: the shown spellings only
-                exc.possibilities = [o for o in exc.possibilities if o not in HIDDEN_ALIASES]
-            message = exc.format_message().replace("Value error, ", "")
-            _tell(f"[red]error:[/red] {escape(message)} (see `{where} -h`)")
-            raise typer.Exit(2) from None
+            _refuse_usage(exc, ctx.meta.get("uab.command"))
         except OSError as exc:  # what a command prints to a full stdout (report's paths) or stderr
             if reader_gone(exc):  # `| head`: exit as a tool killed by SIGPIPE, 128 + 13, in silence
                 raise typer.Exit(141) from None
@@ -782,7 +800,7 @@ def simulate(
                   for t in _floats(vote_temperature, "--vote-temperature")]
     rules = _csv(vote_rules)
     if "vote_temperature" in _given(ctx) or "vote_temperature" in ctx.meta.get("uab.from_file", ()):
-        Vote.check_candidates(vote_temps, rules, vote_signal)
+        Vote.check_candidates(vote_temps, rules, vote_signal, pipeline.default_signal(records[0]))
     rule = from_params(Vote, {**ctx.params, "vote_signal": vote_signal, "vote_temperature": None})
     hard = Allocation.replayed(ctx.params, _csv(allocators))
     gain, exit_test = hard.gain, (hard.exit_test, hard.exit_nmax)

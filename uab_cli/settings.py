@@ -431,16 +431,19 @@ class Vote:
                 raise UabError(f"{flag(f'vote.{name}')} applies to {_readers(name, users)}, not {given}")
 
     @classmethod
-    def check_candidates(cls, temperatures: list[float], rules: list[str], signal: str | None = None) -> None:
+    def check_candidates(cls, temperatures: list[float], rules: list[str], signal: str | None = None,
+                         own: str | None = None) -> None:
         """``simulate --vote-temperature`` given (a list of candidates, at its default too): refused
         where no rule of ``rules`` reads one with ``signal`` (``--vote-signal``; None: the pool's
-        own) by ``uses_temperature``, the rules ``simulate`` replays once per temperature: a grid
-        of order-only rules would ignore the list. (``vote`` and ``run`` take one for every
-        confidence rule, ``check_rules``: an old results file's recommendation carries it.)"""
+        ``own``, ``pipeline.default_signal``) by ``uses_temperature``, the rules ``simulate``
+        replays once per temperature: a grid of order-only rules, or weighted of a --vcs pool's
+        scores, would ignore the list. (``vote`` and ``run`` take one for every confidence rule,
+        ``check_rules``: an old results file's recommendation carries it.)"""
         vote = cls(temperature=temperatures[0], signal=signal)
         vote.check_rules(rules)  # an unknown rule first, as there
-        if not any(replace(vote, rule=r).uses_temperature for r in rules):
-            of = f" with --vote-signal {signal}" if any(voting.RULES[r].tempered for r in rules) else ""
+        if not any(replace(vote, rule=r, signal=signal or own).uses_temperature for r in rules):
+            of = "" if not any(voting.RULES[r].tempered for r in rules) else \
+                f" with --vote-signal {signal}" if signal else f" with the pool's own vote signal {own}"
             raise UabError(f"--vote-temperature applies to {_readers('temperature', [])}, not --vote-rules "
                            f"{','.join(rules)}{of}")
 
