@@ -4,6 +4,7 @@ subprocess stopped at a known sample, and the bad-input corpus of ``tests/data/b
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
 import re
@@ -27,6 +28,28 @@ KEY_VARS = ("CO_API_KEY", "COHERE_API_KEY", "OPENAI_API_KEY")
 def clean_environ(monkeypatch):
     for var in KEY_VARS:
         monkeypatch.delenv(var, raising=False)
+
+
+@pytest.fixture(autouse=True)
+def closed_backends(monkeypatch):
+    """Every remote backend a test makes is closed when the test ends, as uab closes its own: one
+    left open (``CohereBackend(...).generate(...)``) holds its sockets until some later garbage
+    collection, whose ResourceWarnings then land in whichever test that is."""
+    from uab_cli.backends.remote import RemoteBackend
+
+    made = []
+    init = RemoteBackend.__init__
+
+    @functools.wraps(init)
+    def tracked(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        made.append(self)
+
+    monkeypatch.setattr(RemoteBackend, "__init__", tracked)
+    yield
+    for backend in made:
+        if hasattr(backend, "_client"):  # its constructor may have failed after RemoteBackend's
+            backend.close()
 
 
 # --- files and records ---------------------------------------------------------------

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import logging
 import warnings
@@ -19,7 +20,7 @@ from fakeserver import (
 
 from uab_cli.backends.base import Retry, SamplingParams
 from uab_cli.backends.cohere import CohereBackend
-from uab_cli.backends.remote import Failure, RateLimiter, make_completion
+from uab_cli.backends.remote import Failure, RateLimiter, RemoteBackend, make_completion
 from uab_cli.errors import BackendError, UabError
 
 pytest.importorskip("cohere")
@@ -141,6 +142,30 @@ def test_a_run_without_usage_reports_unknown_tokens_and_never_the_key(tmp_path, 
     assert "0 completion" not in result.stderr
     written = [p.read_text() for p in (tmp_path / "run").iterdir()]
     assert not [t for t in [result.stdout, result.stderr, *written] if SECRET in t]
+
+
+def test_a_judged_run_closes_every_connection_it_opens(tmp_path, monkeypatch):
+    """``uab run --allocator judge`` (the samples and the judge's calls on one backend) closes
+    its client: no socket is left for the garbage collector to find open (a ResourceWarning,
+    which once showed in the test above: left by the backends an earlier test never closed)."""
+    monkeypatch.setenv("CO_API_KEY", SECRET)
+    monkeypatch.setattr(RemoteBackend, "__init__", RemoteBackend.__init__.__wrapped__)  # uab's closing, not the test's
+    questions = write_jsonl(tmp_path / "q.jsonl", arithmetic(4))
+    gc.collect()
+    gc.disable()  # what the run leaves is collected below, not in the middle of it
+    try:
+        with FakeServer(logprobs=False) as server, warnings.catch_warnings():
+            warnings.simplefilter("always")  # uab prints them (the judge's cap, one freed socket's)
+            result = cli(["run", questions, "--budget", "2", "-o", str(tmp_path / "run"), "--backend", "cohere",
+                          "--base-url", server.url, "--allocator", "judge"])
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", ResourceWarning)
+            gc.collect()
+    finally:
+        gc.enable()
+    assert result.exit_code == 0, result.stderr
+    assert "unclosed" not in result.stderr
+    assert [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)] == []
 
 
 THINKING = "Is it \\boxed{5}? Confidence: 3. No: 3 + 4 = \\boxed{7}."
