@@ -272,9 +272,10 @@ def phase1(records: list[dict], backend: Backend, gen: Generation, k: int = 1,
     drawn_with = gen.info(judged)  # once: a dataclass deep copy, per record the run's largest cost
     for rec in records:  # the Phase-1 samples it holds: more than k when it came with more
         info = {**drawn_with, "k": max(k, len(samples(rec, 1)))}
-        if not judged and rec.get("judge") is not None and "judge_max_tokens" in generation_of(rec):
-            info["judge_max_tokens"] = generation_of(rec)["judge_max_tokens"]  # its label's judge, of an earlier Phase 1
-        earlier = generation_of(rec).get("skipped")
+        earlier_info = generation_of(rec)
+        if not judged and rec.get("judge") is not None and "judge_max_tokens" in earlier_info:
+            info["judge_max_tokens"] = earlier_info["judge_max_tokens"]  # its label's judge, of an earlier Phase 1
+        earlier = earlier_info.get("skipped")
         left_out = (earlier if type(earlier) is int else 0) + skipped
         if left_out or gen.too_long == "skip":
             info["skipped"] = left_out

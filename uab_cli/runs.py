@@ -550,7 +550,8 @@ def _stages(rundir, records, be, gen, alloc, vote, k, signal, callbacks: Callbac
     clock, seconds = time.perf_counter, {}
     drawn_now: dict[tuple, dict] = {}  # (question, index) -> the sample drawn now; one drawn again replaces it
     judge_info: dict = {}
-    if _asks_judge(alloc, k):
+    judged = _asks_judge(alloc, k)
+    if judged:
         start = clock()
         judge_info = _judge_once(rundir, records, be, gen)
         seconds["judge"] = clock() - start
@@ -570,7 +571,7 @@ def _stages(rundir, records, be, gen, alloc, vote, k, signal, callbacks: Callbac
     if callbacks.on_stage:
         callbacks.on_stage("phase1", wanted)
     sig = signal if alloc.uses_signal else None
-    drawn = pipeline.phase1(records, be, gen, k, keep, sig, len(skipped), judged=_asks_judge(alloc, k))
+    drawn = pipeline.phase1(records, be, gen, k, keep, sig, len(skipped), judged=judged)
     rundir.write("phase1.jsonl", records)
     seconds["phase1"], start = clock() - start, clock()
     rounds = alloc.allocator in allocators.ROUNDS  # Phase 2 drawn round by round as it allocates
@@ -610,7 +611,7 @@ def _stages(rundir, records, be, gen, alloc, vote, k, signal, callbacks: Callbac
     votes = pipeline.VoteSummary(rule=vote)
     for rec in records:
         votes.add(pipeline.vote(rec, vote))
-    votes_file = VOTES_OF.format(_setting_name(alloc, signal, vote, gen.judge_max_tokens if _asks_judge(alloc, k) else None))
+    votes_file = VOTES_OF.format(_setting_name(alloc, signal, vote, gen.judge_max_tokens if judged else None))
     rundir.write(votes_file, records)
     rundir.copy(votes_file, "votes.jsonl")
     seconds["vote"] = clock() - start
@@ -621,10 +622,9 @@ def _stages(rundir, records, be, gen, alloc, vote, k, signal, callbacks: Callbac
 
 @dataclass
 class PoolResult:
-    """What ``pool`` drew: the samples drawn now and reused from the directory, and ``summary.json``."""
+    """What ``pool`` drew: the samples drawn now, and ``summary.json`` (its ``reused`` among them)."""
 
     drawn: int
-    reused: int
     summary: dict
 
 
@@ -678,7 +678,7 @@ def pool(
             summary = cost.pool_summary(held, cost.Tokens().add(drawn_now.values()), now - start, now - started,
                                         len(records), about, price)
             rundir.write_json(SUMMARY, summary)
-            return PoolResult(drawn, held.samples - drawn, summary)
+            return PoolResult(drawn, summary)
     finally:
         rundir.close()
 
