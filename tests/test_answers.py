@@ -345,6 +345,7 @@ def test_an_empty_gold_is_no_gold(gold):
     ("2 + 3 = 5.\nConfidence: 8 out of 10", "5"), ("2 + 3 = 5.\nConfidence (1-10): 9", "5"),
     ("Answer: 5 (Confidence: 9)", "5"), ("Answer: 5 [Confidence: 9/10]", "5"), ("Answer: 5 {confidence: 8}", "5"),
     ("Answer: 5 | Confidence: 9", "5"), ("Answer: 5 - Confidence: 9", "5"), ("Answer: -5 Confidence: 9", "-5"),
+    ("2 + 3 = 5.\nConfidence: 4/5", "5"), ("2 + 3 = 5.\nConfidence: 3 out of 5", "5"),  # another scale: no score, still cut
 ])
 def test_a_confidence_line_is_never_the_answer(text, expected):
     """With --vcs the reply ends with its confidence; in the forms models write, it is cut before
@@ -455,10 +456,11 @@ def test_solutions_listed_without_a_marker_read_as_after_one(text):
 
 @pytest.mark.parametrize("gold, pred, expected", [
     ("[2,3]", "2 \\le x \\le 3", True), ("x \\in [-2,7]", "-2 \\leq x \\leq 7", True), ("(3,4]", "3 < x \\le 4", True),
-    ("(2,\\infty)", "x > 2", True), ("(-\\infty, 0]", "0 \\ge x", True), ("(-\\sqrt{3}, \\sqrt{3})", "-\\sqrt3<x<\\sqrt3", True),
+    ("(2,\\infty)", "x > 2", True), ("(-\\infty, 0]", "0 \\ge x", True), ("(0,9) \\cup (9,36)", "0<x<9 \\text{ or } 9<x<36", True),
     ("[2,3]", "2 \\le x < 3", False), ("[2,\\infty)", "x > 2", False),
     ("[2,3]", "x^2 - 5x + 6 \\le 0", False),  # the question's inequality restated solves nothing
     ("[2,3]", "2 \\le x \\le y", False), ("2,3", "2 < x < 3", False),  # two values are no interval
+    ("(-\\sqrt{3}, \\sqrt{3})", "-\\sqrt3<x<\\sqrt3", False),  # open at two finite ends: a point too, see below
 ])
 def test_an_inequality_solved_for_its_variable_answers_an_interval(gold, pred, expected):
     """math-verify compared a gold inequality with an interval but not a gold interval with an
@@ -466,6 +468,17 @@ def test_an_inequality_solved_for_its_variable_answers_an_interval(gold, pred, e
     assert is_correct({"question": "q", "answer": gold}, extract_answer(f"\\boxed{{{pred}}}", MATH)) is expected
     if expected:
         assert len(group([normalize_math(gold), normalize_math(pred)], "math")) == 1  # one answer class
+
+
+@pytest.mark.parametrize("gold, pred", [("(2,3)", "2<x<3"), ("(2,3)", "2 < x < 3"), ("(-1,6)", "-1 < x < 6"),
+                                        ("(15,-29)", "-29<x<15")])
+def test_an_inequality_does_not_answer_a_point(gold, pred):
+    """"2<x<3" was graded right for the gold (2,3), which math-verify reads as an open interval but which is
+    as often a point (MATH-500 has five such ordered pairs and one interval): an interval open at two finite
+    ends is answered as written, not by an inequality (one with a closed or infinite end still is)."""
+    assert is_correct({"question": "q", "answer": gold}, extract_answer(f"\\boxed{{{pred}}}", MATH)) is False
+    assert is_correct({"question": "q", "answer": gold}, extract_answer(f"\\boxed{{{gold}}}", MATH)) is True
+    assert len(group([normalize_math(gold), normalize_math(pred)], "math")) == 2
 
 
 @pytest.mark.parametrize("pred, gold, expected", [
@@ -685,10 +698,12 @@ def test_units_after_a_variable_alone_are_dropped(pred):
     ("\\log_2 \\mathrm{x}", "\\log_2 x", True), ("2+3\\mathrm{x}", "2+3x", True), ("2+3\\mathrm{x}", "5", False),
     ("x^2 \\mathrm{y}", "x^2 y", True), ("2\\pi \\mathrm{m}", "2\\pi", True), ("\\sqrt{2}\\,\\mathrm{s}", "\\sqrt{2}", True),
     ("x = 7 \\text{ d}", "7", True), ("\\frac{3}{2} \\mathrm{d}", "\\frac{3}{2}", True),
+    # x, y, z name no unit: "2 \\mathrm{x}" read as 2, with the unit "x"
+    ("2 \\mathrm{x}", "2x", True), ("2\\mathrm{x}", "2", False), ("3 \\text{ y}", "3y", True), ("5\\,\\mathrm{z}", "5", False),
 ])
 def test_an_upright_letter_after_an_expression_is_a_unit_only_if_it_is_one(pred, gold, expected):
     """"\\log_2 \\mathrm{x}" lost its x (an upright letter after an expression with a digit was its unit):
-    after a number ("7 \\text{ d}") a letter is a unit, after an expression only a unit's symbol ("2\\pi \\mathrm{m}")."""
+    after a number ("7 \\text{ d}") a letter is a unit unless x, y or z, after an expression only a unit's symbol ("2\\pi \\mathrm{m}")."""
     assert is_correct({"question": "q", "answer": gold}, extract_answer(f"\\boxed{{{pred}}}", MATH)) is expected
 
 
@@ -705,11 +720,21 @@ def test_an_adverb_after_the_answer_is_is_no_part_of_it(text, expected):
                                             ("2 + 17 = 4.\nAnswer: 4.\n\nThe answer is given in the original problem.", "4"),
                                             ("Answer: 7. The answer is not correct.", "7"), ("Answer: 7. The answer is right!", "7"),
                                             ("So 2 + 2 = 4. The answer is correct.", "4"), ("The answer is correct.", None),
-                                            ("Answer: 7. The answer is incorrect, it is 8.", "incorrect"),
+                                            ("Answer: 7. The answer is incorrect, it is 8.", "8"),
                                             ("Answer: 7. The answer is not 7.", "not7")])
 def test_a_verdict_after_the_answer_is_does_not_replace_the_stated_answer(text, expected):
     """"Answer: 49. … The answer is incorrect." read "incorrect" (and "correct", "given": three in a SmolLM2
     pool): a remark on the answer with no number in its line marks none, the marker before it does."""
+    assert extract_answer(text, MATH) == expected
+
+
+@pytest.mark.parametrize("text, expected", [("The answer is incorrect, it is 50.", "50"), ("The answer is wrong, it should be 50.", "50"),
+                                            ("Answer: 49\nThe answer is wrong, it is 50", "50"),
+                                            ("The answer is unclear, maybe 50.", "50"),
+                                            ("Answer: 49. The answer is incorrect. It is 50 or so.", "49")])
+def test_a_verdict_then_a_number_in_its_sentence_states_that_number(text, expected):
+    """"The answer is incorrect, it is 50." read "incorrect" (a number on the verdict's line kept the verdict
+    as the answer): the number later in its sentence is the answer; one in a later sentence is not."""
     assert extract_answer(text, MATH) == expected
 
 

@@ -30,6 +30,10 @@ def test_token_stats_hand_computed():
     ("Confidence score [1-10]: 6", 6),
     # a percentage is no score: "10%" is little confidence, not score 10 (it was read as 10)
     ("Confidence: 10%", None), ("Confidence: 9 %", None), ("Confidence: 80%", None),
+    # another scale is no score: "4/5" was read as 4 of 10 (and "80/100" as 80, no score by its range only)
+    ("Confidence: 4/5", None), ("Confidence: 3 out of 5", None), ("Confidence: 8/100", None), ("Confidence: 10 / 10", 10),
+    # the last one counts, also when it is no score
+    ("Confidence: 8\nConfidence: 11", None), ("Confidence: 8\nConfidence: 4/5", None),
 ])
 def test_parse_confidence(text, score):
     assert parse_confidence(text) == score

@@ -65,7 +65,7 @@ _EMPHASIS = re.compile(r"\*+(?=[A-Za-z(])|(?<=[A-Za-z)])\*+")
 _PROSE = re.compile(r"[A-Za-z]{2,}\.?\s+[A-Za-z]{2}")  # a sentence, not an expression
 _VERB = re.compile(r"\s(?:is|are|was|equals|be)\s", re.IGNORECASE)
 # a remark on the answer, not one: "the answer is correct", "is not given", "is unknown"
-_VERDICT = re.compile(r"(?:not )?(?:correct|incorrect|wrong|right|given|unknown)|not")
+_VERDICT = re.compile(r"(?:not )?(?:correct|incorrect|wrong|right|given|unknown|unclear)|not")
 
 
 def _closing(text: str, i: int) -> int | None:
@@ -192,8 +192,9 @@ def _prose_value(line: str) -> str:
 
 def _marked(text: str, math: bool = True) -> str | None:
     """The answer after the last "the answer is"/"Answer:"/"####", cut at the end of its
-    expression (``math``) or of its sentence. A math marker followed by a verdict on the answer and
-    no number ("Answer: 49. The answer is incorrect.") marks none: the one before it does."""
+    expression (``math``) or of its sentence. A math marker followed by a verdict on the answer
+    states the number later in its sentence ("The answer is incorrect, it is 50."), or else marks
+    none ("Answer: 49. The answer is incorrect."): the one before it does."""
     found = list(_MARKER.finditer(text))
     if not math:
         return _clause(text[found[-1].end():].lstrip(" \t\n*:#").split("\n", 1)[0], prose=False) if found else None
@@ -201,8 +202,10 @@ def _marked(text: str, math: bool = True) -> str | None:
     for marker, end in zip(reversed(found), reversed(ends)):
         tail = text[marker.end():end]
         value = _after_marker(tail)
-        if re.search(r"\d", tail.split("\n", 1)[0]) or not _VERDICT.fullmatch(normalize_math(value)):
-            return value  # (a number on its line: no verdict, and no second normalisation of the usual answer)
+        if re.search(r"\d", value) or not _VERDICT.fullmatch(normalize_math(value)):
+            return value  # (a number in it: no verdict, and no second normalisation of the usual answer)
+        if number := _NUMBER.search(_clause(tail.lstrip(" \t\n*:#").split("\n", 1)[0], prose=False)):
+            return number.group()
     return None
 
 
@@ -377,6 +380,8 @@ _GLUED_UNITS = {"mm", "cm", "dm", "km", "mg", "kg", "ml", "cl", "dl", "oz", "lb"
                 "mo", "mos", "yr", "yrs", "cal", "kcal", "ms"}
 # one letter is a variable ("2m", "5 x"), unless set apart from the number and a unit's symbol ("10 m", "5 s")
 _LETTER_UNITS = {"m", "g", "s", "h", "l"}
+# letters that name no unit, a variable even in upright text after a number ("2 \\mathrm{x}" is 2x; "7 \\text{ d}" is 7)
+_COORDINATES = {"x", "y", "z"}
 # a head ending so takes the letters after it as its operand: "2 \\cdot s" is 2s, not 2 seconds
 _OPERAND_AFTER = ("^", "_", "\\", "+", "-", "*", "/", "\\cdot", "\\times", "\\div", "\\pm", "\\mp")
 _SCALES = {"hundred": 100, "thousand": 10**3, "million": 10**6, "billion": 10**9, "trillion": 10**12}
@@ -450,8 +455,8 @@ def _drop_text_unit(a: str) -> str:
     words = m.group(1).lower().replace(".", "").split()
     head = re.sub(r"(?:\\[,;:! ]|\s)+$", "", a[:m.start()])  # "3\\,\\mathrm{kg}": its space is no comma
     # a letter after an expression, no unit's symbol, is a variable: "2+3\\mathrm{x}", "\\log_2 \\mathrm{x}"
-    variable = len(words) == 1 and _variable(words[0], glued=False) and not _NUMBER.fullmatch(
-        _ASSIGN.sub("", head, count=1).strip())
+    variable = len(words) == 1 and _variable(words[0], glued=False) and (
+        words[0] in _COORDINATES or not _NUMBER.fullmatch(_ASSIGN.sub("", head, count=1).strip()))
     # "3+4\\mathrm{i}" (or an engineer's "\\mathrm{j}") is complex, "2\\mathrm{e}" Euler's number: no units
     if (not head or variable or set(words) & (_NOT_UNITS | _SCALES.keys() | {"j"}) or _TEXT_CMD.search(head)
             or head.endswith(("=", "(", "[", ",") + _OPERAND_AFTER)
@@ -747,17 +752,24 @@ def _solves_interval(gold: list, pred: list) -> bool:
     variable alone against numbers) and ``gold`` an interval or union of them, which math-verify
     then compares as sets ("[2,3]", "(2,\\infty)"; it does so the other way round by itself). Not an
     inequality that a question states ("x^2 - 5x + 6 \\le 0" is no answer to its solution), nor a
-    gold that lists values ("2,3" is no interval 2 < x < 3)."""
+    gold that lists values ("2,3" is no interval 2 < x < 3), nor one that reads as a point too ("(2,3)",
+    two finite ends in parentheses: an ordered pair as often as an open interval)."""
     from sympy import And, Eq, Interval, Symbol, Union
     from sympy.core.relational import Relational
 
-    if not gold or not pred or not isinstance(gold[0], (Interval, Union)):
+    if not gold or not pred or not isinstance(gold[0], (Interval, Union)) or _point(gold[0]):
         return False
     relations = pred[0].args if isinstance(pred[0], And) else (pred[0],)
     sides = [(r.lhs, r.rhs) if isinstance(r.lhs, Symbol) else (r.rhs, r.lhs) for r in relations
              if isinstance(r, Relational) and not isinstance(r, Eq)]
     return (len(sides) == len(relations) and len({var for var, _ in sides}) == 1
             and all(isinstance(var, Symbol) and not bound.free_symbols for var, bound in sides))
+
+
+def _point(interval) -> bool:
+    """Whether math-verify's interval is written as a point: "(2,3)", open at two finite ends."""
+    return bool(getattr(interval, "left_open", False) and interval.right_open
+                and interval.start.is_finite and interval.end.is_finite)
 
 
 def _canonical_int(a: str) -> bool:

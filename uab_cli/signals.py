@@ -22,13 +22,14 @@ VCS_INSTRUCTION = (
 )
 # "Confidence: 8", "Confidence level: 8", "Confidence (1-10): 8", "confidence 8/10", "{confidence: 8}":
 # the scale a model restates ("(1-10)") is no score, and a sign is part of the number (-2 is no score),
-# as a percent sign is (10% is no score 10).
+# as a percent sign is (10% is no score 10) and a scale other than 10 ("4/5", "3 out of 5").
 CONFIDENCE_PATTERN = (
     r"confidence(?:\s+(?:level|score|rating))?"
     r"(?:\s*[(\[]\s*(?:(?:on\s+a\s+)?scale\s+(?:of|from)\s+)?[01]\s*(?:-|\u2013|to)\s*10\s*[)\]])?"
-    r"[^\w-]{0,6}(-?\d+(?:\.\d+)?(?:\s*%)?)(?:\s*(?:/\s*10\b|out\s+of\s+10\b))?"
+    r"[^\w-]{0,6}(-?\d+(?:\.\d+)?(?:\s*%|\s*(?:/|out\s+of)\s*\d+(?:\.\d+)?)?)"
 )
 _CONFIDENCE = re.compile(CONFIDENCE_PATTERN, re.IGNORECASE)
+_SCORE = re.compile(r"(\d+)(?:\s*(?:/|out\s+of)\s*10)?", re.IGNORECASE)  # a score of 1-10, its scale at most 10
 
 
 def token_stats(logprobs: Sequence[float] | None) -> dict:
@@ -56,10 +57,10 @@ def parse_confidence(text: str) -> int | None:
     found = _CONFIDENCE.findall(text or "")
     if not found:
         return None
-    value = found[-1]
-    if not re.fullmatch(r"\d+", value):
+    value = _SCORE.fullmatch(found[-1])
+    if not value:
         return None
-    score = int(value)
+    score = int(value.group(1))
     return score if 1 <= score <= 10 else None
 
 
