@@ -7,7 +7,7 @@ import dataclasses
 import json
 
 import pytest
-from conftest import arithmetic
+from conftest import arithmetic, read_jsonl
 
 from uab_cli import pipeline, runs
 from uab_cli.errors import BackendError, UabError
@@ -127,6 +127,33 @@ def test_provenance_records_what_produced_output(drawn, fake_backend):
     assert prov["phase1"]["backend"] == "scripted" and prov["phase1"]["seed"] == 7
     assert prov["phase1"]["temperature"] == 0.9 and prov["allocate"]["T"] == 0.5
     assert prov["allocate"]["n"] == 2 and prov["allocate"]["signal"] == "anll"
+
+
+def test_a_backends_engine_options_are_recorded_and_no_rerun_or_pool_refuses_other_ones(tmp_path, fake_backend,
+                                                                                         monkeypatch):
+    """vLLM's --tensor-parallel-size, --gpu-memory-utilization and --max-model-len were recorded
+    nowhere. Each sampling stage records them (``engine``); they change no sample, so a rerun with
+    other ones grows the run, records drawn with other ones are one draw, and a run directory from
+    before they were recorded resumes."""
+    from uab_cli.backends.scripted import ScriptedBackend
+
+    out = tmp_path / "run"
+    runs.run(arithmetic(6), fake_backend, GEN, str(out), Allocation(2))  # a backend without engine options
+    before = read_jsonl(out / "phase1.jsonl")
+    assert all("engine" not in r["uab"]["phase1"] for r in before)
+    engines = [{"tensor_parallel_size": t, "gpu_memory_utilization": g, "max_model_len": None, "dtype": "float16",
+                "enforce_eager": False} for t, g in ((1, 0.9), (2, 0.5))]
+    for n, engine in zip((3, 4), engines):
+        monkeypatch.setattr(ScriptedBackend, "engine", engine, raising=False)
+        result = runs.run(arithmetic(6), fake_backend, GEN, str(out), Allocation(n))
+        assert result.restored == 6 * (n - 1) and result.drawn == 6
+        votes = read_jsonl(out / "votes.jsonl")
+        assert all(r["uab"]["phase1"]["engine"] == engine for r in votes)
+        assert all(r["uab"]["phase2"]["engine"] == engine for r in votes if r["extra"])
+    mixed = [*before[:3], *read_jsonl(out / "phase1.jsonl")[3:]]  # with and without engine options
+    mixed[1]["uab"]["phase1"]["engine"] = engines[0]
+    runs.check_pool(mixed, "pool.jsonl")
+    assert pipeline.phase1_settings(mixed)["backend"] == "scripted"
 
 
 def test_failure_keeps_finished_samples(fake_backend):

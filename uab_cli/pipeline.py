@@ -269,7 +269,7 @@ def phase1(records: list[dict], backend: Backend, gen: Generation, k: int = 1,
     n += draw(records, wanted, backend, gen, on_sample, logprobs=logprobs)
     if not logprobs:  # the signal is allocate's (a pipe) or needs none: a reply that lost its logprobs, drawn again
         draw(records, _unscored(records, wanted), backend, gen, on_sample, logprobs=True)
-    drawn_with = gen.info(judged)  # once: a dataclass deep copy, per record the run's largest cost
+    drawn_with = drawn_info(gen, backend, judged)  # once: a dataclass deep copy, per record the run's largest cost
     for rec in records:  # the Phase-1 samples it holds: more than k when it came with more
         info = {**drawn_with, "k": max(k, len(samples(rec, 1)))}
         earlier_info = generation_of(rec)
@@ -281,6 +281,14 @@ def phase1(records: list[dict], backend: Backend, gen: Generation, k: int = 1,
             info["skipped"] = left_out
         with_provenance(rec, "phase1", info)
     return n
+
+
+def drawn_info(gen: Generation, backend: Backend, judged: bool = False) -> dict:
+    """A sampling stage's provenance: ``gen``'s, and where the backend has one its ``engine``
+    (vLLM's engine options: what a user needs to run it again; no rerun compares them, as they
+    change no sample: ``Generation.SAMPLE_FREE``)."""
+    engine = getattr(backend, "engine", None)
+    return {**gen.info(judged), "engine": dict(engine)} if engine else gen.info(judged)
 
 
 def phase1_takes(records: list[dict], path: str | None = None, lines: Sequence[int] | None = None) -> None:
@@ -560,7 +568,7 @@ def phase2(records: list[dict], backend: Backend, gen: Generation, on_sample: On
         same_draws(records, "phase2", gen)
     scored = any(s.get("anll") is not None for rec in records for s in samples(rec, 1))
     n = draw(records, _phase2_missing(records, grown), backend, gen, on_sample, logprobs=scored)
-    info = gen.info()  # one dict shared by every record, made once (as ``Vote.info``)
+    info = drawn_info(gen, backend)  # one dict shared by every record, made once (as ``Vote.info``)
     for r in range(len(records)) if grown is None else grown:
         with_provenance(records[r], "phase2", info)
     return n

@@ -112,8 +112,9 @@ class Generation:
     derived: frozenset = field(default=frozenset(), compare=False, repr=False)
 
     # Fields that do not change what a drawn sample is: a rerun may change them (another
-    # --judge-max-tokens asks the judge again: ``runs._judge_once``).
-    SAMPLE_FREE: ClassVar[frozenset[str]] = frozenset({"too_long", "judge_max_tokens"})
+    # --judge-max-tokens asks the judge again: ``runs._judge_once``); and ``engine``, the backend's
+    # engine options a sampling stage records beside these fields (``pipeline.drawn_info``).
+    SAMPLE_FREE: ClassVar[frozenset[str]] = frozenset({"too_long", "judge_max_tokens", "engine"})
 
     def __post_init__(self) -> None:
         check_fields(self)

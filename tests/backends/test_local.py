@@ -105,18 +105,22 @@ def test_a_directory_that_holds_no_model_says_what_it_lacks(tmp_path):
         LocalBackend(model=str(tmp_path))
 
 
-def _vllm_engine_failing_with(monkeypatch, exc: BaseException):
-    """VLLMBackend on a stand-in ``vllm`` whose engine fails to start with ``exc``."""
+def _vllm_engine_failing_with(monkeypatch, exc: BaseException, logged: str = "", version: str = "0.32.0"):
+    """VLLMBackend on a stand-in ``vllm`` whose engine fails to start with ``exc``, its engine
+    process (a child, on the stderr it inherits) logging ``logged`` first, as vLLM's does."""
     import types
 
     from uab_cli.backends.vllm import LOGGING_ENV, VLLMBackend
 
     def refuse(path, **engine_args):
+        if logged:
+            subprocess.run([sys.executable, "-c", f"import sys; sys.stderr.write({logged!r})"], check=True)
         raise exc
 
     fake = types.ModuleType("vllm")
-    fake.__version__, fake.LLM = "0.32.0", refuse  # a GPU build: no CPU defaults to read
+    fake.__version__, fake.LLM = version, refuse  # 0.32.0: a GPU build, no CPU defaults to read
     monkeypatch.setitem(sys.modules, "vllm", fake)
+    monkeypatch.setitem(sys.modules, "vllm.platforms", None)  # the real one, once imported: its platform, not ``version``'s
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     for key, value in LOGGING_ENV.items():
         monkeypatch.setenv(key, value)
@@ -151,14 +155,70 @@ def test_a_vllm_engine_that_fails_on_whole_files_is_a_backend_failure_and_a_near
     (tmp_path / "config.json").write_text('{"model_type": "llama"}')
     (tmp_path / "tokenizer.json").write_text("{}")
     save_file({"w": __import__("numpy").zeros(2, dtype="float32")}, str(tmp_path / "model.safetensors"))
-    backend = _vllm_engine_failing_with(monkeypatch, RuntimeError("CUDA out of memory.\nTried to allocate"))
-    with pytest.raises(BackendError, match=r"^starting the vLLM engine failed: CUDA out of memory\.$"):
+    backend = _vllm_engine_failing_with(monkeypatch, RuntimeError("Worker died.\nSee above"))
+    with pytest.raises(BackendError, match=r"^starting the vLLM engine failed: Worker died\.$"):
         _ = backend(model=str(tmp_path)).llm
     # a hub id the cache lacks: the alias it nearly spells, as the local backend says
     backend = _vllm_engine_failing_with(monkeypatch, OSError("smolm2 is not a local folder\nand not a valid id"))
     with pytest.raises(UabError, match=r"^cannot load model 'smolm2' from smolm2: smolm2 is not a local folder; "
                                        r"did you mean --model smollm2\?$"):
         _ = backend(model="smolm2").llm
+
+
+# vLLM's own messages (vllm/v1/core/kv_cache_utils.py, vllm/v1/worker/cpu_worker.py; torch's CUDA OOM)
+NO_CACHE = ("No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing "
+            "the engine (this flag also controls CPU memory reservation on the CPU backend, despite its name).")
+TOO_LONG = ("To serve at least one request with the model's max seq len (32768), (4.5 GiB KV cache is needed, which "
+            "is larger than the available KV cache memory (2.25 GiB). Based on the available memory, the estimated "
+            "maximum model length is 16384. Try increasing `gpu_memory_utilization` (which also controls CPU memory on "
+            "the CPU backend) or decreasing `max_model_len` when initializing the engine.")
+CPU_SHORT = ("Available memory on node 0 (11.2/15.5 GiB) on kv cache allocation is less than requested memory for kv "
+             "(100.0 GiB). Decrease --kv-cache-memory-bytes, VLLM_CPU_KVCACHE_SPACE, or reduce CPU memory used by "
+             "other processes.")
+CUDA_OOM = ("CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of 79.19 GiB of which "
+            "5.06 MiB is free.")
+
+
+@pytest.mark.parametrize(("raised", "logged", "version", "said"), [
+    (ValueError(NO_CACHE), "", "0.32.0",  # VLLM_ENABLE_V1_MULTIPROCESSING=0: the engine's error itself
+     r"\(No available memory for the cache blocks\): give a higher --gpu-memory-utilization \(now 0\.9\) or a "
+     r"smaller --max-model-len$"),
+    (ENGINE_DIED, f"(EngineCore_DP0 pid=7) ERROR EngineCore failed to start.\n(EngineCore_DP0 pid=7) ValueError: "
+     f"{TOO_LONG}\n", "0.32.0",  # the default: the cause only in the engine process's log
+     r"\(To serve at least one request with the model's max seq len \(32768\), \(4\.5 GiB KV cache is needed, "
+     r"which is larger than the available KV cache memory \(2\.25 GiB\)\): give a higher --gpu-memory-utilization "
+     r"\(now 0\.9\) or a smaller --max-model-len \(vLLM estimates 16384 fits\)$"),
+    (ENGINE_DIED, f"ValueError: {CPU_SHORT}\n", "0.32.0+cpu",
+     r"\(Available memory on node 0 \(11\.2/15\.5 GiB\) on kv cache allocation is less than requested memory for "
+     r"kv \(100\.0 GiB\)\): set VLLM_CPU_KVCACHE_SPACE \(GiB of memory for the KV cache, now 100\) to what the "
+     r"machine holds free, or give a smaller --max-model-len$"),
+    (RuntimeError(CUDA_OOM), "", "0.32.0",
+     r"\(CUDA out of memory\. Tried to allocate 20\.00 MiB\): give a smaller --max-model-len, a lower "
+     r"--gpu-memory-utilization \(now 0\.9\) where other processes use the GPU, or a larger --tensor-parallel-size "
+     r"\(now 1\) over more GPUs$"),
+], ids=["in-process", "engine-process", "cpu", "cuda"])
+def test_a_vllm_engine_out_of_memory_at_start_names_the_cause_and_the_settings_that_help(
+        monkeypatch, capfd, tmp_path, raised, logged, version, said):
+    """Was exit 1 "starting the vLLM engine failed: Engine core initialization failed. See root
+    cause above." (the cause only in the engine process's log), or exit 2 "cannot load model"
+    where the engine ran in uab's process: the same settings fail again, so exit 2, naming them."""
+    monkeypatch.setenv("VLLM_CPU_KVCACHE_SPACE", "100")
+    (tmp_path / "config.json").write_text('{"model_type": "llama", "max_position_embeddings": 2048}')
+    backend = _vllm_engine_failing_with(monkeypatch, raised, logged, version)(model=str(tmp_path))
+    with pytest.raises(UabError, match=r"^the vLLM engine ran out of memory at start " + said):
+        _ = backend.llm
+    assert capfd.readouterr().err == logged  # the engine's log still reaches stderr, whole
+
+
+def test_the_vllm_engine_options_are_the_backends_engine_record(monkeypatch):
+    """What ``phase1``/``phase2`` record as ``engine``: the options as given, the dtype that runs."""
+    backend = _vllm_engine_failing_with(monkeypatch, ENGINE_DIED, version="0.32.0+cpu")
+    assert backend(model="m", tensor_parallel_size=2, gpu_memory_utilization=0.5).engine == {
+        "tensor_parallel_size": 2, "gpu_memory_utilization": 0.5, "max_model_len": None, "dtype": "float32",
+        "enforce_eager": True}
+    assert backend(model="m", max_model_len=512, dtype="bfloat16").engine == {
+        "tensor_parallel_size": 1, "gpu_memory_utilization": 0.9, "max_model_len": 512, "dtype": "bfloat16",
+        "enforce_eager": True}
 
 
 def test_hub_id_passes_through():

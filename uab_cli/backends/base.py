@@ -134,7 +134,7 @@ class BaseBackend:
     ``options`` declares the command-line options a backend takes (each a constructor
     parameter of the same name; ``--retries`` sets ``retry``); ``same_as``: option name ->
     {value: the value it always means} (``local``'s ``--dtype auto`` is float32), so both are
-    recorded alike; ``reports_status``: whether it takes ``on_status``."""
+    recorded alike; ``reports_status``: whether it takes ``on_status``; ``engine``: see below."""
 
     name = "base"
     model = ""
@@ -144,6 +144,9 @@ class BaseBackend:
     options: tuple[Option, ...] = ()
     same_as: dict[str, dict] = {}
     reports_status = False
+    # The settings it runs with that change no sample but that running it again needs (vLLM's
+    # engine options), recorded in each sampling stage's provenance as ``engine``; none here.
+    engine: dict = {}
 
     def prompt_lengths(self, prompts: Sequence[tuple[Message, ...]], limit: int) -> list[PromptLength | None]:
         """Each chat prompt's length in tokens, exact up to ``limit`` (beyond it a lower bound

@@ -9,7 +9,10 @@ import contextlib
 import functools
 import gc
 import os
-from collections.abc import Callable, Sequence
+import re
+import sys
+import threading
+from collections.abc import Callable, Iterator, Sequence
 
 from ..errors import BackendError, UabError, one_line
 from ..reasoning import answer_start, opening_marker
@@ -32,6 +35,21 @@ CPU_ENV = {"VLLM_CPU_KVCACHE_SPACE": "2"}
 # stderr instead (set the variables to see more, or elsewhere).
 LOGGING_ENV = {"VLLM_LOGGING_STREAM": "ext://sys.stderr", "VLLM_LOGGING_LEVEL": "WARNING"}
 CPU_MAX_LEN = 4096  # CPU default context: prompts are prefilled whole (see below)
+# How an engine that finds too little memory at start says so: vLLM's KV-cache checks
+# (vllm/v1/core/kv_cache_utils.py, a ValueError; on the CPU vllm/v1/worker/cpu_worker.py) and
+# torch's CUDA out-of-memory error, each up to where vLLM's advice (in its own flag names) begins.
+KV_CACHE_SHORT = re.compile(r"No available memory for the cache blocks"
+                            r"|To serve at least one request with the model's max seq len \(\d+\), \([\d.]+ GiB KV "
+                            r"cache is needed, which is larger than the available KV cache memory \([\d.]+ GiB\)"
+                            r"|Available memory on node \d+ \([\d./]+ GiB\) on kv cache allocation is less than "
+                            r"requested memory for kv \([\d.]+ GiB\)")
+CUDA_OOM = re.compile(r"CUDA out of memory\.(?: Tried to allocate [\d.]+ [KMGT]?i?B)?")
+FITS = re.compile(r"the estimated maximum model length is (\d+)")  # vLLM's estimate after a too-long context
+# The engine options a sampling stage records (``BaseBackend.engine``): none changes what a sample
+# is beyond the float noise that batch composition makes on a GPU too (see ``VLLMBackend``), so no
+# rerun compares them.
+ENGINE_RECORDED = ("tensor_parallel_size", "gpu_memory_utilization", "max_model_len", "dtype", "enforce_eager")
+LOG_TAIL = 1 << 16  # bytes of the engine's log kept to read why it failed
 
 
 def _on_cpu(vllm) -> bool:
@@ -59,6 +77,75 @@ def _cpu_context(path: str) -> int:
     except Exception:  # a missing or broken model: vLLM's own error names the problem
         return CPU_MAX_LEN
     return min(CPU_MAX_LEN, config_context(config) or CPU_MAX_LEN)
+
+
+@contextlib.contextmanager
+def _engine_log() -> Iterator[Callable[[], str]]:
+    """Inside, file descriptor 2 (the one the engine's processes inherit) is a pipe that a thread
+    passes on to uab's stderr, keeping the last ``LOG_TAIL`` bytes; yields a function that returns
+    them (after the processes that hold the pipe are gone, within a few seconds). vLLM's engine
+    process logs why it failed to start there, while the error its parent raises says only "See
+    root cause above". The thread runs as long as the engine's processes do."""
+    with contextlib.suppress(AttributeError, ValueError, OSError):
+        sys.stderr.flush()
+    read, write = os.pipe()
+    saved, out = os.dup(2), os.dup(2)
+    tail, seen = bytearray(), [0]
+
+    def forward() -> None:
+        with os.fdopen(read, "rb", buffering=0) as pipe:
+            while chunk := pipe.read(65536):
+                with contextlib.suppress(OSError):  # stderr's reader gone: keep draining the pipe
+                    os.write(out, chunk)
+                tail.extend(chunk)
+                del tail[:-LOG_TAIL]
+                seen[0] += len(chunk)
+        os.close(out)
+
+    thread = threading.Thread(target=forward, name="uab-vllm-log", daemon=True)
+    thread.start()
+    os.dup2(write, 2)
+    os.close(write)
+
+    def logged() -> str:  # a process that outlives the engine's (a resource tracker) may hold the pipe
+        for _ in range(25):
+            before = seen[0]
+            thread.join(timeout=0.2)
+            if not thread.is_alive() or seen[0] == before:
+                break
+        return bytes(tail).decode("utf-8", "replace")
+
+    try:
+        yield logged
+    finally:
+        with contextlib.suppress(AttributeError, ValueError, OSError):
+            sys.stderr.flush()
+        os.dup2(saved, 2)  # uab's own stderr again; the engine's processes keep the pipe
+        os.close(saved)
+
+
+def out_of_memory(text: str, on_cpu: bool, engine_args: dict) -> str | None:
+    """One line for an engine that found too little memory at start, by the cause ``text`` (an
+    exception's message, the engine's log) names last, and the settings that help; ``None`` where
+    it names none."""
+    found = [m for pattern in (KV_CACHE_SHORT, CUDA_OOM) for m in pattern.finditer(text)]
+    if not found:
+        return None
+    cause = max(found, key=lambda m: m.start())
+    fits = FITS.search(text, cause.end())
+    shorter = "a smaller --max-model-len" + (f" (vLLM estimates {fits[1]} fits)" if fits else "")
+    if on_cpu:
+        space = os.environ.get("VLLM_CPU_KVCACHE_SPACE") or "unset"
+        advice = (f"set VLLM_CPU_KVCACHE_SPACE (GiB of memory for the KV cache, now {space}) to what the machine "
+                  f"holds free, or give {shorter}")
+    elif cause.re is CUDA_OOM:
+        advice = (f"give {shorter}, a lower --gpu-memory-utilization (now {engine_args['gpu_memory_utilization']}) "
+                  f"where other processes use the GPU, or a larger --tensor-parallel-size (now "
+                  f"{engine_args['tensor_parallel_size']}) over more GPUs")
+    else:
+        advice = (f"give a higher --gpu-memory-utilization (now {engine_args['gpu_memory_utilization']}) or "
+                  f"{shorter}")
+    return f"the vLLM engine ran out of memory at start ({cause[0]}): {advice}"
 
 
 def _token_logprobs(sample) -> tuple[float, ...]:
@@ -198,6 +285,9 @@ class VLLMBackend(BaseBackend):
             self.engine_args["enable_chunked_prefill"] = False
             self.engine_args["max_num_batched_tokens"] = max_model_len or CPU_MAX_LEN
             self.engine_args["max_model_len"] = max_model_len  # unset: CPU_MAX_LEN or less (``llm``)
+        # recorded in provenance: --max-model-len as given (null: the model's, on a CPU at most
+        # CPU_MAX_LEN), the dtype that runs (auto: float32 on a CPU)
+        self.engine = {k: self.engine_args[k] for k in ENGINE_RECORDED}
         self._llm = None
         self._chat = None
 
@@ -205,7 +295,7 @@ class VLLMBackend(BaseBackend):
     def llm(self):
         """The engine, started on first use (tens of seconds on a CPU)."""
         if self._llm is None:
-            from ..models import cannot_load, model_fault, offline_unless_reachable, vllm_model_dir
+            from ..models import offline_unless_reachable, vllm_model_dir
 
             path = vllm_model_dir(self._model_arg)
             offline = offline_unless_reachable(path)
@@ -214,16 +304,29 @@ class VLLMBackend(BaseBackend):
                     os.environ.setdefault(key, value)
                 if self.engine_args["max_model_len"] is None:
                     self.engine_args["max_model_len"] = _cpu_context(path)
-            try:
-                self._llm = self._vllm.LLM(path, **self.engine_args)
-            except (ValueError, OSError) as exc:  # a config, tokenizer or hub id that does not load
-                raise UabError(cannot_load(self.model, path, exc, offline)) from exc
-            except Exception as exc:  # the engine's processes failed: the files, where they show why (no
-                # weights, a truncated file: exit 2, like a missing model), else the engine (exit 1)
-                if model_fault(path):
-                    raise UabError(cannot_load(self.model, path, exc, offline)) from exc
-                raise BackendError(f"starting the vLLM engine failed: {one_line(exc)}") from exc
+            with _engine_log() as logged:
+                try:
+                    self._llm = self._vllm.LLM(path, **self.engine_args)
+                except Exception as exc:
+                    failure = exc
+            if self._llm is None:
+                self._failed_to_start(failure, logged(), path, offline)
         return self._llm
+
+    def _failed_to_start(self, exc: Exception, log: str, path: str, offline: str) -> None:
+        """Raise the one-line error for an engine that did not start with ``exc`` (``log``: the
+        engine's processes' log meanwhile): too little memory (the cause, the settings that help:
+        exit 2, as the same settings fail again), a config, tokenizer or hub id that does not load
+        (exit 2), the files where they show why the engine's processes failed (no weights, a
+        truncated file: exit 2, like a missing model), else the engine (exit 1)."""
+        from ..models import cannot_load, model_fault
+
+        memory = out_of_memory(f"{exc}\n{log}", self.on_cpu, self.engine_args)
+        if memory:
+            raise UabError(memory) from exc
+        if isinstance(exc, (ValueError, OSError)) or model_fault(path):
+            raise UabError(cannot_load(self.model, path, exc, offline)) from exc
+        raise BackendError(f"starting the vLLM engine failed: {one_line(exc)}") from exc
 
     @property
     def context_length(self) -> int:
