@@ -215,13 +215,57 @@ def test_regrade_reads_stored_answers_again_counts_the_changes_and_drops_the_sta
     assert "dropped the vote of 1 question(s), which counted the old answers: run `uab vote` on the output" in message
     got = read_jsonl(out)
     assert [[s["answer"] for s in r["samples"]] for r in got] == [["2", "2"], ["3", "7"], [None, "4"]]
-    assert [r["uab"]["regrade"] for r in got] == [{"version": __version__, "changed": c} for c in (1, 1, 1)]
+    assert [r["uab"]["regrade"] for r in got] == [{"version": __version__, "changed": c, "confidences_changed": 0}
+                                                  for c in (1, 1, 1)]
     assert not {"prediction", "votes", "correct", "covered"} & set(got[0]) and "vote" not in got[0]["uab"]
     piped = uab("regrade", "-", "-q", input=pathlib.Path(src).read_bytes())  # a stage in a pipe: stdin to stdout
     assert piped.stdout.encode() == out.read_bytes() and not piped.stderr
     again = uab("regrade", out, "-o", tmp_path / "again.jsonl")
     assert "regrade: 0 of 6 answers changed" in again.stderr and "dropped" not in again.stderr
     assert "accuracy" in uab("vote", out, "-o", tmp_path / "votes.jsonl").stderr
+
+
+def test_regrade_reads_the_verbalised_confidence_again_as_a_fresh_sample_does(tmp_path):
+    """A --vcs pool drawn before "10%" was no score kept confidence 10 for it: regrade read the
+    answers again but not the confidences, which the vcs signal and the confidence vote rules read."""
+    rows = [_stale(1, ["Answer: 2\nConfidence: 10%", "Answer: 2\nConfidence: 8", "<think>Confidence: 9"], ["2", "2", None])]
+    for s, c in zip(rows[0]["samples"], (10, 8, 9)):
+        s["confidence"] = c
+    src, out = write_jsonl(tmp_path / "v.jsonl", rows), tmp_path / "r.jsonl"
+    message = " ".join(uab("regrade", src, "-o", out).stderr.split())
+    assert "regrade: 0 of 3 answers changed" in message and "; 2 verbalised confidences changed" in message, message
+    got = read_jsonl(out)[0]
+    assert [s["confidence"] for s in got["samples"]] == [None, 8, None]  # the last: cut while reasoning
+    assert got["uab"]["regrade"] == {"version": __version__, "changed": 0, "confidences_changed": 2}
+
+
+def test_regrade_sets_again_the_p_an_allocation_read_from_the_answers_or_confidences(tmp_path):
+    """An allocated record's p from vote-entropy (its Phase-1 answers) or vcs (their confidences)
+    stayed as allocated after regrade changed what it read; now it is read again as allocate
+    reads it, and where its T is not recorded (an allocator that reads no p) a warning says it is stale."""
+    rows = [_stale(i, ["Answer: 2\nConfidence: 10%", "Answer: 2\nConfidence: 8"], ["5", "2"]) for i in range(4)]
+    for rec in rows:
+        rec["samples"][0]["confidence"] = 10
+    src = write_jsonl(tmp_path / "v.jsonl", rows)
+    for signal, allocator, p in (("vote-entropy", "uab", 1.0), ("vcs", "uab", 0.8), ("vcs", "uniform", 0.8)):
+        alloc, out = tmp_path / "a.jsonl", tmp_path / "r.jsonl"
+        uab("allocate", src, "-N", 3, "--signal", signal, "--allocator", allocator, "-o", alloc, "-q")
+        assert read_jsonl(alloc)[0]["p"] != p
+        message = " ".join(uab("regrade", alloc, "-o", out).stderr.split())
+        assert "; 4 allocated p read again from them" in message and "warning" not in message, message
+        got = read_jsonl(out)
+        assert [r["p"] for r in got] == [pytest.approx(p)] * 4 and got[0]["uab"]["regrade"]["p"] == "read again"
+        assert [r["extra"] for r in got] == [r["extra"] for r in read_jsonl(alloc)]  # the allocation stays as drawn
+        again = tmp_path / "again.jsonl"  # as allocate would read them
+        uab("allocate", out, "-N", 3, "--signal", signal, "--allocator", allocator, "-o", again, "-q")
+        assert [r["p"] for r in read_jsonl(again)] == [r["p"] for r in got]
+    uab("allocate", src, "-N", 3, "--signal", "vote-entropy", "--allocator", "uniform", "-o", alloc, "-q")
+    message = " ".join(uab("regrade", alloc, "-o", out).stderr.split())
+    assert "warning: 4 question(s) keep the p their allocation read from the old answers" in message, message
+    assert [r["uab"]["regrade"]["p"] for r in read_jsonl(out)] == ["stale"] * 4
+    uab("allocate", src, "-N", 3, "--signal", "anll", "--allocator", "uniform", "-o", alloc, "-q")  # no logprobs: no p
+    message = " ".join(uab("regrade", alloc, "-o", out).stderr.split())
+    assert "allocated p" not in message and "warning" not in message and "p" not in read_jsonl(out)[0]["uab"]["regrade"]
 
 
 def test_regrade_of_a_bad_record_names_its_line_and_writes_nothing(tmp_path):
@@ -241,8 +285,9 @@ def test_regrade_takes_a_pool_or_run_directory_and_writes_outside_it(tmp_path):
     assert uab("regrade", tmp_path / "pool", "-q").stdout == uab("regrade", pool, "-q").stdout
     before = {p.name: p.read_bytes() for p in (tmp_path / "pool").iterdir()}
     for inside in (pool, tmp_path / "pool" / "new.jsonl"):
-        result = CliRunner().invoke(app, ["regrade", str(tmp_path / "pool"), "-o", str(inside)])
-        assert result.exit_code == 2 and "give -o a file outside it" in result.stderr, result.stderr
+        for given in (tmp_path / "pool", pool):  # its file too: regrade pool.jsonl -o pool.jsonl rewrote the pool
+            result = CliRunner().invoke(app, ["regrade", str(given), "-o", str(inside)])
+            assert result.exit_code == 2 and "give -o a file outside it" in result.stderr, result.stderr
     assert {p.name: p.read_bytes() for p in (tmp_path / "pool").iterdir()} == before
     uab("run", q, "--budget", 3, "--out", tmp_path / "r", "--backend", "scripted", "-q")  # allocated by uab
     by_dir = uab("regrade", tmp_path / "r", "-o", tmp_path / "rr.jsonl")

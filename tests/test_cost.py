@@ -619,6 +619,30 @@ def test_simulate_price_is_recorded_and_the_report_prices_other_targets_with_it(
     assert result.exit_code == 2 and "--price takes IN,OUT" in result.stderr and not (tmp_path / "bad.jsonl").exists()
 
 
+def test_simulate_prices_at_the_price_its_pool_directory_was_drawn_at_unless_given_one(tmp_path):
+    """`uab pool --price` recorded its price in summary.json, but `uab simulate DIR` without --price
+    wrote the cost at fixed accuracy without money; now it takes the pool's, says so, and records
+    where it came from; a --price given wins, and a pool file (no directory) records none."""
+    pool = tmp_path / "pool"
+    assert cli(["pool", write_jsonl(tmp_path / "q.jsonl", arithmetic(12)), "-K", "4", "--backend", "scripted",
+                "-o", str(pool), "--price", "0.5,2", "-q"]).exit_code == 0
+    args = ["--budgets", "1,2,4", "--seeds", "2", "--allocators", "uab,uniform", "--vote-rules", "majority"]
+    res = tmp_path / "res.jsonl"
+    result = cli(["simulate", str(pool), *args, "-o", str(res)])
+    assert result.exit_code == 0, result.stderr
+    assert (f"note: the cost at fixed accuracy is priced at 0.5 in / 2 out per 1M tokens, the --price "
+            f"{pool / 'summary.json'} records") in " ".join(result.stderr.split())
+    rows = read_jsonl(res)
+    assert rows[0]["simulation"]["price"] == {"input": 0.5, "output": 2.0, "per": "1M tokens",
+                                              "from": str(pool / "summary.json")}
+    assert all(c["cost"] is not None for c in analyses.cost_rows(rows) if c["min_N"] is not None)
+    result = cli(["simulate", str(pool), *args, "--price", "1,1", "-o", str(res)])
+    assert result.exit_code == 0 and "note: the cost" not in result.stderr
+    assert read_jsonl(res)[0]["simulation"]["price"] == {"input": 1.0, "output": 1.0, "per": "1M tokens"}
+    assert cli(["simulate", str(pool / "pool.jsonl"), *args, "-q", "-o", str(res)]).exit_code == 0
+    assert "price" not in read_jsonl(res)[0]["simulation"]
+
+
 def test_a_curve_above_the_target_at_its_least_budget_gives_bounds_not_values():
     summary = []
     for n, (u, a) in {2: (0.30, 0.38), 4: (0.36, 0.40), 8: (0.40, 0.42)}.items():

@@ -68,6 +68,21 @@ def test_the_readme_names_every_help_panel():
     assert f"panels ({', '.join(PANELS)})" in readme
 
 
+def test_the_readme_links_resolve():
+    """Every `](#anchor)` of README.md names a heading (as GitHub spells its anchor) or an
+    `<a id>`, and every relative link names a file of the checkout."""
+    readme = (ROOT / "README.md").read_text()
+    prose = re.sub(r"^```.*?^```", "", readme, flags=re.S | re.M)
+    anchors = set(re.findall(r'<a id="([^"]+)"', readme))
+    for heading in re.findall(r"^#{1,6}\s+(.+)$", prose, re.M):
+        slug = re.sub(r"[^\w\- ]", "", re.sub(r"<[^>]+>", "", heading).strip().lower()).replace(" ", "-")
+        anchors.add(slug if slug not in anchors else f"{slug}-1")
+    links = re.findall(r"\]\(([^)\s]+)\)", prose)
+    assert [t for t in links if t.startswith("#") and t[1:] not in anchors] == []
+    assert [t for t in links if not t.startswith(("#", "http")) and not (ROOT / t.split("#")[0]).exists()] == []
+    assert any(t.startswith("#") for t in links)
+
+
 @pytest.mark.parametrize("command", ["phase1", "allocate", "phase2", "vote", "regrade", "run", "pool", "simulate", "report"])
 def test_a_missing_input_is_one_line_naming_it(command, tmp_path):
     missing = str(tmp_path / "missing.jsonl")

@@ -794,6 +794,10 @@ def simulate(
     accuracies = _targets(targets)
     check_output(output)
     records, pool_name = _pool(pool)
+    price = price or runs.pool_price(pool)  # a --price given wins over the one the pool was drawn at
+    if price and price.source and not quiet:
+        err.print(f"note: the cost at fixed accuracy is priced at {price.input:g} in / {price.output:g} out per 1M "
+                  f"tokens, the --price {price.source} records", markup=False, highlight=False, soft_wrap=True)
     temps = [from_params(Allocation, {"signal_temperature": t}).temperature  # checked like run's -T
              for t in _floats(signal_temperature, "-T/--signal-temperature")]
     vote_temps = [from_params(Vote, {"vote_temperature": t}).temperature  # checked like vote's
@@ -961,7 +965,14 @@ def _print_regrade(s: pipeline.RegradeSummary) -> None:
         line += f"; against gold, {s.now_right:,} went wrong → right and {s.now_wrong:,} right → wrong"
     else:
         line += "; no gold answers to grade them against"
+    line += f"; {s.confidences_changed:,} verbalised confidences changed"
+    if s.p_changed:
+        line += f"; {s.p_changed:,} allocated p read again from them"
     err.print(line, highlight=False, soft_wrap=True)
+    if s.p_stale:
+        err.print(f"warning: {s.p_stale:,} question(s) keep the p their allocation read from the old answers or "
+                  "confidences: its provenance records no T to read it again with (an allocator that reads no p)",
+                  highlight=False, soft_wrap=True)
     if s.votes_dropped:
         err.print(f"dropped the vote of {s.votes_dropped:,} question(s), which counted the old answers: run `uab vote` on "
                   "the output", highlight=False, soft_wrap=True)

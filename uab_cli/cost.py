@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from . import __version__
 from .errors import UabError
@@ -56,10 +56,12 @@ class Tokens:
 
 @dataclass(frozen=True)
 class Price:
-    """Prices per million tokens: ``input`` (prompt) and ``output`` (completion)."""
+    """Prices per million tokens: ``input`` (prompt) and ``output`` (completion); ``source``: the
+    file they were read from, where not given (a pool's ``summary.json``)."""
 
     input: float
     output: float
+    source: str | None = field(default=None, compare=False)
 
     @classmethod
     def parse(cls, text: str) -> Price:
@@ -74,7 +76,8 @@ class Price:
         return cls(*values)
 
     def to_json(self) -> dict:
-        return {"input": self.input, "output": self.output, "per": "1M tokens"}
+        return {"input": self.input, "output": self.output, "per": "1M tokens",
+                **({"from": self.source} if self.source else {})}
 
     @classmethod
     def recorded(cls, value) -> Price | None:

@@ -12,7 +12,7 @@ import math
 import warnings
 from array import array
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 
 import numpy as np
 import orjson
@@ -45,8 +45,8 @@ from .settings import (
     needs_logprobs,
     without_logprobs,
 )
-from .signals import REGISTRY as SIGNAL_REGISTRY
 from .signals import (
+    DEFAULT_T,
     SAMPLE_SIGNALS,
     MissingSignal,
     log_p,
@@ -57,6 +57,7 @@ from .signals import (
     token_stats,
     vote_outcomes,
 )
+from .signals import REGISTRY as SIGNAL_REGISTRY
 
 __all__ = ["Allocation", "Generation", "Vote", "allocate", "fit", "phase1", "phase2", "vote"]
 
@@ -74,7 +75,6 @@ def make_sample(completion: Completion, rec: dict, index: int, phase: int, seed:
     reasoning was cut off), a server's separate reasoning (never graded) and the signal
     statistics over ``span`` (``reply``: every token; ``answer``: those after the reasoning), and
     its prompt's token count where the backend reports it."""
-    final = final_text(completion.text)  # None: cut while reasoning (``answer_of``)
     logprobs = completion.token_logprobs
     if span == "answer" and logprobs is not None:
         logprobs = answer_logprobs(logprobs, completion.tokens, completion.text, completion.reasoning is not None)
@@ -87,7 +87,7 @@ def make_sample(completion: Completion, rec: dict, index: int, phase: int, seed:
         "n_tokens": completion.n_tokens,
         "finish_reason": completion.finish_reason,
         **token_stats(logprobs),
-        "confidence": None if final is None else parse_confidence(final),
+        "confidence": confidence_of(completion.text),
     }
     if completion.reasoning is not None:
         sample["reasoning"] = completion.reasoning
@@ -102,6 +102,13 @@ def answer_of(text: str, rec: dict) -> str | None:
     signal span. What every sample stores as it is drawn and ``regrade`` reads again."""
     final = final_text(text)
     return None if final is None else extract_answer(final, rec)
+
+
+def confidence_of(text: str) -> int | None:
+    """The verbalised confidence (1-10) a reply states in its final part (``parse_confidence``; none
+    when the reasoning was cut off): what every sample stores as it is drawn and ``regrade`` reads again."""
+    final = final_text(text)
+    return None if final is None else parse_confidence(final)
 
 
 def draw(
@@ -450,14 +457,7 @@ class AllocationInputs:
 
     def add(self, rec: dict) -> None:
         phase1 = samples(rec, 1)
-        if SIGNAL_REGISTRY[self.signal].per_sample:
-            score = question_score(phase1, self.signal)
-        elif len(phase1) >= SIGNAL_REGISTRY[self.signal].phase1:
-            answers = [voted_answer(s, DEFAULT_CUT) for s in phase1]
-            score = question_score(phase1, self.signal,
-                                   vote_outcomes(_answer_counts(answers, question_type(rec)), answers.count(None)))
-        else:
-            score = None  # settings.check rejects too few Phase-1 samples
+        score = signal_score(rec, self.signal)  # None with too few Phase-1 samples: settings.check rejects them
         label = rec.get("judge")
         if label != "hard" and label != "easy" and self.unlabelled is None:
             self.unlabelled = self.m
@@ -517,6 +517,19 @@ class AllocationInputs:
         if settings.allocator in allocators.ROUNDS:
             info["rounds"] = summary.rounds = job.rounds
         return AllocationPlan([None if math.isnan(x) else x for x in p.tolist()], extra.tolist(), info, summary)
+
+
+def signal_score(rec: dict, signal: str) -> float | None:
+    """``signal``'s score of a record (``question_score``) from its Phase-1 samples: vote-entropy's
+    over the answers they hold (each without one an outcome of its own), ``None`` where they
+    lack it or are too few for it. What ``allocate`` maps to p, and ``regrade`` again."""
+    phase1 = samples(rec, 1)
+    if SIGNAL_REGISTRY[signal].per_sample:
+        return question_score(phase1, signal)
+    if len(phase1) < SIGNAL_REGISTRY[signal].phase1:
+        return None
+    answers = [voted_answer(s, DEFAULT_CUT) for s in phase1]
+    return question_score(phase1, signal, vote_outcomes(_answer_counts(answers, question_type(rec)), answers.count(None)))
 
 
 @dataclass
@@ -668,25 +681,60 @@ def vote(rec: dict, settings: Vote = Vote()) -> dict:
 
 
 def regrade(rec: dict, summary: RegradeSummary) -> dict:
-    """Set every sample's ``answer`` to what this version reads in its text (``answer_of``, as a
-    sample drawn now), count the changes in ``summary`` and in the record's provenance
-    (``regrade``), and drop the record's vote (``VOTE_FIELDS``, provenance ``vote``): it counted
-    the old answers, so ``vote`` runs again on the output. Allocation and signals stay as drawn."""
-    changed = 0
+    """Set every sample's ``answer`` and ``confidence`` to what this version reads in its text
+    (``answer_of``, ``confidence_of``: as a sample drawn now), and an allocated record's ``p`` where
+    its signal reads them (``regraded_p``); count the changes in ``summary`` and in the record's
+    provenance (``regrade``), and drop the record's vote (``VOTE_FIELDS``, provenance ``vote``): it
+    counted the old answers, so ``vote`` runs again on the output. The allocation (``extra``) and
+    the log-prob statistics stay as drawn."""
+    changed = confidences = 0
+    read = False  # a Phase-1 sample's answer or confidence changed: what a p may read
     for s in samples(rec):
         old, new = s.get("answer") or None, answer_of(s["text"], rec)
-        s["answer"] = new
+        was, now = s.get("confidence"), confidence_of(s["text"])
+        s["answer"], s["confidence"] = new, now
         if new != old:
             changed += 1
             summary.graded_change(is_correct(rec, old), is_correct(rec, new))
+        confidences += now != was
+        read |= (new != old or now != was) and s.get("phase") == 1
+    info = {"version": __version__, "changed": changed, "confidences_changed": confidences}
+    p = regraded_p(rec, read)
+    if p is not None:
+        info["p"] = p
+        summary.p_changed += p == "read again"
+        summary.p_stale += p == "stale"
     summary.questions += 1
     summary.graded += gold_answer(rec) is not None
     summary.samples += len(samples(rec))
     summary.changed += changed
+    summary.confidences_changed += confidences
     summary.votes_dropped += any(key in rec for key in VOTE_FIELDS) or "vote" in provenance(rec)
     for key in VOTE_FIELDS:
         rec.pop(key, None)
-    return with_provenance(without_provenance(rec, "vote"), "regrade", {"version": __version__, "changed": changed})
+    return with_provenance(without_provenance(rec, "vote"), "regrade", info)
+
+
+def regraded_p(rec: dict, read: bool) -> str | None:
+    """An allocated record's ``p`` after ``regrade`` read its samples again (``read``: a Phase-1
+    answer or confidence changed), where its allocation's signal reads them (``vcs``, ``vcs-pow``,
+    ``vote-entropy``; not the log-prob ones): set again as ``allocate`` sets it (``signal_score``,
+    ``probabilities``) from its provenance's signal and T, and ``"read again"`` where it changed;
+    ``"stale"`` where the provenance does not record what p needs (a tempered signal's T, which an
+    allocator that reads no p leaves out) and its samples changed; else ``None``, as it was."""
+    allocated = provenance(rec).get("allocate")
+    signal = allocated.get("signal") if isinstance(allocated, dict) else None
+    if rec.get("p") is None or signal not in SIGNAL_REGISTRY or SIGNAL_REGISTRY[signal].statistic is not None:
+        return None
+    t = allocated.get("T") if SIGNAL_REGISTRY[signal].tempered else DEFAULT_T  # vcs reads no T
+    if not (isinstance(t, (int, float)) and not isinstance(t, bool) and 0 < t < math.inf):
+        return "stale" if read else None
+    score = signal_score(rec, signal)
+    p = probabilities([score], signal, t)[0][0].item()
+    if math.isnan(p) or p == rec["p"]:
+        return None
+    rec["p"] = p
+    return "read again"
 
 
 @dataclass
@@ -699,6 +747,9 @@ class RegradeSummary:
     changed: int = 0  # answers that differ from the stored ones (an empty one and none are alike)
     now_right: int = 0  # of those, answers graded wrong (or no answer) before and right now
     now_wrong: int = 0  # ... right before and wrong (or no answer) now
+    confidences_changed: int = 0  # verbalised confidences that differ from the stored ones
+    p_changed: int = 0  # allocated records whose p, read from answers or confidences, was set again
+    p_stale: int = 0  # ... whose p reads changed samples but could not be set again (``regraded_p``)
     votes_dropped: int = 0  # records whose vote was dropped
 
     def graded_change(self, was: bool | None, now: bool | None) -> None:
@@ -708,8 +759,8 @@ class RegradeSummary:
             self.now_wrong += not now
 
     def merge(self, other: RegradeSummary) -> None:
-        for name in ("questions", "graded", "samples", "changed", "now_right", "now_wrong", "votes_dropped"):
-            setattr(self, name, getattr(self, name) + getattr(other, name))
+        for f in fields(self):
+            setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
 
 
 def voted_samples(rec: dict, settings: Vote | None = None) -> Sequence[dict]:

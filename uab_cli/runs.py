@@ -755,14 +755,27 @@ def pool_file(path: str) -> str:
     return _directory_file(path, pool=True)
 
 
+def pool_price(path: str) -> cost.Price | None:
+    """The ``--price`` the pool a ``simulate`` argument names was drawn at: a ``uab pool`` (or
+    Uniform ``uab run``) directory's ``summary.json`` records it (its ``source``); ``None`` for a
+    file or a directory that records none."""
+    if not os.path.isdir(path):
+        return None
+    found = os.path.join(path, SUMMARY)
+    price = cost.Price.recorded(_read_json(found).get("price"))
+    return price and dataclasses.replace(price, source=found)
+
+
 def records_file(path: str, output: str) -> str:
     """The sampled records a ``regrade`` argument names: a file, a ``uab pool`` directory's
     ``pool.jsonl`` or a ``uab run`` directory's ``votes.jsonl`` (every sample its allocation
     chose). A directory is not edited in place (its checkpoint keeps the answers as drawn):
-    an ``output`` inside it is refused."""
+    an ``output`` inside it is refused, as inside the directory of a file of one (``pool.jsonl``)."""
     found = _directory_file(path, pool=False)
-    inside = os.path.realpath(path)
-    if found != path and output != "-" and os.path.commonpath([os.path.realpath(output), inside]) == inside:
+    home = path if found != path else os.path.dirname(path) or "."
+    inside = os.path.realpath(home)
+    ours = found != path or os.path.exists(os.path.join(home, CONFIG))  # a pool or run directory
+    if ours and output != "-" and os.path.commonpath([os.path.realpath(output), inside]) == inside:
         raise UabError("uab regrade leaves the pool or run directory it reads as drawn (a rerun reuses its "
                        "checkpoint): give -o a file outside it", output)
     return found
