@@ -500,6 +500,8 @@ def test_csv_is_read_without_a_copy_of_4_bytes_a_character(tmp_path):
     cell = "x, " * 100_000
     path.write_text("question,answer\n" + "".join(f'"{i}: {cell}",{i}\n' for i in range(20)), encoding="utf-8")
     size = path.stat().st_size
+    (tmp_path / "one.jsonl").write_text('{"problem": "1+1?", "answer": "2"}\n', encoding="utf-8")
+    assert cli(["convert", str(tmp_path / "one.jsonl"), "--preset", "math500"]).exit_code == 0  # the imports, untraced
     tracemalloc.start()
     try:
         assert sum(1 for _ in read_table(path)) == 20
@@ -1416,6 +1418,32 @@ def test_a_1_based_gold_index_names_answer_base_and_converts_with_it(as_text):
         list(convert_records([{**rows[0], "cop": "0" if as_text else 0}], None, answer_base=1, **options))
 
 
+@pytest.mark.parametrize("as_text", [False, True])
+def test_1_based_golds_without_the_last_choice_are_warned_of(as_text):
+    """A slice of MedMCQA's original release (cop from 1) without a gold of 4 (its first row, cop 3)
+    converted each gold one choice on (D for C), without a word; a file whose golds read as indices from
+    0 holds no 0 is now warned of, naming --answer-base 1. A 0 among them, --answer-base, or a preset
+    (cais/mmlu counts from 0) says nothing."""
+    import warnings
+
+    rows = [{**row, "cop": str(row["cop"]) if as_text else row["cop"]} for row in MEDMCQA_ORIGINAL[:1]]
+    options = {"answer_field": "cop", "choices_field": "opa,opb,opc,opd", "path": "dev.json"}
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        assert [r["answer"] for r in convert_records(rows, None, **options)] == ["D"]
+    assert [str(w.message) for w in said] == [
+        "dev.json:1: no gold read as a choice's index is 0 (choice A): if they count from 1 (MedMCQA's original cop "
+        "1-4), each was read as the choice after its own: give --answer-base 1 (--answer-base 0 if they count from 0)"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert [r["answer"] for r in convert_records(rows, None, answer_base=1, **options)] == ["C"]
+        assert [r["answer"] for r in convert_records(rows, None, answer_base=0, **options)] == ["D"]
+        zero = [{**rows[0], "id": "z", "cop": "0" if as_text else 0}]
+        assert [r["answer"] for r in convert_records(rows + zero, None, **options)] == ["D", "A"]
+        mmlu = [{"question": "q?", "choices": ["a", "b", "c"], "answer": "2" if as_text else 2}]
+        assert [r["answer"] for r in convert_records(mmlu, "mmlu")] == ["C"]
+
+
 def test_answer_base_errors_and_the_cop_column_warning(tmp_path):
     import warnings
 
@@ -1456,3 +1484,28 @@ def test_a_pandas_json_table_not_by_row_names_the_layout_that_reads(tmp_path, do
     table = {"schema": {"fields": []}, "data": [{"index": 0, "question": "2+2?", "answer": "4"}]}
     path.write_text(json.dumps(table), encoding="utf-8")
     assert [r["answer"] for r in convert_records(read_table(path), None)] == ["4"]
+
+
+def test_convert_streams_its_records_not_holding_them(tmp_path):
+    """`uab convert` held every record (and a list of the input's lines) before writing the first:
+    a 124 MB JSONL file of 3·10⁵ rows peaked at 587 MB; it now writes each record as it converts
+    (211 MB, the input's bytes and little more), still leaving nothing written on a bad row."""
+    import tracemalloc
+
+    path = tmp_path / "big.jsonl"
+    with path.open("w", encoding="utf-8") as fh:
+        for i in range(20_000):
+            fh.write(json.dumps({"problem": f"What is {i} plus 1? " + "Explain. " * 20, "answer": str(i + 1),
+                                 "solution": "Add one. " * 10, "level": "Level 1", "unique_id": f"u{i}"}) + "\n")
+    size = path.stat().st_size
+    command = ["convert", str(path), "--preset", "math500", "-o", str(tmp_path / "out.jsonl")]
+    assert cli(command).exit_code == 0  # once untraced: what it imports stays
+    tracemalloc.start()
+    try:
+        result = cli(command)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert result.exit_code == 0, result.stderr
+    assert len(load_jsonl(tmp_path / "out.jsonl")) == 20_000
+    assert peak < 1.5 * size + (4 << 20), (peak, size)

@@ -139,15 +139,39 @@ def test_a_full_device_or_stdout_is_one_line_and_exit_2(tmp_path, to):
 
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
 def test_a_full_stdout_under_what_report_prints_is_one_line_and_exit_2(tmp_path):
+    """`uab report RESULTS -o DIR > list` on a full disk: one line, exit 2, and DIR as it was (it
+    was written in full before the list of its files failed): a new one not made, an old one's
+    files kept."""
     import subprocess
     import sys
 
     results = os.path.join(os.path.dirname(__file__), "..", "results", "smollm2-mc", "simulate.jsonl")
+    old = tmp_path / "old"
+    old.mkdir()
+    (old / "summary.md").write_text("old")
+    for rep in (tmp_path / "new", old):
+        with open("/dev/full", "wb") as full:
+            done = subprocess.run([sys.executable, "-m", "uab_cli.cli", "report", results, "-o", str(rep)],
+                                  stdout=full, stderr=subprocess.PIPE)
+        assert done.returncode == 2 and "Traceback" not in done.stderr.decode()
+        assert done.stderr.decode().strip().splitlines()[-1] == "error: stdout: cannot write: No space left on device"
+    assert sorted(os.listdir(tmp_path)) == ["old"]
+    assert os.listdir(old) == ["summary.md"] and (old / "summary.md").read_text() == "old"
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+@pytest.mark.parametrize("args", [["--help"], ["-h"], ["--version"], ["vote", "--help"]])
+def test_help_or_version_to_a_full_stdout_is_one_line_and_exit_2(args):
+    """`uab --help > log` on a full disk: uab's own help and --version ended in a traceback, exit 1
+    (a backend failure's code); now one line, exit 2, as a command's help did."""
+    import subprocess
+    import sys
+
     with open("/dev/full", "wb") as full:
-        done = subprocess.run([sys.executable, "-m", "uab_cli.cli", "report", results, "-o", str(tmp_path / "rep")],
-                              stdout=full, stderr=subprocess.PIPE)
-    assert done.returncode == 2 and "Traceback" not in done.stderr.decode()
-    assert done.stderr.decode().strip().splitlines()[-1] == "error: stdout: cannot write: No space left on device"
+        done = subprocess.run([sys.executable, "-m", "uab_cli", *args], stdout=full, stderr=subprocess.PIPE,
+                              timeout=120)
+    assert done.returncode == 2 and done.stderr.decode() == "error: stdout: cannot write: No space left on device\n", \
+        done.stderr.decode()
 
 
 def test_a_fifo_or_device_output_is_written_in_place_not_replaced(tmp_path):

@@ -29,6 +29,7 @@ from .backends import options as backend_options
 from .convert import PRESETS
 from .errors import BackendError, Terminated, UabError, terminated_on_signals
 from .jsonl import (
+    atomic_output,
     check_inputs,
     check_output,
     display_name,
@@ -87,6 +88,18 @@ def _tell(line: str) -> None:
         err.print(line, highlight=False, soft_wrap=True)
 
 
+def _unwritten(exc: OSError) -> NoReturn:
+    """A failure to write stdout (a full one: the output, report's paths, the help) or stderr as the
+    boundary's one line, exit 2; stdout's reader gone (`| head`), exit 141 in silence; else ``exc``."""
+    if reader_gone(exc):  # `| head`: exit as a tool killed by SIGPIPE, 128 + 13, in silence
+        raise typer.Exit(141) from None
+    failure = write_failure(exc, "stderr" if _stderr_failed() else "-")
+    if failure is None:
+        raise exc
+    _tell(f"[red]error:[/red] {escape(str(failure))}")
+    raise typer.Exit(2) from None
+
+
 def _refuse_usage(exc, command: str | None) -> NoReturn:
     """click's parse error as the boundary's one line, exit 2, naming the help to read."""
     where = " ".join(filter(None, ("uab", command)))
@@ -113,6 +126,8 @@ class _Group(typer.core.TyperGroup):
                     exc.show()
                 raise typer.Exit(2) from None
             _refuse_usage(exc, None)
+        except OSError as exc:  # `uab --help` or `uab --version` to a full stdout
+            _unwritten(exc)
 
     def resolve_command(self, ctx, args):
         name, cmd, rest = super().resolve_command(ctx, args)
@@ -129,14 +144,8 @@ class _Group(typer.core.TyperGroup):
             raise typer.Exit(2) from None
         except _UsageError as exc:  # click's parse errors, in the same style
             _refuse_usage(exc, ctx.meta.get("uab.command"))
-        except OSError as exc:  # what a command prints to a full stdout (report's paths) or stderr
-            if reader_gone(exc):  # `| head`: exit as a tool killed by SIGPIPE, 128 + 13, in silence
-                raise typer.Exit(141) from None
-            failure = write_failure(exc, "stderr" if _stderr_failed() else "-")
-            if failure is None:
-                raise
-            _tell(f"[red]error:[/red] {escape(str(failure))}")
-            raise typer.Exit(2) from None
+        except OSError as exc:  # what a command prints to a full stdout (its help, report's paths) or stderr
+            _unwritten(exc)
         except BackendError as exc:
             _tell(f"[red]backend error:[/red] {escape(str(exc))}")
             _tell("Finished samples are kept; re-run the same command to resume." if resumable()
@@ -665,9 +674,8 @@ def convert(
 
     check_output(output)
     _stdin_hint(input)
-    records = list(convert_records(read_table(input, columns), preset, question_field, answer_field, choices_field, id_field,
-                                   path=display_name(input), answer_base=answer_base))  # every row converts before any output
-    write_records(output, records)
+    write_records(output, convert_records(read_table(input, columns), preset, question_field, answer_field, choices_field,
+                                          id_field, path=display_name(input), answer_base=answer_base), streaming=True)
 
 
 @command
@@ -880,9 +888,14 @@ def report(
     numbered = _numbered(results)
     lines, rows = [n for n, _ in numbered], [row for _, row in numbered]
     records, pool_name = _pool(pool) if pool else (None, None)
-    for path in reports.report(rows, records, output, accuracies, _plot_skipped, source=display_name(results),
-                               lines=lines, pool=pool_name):
-        typer.echo(path)
+    reports.report(rows, records, output, accuracies, _plot_skipped, source=display_name(results), lines=lines,
+                   pool=pool_name, listed=_list_paths)
+
+
+def _list_paths(paths: list[str]) -> None:
+    """The files report writes, on stdout (a failure to write it is a ``UabError`` naming stdout)."""
+    with atomic_output("-") as out:
+        out.write(b"".join(os.fsencode(path) + b"\n" for path in paths))
 
 
 def _plot_skipped(name: str, why: str) -> None:

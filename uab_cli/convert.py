@@ -48,6 +48,7 @@ class _Row:
         self.line, self.path, self.label = line, path, label
         self.base = base  # --answer-base: golds are indices from 0 or 1 (MedMCQA's original cop); None: unsaid
         self.note: str | None = None  # a doubt about how the row was read, to warn of
+        self.index: int | None = None  # its gold, read as a choice's index counted from 0 unsaid (no --answer-base)
 
     def error(self, message: str) -> UabError:
         """A UabError located at this row."""
@@ -237,6 +238,8 @@ def _indexed(row: _Row, index: int, n: int) -> str:
     """The letter of choice ``index`` of ``n``, counted from ``row.base``; an index out of range is an
     error (one just past the end of 0-based indices names ``--answer-base 1``)."""
     base = row.base or 0
+    if row.base is None:
+        row.index = index
     if not base <= index < n + base:
         how = (" numbered from 1 (--answer-base 1)" if base else
                "; 1-based indices (MedMCQA's original cop 1-4)? give --answer-base 1" if index == n else "")
@@ -614,6 +617,8 @@ def convert_records(
     def records() -> Iterator[dict]:
         seen: dict[str, int] = {}
         any_choices, warned = False, set()
+        indexed: int | None = None  # the line of the first row whose gold was read as an index from 0 unsaid
+        from_zero = False  # some such gold is 0: they do count from 0
         for index, item in enumerate(rows):
             line, data, *at = item if isinstance(item, tuple) else (index + 1, item)
             position = at[0] if at else index  # a datasets-server row's row_idx, else its place here
@@ -622,6 +627,9 @@ def convert_records(
             row = _Row(data, fields, required, line, path, label, answer_base)
             body = spec.build(row)
             _check_gold(row, body)
+            if row.index is not None:
+                indexed = line if indexed is None else indexed
+                from_zero = from_zero or row.index == 0
             for kind, advice in (("note", row.note), ("advice", _advice(row, body) if preset is None else None)):
                 if advice is not None and kind not in warned:
                     warned.add(kind)  # once: the other rows are alike
@@ -649,6 +657,11 @@ def convert_records(
             yield record
         if not seen:
             raise UabError("empty input: no records", path=path)
+        if indexed is not None and not from_zero and preset is None:  # 1-based golds without the last choice's?
+            warnings.warn(str(UabError(
+                "no gold read as a choice's index is 0 (choice A): if they count from 1 (MedMCQA's original cop 1-4), "
+                "each was read as the choice after its own: give --answer-base 1 (--answer-base 0 if they count from 0)",
+                path=path, line=indexed)), UserWarning, stacklevel=2)
         if preset is None and (choices_field is not None or answer_base is not None) and not any_choices:
             raise UabError(f"no row has the choices {_field_label(fields['choices'])}" + (
                 "" if choices_field else " that --answer-base numbers: name them with --choices-field"), path=path)
@@ -672,9 +685,22 @@ def _loads(raw: bytes):
     return value
 
 
+_LINE_BREAK = re.compile(rb"\r\n|\r|\n")
+
+
+def _lines(text: bytes) -> Iterator[bytes]:
+    """``text.splitlines()`` one line at a time (not a list of them all, as large as the text)."""
+    start = 0
+    for found in _LINE_BREAK.finditer(text):
+        yield text[start:found.start()]
+        start = found.end()
+    if start < len(text):
+        yield text[start:]
+
+
 def _read_jsonl(path: Path | str, text: bytes) -> Iterator[tuple[int, dict]]:
     """Rows of a JSON Lines file, numbered by line; blank lines are skipped."""
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(_lines(text), start=1):
         if not line.strip():
             continue
         try:

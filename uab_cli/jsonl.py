@@ -12,7 +12,7 @@ import shutil
 import stat
 import sys
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import IO
 
 import orjson
@@ -447,16 +447,19 @@ def unspoolable(exc: OSError, what: str) -> UabError:
                     "(set TMPDIR to a folder with room)", tempfile.gettempdir())
 
 
-def write_files(files: dict[str, bytes]) -> None:
+def write_files(files: dict[str, bytes], ready: Callable[[], None] | None = None) -> None:
     """Write each ``path: data`` as ``atomic_output`` does, every file written in full (and
     synced) before the first replaces its old copy: a failure to write one (a full disk) leaves
-    them all as they were."""
+    them all as they were. ``ready()`` runs between the two (what is said of the files: a failure
+    there leaves them as they were too)."""
     with contextlib.ExitStack() as stack:
         for path, data in files.items():
             fh = stack.enter_context(atomic_output(path))
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
+        if ready is not None:
+            ready()
 
 
 @contextlib.contextmanager
@@ -538,10 +541,12 @@ def _umask() -> int:
     return mask
 
 
-def write_records(path: str, records: Iterable[dict]) -> int:
-    """Write records as JSONL atomically; consumes ``records`` lazily. Returns the count."""
+def write_records(path: str, records: Iterable[dict], streaming: bool = False) -> int:
+    """Write records as JSONL atomically; consumes ``records`` lazily. Returns the count.
+    ``streaming``: records made as they are written (``convert``), whose failure leaves nothing
+    written where the output is written in place too (stdout: ``whole_output``)."""
     n = 0
-    with atomic_output(path) as fh, gcpolicy.paused():
+    with (whole_output if streaming else atomic_output)(path) as fh, gcpolicy.paused():
         # One write per line into a large buffer: holding many small orjson outputs at once
         # (to join them) makes the allocator grow and shrink the heap for every one.
         write = fh.write

@@ -200,20 +200,23 @@ def _replayed_with(simulation: dict) -> list[str]:
 
 def report(rows: Sequence[dict], records: Sequence[dict] | None, out_dir: str,
            targets: Sequence[float] | None = None, on_skipped: Callable[[str, str], None] | None = None,
-           source: str | None = None, lines: Sequence[int] | None = None, pool: str | None = None) -> list[str]:
+           source: str | None = None, lines: Sequence[int] | None = None, pool: str | None = None,
+           listed: Callable[[list[str]], None] | None = None) -> list[str]:
     """Write the plots and ``summary.md`` into ``out_dir``; returns the paths written. The cost
     at fixed accuracy is the results file's (``simulate -o``) unless ``targets`` are given or it
     has none; the signal deciles need its ``deciles`` rows. A plot the inputs cannot draw is
     named, with why, in ``summary.md`` and to ``on_skipped(name, why)``. ``summary.md`` opens
     with where the results came from (``source``, the results file, and its ``produced_by`` row);
     ``lines`` (each row's line in it) locate a row that is no result row; ``pool`` names the file
-    ``records`` came from in an error saying they are not the results' pool."""
+    ``records`` came from in an error saying they are not the results' pool. ``listed(paths)`` is
+    called once every file is written in full, before the first replaces its old copy: a failure
+    there (a full stdout) leaves the directory as it was."""
     try:
         files, skipped = _render(rows, records, targets, on_skipped, source, lines, pool)
     except (TypeError, ValueError, KeyError, AttributeError, IndexError) as exc:  # a row of another shape
         raise UabError(f"a row is not what `uab simulate -o` writes ({type(exc).__name__}: {exc})", source) from None
     written = {os.path.join(out_dir, name): data.getvalue() for name, data in files.items()}
-    write_files(written)
+    write_files(written, None if listed is None else lambda: listed(list(written)))
     for name in skipped:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(os.path.join(out_dir, name))
