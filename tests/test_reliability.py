@@ -322,6 +322,26 @@ def test_a_damaged_checkpoint_line_with_samples_after_it_is_an_error(questions, 
     assert (out / runs.CHECKPOINT).read_bytes() == damaged
 
 
+@pytest.mark.parametrize("command", ["run", "pool"])
+def test_force_starts_over_on_a_damaged_checkpoint(questions, reference, tmp_path, command):
+    """The damage error says `--force to start over`; with --force the same error came back."""
+    out = tmp_path / "run"
+    args = run_args(questions, out)[len(UAB):]
+    if command == "pool":
+        args = ["pool", questions, "-K", "2", *args[4:]]
+        assert cli(args).exit_code == 0
+    else:
+        shutil.copytree(reference, out)
+    ckpt = (out / runs.CHECKPOINT).read_bytes().splitlines(keepends=True)
+    (out / runs.CHECKPOINT).write_bytes(b"".join(ckpt[:4]) + b"garbage\n" + b"".join(ckpt[5:]))
+    assert cli(args).exit_code == 2
+    result = cli([*args, "--force"])
+    assert result.exit_code == 0, result.stderr
+    assert lines(out / runs.CHECKPOINT) == len(ckpt)  # every sample drawn again, none twice
+    if command == "run":
+        assert_complete(out, reference)
+
+
 @pytest.mark.parametrize("sig,code,said", [("SIGINT", 130, "interrupted"), ("SIGTERM", 143, "stopped by SIGTERM"),
                                            ("SIGHUP", 129, "stopped by SIGHUP")])
 @pytest.mark.parametrize("held", [M // 3, M + 10])  # in phase 1 / in phase 2
@@ -402,6 +422,23 @@ def test_a_full_disk_while_checkpointing_is_one_line_and_the_rerun_resumes(quest
     rc, stderr = finish(start(run_args(questions, out)[:-1]))
     assert rc == 0 and f"reused {whole}" in stderr, stderr
     assert_complete(out, reference)
+
+
+def test_a_judge_run_that_fails_before_its_first_sample_leaves_no_samples_behind(tmp_path, fake_backend):
+    """The judge's labels are written before the first sample: a run that failed there left its
+    directory (lock, config and all) and refused other settings, saying it held samples."""
+    q = write_jsonl(tmp_path / "q.jsonl", arithmetic(4))
+    args = ["run", q, "--budget", "3", "--allocator", "judge", "--backend", "scripted", "-q"]
+    fake_backend.in_cli(fail_after=4)  # the 4 judge calls answer, the first sample fails
+    assert cli([*args, "-o", str(tmp_path / "new" / "run")]).exit_code == 1
+    assert not (tmp_path / "new").exists()
+    (tmp_path / "kept").mkdir()  # a directory the run did not make stays, and takes other settings
+    assert cli([*args, "-o", str(tmp_path / "kept")]).exit_code == 1
+    assert (tmp_path / "kept" / runs.JUDGE).exists()
+    fake_backend.in_cli()
+    result = cli([*args, "-o", str(tmp_path / "kept"), "--max-tokens", "100"])
+    assert result.exit_code == 0, result.stderr
+    assert lines(tmp_path / "kept" / runs.CHECKPOINT) == 3 * 4
 
 
 @pytest.mark.parametrize("name", [".lock", runs.CONFIG, runs.CHECKPOINT])

@@ -34,7 +34,7 @@ JUDGE = "judge.json"
 SUMMARY = "summary.json"  # what the latest run cost (tokens and time per stage) and scored
 POOL = "pool.jsonl"
 VOTES_OF = "votes-{}.jsonl"  # the votes of one allocation and vote setting; votes.jsonl is the latest
-_BOOKKEEPING = (CONFIG, DRAWN, CHECKPOINT)  # the files a run directory holds before its first sample is drawn
+_BOOKKEEPING = (CONFIG, DRAWN, CHECKPOINT, JUDGE)  # the files a run directory holds before its first sample is drawn
 # Config entries that fix the samples: a run directory holding samples drawn with other
 # values is refused (or, with --force, emptied). Every other entry (budget, allocation,
 # vote) may change from one run to the next: the samples already drawn are reused.
@@ -125,7 +125,8 @@ class RunDir:
 
     def _holds_samples(self) -> bool:
         """Whether the directory holds samples: in its checkpoint, or in any file but its config
-        (a pool's or a run's outputs); a run that failed before its first sample left none."""
+        (a pool's or a run's outputs); a run that failed before its first sample left none (its
+        judge's labels are no samples)."""
         try:
             if os.path.getsize(self.file(CHECKPOINT)) > 0:
                 return True
@@ -145,14 +146,13 @@ class RunDir:
         # votes stay in votes-<setting>.jsonl; a pool's samples in the checkpoint); --force over
         # another configuration empties the directory of uab's files.
         gone = [SUMMARY, POOL, *STAGE_FILES[1:]]
-        kept: list[dict] = []
-        if self.check(config, force):
+        kept = None if self.check(config, force) else self._load(force)
+        if kept is None:  # other settings, or a damaged checkpoint under --force: start over
             earlier = glob.glob(os.path.join(glob.escape(self.path), VOTES_OF.format("*")))
             gone += [CHECKPOINT, JUDGE, STAGE_FILES[0], *map(os.path.basename, earlier)]
-        else:
-            kept = self._load()
-            if reuse:
-                reuse(self.store)
+            kept = []
+        elif reuse:
+            reuse(self.store)
         for name in gone:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(self.file(name))
@@ -165,11 +165,12 @@ class RunDir:
         write_records(self.file(CHECKPOINT), kept)  # exactly the store: no torn last line, no duplicate
         self._ckpt = open(self.file(CHECKPOINT), "ab", buffering=0)  # nothing held back for close to write
 
-    def _load(self) -> list[dict]:
+    def _load(self, force: bool = False) -> list[dict] | None:
         """Read the checkpoint into ``store``; returns its rows, less a last line torn by a kill
         and duplicates. A bad line with lines after it is damage, not a kill: ``UabError`` naming
-        it, the file left as it is. Of two lines of one sample the later wins, as in ``checkpoint``
-        (Phase 1 draws again a reply that lost its logprobs)."""
+        it, the file left as it is; with ``force``, ``None`` and an empty store (start over). Of two
+        lines of one sample the later wins, as in ``checkpoint`` (Phase 1 draws again a reply that
+        lost its logprobs)."""
         kept: dict[tuple[str, int], dict] = {}
         with contextlib.suppress(FileNotFoundError), _open_read(self.file(CHECKPOINT)) as fh:
             for lineno, raw in enumerate(fh, 1):
@@ -184,6 +185,9 @@ class RunDir:
                     check_sample(sample)
                 except (ValueError, TypeError, KeyError, UabError):
                     if fh.read().strip():  # a kill tears the last line only
+                        if force:
+                            self.store.clear()
+                            return None
                         raise UabError("not a sample of this run's checkpoint, and samples follow it: fix or "
                                        "remove the line (or --force to start over)", self.file(CHECKPOINT),
                                        lineno) from None
@@ -235,9 +239,9 @@ class RunDir:
             fh.write(orjson.dumps(obj, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
 
     def close(self) -> None:
-        """Release the lock; a directory this run made that holds no more than its config and an
-        empty checkpoint (it failed before its first sample) goes, with the folders made on the
-        way to it."""
+        """Release the lock; a directory this run made that holds no more than its config, an
+        empty checkpoint and its judge's labels (it failed before its first sample) goes, with the
+        folders made on the way to it."""
         if self._ckpt:
             self._ckpt.close()
         try:  # still holding the lock: no other run can take the directory while it goes
