@@ -139,6 +139,15 @@ def test_pools_that_are_not_the_results_pool_or_not_a_pool_are_named(tmp_path):
     assert "--max-tokens (1024 → 64)" in message and "--temperature (0.9 → 0.5)" in message
     result = uab("simulate", tmp_path / "pool", "--check", res, "-o", tmp_path / "chk2.jsonl")
     assert "other settings" not in result.stderr
+    # a results file of a uab before its {"simulation": …} row (or recommendation rows alone) said nothing:
+    # its recommendations' settings hold the pool's sampling settings, as `uab run --settings` draws them
+    old = tmp_path / "old.jsonl"
+    old.write_text("".join(line for line in res.read_text().splitlines(True) if '"simulation"' not in line))
+    result = uab("simulate", tmp_path / "other", "--check", old, "-o", tmp_path / "chk4.jsonl")
+    message = " ".join(result.stderr.split())
+    assert "--max-tokens (1024 → 64)" in message and "--temperature (0.9 → 0.5)" in message, message
+    result = uab("simulate", tmp_path / "pool", "--check", old, "-o", tmp_path / "chk5.jsonl")
+    assert "other settings" not in result.stderr
     uab("pool", q, "--samples", 6, "--out", tmp_path / "k6", "--backend", "scripted", "-q")  # only a larger -K
     result = uab("simulate", tmp_path / "k6", "--check", "-", "-o", tmp_path / "chk3.jsonl", input=res.read_bytes())
     assert "other settings" not in result.stderr  # and the results read once from stdin

@@ -646,6 +646,11 @@ def test_check_on_a_malformed_recommendation_names_the_file(tmp_path):
     (lambda rec: rec["settings"].update(exit_mode="skip"), "--exit-mode applies with --exit only"),
     (lambda rec: rec["settings"].update(foo=1), "unknown option for `uab run`: foo"),
     (lambda rec: rec.pop("settings"), "the recommendation for N = 2 has no settings to run"),
+    # what --check's table prints: a traceback after the results file was written
+    (lambda rec: rec.update(gain="0.05"), "a recommendation row's 'gain' is '0.05', not what `uab simulate -o` writes"),
+    (lambda rec: rec.update(se=[1]), "a recommendation row's 'se' is [1], not what `uab simulate -o` writes"),
+    (lambda rec: rec["held_out"].update(se_questions="0.1"),
+     "a recommendation row's held_out's 'se_questions' is '0.1', not what `uab simulate -o` writes"),
     (lambda rec: rec.update(N=4), "a second recommendation for N = 4 (the first on line {4}): one results file per "
                                   "simulation")])
 def test_a_hand_edited_recommendation_is_refused_naming_its_line(tmp_path, edit, says):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import pathlib
 import sys
 
 import numpy as np
@@ -822,6 +823,31 @@ def test_check_replays_a_recommendation_against_uniform_majority_on_other_questi
     assert baseline == [{"check": {**baseline[0]["check"], "gain": 0.0, "se": 0.0, "worse": False}}]  # nothing drawn
 
 
+def test_check_shows_the_held_out_gain_uniform_majority_was_chosen_with(tmp_path):
+    """A recommendation of Uniform + majority records its own gain as 0 and the selection rule's
+    held-out gain in ``held_out`` (what simulate's table shows): the check's "held-out gain where
+    chosen" read the 0 (`+0.00 ± 0.00`, on the committed math pool's N = 8 too, whose held-out
+    gain is −0.03 ± 0.14). It shows the held-out gain, ± its standard error over seeds, or over
+    questions where N spent the whole pool (the gate's, as for a pick)."""
+    kept = {**confident_ties_at(2), "vote_rule": "majority", "gain": 0.0, "se": 0.0,
+            "held_out": {"gain": -0.0003, "se": 0.0014, "se_questions": 0.0027, "selections": 25}}
+    [got] = [r["check"] for r in evaluation.check(noisy_pool(m=60, k=8, seed=2), [kept], 5)]
+    assert (got["chosen_gain"], got["chosen_se"], got["gain"]) == (-0.0003, 0.0014, 0.0)
+    assert "| 2 | uniform + majority | -0.03 ± 0.14 | — |" in recommend.markdown_check([got])
+    a = write_jsonl(tmp_path / "a.jsonl", noisy_pool(m=60, k=4, seed=1))
+    b = write_jsonl(tmp_path / "b.jsonl", noisy_pool(m=60, k=4, seed=2))
+    results, out = str(tmp_path / "res.jsonl"), str(tmp_path / "check.jsonl")
+    assert cli(["simulate", a, "--budgets", "2,4", "--allocators", "uniform,random", "--vote-rules",
+                "majority,most-confident", "--seeds", "5", "-q", "-o", results]).exit_code == 0
+    [rec] = [r["recommendation"] for r in read_jsonl(results) if r.get("recommendation", {}).get("N") == 4]
+    assert rec["vote_rule"] == "majority" and rec["held_out"]["gain"] > 0 and rec["held_out"]["se"] == 0.0
+    done = cli(["simulate", b, "--check", results, "--seeds", "5", "-o", out])  # N = 4 = K: the whole pool
+    [four] = [r["check"] for r in read_jsonl(out) if r.get("check", {}).get("N") == 4]
+    assert (four["chosen_gain"], four["chosen_se"]) == (rec["held_out"]["gain"], rec["held_out"]["se_questions"])
+    shown = f"| 4 | uniform + majority | {100 * four['chosen_gain']:+.2f} ± {100 * four['chosen_se']:.2f} | — |"
+    assert done.exit_code == 0 and shown in done.stderr, done.stderr
+
+
 def test_check_replays_with_the_recommendations_vote_settings():
     pool = noisy_pool(m=120, k=8, seed=4)
     rec = confident_ties_at(4, vote_rule="weighted", vote_temperature=0.02)
@@ -1107,6 +1133,46 @@ def test_simulate_check_takes_a_results_file_and_nothing_it_would_override(tmp_p
         assert bad.exit_code == 2 and says in bad.stderr and not (tmp_path / "bad.jsonl").exists()
     bad = cli(["simulate", b, "--check", a, "-q"])
     assert bad.exit_code == 2 and "a.jsonl: no recommendation rows" in bad.stderr
+
+
+def test_simulate_check_of_a_file_without_recommendations_says_what_it_is(tmp_path):
+    """A `--check` results file (verdicts) or a results file cut short before its recommendation
+    rows: `--check` said "no recommendation rows: expected a `uab simulate -o` results file" of
+    both, which they are, where `uab run --settings` said which."""
+    a = write_jsonl(tmp_path / "a.jsonl", noisy_pool(m=20, k=4, seed=5))
+    results, checked = tmp_path / "res.jsonl", str(tmp_path / "check.jsonl")
+    assert cli(["simulate", a, "--budgets", "2", "--seeds", "2", "--allocators", "uniform", "-q", "-o",
+                str(results)]).exit_code == 0
+    assert cli(["simulate", a, "--check", str(results), "--seeds", "2", "-q", "-o", checked]).exit_code == 0
+    cut = tmp_path / "cut.jsonl"
+    cut.write_text("".join(line for line in results.read_text().splitlines(True) if "recommendation" not in line))
+    for path, says in ((checked, "a `uab simulate --check` results file holds its checks, not recommendations: give the "
+                                "results file of the simulation that chose them"),
+                       (str(cut), "a `uab simulate -o` results file without recommendation rows (they come last: is it "
+                                  "cut short?)")):
+        bad = cli(["simulate", a, "--check", path, "--seeds", "2", "-q", "-o", str(tmp_path / "bad.jsonl")])
+        assert bad.exit_code == 2 and bad.stderr == f"error: {path}: {says}\n", bad.stderr
+        assert not (tmp_path / "bad.jsonl").exists()
+
+
+def test_simulate_check_refuses_to_write_over_the_file_it_reads(tmp_path):
+    """`simulate POOL --check RESULTS -o RESULTS` replaced the results file, its recommendations
+    (what `uab run --settings` reads) with them, by the check's rows, exit 0; `-o` the pool's file
+    replaced the pool's samples."""
+    a = write_jsonl(tmp_path / "a.jsonl", noisy_pool(m=20, k=4, seed=5))
+    results = tmp_path / "res.jsonl"
+    assert cli(["simulate", a, "--budgets", "2", "--seeds", "2", "--allocators", "uniform", "-q", "-o",
+                str(results)]).exit_code == 0
+    kept = results.read_bytes(), pathlib.Path(a).read_bytes()
+    for output, name in ((str(results), "--check"), (str(tmp_path / "." / "a.jsonl"), "POOL")):
+        bad = cli(["simulate", a, "--check", str(results), "--seeds", "2", "-q", "-o", output])
+        assert bad.exit_code == 2 and bad.stderr == (f"error: {output}: -o is {name}, which this command reads: its "
+                                                     "output would replace it; give -o another file\n"), bad.stderr
+        assert (results.read_bytes(), pathlib.Path(a).read_bytes()) == kept
+    # plain simulate too: `-o` the pool's file replaced the samples it replayed by their results
+    bad = cli(["simulate", a, "--budgets", "2", "--seeds", "2", "-q", "-o", a])
+    assert bad.exit_code == 2 and "-o is POOL, which this command reads" in bad.stderr, bad.stderr
+    assert pathlib.Path(a).read_bytes() == kept[1]
 
 
 @pytest.mark.parametrize("values,says", [({"gain": "coverage"}, "drop --gain"),

@@ -30,6 +30,7 @@ from .convert import PRESETS
 from .errors import BackendError, Terminated, UabError, terminated_on_signals
 from .jsonl import (
     atomic_output,
+    check_apart,
     check_inputs,
     check_output,
     display_name,
@@ -801,6 +802,7 @@ def simulate(
         return _check_recommendations(ctx, pool, check, budgets, seeds, output, quiet)
     accuracies = _targets(targets)
     check_output(output)
+    check_apart(output, POOL=runs.pool_file(pool))
     records, pool_name = _pool(pool)
     price = price or runs.pool_price(pool)  # a --price given wins over the one the pool was drawn at
     if price and price.source and not quiet:
@@ -851,6 +853,7 @@ def _check_recommendations(ctx: typer.Context, pool: str, results: str, budgets:
     result_rows = [row for _, row in numbered]
     recs = recommend.from_results(results, _budgets(budgets), numbered, functools.partial(_as_run, ctx))
     records, pool_name = _pool(pool)
+    check_apart(output, check=results, POOL=pool_name)
     otherwise = evaluation.drawn_otherwise(result_rows, records)
     if otherwise and not quiet:
         err.print(f"note: {pool} was drawn with other settings than the pool behind {results} ("
@@ -860,7 +863,7 @@ def _check_recommendations(ctx: typer.Context, pool: str, results: str, budgets:
         err.print(f"note: {pool} holds the questions the recommendations of {results} were chosen on: the check is "
                   "not held out (on the same samples it replays the draws they were chosen on); check on a pool of "
                   "other questions", markup=False, highlight=False, soft_wrap=True)
-    rows = list(evaluation.check(records, recs, seeds, pool_name))
+    rows = list(evaluation.check(records, recs, seeds, pool_name, evaluation.whole_pool(result_rows)))
     write_records(output, [evaluation.produced_by(records, pool, seeds, check=results), *rows])
     if not quiet:
         typer.echo(report.markdown_table(evaluation.summarize(rows), advise=False), err=True)

@@ -3,7 +3,7 @@ many seeds (``simulate``) and aggregate the rows (``summarize``); ``report`` ren
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import replace
 
 import numpy as np
@@ -27,7 +27,7 @@ from .cost import Price
 from .errors import UabError
 from .pipeline import default_signal, generation_of, resolve_vote_signal
 from .pools import Pool
-from .records import level_name, level_order, questions_fingerprint, samples
+from .records import is_int, level_name, level_order, questions_fingerprint, samples
 from .settings import DEFAULT_CUT, TEMPLATE_DIGEST, Generation, Vote, changes
 from .signals import (
     DEFAULT_T,
@@ -282,15 +282,16 @@ def _replay(pool, combos, skipped, seeds, gain, thresholds, on_progress, variant
 
 
 def check(records: Sequence[dict], recommended: Sequence[dict], seeds: int | Sequence[int] = 20,
-          pool_name: str | None = None) -> Iterator[dict]:
+          pool_name: str | None = None, whole_pool: Collection[int] = ()) -> Iterator[dict]:
     """Replay recommendations (``simulate``'s ``{"recommendation": ...}`` rows, chosen on other
     questions) on ``records``: each N's combination, with its vote settings, and Uniform + majority
     on the same seeded draws. Yields the result rows, then one ``{"check": ...}`` row per N: the
     combination, its gain here over Uniform + majority ± its standard error over seeds (paired; over
     questions where N spends the whole pool, as ``recommend.held_out``'s gate),
     whether it was worse by more than ``recommend.SIGNIFICANCE`` of them, and the held-out gain it
-    was chosen with. A recommendation of Uniform + majority gains 0 by definition: nothing is
-    replayed for it. ``UabError`` before any replay for fewer than 2 seeds (a loss is judged
+    was chosen with (``recommend.chosen_with``; ``whole_pool``: the Ns that spent the whole pool
+    it was chosen on, ``whole_pool``'s). A recommendation of Uniform + majority gains 0 by
+    definition: nothing is replayed for it. ``UabError`` before any replay for fewer than 2 seeds (a loss is judged
     against its standard error over seeds) or an N the pool cannot fill, whatever is replayed;
     those about the pool (an N it cannot fill, a combination it cannot run, a confidence vote by
     a signal it lacks) name ``pool_name``, the pool's file."""
@@ -302,9 +303,9 @@ def check(records: Sequence[dict], recommended: Sequence[dict], seeds: int | Seq
     for rec in recommended:
         n, name, rule = rec["N"], rec["allocator"], rec.get("vote_rule") or voting.DEFAULT_RULE  # none: as `uab run`
         settings = rec.get("settings") or {}
+        chosen_gain, chosen_se = recommend.chosen_with(rec, n in whole_pool)
         entry = {"N": n, "allocator": name, "signal": rec.get("signal"), "T": rec.get("T"), "vote_rule": rule,
-                 "vote_temperature": rec.get("vote_temperature"),
-                 "chosen_gain": rec.get("gain"), "chosen_se": rec.get("se"),
+                 "vote_temperature": rec.get("vote_temperature"), "chosen_gain": chosen_gain, "chosen_se": chosen_se,
                  "settings": settings}  # what it replayed with (vote signal, temperature, keep, gain): provenance
         if (name, rule) == (recommend.BASELINE[0], recommend.BASELINE[3]):
             yield {"check": {**entry, "gain": 0.0, "se": 0.0, "worse": False}}
@@ -333,6 +334,12 @@ def check(records: Sequence[dict], recommended: Sequence[dict], seeds: int | Seq
         if found[0].get("whole_pool"):  # every seed draws the same samples: the spread over questions, as simulate's gate
             se = _whole_pool_se(records, rule, vote)
         yield {"check": {**entry, "gain": gain, "se": se, "worse": recommend.significant(-gain, se)}}
+
+
+def whole_pool(rows: Sequence) -> set[int]:
+    """The Ns at which results ``rows`` (``simulate``'s) spent the whole pool (their result rows say
+    ``whole_pool``)."""
+    return {r["N"] for r in rows if isinstance(r, dict) and r.get("whole_pool") is True and is_int(r.get("N"))}
 
 
 def _whole_pool_se(records: Sequence[dict], rule: str, vote: Vote) -> float:
@@ -447,8 +454,14 @@ def drawn_otherwise(rows: Sequence[dict], records: Sequence[dict]) -> dict[str, 
     settings than the pool of results ``rows`` (``produced_by``'s): a check on it replays on
     samples unlike those the recommendation was chosen on. Only the generation settings both
     record compare (not -K: another pool size is no other draw), and not the seed (another
-    seed is a fresh draw of the same settings)."""
+    seed is a fresh draw of the same settings). A results file without them (of a uab before the
+    ``produced_by`` row, or recommendation rows alone): its recommendations' ``settings``, whose
+    sampling settings are its pool's (what ``uab run --settings`` draws with)."""
     was, now = (about(rows) or {}).get("generation"), generation_of(records[0]) if records else {}
+    if not isinstance(was, dict):
+        was = next(({k: v for k, v in rec["settings"].items() if k in Generation.__dataclass_fields__}
+                    for r in rows if isinstance(r, dict) and isinstance(rec := r.get("recommendation"), dict)
+                    and isinstance(rec.get("settings"), dict)), None)
     return generation_changes(was, now)
 
 

@@ -327,6 +327,18 @@ def check_inputs(**paths: str | None) -> None:
                        "a file")
 
 
+def check_apart(output: str, **inputs: str | None) -> None:
+    """``UabError`` naming ``output`` where it is the file of one of a command's ``inputs`` (by
+    argument or option, as ``check_inputs``; the same file by another path too): the output would
+    replace what the command read (a results file's recommendations, a pool's samples)."""
+    if output == "-" or not os.path.isfile(output):
+        return
+    for name, path in inputs.items():
+        if path and path != "-" and os.path.isfile(path) and os.path.samefile(output, path):
+            raise UabError(f"-o is {_input_name(name)}, which this command reads: its output would replace it; "
+                           "give -o another file", output)
+
+
 def _input_name(name: str) -> str:
     """An input as the command line names it: an argument by its metavar (``RESULTS``), an option by its flag."""
     return name if name.isupper() else "--" + name

@@ -350,6 +350,18 @@ def share(entry: dict, headroom: dict | None) -> float | None:
     return entry["diff_uniform"] / gain if se is not None and significant(gain, se) else None
 
 
+def chosen_with(rec: dict, whole_pool: bool = False) -> tuple[float | None, float | None]:
+    """The held-out gain recommendation ``rec`` was chosen with, ± the standard error its gate read:
+    a pick's own ``gain`` and ``se``; for Uniform + majority (whose own gain is 0 by definition) the
+    selection rule's held-out gain, as its ``held_out`` records it, ± its standard error over seeds,
+    or over questions where N spent the whole pool (``whole_pool``: every seed drew the same samples).
+    A row without ``held_out`` (a hand-made one): its own gain."""
+    held = rec.get("held_out")
+    if not _is_baseline(rec) or not isinstance(held, dict):
+        return rec.get("gain"), rec.get("se")
+    return held.get("gain"), held.get("se_questions" if whole_pool else "se")
+
+
 def _is_baseline(entry: dict) -> bool:
     return entry["allocator"] == "uniform" and (entry.get("vote_rule") or voting.DEFAULT_RULE) == BASELINE[3]
 
@@ -455,7 +467,10 @@ def markdown_check(checks: Sequence[dict]) -> str:
 _SHAPE = {"N": (int,), "allocator": (str,), "vote_rule": (str, type(None)), "signal": (str, type(None)),
           "vote_temperature": (int, float, type(None)),
           "T": (int, float, type(None)), "settings": (dict, type(None)), "flags": (str, type(None)),
-          TEMPLATE_DIGEST: (str, type(None))}
+          TEMPLATE_DIGEST: (str, type(None)), "gain": (int, float, type(None)), "se": (int, float, type(None)),
+          "held_out": (dict, type(None))}
+_HELD_OUT_SHAPE = {"gain": (int, float, type(None)), "se": (int, float, type(None)),
+                   "se_questions": (int, float, type(None))}  # what ``chosen_with`` reads
 
 
 def _check_shape(rec: dict, path: str, line: int | None, required: tuple[str, ...]) -> None:
@@ -470,6 +485,10 @@ def _check_shape(rec: dict, path: str, line: int | None, required: tuple[str, ..
             continue
         if type(value) not in kinds or (key == "N" and value < 1):
             raise UabError(f"a recommendation row's {key!r} is {value!r}, not what `uab simulate -o` writes", path, line)
+    for key, kinds in _HELD_OUT_SHAPE.items():
+        if type(value := (rec.get("held_out") or {}).get(key)) not in kinds:
+            raise UabError(f"a recommendation row's held_out's {key!r} is {value!r}, not what `uab simulate -o` "
+                           "writes", path, line)
     declared = {o.name: o for o in (*options(), *backend_options())}
     for name, value in (rec.get("settings") or {}).items():
         try:
@@ -503,6 +522,19 @@ def numbered(rows: Iterable[tuple[int | None, object]], path: str,
     return found
 
 
+def why_none(objects: Iterable[object]) -> str | None:
+    """Why results ``objects`` hold no recommendation row, where they tell: the header of a
+    simulation that chose recommendations (not of a ``--check``) without them (cut short), or
+    ``--check``'s verdicts (its results, not the file it checked)."""
+    objects = [o for o in objects if isinstance(o, dict)]
+    if any(isinstance(o.get("simulation"), dict) and "check" not in o["simulation"] for o in objects):
+        return "a `uab simulate -o` results file without recommendation rows (they come last: is it cut short?)"
+    if any(isinstance(o.get("check"), dict) for o in objects):
+        return ("a `uab simulate --check` results file holds its checks, not recommendations: give the results "
+                "file of the simulation that chose them")
+    return None
+
+
 def from_results(path: str, budgets: Sequence[int] | None = None,
                  rows: Sequence[tuple[int, dict]] | None = None, run_checks=None) -> list[dict]:
     """The ``{"recommendation": ...}`` rows of a ``uab simulate -o`` results file (``rows``: its
@@ -512,9 +544,11 @@ def from_results(path: str, budgets: Sequence[int] | None = None,
     for one of them whose settings ``uab run`` refuses (``as_run``; ``run_checks(settings)``: the
     option names and values of ``uab run``'s own, which the CLI knows): ``uab run --settings
     --budget N`` reads N's row alone."""
-    lined = numbered(read_jsonl(path) if rows is None else rows, path)
+    rows = list(read_jsonl(path)) if rows is None else rows
+    lined = numbered(rows, path)
     if not lined:
-        raise UabError("no recommendation rows: expected a `uab simulate -o` results file", path)
+        raise UabError(why_none(row for _, row in rows)
+                       or "no recommendation rows: expected a `uab simulate -o` results file", path)
     if budgets is not None:
         have = ", ".join(str(rec["N"]) for _, rec in lined)
         missing = [n for n in budgets if n not in {rec["N"] for _, rec in lined}]

@@ -765,7 +765,7 @@ def load_file(path: str, budget: int | None = None, recommendation: bool = True)
             raise UabError(f"not JSON text: {half} is half of a UTF-16 surrogate pair", path) from None
         except RecursionError:  # nested too deep for any option value: the option's check says so
             pass
-    from .recommend import numbered  # recommend imports this module
+    from .recommend import numbered, why_none  # recommend imports this module
 
     recs, line = numbered(objects, path, required=("N",)), None
     objects = [o for _, o in objects]
@@ -789,16 +789,11 @@ def load_file(path: str, budget: int | None = None, recommendation: bool = True)
         digest = at[budget][1].get(TEMPLATE_DIGEST)  # its template's content (a row alone has no header)
         if isinstance(digest, str) and isinstance(found.get("prompt_template"), str):
             generation = {**(generation or {}), "prompt_template": found["prompt_template"], TEMPLATE_DIGEST: digest}
-    elif any(isinstance(o, dict) and isinstance(o.get("simulation"), dict) and "check" not in o["simulation"]
-             for o in objects):  # the header of a simulation that chose recommendations (not of a --check)
-        raise UabError("a `uab simulate -o` results file without recommendation rows (they come last: is it cut "
-                       "short?)", path)
+    elif why := why_none(objects):
+        raise UabError(why, path)
     else:
         found = objects[0] if len(objects) == 1 else None
     if not isinstance(found, dict):
-        if any(isinstance(o, dict) and "check" in o for o in objects):
-            raise UabError("a `uab simulate --check` results file holds its checks, not recommendations: give "
-                           "the results file of the simulation that chose them", path)
         raise UabError("expected a JSON/TOML object of option values, a recommendation, or a "
                        "`uab simulate -o` results file", path)
     if not recs:
