@@ -721,7 +721,7 @@ def test_an_adverb_after_the_answer_is_is_no_part_of_it(text, expected):
                                             ("Answer: 7. The answer is not correct.", "7"), ("Answer: 7. The answer is right!", "7"),
                                             ("So 2 + 2 = 4. The answer is correct.", "4"), ("The answer is correct.", None),
                                             ("Answer: 7. The answer is incorrect, it is 8.", "8"),
-                                            ("Answer: 7. The answer is not 7.", "not7")])
+                                            ("Answer: 7. The answer is not 7.", "7")])
 def test_a_verdict_after_the_answer_is_does_not_replace_the_stated_answer(text, expected):
     """"Answer: 49. … The answer is incorrect." read "incorrect" (and "correct", "given": three in a SmolLM2
     pool): a remark on the answer with no number in its line marks none, the marker before it does."""
@@ -735,6 +735,35 @@ def test_a_verdict_after_the_answer_is_does_not_replace_the_stated_answer(text, 
 def test_a_verdict_then_a_number_in_its_sentence_states_that_number(text, expected):
     """"The answer is incorrect, it is 50." read "incorrect" (a number on the verdict's line kept the verdict
     as the answer): the number later in its sentence is the answer; one in a later sentence is not."""
+    assert extract_answer(text, MATH) == expected
+
+
+@pytest.mark.parametrize("text, expected", [("The answer is not 49, it is 50.", "50"), ("The answer is not 49 but 50.", "50"),
+                                            ("The answer is not $49$, it is $50$.", "50"), ("The answer is not 49; it is 50.", "50"),
+                                            ("The answer is not $49, it is $50.", "50"), ("The answer is not 100%, it is 50%.", "50"),
+                                            ("The answer is not 49.", None), ("x = 3. The answer is not 49.", None),
+                                            ("The answer is not -3.", None), ("The answer is not 100%.", None),
+                                            ("Answer: 50. The answer is not 49.", "50"), ("The answer is not 49. The answer is 50.", "50"),
+                                            ("The answer is not possible.", "not possible")])
+def test_a_denied_value_is_no_answer(text, expected):
+    """"The answer is not 49, it is 50." read "not49": the value after the denial in its sentence is the
+    answer; with none, the marker before it counts, else the reply states no answer (its last number is
+    the denied 49)."""
+    assert extract_answer(text, MATH) == expected
+
+
+@pytest.mark.parametrize("text, expected", [("The answer is correct: 50", "50"), ("The answer is right, 50.", "50"),
+                                            ("The answer is correct: $\\frac{1}{2}$", "\\frac{1}{2}"),
+                                            ("The answer is right: x+1", "x+1"), ("The answer is correct: -3", "-3"),
+                                            ("Answer: 7. The answer is incorrect because 3 + 4 = 8.", "7"),
+                                            ("Answer: 7. The answer is correct, since 3 + 4 = 7.", "7"),
+                                            ("The answer is incorrect because 3 + 4 = 8.", "8"),
+                                            ("The answer is right angle.", "right angle"),
+                                            ("Answer: 49. The answer is given as 50.", "50")])
+def test_a_verdict_then_a_value_or_a_reason(text, expected):
+    """"The answer is correct: 50" read "correct:50" and "is right, 50." "right,50"; "Answer: 7. The answer
+    is incorrect because 3 + 4 = 8." read 3: a verdict's reason states no answer (the marker before it
+    counts, else the last number), what follows its colon or comma does."""
     assert extract_answer(text, MATH) == expected
 
 

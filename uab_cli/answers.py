@@ -64,8 +64,14 @@ _BOLD = re.compile(r"\*\*(.+?)\*\*")
 _EMPHASIS = re.compile(r"\*+(?=[A-Za-z(])|(?<=[A-Za-z)])\*+")
 _PROSE = re.compile(r"[A-Za-z]{2,}\.?\s+[A-Za-z]{2}")  # a sentence, not an expression
 _VERB = re.compile(r"\s(?:is|are|was|equals|be)\s", re.IGNORECASE)
-# a remark on the answer, not one: "the answer is correct", "is not given", "is unknown"
-_VERDICT = re.compile(r"(?:not )?(?:correct|incorrect|wrong|right|given|unknown|unclear)|not")
+# A remark on the answer after "the answer is", not one: a verdict ("correct", "not given", "unknown")
+# that ends its clause, or a denied value ("not 49"); a reason may follow it ("incorrect because 3 + 4 = 8")
+_VERDICT = re.compile(r"(?:not\s+)?(?:correct|incorrect|wrong|right|given(?!\s+(?:as|by)\b)|unknown|unclear)(?![\w-])|"
+                      r"not(?![\w-])", re.IGNORECASE)  # "is given as 50" states 50
+_DENIAL = re.compile(r"not\s+(?=\$?-?\.?\d|\$|\\\()", re.IGNORECASE)
+_REMARK_JOINT = re.compile(r"(?:[\s,:;%°]|\\%|[-\u2013\u2014](?![.\d]))*")  # ", ", ": ", " - " (not "-3"), a denied "49%"
+_REASON = re.compile(r"(?:because|since|as|given)(?![\w-])", re.IGNORECASE)
+_SPAN_OPEN = re.compile(r"\$|\\\(")
 
 
 def _closing(text: str, i: int) -> int | None:
@@ -190,23 +196,67 @@ def _prose_value(line: str) -> str:
     return _clause(line).strip()
 
 
+class _Denial(str):
+    """What ``_marked`` reads where a reply denies a value and states none ("The answer is not 49."):
+    no answer at all, not its last number (49)."""
+
+
+_DENIED = _Denial()
+
+
 def _marked(text: str, math: bool = True) -> str | None:
     """The answer after the last "the answer is"/"Answer:"/"####", cut at the end of its
-    expression (``math``) or of its sentence. A math marker followed by a verdict on the answer
-    states the number later in its sentence ("The answer is incorrect, it is 50."), or else marks
-    none ("Answer: 49. The answer is incorrect."): the one before it does."""
+    expression (``math``) or of its sentence. A math marker followed by a remark on the answer
+    (``_remark``) states the answer later in the remark's sentence ("The answer is incorrect, it is
+    50.", "The answer is not 49, it is 50.", "is correct: 50"), or else marks none ("Answer: 49. The
+    answer is incorrect.", "is correct because 3 + 4 = 7"): the one before it does; a denied value and
+    no marker before it that states one is no answer (``_DENIED``)."""
     found = list(_MARKER.finditer(text))
     if not math:
         return _clause(text[found[-1].end():].lstrip(" \t\n*:#").split("\n", 1)[0], prose=False) if found else None
     ends = [m.start() for m in found[1:]] + [len(text)]  # an earlier marker's answer ends at the next marker
+    denied = False
     for marker, end in zip(reversed(found), reversed(ends)):
-        tail = text[marker.end():end]
-        value = _after_marker(tail)
-        if re.search(r"\d", value) or not _VERDICT.fullmatch(normalize_math(value)):
-            return value  # (a number in it: no verdict, and no second normalisation of the usual answer)
-        if number := _NUMBER.search(_clause(tail.lstrip(" \t\n*:#").split("\n", 1)[0], prose=False)):
-            return number.group()
+        tail = text[marker.end():end].lstrip(" \t\n*:#")
+        if (remark := _remark(tail.split("\n", 1)[0])) is None:
+            return _after_marker(tail)
+        rest, denies = remark
+        if (value := _stated(rest)) and normalize_math(value):
+            return value
+        denied = denied or denies
+    return _DENIED if denied else None
+
+
+def _remark(line: str) -> tuple[str, bool] | None:
+    """The rest of ``line`` (what follows "the answer is") after the remark on the answer that opens
+    it, and whether the remark denies a value: "not 49" (a number or math span), or a verdict that
+    ends its clause ("correct.", "wrong, …", "incorrect because …", "given in …", not "right angle");
+    None where no remark opens it."""
+    if denial := _DENIAL.match(line):
+        i = denial.end()
+        span = _LAST_SPAN.match(line, i)  # "not $49$", not dollars ("not $49, it is $50")
+        if value := span if span and not _currency(span.group(1) or "") else _NUMBER.match(line, i + line.startswith("$", i)):
+            return line[value.end():], True
+    if verdict := _VERDICT.match(line):
+        rest = line[verdict.end():]
+        if re.match(r"\s*(?:[^\w\s$\\]|$)", rest) or _CONNECTIVE.match(rest):
+            return rest, False
     return None
+
+
+def _stated(rest: str) -> str | None:
+    """The answer stated after a remark on it, in the remark's sentence: what opens it, read as after
+    "the answer is" (": $\\frac{1}{2}$", ", x+1"), or in words its first math span or number (", it is
+    50", " but 50"); none after a reason ("because 3 + 4 = 8") or where the sentence ends."""
+    rest = rest[_REMARK_JOINT.match(rest).end():]
+    if _REASON.match(rest) or not (sentence := _clause(rest, prose=False).strip()):
+        return None
+    if not re.match(r"[A-Za-z]{2}", sentence):
+        return _after_marker(rest)
+    number, span = _NUMBER.search(sentence), _SPAN_OPEN.search(sentence)
+    if span and (number is None or span.start() <= number.start()) and (value := _math_span(sentence[span.start():])):
+        return value
+    return number.group() if number else None
 
 
 def extract_math(text: str) -> str | None:
@@ -214,7 +264,9 @@ def extract_math(text: str) -> str | None:
     last number."""
     text = _strip_confidence(text).replace("\u2212", "-")  # "−5" is -5, after a marker or not
     for find in (last_boxed, last_curly, _marked):
-        if (candidate := find(text)) is not None and (ans := normalize_math(candidate)):
+        if (candidate := find(text)) is _DENIED:
+            return None
+        if candidate is not None and (ans := normalize_math(candidate)):
             return ans
     # a list's "1." is no answer, but a reply that is "152." alone states 152
     return _last_value(text if _ENUMERATOR.fullmatch(text.strip()) else _ENUMERATOR.sub("", text))
