@@ -352,6 +352,25 @@ def test_another_backend_than_a_settings_files_drops_its_model_and_sample_option
     assert config["backend"] == "scripted" and config["max_tokens"] == 16 and config["backend_options"] == {}
 
 
+def test_another_backend_than_a_settings_files_drops_all_its_backend_options(tmp_path, questions):
+    """The file's server, API key and engine options belong to its backend too: an OpenAI key and
+    URL were sent to --backend cohere, and a vllm file's --tensor-parallel-size refused the run."""
+    from uab_cli import settings
+
+    values = {"backend": "openai", "api_key": "sk-openai", "base_url": "http://127.0.0.1:8000/v1", "concurrency": 4,
+              "max_tokens": 16}
+    assert settings.for_backend(values, "cohere") == {"backend": "openai", "max_tokens": 16}
+    assert settings.for_backend(values, "openai") == values and settings.for_backend(values, None) == values
+    path = settings_file(tmp_path, '{"backend": "vllm", "tensor_parallel_size": 2, "gpu_memory_utilization": 0.5, '
+                                   '"max_model_len": 4096, "max_tokens": 16}')
+    result = run(questions, tmp_path / "r", "-N", "2", "--settings", path)  # run() gives --backend scripted
+    assert result.exit_code == 0, result.stderr
+    assert json.loads((tmp_path / "r" / "config.json").read_text())["generation"]["max_tokens"] == 16
+    path = settings_file(tmp_path, '{"tensor_parallel_size": 2}')  # no backend named: the option is the run's
+    refused(run(questions, tmp_path / "r2", "-N", "2", "--settings", path),
+            "--tensor-parallel-size does not apply to the scripted backend (only to vllm)")
+
+
 # --- another backend than the recorded one ------------------------------------------------------
 
 
@@ -785,12 +804,50 @@ def test_a_settings_file_json_cannot_hold_is_one_line(tmp_path, questions, name,
     assert not (tmp_path / "r").exists()
 
 
+def test_a_settings_files_option_of_another_command_is_named_as_one(tmp_path, questions):
+    """One file for the pipeline's stages: `uab phase1` said `unknown option … budget, vote_rule`,
+    as of a misspelt name; it names the commands that take them (a misspelt name is still unknown)."""
+    path = settings_file(tmp_path, '{"budget": 2, "vote_rule": "weighted", "max_tokens": 16}')
+    refused(cli(["phase1", questions, "--backend", "scripted", "-o", str(tmp_path / "p.jsonl"), "--settings", path]),
+            f"{path}: `uab phase1` does not take budget (an option of `uab allocate`, `uab run`); vote_rule "
+            "(an option of `uab vote`, `uab run`)")
+    assert not (tmp_path / "p.jsonl").exists()
+    path = settings_file(tmp_path, '{"budget": 2, "max_tokenz": 16}')
+    refused(cli(["allocate", questions, "--settings", path]), f"{path}: unknown option for `uab allocate`: max_tokenz")
+
+
+@pytest.mark.parametrize("text,key", [
+    ('{"temperature": 0.5,\n "max_tokens": 16,\n "temperature": 0.9}', "temperature"),
+    ('{"recommendation": {"N": 2, "settings": {"allocator": "uab", "allocator": "uniform"}}}', "allocator"),
+], ids=["options", "recommendation"])
+def test_a_json_settings_file_giving_a_key_twice_is_refused(tmp_path, questions, text, key):
+    """json kept the last value silently (a TOML file's second is refused by its reader, and two
+    spellings of one option by uab): one line naming the file and the key, nothing drawn."""
+    refused(run(questions, tmp_path / "r", "-N", "2", "--settings", settings_file(tmp_path, text)),
+            f"settings.json: an option is given twice: {key!r}")
+    assert not (tmp_path / "r").exists()
+
+
 def test_a_toml_settings_file_may_start_with_a_byte_order_mark(tmp_path, questions):
     """As a JSON settings file and a JSONL input may."""
     path = tmp_path / "s.toml"
     path.write_bytes(b"\xef\xbb\xbfseed = 7\n")
     assert run(questions, tmp_path / "r", "-N", "2", "--settings", str(path)).exit_code == 0
     assert {r["uab"]["phase1"]["seed"] for r in read_jsonl(tmp_path / "r" / "phase1.jsonl")} == {7}
+
+
+def test_a_results_file_may_start_with_a_byte_order_mark(tmp_path, questions):
+    """As `simulate --check` and `report` read it: a results file saved by an editor that adds one
+    was refused as `RESULTS:2: not JSON: Extra data`."""
+    settings = {"backend": "scripted", "max_tokens": 16, "allocator": "uniform", "vote_rule": "majority"}
+    rows = [{"simulation": {"pool": "p"}}, {"recommendation": {"N": 2, "settings": settings}},
+            {"recommendation": {"N": 3, "settings": settings}}]
+    path = tmp_path / "results.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + b"".join(json.dumps(r).encode() + b"\n" for r in rows))
+    result = run(questions, tmp_path / "r", "-N", "3", "--settings", str(path))
+    assert result.exit_code == 0, result.stderr
+    config = json.loads((tmp_path / "r" / "config.json").read_text())
+    assert config["n"] == 3 and config["allocate"]["allocator"] == "uniform" and config["generation"]["max_tokens"] == 16
 
 
 def test_a_rerun_derives_the_official_exit_tests_n_max_from_its_own_budget(tmp_path, questions):

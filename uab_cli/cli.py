@@ -423,7 +423,7 @@ def _apply_settings(ctx: typer.Context, path: str, remembered: dict) -> None:
     budget = ctx.params.get("budget") or remembered.get("budget")
     loaded = load_file(path, budget, recommendation=ctx.info_name in RECOMMENDED)
     line = getattr(loaded, "line", None)  # a results file's: its recommendation's line
-    _file_names(ctx.command, loaded, path, line)
+    _file_names(ctx, ctx.command, loaded, path, line)
     given = _given(ctx)
     loaded = settings.for_backend(settings.without_led(loaded, given), given.get("backend"))
     if isinstance(loaded, settings.Recommended):
@@ -436,13 +436,21 @@ def _apply_settings(ctx: typer.Context, path: str, remembered: dict) -> None:
             ctx.params[name] = checked[name]
 
 
-def _file_names(command, loaded: dict, path: str | None = None, line: int | None = None) -> None:
+def _file_names(ctx: typer.Context, command, loaded: dict, path: str | None = None, line: int | None = None) -> None:
     """``UabError`` naming ``path`` (and ``line``) for a settings file's option names
-    (``loaded``'s) that ``command`` does not take, or that only its command line gives."""
-    unknown = sorted(set(loaded) - {p.name for p in command.params} - {"settings"})
+    (``loaded``'s) that ``command`` does not take (unknown, or the commands that take it named),
+    or that only its command line gives."""
+    untaken = sorted(set(loaded) - {p.name for p in command.params} - {"settings"})
+    root = ctx.find_root()
+    takers = {n: [f"`uab {c}`" for c, cmd in root.command.commands.items() if n in {p.name for p in cmd.params}]
+              for n in untaken}
+    unknown = [n for n in untaken if not takers[n]]
     if unknown:
         raise UabError(f"unknown option{'s' * (len(unknown) > 1)} for `uab {command.name}`: "
                        f"{', '.join(unknown)}", path, line)
+    if untaken:
+        raise UabError(f"`uab {command.name}` does not take " + "; ".join(
+            f"{n} (an option of {', '.join(takers[n])})" for n in untaken), path, line)
     where = sorted(set(loaded) & NOT_FROM_FILE)  # what to read, write or discard: the command line says
     if where:
         raise UabError(f"{', '.join(where)} cannot come from a settings file: give {'them' if len(where) > 1 else 'it'}"
@@ -478,7 +486,7 @@ def _as_run(ctx: typer.Context, values: dict) -> None:
     refuses by name or value: ``simulate --check``'s part of ``recommend.as_run`` (run's own options)."""
     root = ctx.find_root()
     command = root.command.get_command(root, "run")
-    _file_names(command, values)
+    _file_names(ctx, command, values)
     _file_values(ctx, command, values)
 
 

@@ -7,6 +7,7 @@ field names the command-line option that sets it, so messages can speak in optio
 
 from __future__ import annotations
 
+import codecs
 import functools
 import os
 import re
@@ -607,10 +608,11 @@ def recorded_note(message: str, took: dict, where: str) -> str | None:
 
 def for_backend(values: dict, backend: str | None) -> dict:
     """A settings file's ``values`` (by option name) under the ``backend`` given on the command
-    line: where the file names another backend, without its model and the options that change
-    its samples (they belong to it, as a recorded model does in ``Generation.build``). A
-    recommendation stays one: how its pool was drawn is still checked against the run."""
-    kept = _for_backend(values, backend, {"model", *(o.name for o in backend_options() if o.samples)})
+    line: where the file names another backend, without its model and its backend options (they
+    belong to it, as a recorded model does in ``Generation.build``: its server's URL and API key
+    are not sent to another's). A recommendation stays one: how its pool was drawn is still
+    checked against the run."""
+    kept = _for_backend(values, backend, {"model", *(o.name for o in backend_options())})
     return Recommended(kept, values.generation, values.line) if isinstance(values, Recommended) else kept
 
 
@@ -742,8 +744,11 @@ def load_file(path: str, budget: int | None = None, recommendation: bool = True)
             raise UabError(f"not a TOML file: {exc}", path) from None
     else:
         try:  # one JSON object, read by json: orjson reads an integer beyond 64 bits as a float
-            objects = [(None, json.loads(data))]
+            objects = [(None, json.loads(data, object_pairs_hook=_once))]
+        except _Twice as exc:  # json keeps the last, silently (TOML refuses it, as by_name two spellings)
+            raise UabError(f"an option is given twice: {exc.args[0]!r}", path) from None
         except (ValueError, RecursionError) as exc:  # else JSONL (a results file)
+            data = data.removeprefix(codecs.BOM_UTF8)  # a byte-order mark, as the JSONL readers skip it
             first = next((line for line in data.splitlines() if line.strip()), b"")
             try:
                 orjson.loads(first)
@@ -799,6 +804,18 @@ def load_file(path: str, budget: int | None = None, recommendation: bool = True)
     if not recs:
         return by_name(found, path, line)
     return Recommended(recommended_values(found, path, line), generation, line)
+
+
+class _Twice(Exception):
+    """A key that a JSON object of a settings file gives twice (not a ``ValueError``: no JSONL either)."""
+
+
+def _once(pairs: list[tuple[str, object]]) -> dict:
+    """A JSON object of a settings file, ``_Twice`` where it gives a key twice."""
+    out = dict(pairs)
+    if len(out) < len(pairs):
+        raise _Twice(next(k for i, (k, _) in enumerate(pairs) if k in dict(pairs[:i])))
+    return out
 
 
 def by_name(values: dict, path: str | None = None, line: int | None = None) -> dict:
