@@ -296,11 +296,15 @@ def test_a_base_url_with_user_info_says_that_the_key_is_not_sent():
     assert len(caught) == 1 and "hunter2" not in str(caught[0].message) and SECRET not in str(caught[0].message)
 
 
-@pytest.mark.parametrize("url", ["api.cohere.com", "http://proxy:port/", "http://[::1"])
+@pytest.mark.parametrize("url", ["api.cohere.com", "http://proxy:port/", "http://[::1", "https://proxy/?key=hunter2",
+                                 "https://proxy/#hunter2"])
 def test_a_base_url_no_client_can_use_is_a_bad_option(url, monkeypatch):
-    """A traceback, or every request retried as a connection error, before: one line now."""
-    with pytest.raises(UabError, match=r"^--base-url \(or CO_API_URL\) must be an http:// or https:// URL"):
+    """A traceback, or every request retried as a connection error, before: one line now; a query
+    or fragment, which the SDK appended /v2/chat to, never shown (a key may be there)."""
+    with pytest.raises(UabError, match=r"^--base-url \(or CO_API_URL\) must (be an http:// or https:// URL|have no "
+                                       r"query)") as bad:
         CohereBackend(api_key=SECRET, base_url=url)
+    assert "hunter2" not in str(bad.value)
     monkeypatch.setenv("CO_API_URL", url)
     with pytest.raises(UabError, match="CO_API_URL"):
         CohereBackend(api_key=SECRET)
@@ -381,12 +385,15 @@ def test_a_token_count_beyond_any_integer_is_unknown_not_a_traceback():
 
 @pytest.mark.parametrize("fault", ["400", "401"])
 def test_client_errors_are_not_retried(fault):
+    """A 401 names where the key comes from (the server's bare `HTTP 401: …` before)."""
     with FakeServer(fault_rate=1.0, faults=(fault,)) as server:
-        with pytest.raises(BackendError, match=rf"not retryable\): HTTP {fault}"):
+        with pytest.raises(BackendError, match=rf"not retryable\): HTTP {fault}") as failed:
             cohere_at(server, retry=no_sleep(), concurrency=1).generate(
                 sample_requests(4), SamplingParams()
             )
     assert len(server.requests) == 1
+    hint = " (the server refused the API key: check --api-key, CO_API_KEY or COHERE_API_KEY)"
+    assert str(failed.value).endswith(hint) == (fault == "401") and SECRET not in str(failed.value)
 
 
 def test_faulty_service_still_yields_only_real_texts():

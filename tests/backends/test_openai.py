@@ -108,6 +108,22 @@ def test_retry_after_headers_are_read_and_an_unreadable_one_is_none(headers, sec
     assert http_failure(429, "slow down", headers).retry_after == seconds
 
 
+@pytest.mark.skipif(not hasattr(time, "tzset"), reason="needs time.tzset")
+@pytest.mark.parametrize("form", ["%a, %d %b %Y %H:%M:%S GMT", "%a, %d %b %Y %H:%M:%S -0000", "%a %b %d %H:%M:%S %Y"])
+def test_a_retry_after_date_is_gmt_whatever_the_local_time_zone(form, monkeypatch):
+    """An HTTP-date without a zone (`-0000`, asctime's form) was read as local time: east of GMT a
+    wait of 20 s became none (the retries hammered a rate-limited server), west of it one of hours."""
+    date = time.strftime(form, time.gmtime(time.time() + 20))
+    try:
+        for zone in ("JST-9", "EST+5", "UTC0"):
+            monkeypatch.setenv("TZ", zone)
+            time.tzset()
+            assert 15 < parse_retry_after({"Retry-After": date}) <= 20, zone
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+
+
 def test_retry_after_is_waited_for_real():
     with FakeServer(
         fault_rate=1.0, faults=("429_retry_after",), retry_after=0.3, fault_limit=1
@@ -257,6 +273,17 @@ def test_api_key_never_leaks(caplog):
         assert KEY.encode() not in rec.raw and KEY not in rec.path
 
 
+@pytest.mark.parametrize(("key", "said"), [(KEY, "the server refused the API key: check --api-key or OPENAI_API_KEY"),
+                                            (None, "no API key was given: set --api-key or OPENAI_API_KEY")])
+def test_a_401_says_where_the_key_comes_from(key, said):
+    """A refused (or forgotten) key ended in the server's bare `HTTP 401: …`, naming no way to give one."""
+    with FakeServer(fault_rate=1.0, faults=("401",)) as server:
+        with pytest.raises(BackendError, match=r"not retryable\): HTTP 401: ") as refused:
+            backend(server, api_key=key, retry=no_sleep()).generate(sample_requests(1), PARAMS)
+    assert str(refused.value).endswith(f" ({said})") and len(server.requests) == 1
+    assert KEY not in str(refused.value)
+
+
 def test_key_from_environment_and_optional(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-from-env-1234")
     with FakeServer() as server:
@@ -301,6 +328,18 @@ def test_a_base_url_no_client_can_use_is_a_bad_option_not_a_connection_to_retry(
     monkeypatch.setenv("OPENAI_BASE_URL", url)
     with pytest.raises(UabError, match="OPENAI_BASE_URL"):
         OpenAIBackend("m")
+
+
+@pytest.mark.parametrize("url", ["{}/v1?key=hunter2", "{}/v1/?api-version=hunter2",
+                                 "127.0.0.1:8000/v1?key=hunter2"])
+def test_a_base_url_with_a_query_is_a_bad_option_that_never_shows_it(url):
+    """The SDK adds the API's path inside a query (``/v1/?key=K chat/completions``): every request
+    went to ``/v1/`` with the key mangled in its query (a 404, a 405, or a server's odd reply read
+    as one without logprobs), and a URL refused for another reason was shown with its query."""
+    with FakeServer() as server:
+        with pytest.raises(UabError, match=r"^--base-url \(or OPENAI_BASE_URL\) must ") as bad:
+            OpenAIBackend("fake-model", url.format(server.url), api_key=KEY)
+    assert "hunter2" not in str(bad.value) and not server.requests
 
 
 def test_a_404_of_a_base_url_without_v1_says_where_the_api_is():

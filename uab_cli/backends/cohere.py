@@ -40,11 +40,12 @@ class CohereBackend(RemoteBackend):
     name = "cohere"
     supports_seed = True
     url_variable = URL_VAR
+    key_variables = KEY_VARS
 
     def __init__(self, model: str = "command-a-03-2025", base_url: str | None = None, api_key: str | None = None, *,
                  logprobs: bool = True, **limits):
         """``limits``: ``RemoteBackend``'s ``concurrency``, ``rpm``, ``timeout`` and ``retry``."""
-        key = read_key(api_key, KEY_VARS)
+        key = read_key(api_key, self.key_variables)
         if not key:
             raise UabError(
                 "the cohere backend needs an API key: set CO_API_KEY (or COHERE_API_KEY)"

@@ -103,6 +103,7 @@ class OpenAIBackend(RemoteBackend):
     name = "openai"
     supports_seed = True
     url_variable = "OPENAI_BASE_URL"
+    key_variables = ("OPENAI_API_KEY",)
     options = (*RemoteBackend.options, backend_option("--endpoint", "Chat or raw completions.", choices=ENDPOINTS,
                                                         samples=True),
                backend_option("--tokenizer", "--endpoint completions: render prompts with this hub id's or "
@@ -127,7 +128,7 @@ class OpenAIBackend(RemoteBackend):
                 "the openai backend needs --base-url, e.g. http://127.0.0.1:8000/v1 for "
                 "`vllm serve`, or https://api.openai.com/v1"
             )
-        key = read_key(api_key, ("OPENAI_API_KEY",))
+        key = read_key(api_key, self.key_variables)
         super().__init__(model, base_url, key, **limits)
         self._sdk = require("openai", "openai")
         self.endpoint = endpoint

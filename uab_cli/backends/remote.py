@@ -5,6 +5,7 @@ Subclasses supply ``_call`` (request → ``Completion``) and ``_classify`` (SDK 
 
 from __future__ import annotations
 
+import datetime
 import email.utils
 import functools
 import ipaddress
@@ -59,11 +60,13 @@ _MAX_LOGPROB = 1e-3  # a log probability is <= 0; a server's rounding may go a h
 class Failure(Exception):
     """One failed try, described without secrets: retry it or give up at once."""
 
-    def __init__(self, message: str, *, retryable: bool = True, retry_after: float | None = None):
+    def __init__(self, message: str, *, retryable: bool = True, retry_after: float | None = None,
+                 status: int | None = None):
         super().__init__(message)
         self.message = message
         self.retryable = retryable
         self.retry_after = retry_after
+        self.status = status
 
 
 class _Skipped(Exception):
@@ -111,6 +114,7 @@ def http_failure(
         f"HTTP {status}: {_short(body)}",
         retryable=retryable,
         retry_after=parse_retry_after(headers),
+        status=status,
     )
 
 
@@ -123,7 +127,7 @@ def transport_failure(exc: BaseException, timeout: float | None = None) -> Failu
 
 
 def parse_retry_after(headers: Mapping | None) -> float | None:
-    """Seconds to wait from ``Retry-After`` / ``retry-after-ms`` headers, or ``None``."""
+    """Seconds to wait from ``Retry-After`` (seconds or an HTTP-date) / ``retry-after-ms`` headers, or ``None``."""
     if not headers:
         return None
     lower = {str(k).lower(): str(v) for k, v in headers.items()}
@@ -142,6 +146,8 @@ def parse_retry_after(headers: Mapping | None) -> float | None:
         when = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError):
         return None
+    if when.tzinfo is None:  # `-0000` or asctime's form: an HTTP-date is always GMT, never local time
+        when = when.replace(tzinfo=datetime.timezone.utc)
     return max(when.timestamp() - time.time(), 0.0)
 
 
@@ -200,8 +206,10 @@ def make_completion(
 
 def check_url(url: str | None, variable: str | None = None) -> None:
     """``UabError`` unless ``url`` (when given) is an http(s) URL with a host and a port that is a
-    number: a typo there is a bad option, not a connection to retry. The message shows the URL
-    without its user info; ``variable``: the environment variable it may have come from."""
+    number, and no query or fragment (the SDKs append the API's path after them: ``/v1?key=K``
+    asks ``/v1/?key=Kchat/completions``): a typo there is a bad option, not a connection to retry.
+    The message shows the URL without its user info, query or fragment (a key may be there);
+    ``variable``: the environment variable it may have come from."""
     if not url:
         return
     try:
@@ -210,11 +218,15 @@ def check_url(url: str | None, variable: str | None = None) -> None:
                   and not any(c.isspace() for c in url))  # urlsplit strips what the HTTP client would send
     except ValueError:  # a port that is no number or out of range, an unclosed IPv6 bracket
         usable = False
+    where = f"--base-url (or {variable})" if variable else "--base-url"
+    shown = re.sub(r"^([A-Za-z][A-Za-z0-9+.-]*://)?.*@", r"\1", url, flags=re.DOTALL)  # with or without a scheme
+    shown = re.sub(r"([?#]).*", r"\1…", shown, flags=re.DOTALL)
     if not usable:
-        where = f"--base-url (or {variable})" if variable else "--base-url"
-        shown = re.sub(r"^([A-Za-z][A-Za-z0-9+.-]*://)?.*@", r"\1", url, flags=re.DOTALL)  # with or without a scheme
         raise UabError(f"{where} must be an http:// or https:// URL with a host, "
                        f"e.g. http://127.0.0.1:8000/v1, got {shown!r}")
+    if "?" in url or "#" in url:
+        raise UabError(f"{where} must have no query (?…) or fragment (#…): the API's path would be added "
+                       f"inside it (give a key with --api-key), got {shown!r}")
 
 
 def check_base_url(url: str | None) -> str | None:
@@ -298,6 +310,8 @@ class RemoteBackend(BaseBackend):
 
     #: The environment variable the base URL may come from.
     url_variable: str | None = None
+    #: The environment variables the API key may come from, in the order they are read.
+    key_variables: tuple[str, ...] = ()
     options = (
         backend_option("--base-url", "Server URL.", show_default="OPENAI_BASE_URL / Cohere's"),
         backend_option("--api-key", "API key (prefer OPENAI_API_KEY / CO_API_KEY).", show_default="", secret=True),
@@ -326,6 +340,7 @@ class RemoteBackend(BaseBackend):
         self.retry = retry or Retry()
         self._limiter = RateLimiter(rpm)
         self._secret = api_key if api_key and len(api_key) >= 4 and api_key != "EMPTY" else None
+        self._keyed = bool(api_key)
         self._noticed = float("-inf")
         self._notice_lock = threading.Lock()
         check_url(base_url, self.url_variable)
@@ -444,7 +459,7 @@ class RemoteBackend(BaseBackend):
             if not failure.retryable:
                 stop.set()
                 raise BackendError(
-                    f"{self.name}: {what.format(index)} failed (not retryable): {message}"
+                    f"{self.name}: {what.format(index)} failed (not retryable): {message}{self._key_hint(failure)}"
                 )
             if attempt < attempts:
                 delay = self.retry.delay(attempt, failure.retry_after)
@@ -457,6 +472,16 @@ class RemoteBackend(BaseBackend):
         raise BackendError(
             f"{self.name}: {what.format(index)} failed after {attempts} attempts: {message}"
         )
+
+    def _key_hint(self, failure: Failure) -> str:
+        """For a 401 (the server refused the request's credentials), where the key comes from."""
+        if failure.status != 401:
+            return ""
+        *others, last = ("--api-key", *self.key_variables)
+        where = f"{', '.join(others)} or {last}"
+        if not self._keyed:
+            return f" (no API key was given: set {where})"
+        return f" (the server refused the API key: check {where})"
 
     def _pause(self, seconds: float, stop: threading.Event) -> None:
         """Back off; the real-time default wakes early once the whole call is failing."""
