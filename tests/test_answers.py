@@ -325,6 +325,20 @@ def test_extraction_edges_found_by_the_audit(text, rec, expected):
     assert extract_answer(text, rec) == expected
 
 
+ARTICLES = {"question": "q", "choices": ["A", "~A", "B", "~B"], "answer": "B"}  # mmlu-formal_logic-50
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("The answer is ~A.", "B"), ("Answer: ~A", "B"), ("Therefore, we get: ~A", "B"), ("So it is ~B.", "D"),
+    ("The answer is (B).", "B"), ("Answer: C", "C"),
+])
+def test_a_choice_that_normalises_to_nothing_is_found_as_written(text, expected):
+    """"~A" is "a" without punctuation, then nothing without the article: a reply stating the gold
+    choice's text was no answer (graded wrong), where "~B" was found."""
+    assert extract_answer(text, ARTICLES) == expected
+    assert is_correct(ARTICLES, extract_answer(text, ARTICLES)) is (expected == "B")
+
+
 @pytest.mark.parametrize("pred, gold, expected", [
     ("5 thousand", "5000", True), ("5 thousand", "5", False), ("1.2 million dollars", "1200000", True),
     ("3 hundred", "300", True), ("5 dozen", "5", True),  # "dozen" answers "how many dozen": a unit
@@ -427,6 +441,18 @@ def test_scientific_notation_without_a_marker_reads_as_its_number(text, expected
 def test_mixed_numbers_and_latex_fractions_read_as_their_value(text, gold, expected):
     """"1 1/2" read as 11/2 after a marker, as 1/2 without; an unmarked "\\frac{3}{4}" as 4."""
     assert is_correct({"question": "q", "answer": gold}, extract_answer(text, MATH)) is expected
+
+
+@pytest.mark.parametrize("text, gold", [
+    ("\\frac43", "\\frac43"), ("Thus the ratio is \\frac43.", "4/3"), ("so x = \\dfrac14", "0.25"),  # MATH500 golds
+    ("\\frac9{19}", "\\frac9{19}"), ("\\frac{270}7", "\\frac{270}7\\text{ degrees}"), ("so 2\\frac14 hours", "9/4"),
+])
+def test_an_unmarked_latex_fraction_without_braces_reads_as_its_value(text, gold):
+    """An unmarked "\\frac43" (MATH's shorthand for \\frac{4}{3}) was read as its last digits, 43, and
+    "\\frac9{19}" as 19: a MATH500 gold stated as written graded wrong, and voted as another number."""
+    rec = {"question": "q", "answer": gold}
+    assert is_correct(rec, extract_answer(text, rec))
+    assert not is_correct({"question": "q", "answer": re.findall(r"\d+", text)[-1]}, extract_answer(text, rec))
 
 
 @pytest.mark.parametrize("text, gold", [

@@ -48,7 +48,7 @@ _DECIMALS = r"(?:\.\d*" + _PERIOD + r"|\.\d+)?"  # after a whole number: ".5", "
 # "2\frac{1}{4}"), a LaTeX fraction, a repeating decimal and scientific notation ("1.2e+3", "1.2 \times 10^{3}").
 _NUMBER = re.compile(r"-?\d{1,3}(?:(?:,|\{,\}|\\,|[\u00a0\u202f\u2009])\d{3})+" + _DECIMALS + "|"
                      r"-?\d*\.\d*" + _PERIOD + r"|-?\d+ \d+/\d+|"
-                     r"-?(?:\d+ ?)?\\[dtc]?frac\{\d+\}\{\d+\}|"
+                     r"-?(?:\d+ ?)?\\[dtc]?frac(?:\{\d+\}|\d)(?:\{\d+\}|\d)|"  # "\frac{4}{3}", "\frac43", "\frac9{19}"
                      r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+|\s*(?:\u00d7|\\times|\\cdot)\s*10\^(?:\{[-+]?\d+\}|[-+]?\d+)|/\d+)?|"
                      r"-?\.\d+")
 _DELIMS = (("$$", "$$"), ("\\[", "\\]"), ("\\(", "\\)"), ("$", "$"))
@@ -343,8 +343,10 @@ def extract_choice(text: str, choices: Sequence[str]) -> str | None:
     # whole words only ("12" is not the choice "2"); the latest end wins, then the longest
     hits = [(lowered.rfind(f" {t} ") + len(t), len(t), letter) for letter, c in zip(valid, choices)
             if (t := normalize_text(c)) and f" {t} " in lowered]
-    if not hits:
-        return None
+    if not hits:  # a choice that normalises to nothing ("~A": no punctuation, no article "a") as written
+        written = [(*end, letter) for letter, c in zip(valid, choices)
+                   if not normalize_text(c) and len(_as_written(c)) > 1 and (end := _written(text, c))]
+        return max(written)[-1] if written else None
     tied = [letter for *key, letter in hits if key == list(max(hits)[:2])]
     if len(tied) > 1:  # "L" and "~L" read alike without punctuation: the one written as the choice is
         written = [(*end, letter) for letter in tied if (end := _written(text, choices[valid.index(letter)]))]
