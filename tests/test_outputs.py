@@ -190,3 +190,32 @@ def test_a_fifo_or_device_output_is_written_in_place_not_replaced(tmp_path):
     assert result.exit_code == 0, result.stderr
     assert stat.S_ISFIFO(os.stat(fifo).st_mode)
     assert got and got[0].count(b"\n") == 5
+
+
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGINT"])
+def test_a_stage_stopped_while_it_writes_stdout_leaves_a_stream_the_next_stage_refuses(tmp_path, sig):
+    """`uab phase1 Q | uab allocate -` with phase1 stopped while it writes (a pipe holds 64 KiB):
+    the records it wrote end with an unfinished line that says the output is cut short, so the
+    next stage exits 2 rather than allocating the first few hundred questions as the whole set
+    (they ended at a whole line, with exit 0 and "nothing was written" on phase1's stderr)."""
+    import signal
+    import subprocess
+    import sys
+
+    from conftest import arithmetic
+
+    questions = write_jsonl(tmp_path / "q.jsonl", arithmetic(3000))  # about 2 MiB of Phase-1 records
+    proc = subprocess.Popen([sys.executable, "-m", "uab_cli", "phase1", questions, "--backend", "scripted", "-q"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        first = os.read(proc.stdout.fileno(), 1)  # it writes now, and blocks once the pipe is full
+        proc.send_signal(getattr(signal, sig))
+        written, stderr = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert proc.returncode == 128 + getattr(signal, sig), stderr
+    assert b"nothing was written" not in stderr and b"cut short" in stderr, stderr
+    result = cli(["allocate", "-", "--budget", "4", "-q"], stdin=first + written)
+    assert result.exit_code == 2 and result.stdout == "", result.stdout[:200]
+    assert "cut short" in result.stderr and result.stderr.startswith("error: <stdin>:"), result.stderr

@@ -55,6 +55,26 @@ def test_allocating_a_voted_file_drops_the_old_vote(drawn):
         assert not set(pipeline.VOTE_FIELDS) & set(rec) and set(rec["uab"]) == {"phase1", "allocate"}
 
 
+def test_a_stage_that_draws_more_samples_drops_the_vote_over_fewer(drawn, fake_backend):
+    """`uab vote al.jsonl | uab phase2 -` (vote before phase2) and `uab phase1 -K 2` on votes over one
+    sample kept the vote over the samples held before (`"votes": {"5": 1}` beside 3 samples, its
+    `uab.vote` too), so a record's vote did not count its samples; a record drawn nothing keeps its vote."""
+    records = drawn(3)
+    pipeline.allocate(records, Allocation(3, "uniform"))
+    records[2]["extra"] = 0  # this one draws nothing
+    for rec in records:
+        pipeline.vote(rec)
+    pipeline.phase2(records, fake_backend(), GEN)
+    for rec in records[:2]:
+        assert not set(pipeline.VOTE_FIELDS) & set(rec) and set(rec["uab"]) == {"phase1", "allocate", "phase2"}
+    assert sum(records[2]["votes"].values()) == 1 and "vote" in records[2]["uab"]
+    again = drawn(2)
+    for rec in again:
+        pipeline.vote(rec)
+    pipeline.phase1(again, fake_backend(), GEN, 2)
+    assert all(not set(pipeline.VOTE_FIELDS) & set(rec) and "vote" not in rec["uab"] for rec in again)
+
+
 @pytest.mark.parametrize("allocator,options", [
     ("uab", {}), ("uab", {"gain": "coverage"}), ("uniform", {}), ("random", {}), ("length", {}),
     ("uab", {"exit": "hard", "exit_mode": "redistribute"}), ("uab", {"max_per_question": 6}),

@@ -33,6 +33,7 @@ from .jsonl import (
     check_apart,
     check_inputs,
     check_output,
+    cut_short,
     display_name,
     load_records,
     read_jsonl,
@@ -154,9 +155,11 @@ class _Group(typer.core.TyperGroup):
             raise typer.Exit(1) from None
         except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM/SIGHUP: 128 + the signal's number
             stopped = f"stopped by {exc}" if isinstance(exc, Terminated) else "interrupted"
+            cut = cut_short(exc)
             with contextlib.suppress(OSError, SystemExit):  # the terminal or stderr's reader may be gone too
-                err.print(f"{stopped}: finished samples are kept; re-run the same command to resume."
-                          if resumable() else f"{stopped}: nothing was written.", highlight=False, soft_wrap=True)
+                err.print(f"{stopped}: finished samples are kept; re-run the same command to resume." if resumable()
+                          else f"{stopped}: the output to {cut} is cut short (its last line says so)." if cut
+                          else f"{stopped}: nothing was written.", highlight=False, soft_wrap=True)
             raise typer.Exit(128 + exc.signum if isinstance(exc, Terminated) else 130) from None
         except MemoryError:  # a budget or -K far beyond the machine
             _tell("[red]error:[/red] out of memory: the budget, -K or input is too large for this machine")

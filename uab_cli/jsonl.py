@@ -155,6 +155,9 @@ def _unparsable(raw: bytes, error: str, lineno: int, last: bool, name: str) -> s
     """Why a line is not a JSON object, in the user's terms."""
     if not raw.strip():
         return "blank line (JSONL needs one JSON object per line)"
+    if CUT_SHORT in raw:
+        return ("the input is cut short here: the command writing it stopped before its end (its error says why), "
+                "so the records before it are not all of them")
     if lineno == 1 and raw.lstrip()[:1] == b"[":
         return _array_hint(name)
     if lineno == 1 and raw.startswith(b"PAR1"):  # Parquet's magic bytes
@@ -389,7 +392,7 @@ def atomic_output(path: str) -> Iterator[IO[bytes]]:
     Missing folders on the way are made; a failure to write is a ``UabError`` naming ``path``."""
     if path == "-":
         out = stdout()
-        with _in_place("-"):
+        with _in_place("-"), _marked_if_cut(out, "stdout"):
             yield out
             out.flush()
         return
@@ -398,7 +401,7 @@ def atomic_output(path: str) -> Iterator[IO[bytes]]:
             fh = open(path, "wb", buffering=_WRITE_BUFFER)
         except OSError as exc:
             raise _unwritable(exc, path) from None
-        with _in_place(path), fh:
+        with _in_place(path), fh, _marked_if_cut(fh, path):
             yield fh
         return
     directory = os.path.dirname(os.path.abspath(path))
@@ -426,6 +429,31 @@ def atomic_output(path: str) -> Iterator[IO[bytes]]:
         if isinstance(exc, OSError) and (not inside or exc.errno in _WRITE_ERRNOS):
             raise _unwritable(exc, path) from None
         raise
+
+
+# What ends an output written in place (stdout, a FIFO) whose writer stopped part-way (SIGTERM, Ctrl-C):
+# an unfinished line that no JSON reader takes, so that the next stage of a pipe refuses the records
+# before it instead of taking them for the whole set (they may end at a whole line).
+CUT_SHORT = b"<uab: output cut short: the command writing it stopped before its end>"
+
+
+@contextlib.contextmanager
+def _marked_if_cut(fh: IO[bytes], name: str) -> Iterator[None]:
+    """The block writes an output in place (``name``: ``stdout``, a FIFO's path); one that fails
+    is ended with ``CUT_SHORT``, where it can still be written, and its exception names it (``cut_short``)."""
+    try:
+        yield
+    except BaseException as exc:
+        with contextlib.suppress(OSError, ValueError):  # its reader gone, a full disk: nothing more goes
+            fh.write(CUT_SHORT)
+            fh.flush()
+            exc.uab_cut_short = name
+        raise
+
+
+def cut_short(exc: BaseException) -> str | None:
+    """The output ``exc`` stopped part-way and ``CUT_SHORT`` ended (``stdout``, a FIFO's path), if any."""
+    return getattr(exc, "uab_cut_short", None)
 
 
 @contextlib.contextmanager

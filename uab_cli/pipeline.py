@@ -147,6 +147,7 @@ def draw(
     finally:
         for r in {r for r, _, _ in wanted}:
             records[r].get("samples", []).sort(key=sample_index)
+            without_vote(records[r])
     return len(wanted)
 
 
@@ -546,9 +547,7 @@ class AllocationPlan:
         go, since they no longer describe the samples the new allocation asks for."""
         rec["p"] = self.p[i]
         rec["extra"] = self.extra[i]
-        for key in VOTE_FIELDS:
-            rec.pop(key, None)
-        return with_provenance(without_provenance(rec, "vote"), "allocate", self.info)
+        return with_provenance(without_vote(rec), "allocate", self.info)
 
 
 def vote_margins(records: list[dict], settings: Vote = Vote()) -> np.ndarray:
@@ -638,6 +637,14 @@ VOTE_FIELDS = ("prediction", "votes", "correct", "covered", "vote_fallback")  # 
 STAGE_FIELDS = ("samples", "p", "extra", "judge", PROVENANCE, *VOTE_FIELDS)  # what the stages set
 
 
+def without_vote(rec: dict) -> dict:
+    """``rec`` without its vote (``VOTE_FIELDS``, provenance ``vote``; returns it): a stage that changes
+    what it votes over (more samples, another allocation, answers read again) leaves none that counted others."""
+    for key in VOTE_FIELDS:
+        rec.pop(key, None)
+    return without_provenance(rec, "vote")
+
+
 def questions_only(records: list[dict]) -> int:
     """Drop what the stages set (samples, allocation, votes, provenance) from ``records`` in
     place, leaving the questions (``run`` and ``pool`` draw their own samples into their
@@ -710,9 +717,7 @@ def regrade(rec: dict, summary: RegradeSummary) -> dict:
     summary.changed += changed
     summary.confidences_changed += confidences
     summary.votes_dropped += any(key in rec for key in VOTE_FIELDS) or "vote" in provenance(rec)
-    for key in VOTE_FIELDS:
-        rec.pop(key, None)
-    return with_provenance(without_provenance(rec, "vote"), "regrade", info)
+    return with_provenance(without_vote(rec), "regrade", info)
 
 
 def regraded_p(rec: dict, read: bool) -> str | None:
