@@ -442,7 +442,8 @@ def test_only_run_takes_a_results_file(tmp_path, questions, results, command):
                     "(to replay it on another pool: `uab simulate POOL --check RESULTS`)")
     assert not (tmp_path / "out").exists()
     shown = " ".join(cli([command, "-h"]).stdout.split())
-    assert "--settings TEXT JSON/TOML file of option values; options given on the command line win." in shown
+    assert ("--settings TEXT JSON/TOML file of option values, or a run's or pool's config.json (or its directory): "
+            "its settings; options given on the command line win.") in shown
     # simulate's help speaks of its own recommendation; none offers to read one, as run's does
     assert ("results file (its recommendation" if command == "simulate" else "recommendation") not in shown
     assert "results file (its recommendation for --budget)" in " ".join(cli(["run", "-h"]).stdout.split())
@@ -848,6 +849,88 @@ def test_a_results_file_may_start_with_a_byte_order_mark(tmp_path, questions):
     assert result.exit_code == 0, result.stderr
     config = json.loads((tmp_path / "r" / "config.json").read_text())
     assert config["n"] == 3 and config["allocate"]["allocator"] == "uniform" and config["generation"]["max_tokens"] == 16
+
+
+# --- a run's or pool's config.json as --settings ---------------------------------------------------
+
+SETTINGS_KEPT = ("generation", "allocate", "vote", "k", "n", "derived", "model_option", "max_model_len")
+RUN_SETTINGS = [["-N", "4", "--vcs", "--signal", "vcs-pow", "-T", "0.5", "--vote-rule", "weighted"],
+                ["-N", "4", "-K", "2", "--signal", "vote-entropy", "--temperature", "0.3", "--max-tokens", "64"],
+                ["-N", "3", "--exit", "hard", "--exit-test", "official", "--exit-mode", "skip", "--prompt", "zeroshot",
+                 "--vote-rule", "filtered", "--vote-keep", "0.5", "--cut-samples", "drop", "--max-model-len", "4096"],
+                ["-N", "3", "--allocator", "adaptive", "--max-per-question", "4", "--allocation-seed", "7",
+                 "--exclude-phase1", "--tie-seed", "3", "--system-prompt", "", "--seed", "5"]]
+
+
+@pytest.mark.parametrize("args", RUN_SETTINGS, ids=["vcs", "vote-entropy", "official-exit", "adaptive"])
+@pytest.mark.parametrize("given", ["config.json", "directory"])
+def test_a_runs_config_given_as_settings_reproduces_the_run_on_other_questions(tmp_path, questions, args, given):
+    """`uab run NEW -o DIR --settings OLD/config.json` (or OLD): exit 2 listing the config's
+    sections as unknown options; now the new run records the old one's generation, allocation and
+    vote settings, budget and -K (a value the old run derived, as --vcs's signal, derived again)."""
+    assert run(questions, tmp_path / "old", *args).exit_code == 0
+    other = write_jsonl(tmp_path / "other.jsonl", arithmetic(5)[2:])
+    settings = tmp_path / "old" / "config.json" if given == "config.json" else tmp_path / "old"
+    result = cli(["run", other, "-o", str(tmp_path / "new"), "-q", "--settings", str(settings)])
+    assert result.exit_code == 0, result.stderr
+    old, new = (json.loads((tmp_path / d / "config.json").read_text()) for d in ("old", "new"))
+    assert {k: new.get(k) for k in SETTINGS_KEPT} == {k: old.get(k) for k in SETTINGS_KEPT}
+    assert new["questions"] != old["questions"]
+
+
+def test_a_pools_config_given_as_settings_draws_another_pool_with_its_settings(tmp_path, questions):
+    """`uab pool` (and `phase1`) take a pool's generation settings, `pool` its -K too; -K given wins."""
+    old = tmp_path / "old"
+    assert cli(["pool", questions, "-K", "3", "-o", str(old), "--backend", "scripted", "--temperature", "0.5",
+                "--max-tokens", "20", "--prompt", "zeroshot", "-q"]).exit_code == 0
+    other = write_jsonl(tmp_path / "other.jsonl", arithmetic(5)[2:])
+    for out, k in (("new", []), ("fewer", ["-K", "2"])):
+        result = cli(["pool", other, "-o", str(tmp_path / out), "-q", "--settings", str(old), *k])
+        assert result.exit_code == 0, result.stderr
+    configs = {d: json.loads((tmp_path / d / "config.json").read_text()) for d in ("old", "new", "fewer")}
+    assert configs["new"]["generation"] == configs["old"]["generation"] == configs["fewer"]["generation"]
+    assert (configs["new"]["pool"], configs["fewer"]["pool"]) == (3, 2)
+    result = cli(["phase1", other, "--settings", str(old / "config.json")])
+    assert result.exit_code == 0, result.stderr
+    drawn = json.loads(result.stdout.splitlines()[0])["uab"]["phase1"]
+    assert {k: v for k, v in drawn.items() if k != "k"} == configs["old"]["generation"]
+
+
+def test_the_command_line_wins_over_a_runs_config_and_an_allocator_given_starts_from_the_defaults(tmp_path,
+                                                                                                   questions):
+    """As on a rerun: the exit and -T of a uab run do not follow `--allocator uniform` (which would
+    refuse them), nor the vote temperature `--vote-rule majority`; a value given wins."""
+    assert run(questions, tmp_path / "old", "-N", "3", "--exit", "hard", "-T", "0.3", "--vote-rule", "weighted",
+               "--vote-temperature", "0.1", "--max-tokens", "32").exit_code == 0
+    result = cli(["run", questions, "-o", str(tmp_path / "new"), "-q", "--settings", str(tmp_path / "old"),
+                  "--allocator", "uniform", "--vote-rule", "majority", "-N", "2", "--max-tokens", "16"])
+    assert result.exit_code == 0, result.stderr
+    config = json.loads((tmp_path / "new" / "config.json").read_text())
+    assert (config["n"], config["generation"]["max_tokens"], config["generation"]["backend"]) == (2, 16, "scripted")
+    assert (config["allocate"]["allocator"], config["allocate"]["exit"], config["allocate"]["T"]) == ("uniform", None, None)
+    assert config["vote"]["rule"] == "majority" and "temperature" not in config["vote"]
+
+
+@pytest.mark.parametrize("edit,says", [
+    (lambda c: {**c, "future": 1}, "it records future, which no option of uab"),
+    (lambda c: {**c, "generation": {**c["generation"], "min_p": 0.1}}, "it records generation.min_p, which no option"),
+    (lambda c: {**c, "generation": {**c["generation"], "backend_options": {"api_key": "k"}}},
+     "it records generation.backend_options.api_key, which no option"),
+    (lambda c: {**c, "vote": {**c["vote"], "quorum": 2}}, "it records vote.quorum, which no option"),
+    (lambda c: {**c, "allocate": 3}, "not a uab config.json: its 'allocate' is not an object"),
+    (lambda c: {**c, "generation": {**c["generation"], "temperature": "hot"}},
+     "--temperature takes a number, got 'hot' (recorded as generation.temperature)"),
+], ids=["entry", "generation", "backend-option", "vote", "section", "value"])
+def test_a_config_of_another_shape_given_as_settings_is_one_line_naming_it(tmp_path, questions, edit, says):
+    """A config of a newer uab (an entry this version does not know) is refused, not half read."""
+    assert run(questions, tmp_path / "old", "-N", "2").exit_code == 0
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(edit(json.loads((tmp_path / "old" / "config.json").read_text()))))
+    refused(run(questions, tmp_path / "new", "--settings", str(path)), f"{path}: {says}")
+    assert not (tmp_path / "new").exists()
+    (tmp_path / "empty").mkdir()
+    refused(run(questions, tmp_path / "new", "--settings", str(tmp_path / "empty")),
+            f"{tmp_path / 'empty'}: no config.json: not a run or pool directory")
 
 
 def test_a_rerun_derives_the_official_exit_tests_n_max_from_its_own_budget(tmp_path, questions):

@@ -270,7 +270,8 @@ def _hide_aliases(param) -> None:
     param.get_error_hint = without_aliases(param.get_error_hint)
 
 
-SETTINGS_FILE = Option("--settings", "JSON/TOML file of option values; options given on the command line win.",
+SETTINGS_FILE = Option("--settings", "JSON/TOML file of option values, or a run's or pool's config.json (or its "
+                       "directory): its settings; options given on the command line win.",
                        panel="Input/output")
 RECOMMENDED = ("run",)  # the commands a `uab simulate -o` recommendation is for (recommend.run_settings)
 
@@ -281,9 +282,10 @@ def _declared(command: str) -> list[Option]:
     if command in REMEMBERED:
         found = [dataclasses.replace(o, show_default="the run directory's") if o.required else o for o in found]
     settings_file = SETTINGS_FILE if command not in RECOMMENDED else dataclasses.replace(
-        SETTINGS_FILE, help="JSON/TOML file of option values, or a `uab simulate -o` results file (its "
+        SETTINGS_FILE, help="JSON/TOML file of option values, a run's or pool's config.json (or its directory), "
+        "or a `uab simulate -o` results file (its "
         "recommendation for --budget); options given on the command line win, and --allocator (--vote-rule) "
-        "given starts that half of a recommendation from the defaults.")
+        "given starts that half of a recommendation or config from the defaults.")
     return [*found, settings_file] if found else []
 
 
@@ -424,7 +426,7 @@ def _apply_settings(ctx: typer.Context, path: str, remembered: dict) -> None:
     wins, also over the option a given one excludes); an unknown name is an error. A results
     file's recommendation is the one for ``--budget``, else for the run directory's."""
     budget = ctx.params.get("budget") or remembered.get("budget")
-    loaded = load_file(path, budget, recommendation=ctx.info_name in RECOMMENDED)
+    loaded = load_file(path, budget, recommendation=ctx.info_name in RECOMMENDED, command=ctx.info_name)
     line = getattr(loaded, "line", None)  # a results file's: its recommendation's line
     _file_names(ctx, ctx.command, loaded, path, line)
     given = _given(ctx)

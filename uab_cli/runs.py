@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import orjson
 
-from . import allocators, cost, pipeline, settings
+from . import __version__, allocators, cost, pipeline, settings
+from .backends import options as backend_options
 from .backends.base import Backend
 from .errors import UabError
 from .jsonl import atomic_output, dumps, write_failure, write_records
@@ -294,6 +295,36 @@ def _config(records: list[dict], gen: pipeline.Generation, input_name: str, deri
     return {"input": input_name, "m": len(records), "questions": questions_fingerprint(records),
             "fingerprint": fingerprint(records), "generation": gen.info(judged), "model_option": gen.model,
             "max_model_len": max_model_len, "derived": derived, **more}
+
+
+# A config's entries (``_config``) that say what a run was on and what a rerun reads, beside its
+# settings and counts (``settings.SECTIONS``, ``settings.COUNTS``): no option, so ``--settings`` skips them.
+_ABOUT = ("input", "m", "questions", "fingerprint", "derived", "model_option")
+
+
+def config_settings(config: dict, path: str, command: str) -> dict:
+    """A run's or pool's ``config`` (its ``config.json`` at ``path``) as ``--settings`` option values
+    (by name) for ``command``: the generation, allocation and vote settings a rerun would take
+    (less what the run derived, ``_chosen``; by ``settings.recorded_options``), ``--model`` as given,
+    ``--max-model-len`` and the budget; -K for the command of its kind (a run's Phase-1 K to `run`,
+    a pool's K to `pool`). ``UabError`` naming ``path`` for a config this version cannot read (an
+    entry it does not know: a newer uab's) or a value its option refuses."""
+    if problem := _config_problem(config):
+        raise UabError(f"not a uab {CONFIG}: {problem}", path)
+    unknown = sorted(set(config) - {*_ABOUT, *settings.SECTIONS, *settings.COUNTS})
+    if unknown:
+        raise UabError(f"it records {unknown[0]}, which no option of uab {__version__} sets (a config of "
+                       "a newer uab?): give the options as a JSON/TOML file of option values", path)
+    settings.check_recorded(config, path)
+    gen = {**config["generation"], "model": config.get("model_option", config["generation"].get("model")) or None}
+    sections = _chosen(gen, config.get("allocate"), config.get("vote"), config.get("derived"))
+    values = {k: v for section, info in zip(settings.SECTIONS, sections) if info is not None
+              for k, v in settings.recorded_options(section, info, path).items()}
+    kind = "pool" if "pool" in config else "run"
+    values.update(max_model_len=config.get("max_model_len"), budget=config.get("n"),
+                  samples=config.get("pool" if kind == "pool" else "k") if command == kind else None)
+    takes = {o.name for o in (*settings.options(), *backend_options()) if command in o.commands} | {"samples"}
+    return {k: v for k, v in values.items() if k in takes and v is not None}
 
 
 def _derived(gen: pipeline.Generation, alloc: pipeline.Allocation | None = None,
@@ -860,10 +891,16 @@ def _parsed_config(file: str) -> tuple[dict | None, str | None]:
         found = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
         return None, f"not JSON ({exc})"
+    problem = _config_problem(found)
+    return (found, None) if problem is None else (None, problem)
+
+
+def _config_problem(found) -> str | None:
+    """What makes ``found`` (a config.json's JSON) no uab config (None: nothing)."""
     if not isinstance(found, dict):
-        return None, "not a JSON object"
-    bad = next((k for k in ("generation", "allocate", "vote") if not isinstance(found.get(k, {}), dict)), None)
-    return (found, None) if bad is None else (None, f"its {bad!r} is not an object")
+        return "not a JSON object"
+    bad = next((k for k in settings.SECTIONS if not isinstance(found.get(k, {}), dict)), None)
+    return None if bad is None else f"its {bad!r} is not an object"
 
 
 def _phase1_provenance(path: str) -> dict | None:

@@ -490,6 +490,7 @@ def _readers(name: str, users: list[str]) -> str:
 
 
 SETTINGS = (Generation, Allocation, Vote)
+SECTIONS = {"generation": Generation, "allocate": Allocation, "vote": Vote}  # a config.json's, by its entry
 
 
 # The entries of ``Allocation.info`` / ``Vote.info`` named otherwise than their field.
@@ -509,10 +510,41 @@ class Recommended(dict):
         self.line = line
 
 
+class Configured(dict):
+    """Option values (by parameter name) of a run's or pool's ``config.json`` (``runs.config_settings``):
+    its allocation and vote settings are a rerun's, so --allocator (--vote-rule) given starts that
+    half from the defaults (``without_led``), as on a rerun."""
+
+
+# The entries of a config section beside its options' (as ``info`` names them): what a run records
+# that no option sets, and a generation's backend options (each its own option, ``recorded_options``).
+_RECORDED_ONLY = {Generation: {"backend_options", "version", TEMPLATE_DIGEST, "engine"},
+                  Allocation: {"budget", "saved", "rounds"}, Vote: {"version"}}
+
+
+def recorded_options(section: str, info: dict, path: str) -> dict:
+    """Config ``section``'s settings (``info``: what ``Generation.info``, ``Allocation.info`` or
+    ``Vote.info`` recorded, less what the run derived) as option values by name, as a rerun takes
+    them (``with_recorded``: an allocation's or vote's defaults are none given), a generation's
+    backend options each by its own name. ``UabError`` naming ``path`` for an entry no option of
+    this version sets (a newer uab's config)."""
+    cls = SECTIONS[section]
+    names = _INFO_NAMES.get(cls, {})
+    backend = info.get("backend_options") if isinstance(info.get("backend_options"), dict) else {}
+    unknown = sorted({*(set(info) - {names.get(f.name, f.name) for f in declared_fields(cls)} - _RECORDED_ONLY[cls]),
+                      *(f"backend_options.{k}" for k in set(backend) - {o.name for o in backend_options() if o.samples})})
+    if unknown:
+        raise UabError(f"it records {section}.{unknown[0]}, which no option of uab {__version__} sets (a config "
+                       "of a newer uab?): give the options as a JSON/TOML file of option values", path)
+    if cls is not Generation:
+        return with_recorded(cls, {}, info)
+    return {**{f.metadata["option"].name: info.get(f.name) for f in declared_fields(cls)}, **backend}
+
+
 def check_recorded(config: dict, path: str) -> None:
     """``UabError`` naming ``path`` (a run or pool directory's ``config.json``) where a recorded
     setting is no value its option takes (a hand edit): a rerun would take it as given."""
-    for section, cls in (("generation", Generation), ("allocate", Allocation), ("vote", Vote)):
+    for section, cls in SECTIONS.items():
         info = config.get(section)
         names = _INFO_NAMES.get(cls, {})
         for f in declared_fields(cls) if isinstance(info, dict) else ():
@@ -530,7 +562,7 @@ def check_recorded(config: dict, path: str) -> None:
         raise UabError(f"it records model_option {config['model_option']!r}, not the model its generation.model "
                        f"says its samples were drawn with ({drawn!r}), which a rerun without --model would take: "
                        "restore it, use a new --output, or --force to discard the samples", path)
-    counts = {key: config.get(key) for key in _COUNTS}
+    counts = {key: config.get(key) for key in COUNTS}
     for key, value in counts.items():  # a count a rerun takes (-K, the budget) where it is not given
         if value is not None and not (is_int(value) and 0 < value <= INT64[1]):
             raise UabError(f"{flag(key)} takes a positive integer, got {value!r} (recorded as {key})", path)
@@ -547,8 +579,9 @@ def without_led(values: dict, given: dict) -> dict:
     """A recommendation's ``values`` without the options that tune its allocator (its vote rule)
     where ``given`` (the command line) gives ``--allocator`` (``--vote-rule``): as on a rerun
     (``with_recorded``), an allocator or rule given starts from the defaults. Other settings
-    files keep every value (an option at odds with a given one is then an error naming the file)."""
-    if not isinstance(values, Recommended):
+    files keep every value (an option at odds with a given one is then an error naming the file),
+    but a run's ``config.json`` (``Configured``), which a rerun's record is."""
+    if not isinstance(values, (Recommended, Configured)):
         return values
     kept = dict(values)
     for cls, lead in _LEADS.items():
@@ -558,7 +591,7 @@ def without_led(values: dict, given: dict) -> dict:
                     kept.pop(f.metadata["option"].name, None)
     if given.get("allocator") is not None:  # and the -K its allocator and signal needed
         kept.pop("samples", None)
-    return Recommended(kept, values.generation, values.line)
+    return Recommended(kept, values.generation, values.line) if isinstance(values, Recommended) else Configured(kept)
 
 
 def with_recorded(cls, params: dict, info: dict | None) -> dict:
@@ -651,7 +684,7 @@ _FLAGS = {"k": "-K/--samples", "n": "-N/--budget", "pool": "-K/--samples", "max_
 
 
 # Config entries outside the settings objects that hold a count (absent or null where they do not apply).
-_COUNTS = ("k", "n", "pool", "max_model_len")
+COUNTS = ("k", "n", "pool", "max_model_len")
 
 
 # Config entries that hold ``{option name: value}`` (a backend's options, each its own flag).
@@ -661,7 +694,7 @@ _BY_OPTION = {"generation.backend_options"}
 def _field(path: str):
     """The settings field behind config entry ``path`` (``generation.seed``), or ``None``."""
     section, _, name = path.partition(".")
-    cls = {"generation": Generation, "allocate": Allocation, "vote": Vote}.get(section)
+    cls = SECTIONS.get(section)
     return next((f for f in declared_fields(cls) if f.name == name), None) if cls else None
 
 
@@ -719,15 +752,23 @@ def show(value) -> str:
     return (value or '""') if isinstance(value, str) else orjson.dumps(value).decode()
 
 
-def load_file(path: str, budget: int | None = None, recommendation: bool = True) -> dict:
+def load_file(path: str, budget: int | None = None, recommendation: bool = True, command: str = "run") -> dict:
     """Option values by parameter name from ``--settings FILE``: a JSON or TOML object of
     option names (``max_tokens`` or ``max-tokens``), one ``{"recommendation": ...}`` object,
-    or a ``uab simulate -o`` results file, whose recommendation for ``budget`` it takes.
+    a ``uab simulate -o`` results file, whose recommendation for ``budget`` it takes, or a run's
+    or pool's ``config.json`` (or its directory), whose settings ``command`` takes.
     ``recommendation``: whether the command takes one (``uab run``)."""
     import json
 
+    from . import runs  # runs imports this module
+
     if not path:  # no file to name: the option
         raise UabError("--settings: the path is empty (give a JSON/TOML file of option values)")
+    if os.path.isdir(path):  # a run or pool directory: its config
+        if not os.path.exists(os.path.join(path, runs.CONFIG)):
+            raise UabError(f"no {runs.CONFIG}: not a run or pool directory (give one, or a JSON/TOML file of "
+                           "option values)", path)
+        path = os.path.join(path, runs.CONFIG)
     try:
         with open(path, "rb") as fh:
             data = fh.read()
@@ -801,6 +842,8 @@ def load_file(path: str, budget: int | None = None, recommendation: bool = True)
     if not isinstance(found, dict):
         raise UabError("expected a JSON/TOML object of option values, a recommendation, or a "
                        "`uab simulate -o` results file", path)
+    if not recs and isinstance(found.get("generation"), dict):  # no option is named so: a run's or pool's config
+        return Configured(runs.config_settings(found, path, command))
     if not recs:
         return by_name(found, path, line)
     return Recommended(recommended_values(found, path, line), generation, line)
