@@ -102,6 +102,8 @@ EQUAL = [
     ("\\frac{1}{2}", "0.5", True), ("\\frac{1}{2}", "1/2", True), ("0.5", "1/2", True),
     ("2", "2.0", True), ("3", "4", False), ("\\sqrt{8}", "2\\sqrt{2}", True),
     ("\\pi", "3", False), ("-1", "1", False),
+    # a base of two digits in braces is the base written without them, as one digit's is
+    ("11_{16}", "11_16", True), ("\\text{AB}_{16}", "AB_16", True), ("2516_{10}", "2516_8", False),
 ]
 
 
@@ -270,10 +272,35 @@ def test_an_equation_and_the_value_it_solves_are_two_answers():
     assert group(["\\sqrt{12}", "2\\sqrt{3}", "0.5", "1/2"], "math") == {"0.5": 2, "2\\sqrt{3}": 2}
 
 
-# Lists, sets, tuples and intervals that math-verify relates one way or both: "3,2" is both "2,3" and "(3,2)".
+def test_a_number_in_a_base_is_its_own_vote_class():
+    """A bare number equals the same digits in any base ("40" = "40_8" = "40_9", "40_8" ≠ "40_9"):
+    grouping by that put both based answers in the class of a bare "40" only where one was voted,
+    so two wrong "40_8" made a right, covered vote against the gold "40_9". Each grades as written."""
+    vote, correct, covered = vote_and_grade(["40_8", "40_8", "40"], "40_9", "math")
+    assert (vote.prediction, vote.votes, correct, covered) == ("40_8", {"40_8": 2, "40": 1}, False, True)
+    assert group(["40", "40_8", "40_9"], "math") == {"40": 1, "40_8": 1, "40_9": 1}
+    assert vote_and_grade(["40", "40", "40_8"], "40_9", "math")[1:] == (True, True)  # the bare 40: right
+    assert is_correct({"question": "q", "answer": "2516_8"}, "2516")  # grading is unchanged
+
+
+def test_a_decimal_joins_a_symbolic_answer_only_at_its_exact_value():
+    """math-verify rounds a decimal to 6 places against "\\pi": "3.141592653" and "3.1415926535" were
+    each grouped with "\\pi" alone but, two plain numbers, never with each other, so which of them
+    "\\pi" joined depended on the answers voted. Each grades against the gold as before."""
+    assert group(["3.141592653", "3.1415926535", "\\pi"], "math") == {"3.141592653": 1, "3.1415926535": 1, "\\pi": 1}
+    assert group(["3.1415926535", "\\pi"], "math") == {"3.1415926535": 1, "\\pi": 1}
+    vote, correct, covered = vote_and_grade(["3.1415926535", "3.1415926535", "\\pi"], "\\pi", "math")
+    assert (vote.prediction, correct, covered) == ("3.1415926535", True, True)
+    assert group(["0.5", "\\frac{\\sqrt{2}}{\\sqrt{8}}", "-1.5", "-\\frac{\\sqrt{9}}{2}", "2", "\\sqrt{4}"], "math") == {
+        "-1.5": 2, "0.5": 2, "2": 2}  # equal values still group
+
+
+# Lists, sets, tuples and intervals that math-verify relates one way or both: "3,2" is both "2,3" and "(3,2)";
+# numbers in a base and decimals beside a symbolic value, which compare leniently ("40" is "40_8" and "40_9").
 _COLLECTIONS = ["2,3", "3,2", "(3,2)", "(2,3)", "\\{2,3\\}", "\\{3,2\\}", "[3,2]", "(2,3]", "1,-1", "-1,1",
                 "\\pm1", "(1,-1)", "(-1,1)", "\\{-1,1\\}", "(1,2),(3,4)", "(3,4),(1,2)", "(1,2);(3,4)", "0.5,1",
-                "1,\\frac{1}{2}", "(\\frac12,1)", "x<2", "(-\\infty,2)", "2<x<3", "2<x\\le3", "-1<x<1", "2", "3", "1/2", "0.5"]
+                "1,\\frac{1}{2}", "(\\frac12,1)", "x<2", "(-\\infty,2)", "2<x<3", "2<x\\le3", "-1<x<1", "2", "3", "1/2", "0.5",
+                "40", "40_8", "40_9", "\\pi", "3.141592653", "3.1415926535"]
 
 
 def _pair(a, b):

@@ -453,7 +453,7 @@ _ASSIGN = re.compile(r"^\s*([A-Za-z](?:_\{?\w+\}?)?|[A-Za-z]{3,})\s*(?:=|\\in)\s
 _THOUSANDS = re.compile(r"^-?\d{1,3}(?:,\d{3})+" + _DECIMALS + "$")
 _GROUPED = re.compile(r"\s*-?\d{1,3}(?:,\s*\d{3})+" + _DECIMALS + r"(?![\d,.])")  # thousands ("10,\!080" is "10, 080" here), then units at most
 _CHOICE = re.compile(r"^\(([A-Z])\)\s+[A-Za-z0-9$\\]")
-_SUBSCRIPT = re.compile(r"_\{(\w)\}")  # 4210_{5} is 4210_5
+_SUBSCRIPT = re.compile(r"_\{(\w|\d+)\}")  # 4210_{5} is 4210_5, 11_{16} is 11_16
 _LETTER = re.compile(r"^\(([A-Za-z]|-?\d+(?:\.\d+)?)\)$")  # "(C)", "(051)"
 _WORDS = re.compile(r"[^\W\d_](?:[^\W\d_]|[\s'.,\-])*")  # letters of any script: "Évelyn", "café"
 _WORD = re.compile(r"[^\W\d_]{3}")  # three letters in a row: a word, not a product of symbols
@@ -873,12 +873,9 @@ def _classes(answers: Sequence[str | None], kind: str, rep_of: dict | None = Non
         if value is not None and value in by_value:
             rep_of[a] = by_value[value]
             continue
-        # Distinct plain numbers differ; anything symbolic goes through math-verify, both ways: a
-        # class is graded by its key, so it holds only answers that grade alike (an equation is
-        # no value: "25" does not answer the gold "x^2+y^2=25" that its own samples do).
+        # Distinct plain numbers differ; anything symbolic goes through ``_joins``.
         candidates = reps if value is None else [r for r in reps if as_number(r) is None]
-        match = next((r for r in candidates if {_order(r), _order(a)} != {True, False}
-                      and equal(r, a, kind) and equal(a, r, kind)), None)
+        match = next((r for r in candidates if _joins(r, a, kind)), None)
         rep_of[a] = match or a
         if match is None:
             reps.append(a)
@@ -888,6 +885,30 @@ def _classes(answers: Sequence[str | None], kind: str, rep_of: dict | None = Non
     for a, c in counts.items():
         merged[rep_of[a]] = merged.get(rep_of[a], 0) + c
     return merged, False
+
+
+def _joins(a: str, b: str, kind: str) -> bool:
+    """Whether two distinct normalised answers, one of them symbolic, share a vote class: equal
+    both ways, as a class is graded by its key and so holds only answers that grade alike (an
+    equation is no value: "25" does not answer the gold "x^2+y^2=25" that its own samples do),
+    and by a rule that is an equivalence, so that a vote over some samples groups them as over all.
+    Where ``math_equal``'s leniency is not transitive the answers are classes apart, each graded as
+    written: a number in a base ("40" is "40_8" and "40_9", which differ), a tuple and a set
+    (``_order``), and a plain number and a symbolic value unless equal exactly (math-verify rounds a
+    decimal to 6 places: "3.141592653" and "3.1415926535" are each "\\pi", not each other)."""
+    if _BASE.fullmatch(a) or _BASE.fullmatch(b) or {_order(a), _order(b)} == {True, False}:
+        return False
+    a, b = _exact(a), _exact(b)
+    return equal(a, b, kind) and equal(b, a, kind)
+
+
+def _exact(a: str) -> str:
+    """A plain number that is no integer as the fraction it is ("0.5" → "\\frac{1}{2}"), which
+    math-verify compares exactly; any other answer as it is."""
+    value = as_number(a)
+    if value is None or value.denominator == 1:
+        return a
+    return f"{'-' if value < 0 else ''}\\frac{{{abs(value.numerator)}}}{{{value.denominator}}}"
 
 
 def _order(a: str) -> bool | None:
