@@ -83,6 +83,13 @@ def test_corpus_is_real_and_covers_each_case():
      "\n\\boxed{2}"),
     ("[THINK]R1 writes <think> first[/THINK]\\boxed{2}", "\\boxed{2}"),
     ("<think>a</think> b [THINK]thinking again \\boxed{3}", None),  # opened again after the close: cut
+    # a marker quoted in the answer is text about one: it neither ends the reasoning again (the
+    # answer before it was lost) nor opens it (the reply read as cut while thinking)
+    ("<think>a</think>\nSo \\boxed{2}; the reasoning ends at `</think>`.", "\nSo \\boxed{2}; the reasoning ends at `</think>`."),
+    ("a</think>\nSo \\boxed{2}, and `<think>` opens it", "\nSo \\boxed{2}, and `<think>` opens it"),
+    ("<think>a</think>\\boxed{2}\nprint(\"[/THINK]\")", "\\boxed{2}\nprint(\"[/THINK]\")"),
+    ("<think>must I write '</think>' now? \\boxed{1}", None),  # quoted inside open reasoning: still cut
+    ("<think>`x`</think>\\boxed{2}", "\\boxed{2}"),  # a real marker after a code span still closes
 ])
 def test_final_part_of_each_family(text, final):
     assert final_text(text) == final
@@ -169,6 +176,21 @@ def test_a_vllm_reply_starts_with_the_marker_its_prompt_left_open():
     done = to_completion(output(["So ", "</think>", "\\boxed{3}"], "<|im_start|>assistant\n"))
     assert done.text == "So </think>\\boxed{3}" and done.tokens == ("So ", "</think>", "\\boxed{3}")
     assert list(answer_logprobs(done.token_logprobs, done.tokens, done.text, False)) == [-1.5]
+
+
+def test_a_servers_content_is_scored_over_the_tokens_of_its_reasoning_inline():
+    """vLLM's reasoning parsers return the text after ``</think>`` as the content, its leading
+    "\n\n" included: the answer span left out that token, which the same reply with its
+    reasoning inline (and the separated one whose content the tokens do not spell) counts."""
+    tokens = ["9 - 1", " is", " 8", "</think>", "\n\n", "So", " 8"]
+    logprobs = [-1.0, -2.0, -3.0, -4.0, -5.0, -6.0, -7.0]
+    inline = list(answer_logprobs(logprobs, tokens, "".join(tokens), False))
+    assert inline == [-5.0, -6.0, -7.0]
+    assert list(answer_logprobs(logprobs, tokens, "\n\nSo 8", True)) == inline
+    # a token that ends the marker with the whitespace is the marker's, either way
+    joined = ["9 - 1", " is", " 8", "</think>\n\n", "So", " 8"]
+    assert list(answer_logprobs(logprobs[1:], joined, "\n\nSo 8", True)) == [-6.0, -7.0]
+    assert list(answer_logprobs(logprobs[1:], joined, "".join(joined), False)) == [-6.0, -7.0]
 
 
 def test_a_character_split_over_tokens_keeps_the_servers_content_the_answer_part():

@@ -23,19 +23,31 @@ FAMILIES = (
     (re.compile(r"^analysis(?=[^\W\d_])"), re.compile(r"assistantfinal")),  # "analysisWe…", not "analysis: …"
 )
 _HARMONY_END = re.compile(r"\s*<\|(?:return|end|call)\|>\s*$")
+_QUOTES = "`'\""
+
+
+def _markers(pattern: re.Pattern, text: str, pos: int = 0) -> list[re.Match]:
+    """The matches of a marker ``pattern`` in ``text`` from ``pos`` that are markers: a marker
+    between two of the same quote (`` `</think>` ``, ``print('</think>')``) is one the reply
+    writes about, not one that opens or closes its reasoning."""
+    def quoted(found: re.Match) -> bool:
+        before, after = text[found.start() - 1:found.start()], text[found.end():found.end() + 1]
+        return bool(before) and before == after and before in _QUOTES
+    return [found for found in pattern.finditer(text, pos) if not quoted(found)]
 
 
 def answer_start(text: str) -> int | None:
     """Where the final part of ``text`` begins: 0 for a reply without reasoning markers, after
     the last closing marker (of any family) otherwise; ``None`` when reasoning was opened after
-    it, or opened and never closed (a reply cut off while thinking)."""
+    it, or opened and never closed (a reply cut off while thinking). A marker in quotes or
+    backticks is text about one (``_markers``)."""
     start = 0
     for _, closing in FAMILIES:
-        for close in closing.finditer(text):
+        for close in _markers(closing, text):
             start = max(start, close.end())
     # reasoning opened after the last close, of any family: cut while thinking (another family's
     # marker quoted inside the reasoning, "<think>… [THINK] …</think>", opens nothing)
-    if any(opening.search(text, start) for opening, _ in FAMILIES):
+    if any(_markers(opening, text, start) for opening, _ in FAMILIES):
         return None
     return start
 
@@ -78,6 +90,8 @@ def answer_logprobs(logprobs: Sequence[float], tokens: Sequence[str] | None, tex
         start = joined.rfind(tail) if tail else -1
         if start < 0 and tail:  # a character split over tokens ("\ufffd" each): after the closing marker
             start = answer_start(joined) or -1
+        elif start > 0 and joined[:start].endswith(lead := text[:text.find(tail)]):  # the content's leading "\n\n" is its own
+            start -= len(lead)
     else:
         start = answer_start(joined) or -1  # 0: no reasoning, None: no answer part
         if start > 0 and not joined[start:].strip():  # closed, then nothing but whitespace: no answer part
