@@ -200,14 +200,14 @@ CONTROLLED_UAB = Path(__file__).with_name("controlled_uab.py")
 
 
 def start_uab(args: list[str], hold_after: int | None = None, fail_after: int | None = None,
-              hold_in_block: bool = False, **popen) -> subprocess.Popen:
+              hold_in_block: bool = False, delay: float = 0.0, **popen) -> subprocess.Popen:
     """``uab ARGS`` as a subprocess (``popen``: ``subprocess.Popen``'s arguments) whose
     ``--backend scripted`` stops once ``hold_after`` samples are drawn and checkpointed, until
     its stdin closes (``communicate()`` closes it), or fails once ``fail_after`` are drawn;
     ``hold_in_block``: whose ``allocate`` or ``vote`` stops so in a worker process, at the
     input's first block. ``wait_held(proc)`` returns when it has stopped: a kill then lands at
-    a known sample, with no sleep to pace the run."""
-    command = [sys.executable, str(CONTROLLED_UAB)]
+    a known sample, with no sleep to pace the run. ``delay``: seconds each sample takes (a slow model)."""
+    command = [sys.executable, str(CONTROLLED_UAB), "--delay", str(delay)]
     if fail_after is not None:
         command += ["--fail-after", str(fail_after)]
     if hold_after is None and not hold_in_block:

@@ -1,11 +1,12 @@
 """``uab`` with a scripted backend that a test controls, for tests that kill, interrupt or fail a
 real ``uab`` process at a known sample (``conftest.start_uab`` runs it):
 
-    python tests/controlled_uab.py [--hold-after N | --hold-in-block] [--held-fd FD] [--fail-after N] -- UAB_ARGS...
+    python tests/controlled_uab.py [--hold-after N | --hold-in-block] [--held-fd FD] [--fail-after N]
+        [--delay S] -- UAB_ARGS...
 
 runs ``uab UAB_ARGS``; behind ``--backend scripted`` the backend stops once N samples are drawn
 (and checkpointed), writes ``held`` to file descriptor FD and waits for its stdin to close, or
-raises ``BackendError`` once N samples are drawn. ``--hold-in-block`` stops ``allocate`` and
+raises ``BackendError`` once N samples are drawn; ``--delay`` takes S seconds over each sample (a slow model). ``--hold-in-block`` stops ``allocate`` and
 ``vote`` the same way in a worker process instead, at the file's first block (any input is
 read by 2 workers in blocks of 200 bytes). Not a test module: pytest does not collect it.
 """
@@ -15,6 +16,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 
 from uab_cli import blocks
 from uab_cli.backends import BACKENDS
@@ -41,6 +43,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--held-fd", type=int)
     parser.add_argument("--fail-after", type=int)
     parser.add_argument("--hold-in-block", action="store_true")
+    parser.add_argument("--delay", type=float, default=0.0)
     opts = parser.parse_args(argv[:split])
     if opts.hold_in_block:
         _held.update(fd=opts.held_fd, release=os.dup(0))
@@ -53,6 +56,7 @@ def main(argv: list[str]) -> int:
 
         def generate(self, requests, params, on_result=None):
             def arrived(k, completion):
+                time.sleep(opts.delay)
                 if on_result:
                     on_result(k, completion)  # the sample is checkpointed here
                 if self.drawn == opts.hold_after:

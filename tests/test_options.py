@@ -920,7 +920,11 @@ def test_the_command_line_wins_over_a_runs_config_and_an_allocator_given_starts_
     (lambda c: {**c, "allocate": 3}, "not a uab config.json: its 'allocate' is not an object"),
     (lambda c: {**c, "generation": {**c["generation"], "temperature": "hot"}},
      "--temperature takes a number, got 'hot' (recorded as generation.temperature)"),
-], ids=["entry", "generation", "backend-option", "vote", "section", "value"])
+    # another model than its samples': the rerun's way out ("…, use a new --output, or --force to discard the samples")
+    (lambda c: {**c, "model_option": "other"}, "it records model_option 'other', not the model its generation.model "
+     "says its samples were drawn with ('scripted'), which --settings would take as --model: restore it, or give the "
+     "options as a JSON/TOML file of option values"),
+], ids=["entry", "generation", "backend-option", "vote", "section", "value", "model"])
 def test_a_config_of_another_shape_given_as_settings_is_one_line_naming_it(tmp_path, questions, edit, says):
     """A config of a newer uab (an entry this version does not know) is refused, not half read."""
     assert run(questions, tmp_path / "old", "-N", "2").exit_code == 0
@@ -931,6 +935,23 @@ def test_a_config_of_another_shape_given_as_settings_is_one_line_naming_it(tmp_p
     (tmp_path / "empty").mkdir()
     refused(run(questions, tmp_path / "new", "--settings", str(tmp_path / "empty")),
             f"{tmp_path / 'empty'}: no config.json: not a run or pool directory")
+
+
+@pytest.mark.parametrize("command", ["run", "pool", "phase1"])
+def test_a_config_given_as_settings_refuses_its_template_edited_since(tmp_path, questions, template, command):
+    """As a recommendation's: a run's config records its template's digest, and a command taking the
+    template from it after the file was edited is refused in one line naming the template (it asked
+    with the edited file, silently); --prompt-template given asks with it as it is now, as a choice."""
+    assert run(questions, tmp_path / "old", "-N", "2", "--prompt-template", template).exit_code == 0
+    Path(template).write_text(json.dumps([{"role": "user", "content": "Now: {question}"}]))
+    other, new = write_jsonl(tmp_path / "other.jsonl", arithmetic(5)[2:]), tmp_path / "new"
+    args = {"run": ["-o", str(new)], "pool": ["-K", "2", "-o", str(new)], "phase1": []}[command]
+    old = tmp_path / "old"
+    result = cli([command, other, *args, "-q", "--settings", str(old)])
+    refused(result, f"{template}: the prompt template changed since the samples of {old} were drawn (sha256 ")
+    assert "restore it, or give --prompt-template" in result.stderr and result.stdout == "" and not new.exists()
+    given = cli([command, other, *args, "-q", "--settings", str(old), "--prompt-template", template])
+    assert given.exit_code == 0, given.stderr
 
 
 def test_a_rerun_derives_the_official_exit_tests_n_max_from_its_own_budget(tmp_path, questions):

@@ -219,3 +219,62 @@ def test_a_stage_stopped_while_it_writes_stdout_leaves_a_stream_the_next_stage_r
     result = cli(["allocate", "-", "--budget", "4", "-q"], stdin=first + written)
     assert result.exit_code == 2 and result.stdout == "", result.stdout[:200]
     assert "cut short" in result.stderr and result.stderr.startswith("error: <stdin>:"), result.stderr
+
+
+@pytest.mark.parametrize("stage", ["phase1", "phase2"])
+def test_a_sampling_stage_whose_stdout_reader_is_gone_stops_drawing(tmp_path, stage):
+    """`uab phase1 Q | uab allocate - --bogus`: the next stage exits at once, and the sampling stage
+    stops within a second or so, exit 141 in silence, as a `| head` stop does (it drew every sample,
+    hours on a real model, and saw the closed pipe only at its final write)."""
+    import re
+    import subprocess
+    import sys
+
+    from conftest import arithmetic, start_uab
+
+    m = 300
+    source = write_jsonl(tmp_path / "q.jsonl", arithmetic(m))
+    if stage == "phase2":  # m Phase-2 samples to draw
+        assert cli(["phase1", source, "--backend", "scripted", "-q", "-o", str(tmp_path / "p1.jsonl")]).exit_code == 0
+        assert cli(["allocate", str(tmp_path / "p1.jsonl"), "--budget", "2", "-q",
+                    "-o", str(tmp_path / "a.jsonl")]).exit_code == 0
+        source = str(tmp_path / "a.jsonl")
+    env = {**os.environ, "UAB_PROGRESS_INTERVAL": "3600"}  # one line: the samples drawn, as the stage ends
+    proc = start_uab([stage, source, "--backend", "scripted"], delay=0.05, env=env,  # all of them: 15 s
+                     stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        reader = subprocess.run([sys.executable, "-m", "uab_cli", "allocate", "-", "--bogus"],
+                                stdin=proc.stdout, capture_output=True, timeout=120)
+        proc.stdout.close()  # the reader's end is closed: the reader has exited
+        stderr = proc.communicate(timeout=120)[1].decode()
+    finally:
+        proc.kill()
+        proc.wait()
+    assert reader.returncode == 2, reader.stderr
+    assert proc.returncode == 141, stderr
+    drawn = re.fullmatch(rf"{stage}: (\d+)/{m} samples[^\n]*\n", stderr)
+    assert drawn and int(drawn[1]) < m / 2, stderr
+
+
+def test_only_a_pipe_on_stdout_is_watched_for_its_reader(tmp_path, monkeypatch):
+    """The stop above looks at stdout only where the stage writes it and it is a pipe: never at a
+    file or `-o` path, so a stage writing a file draws on whatever its stdout is."""
+    import io
+
+    def on_sample(*args):
+        return None
+
+    with open(tmp_path / "f", "w") as f:
+        monkeypatch.setattr("sys.stdout", f)
+        assert jsonl.watching_reader("-", on_sample) is on_sample
+    monkeypatch.setattr("sys.stdout", io.StringIO())
+    assert jsonl.watching_reader("-", on_sample) is on_sample
+    read, write = os.pipe()
+    with open(write, "w") as w:
+        monkeypatch.setattr("sys.stdout", w)
+        assert jsonl.watching_reader(str(tmp_path / "o.jsonl"), on_sample) is on_sample
+        watched = jsonl.watching_reader("-", on_sample)
+        watched()  # its reader is there
+        os.close(read)
+        with pytest.raises(BrokenPipeError):
+            jsonl.watching_reader("-", on_sample)()

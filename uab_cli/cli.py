@@ -40,6 +40,7 @@ from .jsonl import (
     reader_gone,
     stdin,
     stdout,
+    watching_reader,
     write_failure,
     write_records,
 )
@@ -404,21 +405,33 @@ def _given(ctx: typer.Context) -> dict:
 def _unlike_pool(ctx: typer.Context, gen: Generation) -> None:
     """Warn where a run on a recommendation (``--settings RESULTS``) will draw otherwise than the
     pool it was chosen on, by a setting the command line does not give (the run directory's
-    record: a system prompt a recommendation cannot unset); refuse its template edited since."""
+    record: a system prompt a recommendation cannot unset); refuse a ``--settings`` file's template
+    edited since (``_same_template``)."""
     from . import evaluation
 
+    _same_template(ctx, gen)
     rec = ctx.meta.get("uab.recommended")
     if rec is None:
         return
     given = list(_given(ctx))  # a choice, not a difference to warn of; so are an unset model and another backend's options
-    if "prompt_template" not in given:  # its template edited since: the run would ask otherwise than the pool was
-        gen.same_template(rec.generation, f"the pool of {ctx.params['settings']}'s recommendation was drawn",
-                          "restore it, or give --prompt-template to run with it as it is now")
     given += [*(() if gen.model else ("model",)), *(("backend_options",) if "backend" in given else ())]
     changed = evaluation.generation_changes(rec.generation, gen.info(), given)
     if changed:
         warnings.warn(f"{ctx.params['settings']}: its recommendation was chosen on a pool drawn otherwise ("
                       + "; ".join(f"{o} {c}" for o, c in changed.items()) + ")", UserWarning, stacklevel=2)
+
+
+def _same_template(ctx: typer.Context, gen: Generation) -> None:
+    """Refuse the template that a ``--settings`` file's samples were drawn with (a recommendation's
+    pool, a run's or pool's config) where it was edited since and ``--prompt-template`` is not given:
+    the command would ask otherwise than they were."""
+    drawn = ctx.meta.get("uab.drawn")
+    if drawn is None or "prompt_template" in _given(ctx):
+        return
+    path = ctx.params["settings"]
+    since = (f"the pool of {path}'s recommendation was drawn" if isinstance(drawn, settings.Recommended)
+             else f"the samples of {path} were drawn")
+    gen.same_template(drawn.generation, since, "restore it, or give --prompt-template to run with it as it is now")
 
 
 def _apply_settings(ctx: typer.Context, path: str, remembered: dict) -> None:
@@ -427,6 +440,8 @@ def _apply_settings(ctx: typer.Context, path: str, remembered: dict) -> None:
     file's recommendation is the one for ``--budget``, else for the run directory's."""
     budget = ctx.params.get("budget") or remembered.get("budget")
     loaded = load_file(path, budget, recommendation=ctx.info_name in RECOMMENDED, command=ctx.info_name)
+    if isinstance(loaded, (settings.Recommended, settings.Configured)):  # how samples were drawn: _same_template
+        ctx.meta["uab.drawn"] = loaded
     line = getattr(loaded, "line", None)  # a results file's: its recommendation's line
     _file_names(ctx, ctx.command, loaded, path, line)
     given = _given(ctx)
@@ -566,6 +581,7 @@ def phase1(ctx: typer.Context, input: In, output: Out = "-", samples: K = 1,
     records, lines = _load(input, "question")
     pipeline.phase1_takes(records, display_name(input), lines)
     gen = Generation.from_params(ctx.params)
+    _same_template(ctx, gen)
     with _backend(ctx, gen)() as be, _Bar(quiet) as bar:
         gen = dataclasses.replace(gen, model=gen.model or be.model)
         pipeline.same_draws(records, "phase1", gen, display_name(input), lines)
@@ -575,7 +591,7 @@ def phase1(ctx: typer.Context, input: In, output: Out = "-", samples: K = 1,
             if not quiet:
                 err.print(cost.judge_line(counts), highlight=False)
         bar.stage("phase1", len(records) * samples)
-        pipeline.phase1(records, be, gen, samples, bar.sample, skipped=len(skipped), checked=True, judged=judge)
+        pipeline.phase1(records, be, gen, samples, watching_reader(output, bar.sample), skipped=len(skipped), checked=True, judged=judge)
     write_records(output, records)
     if skipped and not quiet:
         err.print(f"left out by --too-long skip: {len(skipped)} question(s) (named above; counted in uab.phase1.skipped); "
@@ -594,12 +610,13 @@ def phase2(ctx: typer.Context, input: In, output: Out = "-", quiet: Quiet = Fals
     check_output(output)
     records, lines = _load(input, "allocated")
     gen = Generation.from_params(ctx.params, pipeline.phase1_settings(records, display_name(input), lines))
+    _same_template(ctx, gen)
     with _backend(ctx, gen)() as be, _Bar(quiet) as bar:
         gen = dataclasses.replace(gen, model=gen.model or be.model)  # another --backend: its default model
         pipeline.same_draws(records, "phase2", gen, display_name(input), lines)
         pipeline.fit([r for r in records if r["extra"]], be, gen)
         bar.stage("phase2", pipeline.phase2_wanted(records))
-        pipeline.phase2(records, be, gen, bar.sample, checked=True)
+        pipeline.phase2(records, be, gen, watching_reader(output, bar.sample), checked=True)
     write_records(output, records)
 
 
@@ -710,6 +727,7 @@ def pool(ctx: typer.Context, input: In,
                           "takes its own).", ctx=ctx)
     records, note = _questions(input)
     gen = Generation.from_params(ctx.params, recorded.generation)
+    _same_template(ctx, gen)
     with _Bar(quiet) as bar:
         result = runs.pool(records, _backend(ctx, gen), gen, output, samples, force, input,
                            runs.Callbacks(bar.stage, bar.sample, on_skip=_skipped), ctx.params.get("max_model_len"),

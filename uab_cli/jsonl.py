@@ -7,11 +7,13 @@ import contextlib
 import errno
 import itertools
 import os
+import select
 import shlex
 import shutil
 import stat
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import IO
 
@@ -522,6 +524,44 @@ def reader_gone(exc: OSError) -> bool:
         return False
     _discard_stdout()
     return True
+
+
+def watching_reader(output: str, on_sample: Callable[..., None], every: float = 1.0) -> Callable[..., None]:
+    """``on_sample`` that also ends a sampling stage writing to a pipe whose reader is gone
+    (``uab phase1 Q | uab allocate - --bogus``) as a write there would: ``BrokenPipeError``, exit
+    141 in silence, before it draws the rest. Looked at once every ``every`` seconds, as samples
+    arrive; ``on_sample`` itself where ``output`` is not stdout or stdout is no pipe."""
+    gone = _reader_closed(output)
+    if gone is None:
+        return on_sample
+    due = 0.0
+
+    def watched(*args) -> None:
+        nonlocal due
+        on_sample(*args)
+        if time.monotonic() >= due:
+            if gone():
+                raise BrokenPipeError(errno.EPIPE, "stdout's reader is gone")
+            due = time.monotonic() + every
+
+    return watched
+
+
+def _reader_closed(output: str) -> Callable[[], bool] | None:
+    """Whether stdout's reader has closed it, asked without writing: a pipe's write end polls as
+    an error (Linux) or a hang-up once its read end is closed; ``None`` where ``output`` is not
+    stdout, stdout is no pipe (a file, a terminal), or the system has no ``poll``."""
+    if output != "-" or not hasattr(select, "poll"):
+        return None
+    try:
+        fd = sys.stdout.fileno()
+        if not stat.S_ISFIFO(os.fstat(fd).st_mode):
+            return None
+    except (OSError, ValueError, AttributeError):  # stdout closed, or no file (a test's capture)
+        return None
+    poller, closed = select.poll(), select.POLLERR | select.POLLHUP
+    poller.register(fd, closed)
+    return lambda: any(events & closed for _, events in poller.poll(0))
 
 
 def _discard_stdout() -> None:

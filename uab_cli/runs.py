@@ -315,7 +315,7 @@ def config_settings(config: dict, path: str, command: str) -> dict:
     if unknown:
         raise UabError(f"it records {unknown[0]}, which no option of uab {__version__} sets (a config of "
                        "a newer uab?): give the options as a JSON/TOML file of option values", path)
-    settings.check_recorded(config, path)
+    settings.check_recorded(config, path, rerun=False)
     gen = {**config["generation"], "model": config.get("model_option", config["generation"].get("model")) or None}
     sections = _chosen(gen, config.get("allocate"), config.get("vote"), config.get("derived"))
     values = {k: v for section, info in zip(settings.SECTIONS, sections) if info is not None

@@ -513,7 +513,12 @@ class Recommended(dict):
 class Configured(dict):
     """Option values (by parameter name) of a run's or pool's ``config.json`` (``runs.config_settings``):
     its allocation and vote settings are a rerun's, so --allocator (--vote-rule) given starts that
-    half from the defaults (``without_led``), as on a rerun."""
+    half from the defaults (``without_led``), as on a rerun. ``generation``: how its samples were
+    drawn (its template's digest is checked against the file, as a recommendation's is)."""
+
+    def __init__(self, values: dict, generation: dict | None = None):
+        super().__init__(values)
+        self.generation = generation or {}
 
 
 # The entries of a config section beside its options' (as ``info`` names them): what a run records
@@ -541,9 +546,10 @@ def recorded_options(section: str, info: dict, path: str) -> dict:
     return {**{f.metadata["option"].name: info.get(f.name) for f in declared_fields(cls)}, **backend}
 
 
-def check_recorded(config: dict, path: str) -> None:
+def check_recorded(config: dict, path: str, rerun: bool = True) -> None:
     """``UabError`` naming ``path`` (a run or pool directory's ``config.json``) where a recorded
-    setting is no value its option takes (a hand edit): a rerun would take it as given."""
+    setting is no value its option takes (a hand edit): a rerun (``rerun``; else ``--settings``)
+    would take it as given."""
     for section, cls in SECTIONS.items():
         info = config.get(section)
         names = _INFO_NAMES.get(cls, {})
@@ -559,9 +565,11 @@ def check_recorded(config: dict, path: str) -> None:
         raise UabError(f"{exc.message} (recorded as model_option)", path) from None
     drawn = config["generation"].get("model") if isinstance(config.get("generation"), dict) else None
     if config.get("model_option") and drawn is not None and config["model_option"] != drawn:  # "": the default
+        taken = ("a rerun without --model would take: restore it, use a new --output, or --force to discard the "
+                 "samples") if rerun else ("--settings would take as --model: restore it, or give the options as a "
+                                           "JSON/TOML file of option values")
         raise UabError(f"it records model_option {config['model_option']!r}, not the model its generation.model "
-                       f"says its samples were drawn with ({drawn!r}), which a rerun without --model would take: "
-                       "restore it, use a new --output, or --force to discard the samples", path)
+                       f"says its samples were drawn with ({drawn!r}), which {taken}", path)
     counts = {key: config.get(key) for key in COUNTS}
     for key, value in counts.items():  # a count a rerun takes (-K, the budget) where it is not given
         if value is not None and not (is_int(value) and 0 < value <= INT64[1]):
@@ -591,7 +599,8 @@ def without_led(values: dict, given: dict) -> dict:
                     kept.pop(f.metadata["option"].name, None)
     if given.get("allocator") is not None:  # and the -K its allocator and signal needed
         kept.pop("samples", None)
-    return Recommended(kept, values.generation, values.line) if isinstance(values, Recommended) else Configured(kept)
+    return Recommended(kept, values.generation, values.line) if isinstance(values, Recommended) \
+        else Configured(kept, values.generation)
 
 
 def with_recorded(cls, params: dict, info: dict | None) -> dict:
@@ -843,7 +852,7 @@ def load_file(path: str, budget: int | None = None, recommendation: bool = True,
         raise UabError("expected a JSON/TOML object of option values, a recommendation, or a "
                        "`uab simulate -o` results file", path)
     if not recs and isinstance(found.get("generation"), dict):  # no option is named so: a run's or pool's config
-        return Configured(runs.config_settings(found, path, command))
+        return Configured(runs.config_settings(found, path, command), found["generation"])
     if not recs:
         return by_name(found, path, line)
     return Recommended(recommended_values(found, path, line), generation, line)
