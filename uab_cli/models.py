@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import BackendError, UabError, one_line, require
+from .errors import UabError, one_line, require
 
 DEFAULT_MODEL = "SmolLM2-135M-Instruct"
 ALIASES = {"smollm2": DEFAULT_MODEL, DEFAULT_MODEL.lower(): DEFAULT_MODEL}
@@ -89,8 +89,16 @@ def offline_unless_reachable(path: str) -> str:
     """Before loading ``path`` (a resolved model path): when it is a hub id and the hub's host
     does not resolve (no network), turn on huggingface_hub's offline mode, so that the load reads
     the local hub cache at once instead of retrying for about 50 seconds; returns what to add to
-    a load error then ("" otherwise, or when ``HF_HUB_OFFLINE`` is set already)."""
-    if os.path.exists(path) or os.environ.get("HF_HUB_OFFLINE") or os.environ.get("TRANSFORMERS_OFFLINE"):
+    a load error then ("" otherwise, or when ``HF_HUB_OFFLINE`` asks for offline mode already).
+
+    huggingface_hub reads ``HF_HUB_OFFLINE`` once, at import, and only a true value (``1``,
+    ``true``, …) means offline: a ``HF_HUB_OFFLINE=1`` set after its import is applied here, and a
+    ``0`` is no reason to skip the check."""
+    if os.path.exists(path):
+        return ""
+    asked = os.environ.get("HF_HUB_OFFLINE") or os.environ.get("TRANSFORMERS_OFFLINE")  # huggingface_hub's rule
+    if (asked or "").upper() in ("1", "ON", "YES", "TRUE"):
+        _hub_offline()
         return ""
     host = urllib.parse.urlsplit(os.environ.get("HF_ENDPOINT") or "https://huggingface.co").hostname or ""
     try:
@@ -98,11 +106,16 @@ def offline_unless_reachable(path: str) -> str:
         return ""
     except (OSError, UnicodeError):
         pass
+    _hub_offline()
+    return f" ({host} cannot be reached: only the local hub cache was tried)"
+
+
+def _hub_offline() -> None:
+    """Turn on huggingface_hub's offline mode, whether it is imported yet or not."""
     os.environ["HF_HUB_OFFLINE"] = "1"  # read at import (and by vLLM's worker processes)
     constants = sys.modules.get("huggingface_hub.constants")
     if constants is not None:  # imported already: is_offline_mode() reads this
         constants.HF_HUB_OFFLINE = True
-    return f" ({host} cannot be reached: only the local hub cache was tried)"
 
 
 def cannot_load(name: str, path: str, exc: BaseException, offline: str = "") -> str:
@@ -260,12 +273,8 @@ def _convert_gguf(resolved: ResolvedModel, target: Path, on_status: OnStatus) ->
                 hf_model = transformers.AutoModelForCausalLM.from_pretrained(
                     resolved.path, gguf_file=resolved.gguf_file, dtype=torch.float32
                 )
-        except (OSError, ValueError) as exc:
-            raise UabError(f"cannot load {resolved.gguf_file}: {exc}") from exc
-        except Exception as exc:  # transformers raises many types on bad weights
-            raise BackendError(
-                f"converting {resolved.gguf_file} failed: {exc}"
-            ) from exc
+        except Exception as exc:  # gguf and transformers raise many types on a bad file (struct.error: cut short)
+            raise UabError(cannot_load(resolved.name, str(gguf), exc)) from exc
         hf_model.hf_quantizer = None
         if hasattr(hf_model.config, "quantization_config"):
             del hf_model.config.quantization_config

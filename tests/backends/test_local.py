@@ -122,6 +122,9 @@ def _vllm_engine_failing_with(monkeypatch, exc: BaseException, logged: str = "",
     monkeypatch.setitem(sys.modules, "vllm", fake)
     monkeypatch.setitem(sys.modules, "vllm.platforms", None)  # the real one, once imported: its platform, not ``version``'s
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    constants = sys.modules.get("huggingface_hub.constants")
+    if constants is not None:  # uab turns it on for the hub id below: restored after the test
+        monkeypatch.setattr(constants, "HF_HUB_OFFLINE", constants.HF_HUB_OFFLINE)
     for key, value in LOGGING_ENV.items():
         monkeypatch.setenv(key, value)
     return VLLMBackend
@@ -250,6 +253,23 @@ def test_conversion_cache_is_keyed_by_content_not_path(monkeypatch, tmp_path):
 
     monkeypatch.setattr(models, "_convert_gguf", no_conversion)
     assert vllm_model_dir(str(tmp_path / "venv2" / "m.gguf")) == str(done)
+
+
+@pytest.mark.parametrize("content", [b"GGUF\x03\x00\x00\x00\x05", b"not a model"], ids=["cut-short", "no-gguf"])
+def test_a_gguf_that_does_not_read_is_one_line_and_exit_2_naming_its_path(monkeypatch, tmp_path, content):
+    """A GGUF cut short in its header (gguf's struct.error) was a backend failure, exit 1 and
+    "re-run the same command" ("converting cut.gguf failed: unpack_from requires a buffer …"),
+    which fails the same way every time; now it is the one line of any model that does not load."""
+    pytest.importorskip("transformers")
+    pytest.importorskip("gguf")
+    monkeypatch.setenv("UAB_CACHE_DIR", str(tmp_path / "cache"))
+    gguf = tmp_path / "cut.gguf"
+    gguf.write_bytes(content)
+    with pytest.raises(UabError) as error:
+        vllm_model_dir(str(gguf))
+    assert str(error.value).startswith(f"cannot load model 'cut' from {gguf.resolve()}: ")
+    assert "\n" not in str(error.value)
+    assert [p.name for p in (tmp_path / "cache" / "models").iterdir() if not p.name.endswith(".lock")] == []
 
 
 def test_content_digest_is_remembered_until_the_file_changes(monkeypatch, tmp_path):
@@ -584,6 +604,24 @@ def test_a_hub_id_without_network_loads_from_the_hub_cache_without_retrying(tmp_
     assert missing.returncode == 2 and "Retr" not in missing.stderr, missing.stderr
     assert "hub.uab-test.invalid cannot be reached: only the local hub cache was tried" in missing.stderr
     assert missing.stderr.strip().endswith("did you mean --model smollm2?")
+
+
+@pytest.mark.parametrize(("setting", "note"), [
+    ("0", " (hub.uab-test.invalid cannot be reached: only the local hub cache was tried)"),
+    ("false", " (hub.uab-test.invalid cannot be reached: only the local hub cache was tried)"),
+    ("1", ""),
+])
+def test_hf_hub_offline_neither_skips_the_check_nor_is_taken_as_read(monkeypatch, setting, note):
+    """``HF_HUB_OFFLINE=0`` (or ``false``) skipped the check: about 50 s of hub retries before the
+    error; ``HF_HUB_OFFLINE=1`` set after huggingface_hub's import (it reads the variable then, as a
+    test's monkeypatch does) was taken for an offline mode huggingface_hub never turned on: the same."""
+    constants = pytest.importorskip("huggingface_hub.constants")
+    monkeypatch.setenv("HF_ENDPOINT", "https://hub.uab-test.invalid")
+    monkeypatch.setenv("HF_HUB_OFFLINE", setting)
+    monkeypatch.delenv("TRANSFORMERS_OFFLINE", raising=False)
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)  # as imported without it; restored after the test
+    assert models.offline_unless_reachable("uab-test/no-such-model") == note
+    assert constants.is_offline_mode() and os.environ["HF_HUB_OFFLINE"] == "1"
 
 
 # --- reasoning markers a tokenizer makes special tokens -------------------------------
