@@ -109,6 +109,35 @@ def test_vote_entropy_counts_each_unanswered_sample_apart_in_allocate_and_simula
     assert replayed.tolist() == pytest.approx([split, 1.0, split])
 
 
+def test_the_order_of_a_questions_samples_never_changes_its_p_nor_the_allocation():
+    """A question's score summed its samples' statistics (vote-entropy: its answer counts) in their
+    order, so the same samples in another order could give a p one bit apart (answers x x y y z w:
+    entropy 1.329661348854758, in any other order 1.3296613488547582), and that bit, not the
+    documented tie-break (fewer Phase-2 samples, then the earlier question), decided a tie between
+    two questions alike. The sums are exact now: the same p in every order, ties by the rule."""
+    import itertools
+
+    from uab_cli import pipeline
+    from uab_cli.settings import Allocation
+    from uab_cli.signals import question_score
+
+    assert len({entropy(list(c)) for c in itertools.permutations([2, 2, 1, 1])}) == 1
+    assert len({entropy(list(c)) for c in itertools.permutations([3, 1, 1, 1])}) == 1
+    stats = [{"anll": a} for a in (0.1, 0.2, 0.3)]
+    assert len({question_score(list(c), "anll") for c in itertools.permutations(stats)}) == 1
+
+    def rec(i, answers):
+        return {"id": f"q{i}", "question": "What?", "answer": "1", "samples": [
+            {"index": j, "phase": 1, "text": "…", "answer": a, "anll": 0.1} for j, a in enumerate(answers)]}
+
+    alike = ["1", "1", "2", "2", "3", "4"]
+    for second in itertools.permutations(alike):  # q0 and q1 tie; q2 (six answers) is far less likely right
+        records = [rec(0, alike[::-1]), rec(1, list(second)), rec(2, ["1", "2", "3", "4", "5", "6"])]
+        pipeline.allocate(records, Allocation(n=7, signal="vote-entropy"))
+        assert records[0]["p"] == records[1]["p"]
+        assert [r["extra"] for r in records] == [2, 1, 0]  # the third unit to the earlier of the two
+
+
 def test_vcs_after_a_phase1_without_vcs_is_refused(tmp_path, fake_backend):
     """`--signal vcs` (or vcs-pow) where Phase 1 asked no confidence (drawn without --vcs) read
     score 5 for every question and allocated as uniform does, under the name vcs: `allocate`

@@ -72,9 +72,11 @@ def vote_outcomes(answered: Iterable[int], unanswered: int) -> list[int]:
 
 
 def entropy(counts: Sequence[int]) -> float:
-    """Shannon entropy (nats) of an empirical answer distribution given by counts."""
+    """Shannon entropy (nats) of an empirical answer distribution given by counts; summed exactly
+    (``math.fsum``), so the order of the counts (of the samples they were counted from) never
+    changes it in the last bit, and with it a tie between questions that the allocation breaks."""
     total = sum(counts)
-    return -sum(c / total * math.log(c / total) for c in counts if c) if total else 0.0
+    return -math.fsum(c / total * math.log(c / total) for c in counts if c) if total else 0.0
 
 
 # --- signal -> p -------------------------------------------------------------------
@@ -127,7 +129,8 @@ def question_score(samples: list[dict], signal: str, answer_counts: Sequence[int
         if len(samples) == 1:
             return samples[0].get(key)
         values = [s.get(key) for s in samples]
-        return None if not values or None in values else sum(values) / len(values)
+        # summed exactly (``math.fsum``): the order of the samples never changes the mean in its last bit
+        return None if not values or None in values else math.fsum(values) / len(values)
     if signal in ("vcs", "vcs-pow"):
         scores = [c for s in samples if (c := s.get("confidence")) is not None]
         return sum(scores) / len(scores) if scores else None
