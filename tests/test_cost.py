@@ -740,6 +740,18 @@ def test_deciles_split_questions_into_ten_equal_groups_by_uncertainty():
     assert list(bins[~np.isnan(u)][order]) == list(range(10))
 
 
+def test_questions_of_equal_uncertainty_are_not_put_in_deciles_by_their_place_in_the_file():
+    """Every sample says confidence 9 and the file holds its solved questions first: ties by
+    position gave deciles 1-5 100 % and deciles 6-10 0 %, a gradient the signal does not give."""
+    records = [{"id": f"q{i}", "question": f"q {i}", "answer": str(i + 1),
+                "samples": [{"index": j, "phase": 1, "text": "x", "answer": str(i + 1) if i < 50 else "0",
+                             "confidence": 9} for j in range(4)]} for i in range(100)]
+    rows = list(evaluation.simulate(records, [2], ["uniform"], ["vcs"], 20, vote_rules=["majority"], analyses=True))
+    (d,) = analyses.decile_rows(rows)
+    assert d["statistic"] == "vcs" and d["samples"] == [2.0] * 10
+    assert all(0.3 < a < 0.7 for a in d["accuracy"]["majority"]), d["accuracy"]
+
+
 def test_decile_rows_give_samples_and_accuracy_per_decile():
     records = random_pool(100, 8, 4)
     rows = list(evaluation.simulate(records, [4], ["uniform", "uab"], ["anll"], 3, vote_rules=["majority"],
@@ -909,6 +921,20 @@ def test_default_targets_use_every_curve_only_when_no_majority_curve_rises():
                for n in (2, 4) for name, rule, acc in (("uniform", "majority", lambda n: 0.5),
                                                        ("uniform", "weighted", lambda n: 0.4 + 0.05 * n))]
     assert analyses.default_targets(analyses.curves(summary)) == [0.517, 0.533, 0.55, 0.567, 0.583]
+
+
+def test_default_targets_stay_inside_a_narrow_uniform_range():
+    """Uniform + majority rising 0.03 pp (25.712 % to 25.740 %): 0.1 pp rounded every target to
+    25.7 %, below Uniform's least budget, so no saving was measured anywhere."""
+    summary = [{"allocator": name, "signal": None, "T": None, "N": n, "vote_rule": "majority", "accuracy": acc,
+                "samples_per_question": n, "tokens_per_question": 10.0 * n}
+               for name, n, acc in (("uniform", 2, 0.25712), ("uniform", 4, 0.25740),
+                                    ("random", 2, 0.25700), ("random", 4, 0.25800))]
+    targets = analyses.default_targets(analyses.curves(summary))
+    assert len(targets) == analyses.DEFAULT_TARGETS and all(0.25712 < t < 0.25740 for t in targets)
+    costs = analyses.at_accuracy(summary)
+    assert not any(c["at_most"] or c["uniform_at_most"] for c in costs if c["allocator"] == "uniform")
+    assert all(c["saving"] is not None and c["saving"] > 0 for c in costs if c["allocator"] == "random")
 
 
 @pytest.mark.parametrize("damage", [b"{", b"[]", b'{"counts": {}}', b'{"counts": {}, "labels": {"q0": "easy"}}'])

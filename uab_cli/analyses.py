@@ -94,14 +94,26 @@ def default_targets(found: dict[tuple, Curve], count: int = DEFAULT_TARGETS) -> 
     """``count`` accuracies evenly spaced strictly inside Uniform + majority's range (its accuracy
     at the least N to its best), so that every saving is defined; where Uniform is missing or does
     not improve with N, inside the range of the majority-vote curves (those the cost plot draws);
-    where none of those rises either, inside the range of every curve. Rounded to 0.1 pp."""
+    where none of those rises either, inside the range of every curve. Rounded to 0.1 pp, or
+    finer where that would leave the range or merge two (``_rounded_inside``)."""
     majority = [c for key, c in found.items() if key[COST_KEY.index("vote_rule")] == BASELINE[3]]
     for ref in ([found[BASELINE]] if BASELINE in found else [], majority, list(found.values())):
         if ref:
             lo, hi = min(c.accuracy[0] for c in ref), max(c.accuracy.max() for c in ref)
             if hi - lo > 1e-9:
-                return sorted({round(float(t), 3) for t in np.linspace(lo, hi, count + 2)[1:-1]})
+                return _rounded_inside(np.linspace(lo, hi, count + 2)[1:-1], lo, hi)
     return []
+
+
+def _rounded_inside(targets: np.ndarray, lo: float, hi: float) -> list[float]:
+    """``targets`` rounded to 0.1 pp, or to as few more digits as keep each strictly inside
+    (lo, hi) and apart: in a range a few tenths of a point wide, 0.1 pp rounds a target to or
+    below the least budget's accuracy, where no saving is measured, and merges its neighbours."""
+    for digits in range(3, 16):
+        rounded = sorted({round(float(t), digits) for t in targets})
+        if len(rounded) == len(targets) and lo + TIE < rounded[0] and rounded[-1] < hi - TIE:
+            return rounded
+    return [float(t) for t in targets]
 
 
 def at_accuracy(summary: Sequence[dict], targets: Sequence[float] | None = None,
@@ -161,12 +173,14 @@ def decile_rows(rows: Sequence[dict]) -> list[dict]:
 # --- allocation per signal decile ---------------------------------------------------------
 
 
-def deciles_of(uncertainty: np.ndarray) -> np.ndarray:
-    """Each question's decile of ``uncertainty`` (0 = least uncertain; equal counts, ties by
-    position), -1 where it is NaN."""
+def deciles_of(uncertainty: np.ndarray, seed: int = 0) -> np.ndarray:
+    """Each question's decile of ``uncertainty`` (0 = least uncertain; equal counts), -1 where it
+    is NaN. Equal values go in an order drawn from ``seed``: by position, a signal with few values
+    (vcs scores) would rank its tied questions by their place in the file, and a file sorted by
+    difficulty would show an accuracy gradient the signal does not give."""
     out = np.full(uncertainty.shape, -1, dtype=np.int64)
     ok = np.flatnonzero(~np.isnan(uncertainty))
-    order = ok[np.argsort(uncertainty[ok], kind="stable")]
+    order = ok[np.lexsort((np.random.default_rng(seed).random(ok.size), uncertainty[ok]))]
     out[order] = np.arange(order.size) * BINS // max(order.size, 1)
     return out
 

@@ -203,7 +203,7 @@ def _replay(pool, combos, skipped, seeds, gain, thresholds, on_progress, variant
         cut = np.hstack([np.zeros((m, 1), dtype=np.int64), np.take_along_axis(pool.cut, perm, 1).cumsum(axis=1)])
         drawn, cum, cum_prompt = pool.spent(perm)
         if deciles:  # each question's decile of its first draw's uncertainty
-            bins = deciles_of(-log_p(first[idx, perm[:, 0]], deciles.statistic, 1.0))
+            bins = deciles_of(-log_p(first[idx, perm[:, 0]], deciles.statistic, 1.0), seed)
         probs: dict = {}
         table = None  # this seed's margin table, made once if an allocator draws in rounds
         for name, sig, t, k1, n in combos:
