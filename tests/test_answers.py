@@ -797,11 +797,13 @@ def test_a_verdict_then_a_number_in_its_sentence_states_that_number(text, expect
                                             ("The answer is not 49.", None), ("x = 3. The answer is not 49.", None),
                                             ("The answer is not -3.", None), ("The answer is not 100%.", None),
                                             ("Answer: 50. The answer is not 49.", "50"), ("The answer is not 49. The answer is 50.", "50"),
-                                            ("The answer is not possible.", "not possible")])
+                                            ("The answer is not possible.", "not possible"),
+                                            ("The answer is not \\frac{4}{3}, it is \\frac{3}{2}.", "\\frac{3}{2}"),
+                                            ("The answer is not \\frac43, it is 2.", "2"), ("The answer is not \\dfrac43.", None)])
 def test_a_denied_value_is_no_answer(text, expected):
     """"The answer is not 49, it is 50." read "not49": the value after the denial in its sentence is the
     answer; with none, the marker before it counts, else the reply states no answer (its last number is
-    the denied 49)."""
+    the denied 49). A denied LaTeX fraction ("not \\frac{4}{3}") was read "not\\frac{4}{3}"."""
     assert extract_answer(text, MATH) == expected
 
 

@@ -68,7 +68,7 @@ _VERB = re.compile(r"\s(?:is|are|was|equals|be)\s", re.IGNORECASE)
 # that ends its clause, or a denied value ("not 49"); a reason may follow it ("incorrect because 3 + 4 = 8")
 _VERDICT = re.compile(r"(?:not\s+)?(?:correct|incorrect|wrong|right|given(?!\s+(?:as|by)\b)|unknown|unclear)(?![\w-])|"
                       r"not(?![\w-])", re.IGNORECASE)  # "is given as 50" states 50
-_DENIAL = re.compile(r"not\s+(?=\$?-?\.?\d|\$|\\\()", re.IGNORECASE)
+_DENIAL = re.compile(r"not\s+(?=\$?-?\.?\d|\$|\\\(|-?\\[dtc]?frac)", re.IGNORECASE)  # what _NUMBER opens with
 _REMARK_JOINT = re.compile(r"(?:[\s,:;%°]|\\%|[-\u2013\u2014](?![.\d]))*")  # ", ", ": ", " - " (not "-3"), a denied "49%"
 _REASON = re.compile(r"(?:because|since|as|given)(?![\w-])", re.IGNORECASE)
 _SPAN_OPEN = re.compile(r"\$|\\\(")
