@@ -1384,6 +1384,30 @@ def test_the_summary_names_the_gain_and_the_exit_test_the_replay_was_given():
     assert "2 seeds, `--exit-test official` (N_max = N); uab" in opening(exit_test=("official", None))
 
 
+def test_a_judge_recommendation_carries_the_judge_max_tokens_of_the_pools_labels(tmp_path):
+    """A pool labelled by `phase1 --judge --judge-max-tokens 64` (a reasoning judge): its `judge`
+    recommendation said `uab run ... --allocator judge` without the cap, so the run asked the
+    judge in 8 tokens (cut while thinking: every question hard) instead of as the pool's labels
+    were asked. The cap is carried where the allocator reads the labels, and only there."""
+    from typer.testing import CliRunner
+
+    from uab_cli.cli import app
+
+    entry = {"allocator": "judge", "signal": None, "T": None, "N": 3, "vote_rule": "majority"}
+    context = {"vote": Vote(), "generation": {"backend": "scripted", "judge_max_tokens": 64, "too_long": "skip"}}
+    settings = recommend.run_settings(entry, context)
+    assert settings["judge_max_tokens"] == 64 and "--judge-max-tokens 64" in recommend.flags(settings)
+    assert "too_long" not in settings  # the other sample-free settings stay out
+    assert "judge_max_tokens" not in recommend.run_settings({**entry, "allocator": "uniform"}, context)
+    q = write_jsonl(tmp_path / "q.jsonl", [{"id": f"q{i}", "question": f"What is {i} + 2?", "answer": str(i + 2)}
+                                           for i in range(6)])
+    result = CliRunner().invoke(app, ["run", q, "--budget", "3", "--out", str(tmp_path / "r"), "-q",
+                                      *recommend.flags(settings).split()])
+    assert result.exit_code == 0, result.output
+    assert json.loads((tmp_path / "r" / "config.json").read_text())["generation"]["judge_max_tokens"] == 64
+    assert json.loads((tmp_path / "r" / "judge.json").read_text())["max_tokens"] == 64
+
+
 def test_a_recommendation_carries_the_official_exit_test_to_uab_run_and_check(tmp_path):
     """A `simulate --exit-test official --exit-nmax 8` recommendation of a hard exit carries the
     test in its flags (`uab run --settings` runs it, recording it) and `--check` replays it."""

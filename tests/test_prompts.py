@@ -292,9 +292,13 @@ def test_a_recommendation_carries_the_pools_prompt_quoted_for_the_shell():
 
 
 @pytest.mark.parametrize("text, label", [("easy", "easy"), ("Hard.", "hard"), ("not easy", "hard"),
-                                         ("Not hard at all: easy", "easy"), ("easy or hard", None), ("", None)])
+                                         ("Not hard at all: easy", "easy"), ("easy or hard", None), ("", None),
+                                         ("It is not too hard.", "easy"), ("This isn't hard", "easy"),
+                                         ("It wasn\u2019t easy", "hard"), ("Not that easy.", "hard"),
+                                         ("Not particularly hard: easy", "easy"), ("very hard", "hard")])
 def test_the_judges_label_reads_a_negation(text, label):
-    """A judge that answers "not easy" calls the question hard; it was read as easy."""
+    """A judge that answers "not easy" calls the question hard; it was read as easy. So do "isn't
+    easy" and "not too easy" (a word between the negation and the verdict): they were read as easy."""
     assert parse_judge(text) == label
 
 

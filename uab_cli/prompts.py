@@ -272,9 +272,15 @@ def judge_messages(rec: dict) -> tuple[dict, ...]:
     return ({"role": "user", "content": JUDGE_PROMPT.format(question=question_text(rec))},)
 
 
+# A verdict word and the negation before it: "not easy", "isn't hard", "not too hard", "not that easy"
+_VERDICT = re.compile(r"(?:\b(not|never)|(n['\u2019]t))?\s*(?:\b(?:too|very|so|that|all that|particularly|"
+                      r"especially|overly|really)\s+)?\b(easy|hard)\b")
+
+
 def parse_judge(text: str) -> str | None:
     """``easy`` or ``hard`` from a judge response's final part (a reasoning model's thinking is a
-    draft, as for an answer); ``None`` when it says neither (or both), or was cut off while thinking."""
-    found = re.findall(r"\b(not\s+)?(easy|hard)\b", (final_text(text or "") or "").lower())  # "not easy" says hard
+    draft, as for an answer); ``None`` when it says neither (or both), or was cut off while thinking.
+    A negated word says the other ("not easy", "isn't easy", "not too easy": hard)."""
+    found = [(a or b, word) for a, b, word in _VERDICT.findall((final_text(text or "") or "").lower())]
     words = {word if not negated else {"easy": "hard", "hard": "easy"}[word] for negated, word in found}
     return words.pop() if len(words) == 1 else None

@@ -212,13 +212,16 @@ def _cross_validated_gain(diffs: np.ndarray) -> tuple[float, float | None, float
 
 def run_settings(entry: dict, context: dict) -> dict:
     """The ``uab run`` option values (by parameter name) that reproduce a recommendation on new
-    questions: the pool's sampling settings, the allocator, its signal and T, and the vote."""
+    questions: the pool's sampling settings (and, for ``judge``, the ``--judge-max-tokens`` its
+    labels were asked with), the allocator, its signal and T, and the vote."""
     vote: Vote = context.get("vote") or Vote()
     out: dict = {}
     gen = context.get("generation") or {}
+    # the judge's cap changes no sample, but the labels an allocator that reads them was replayed on
+    unread = {"seed", "backend_options", *Generation.SAMPLE_FREE} - \
+        ({"judge_max_tokens"} if entry["allocator"] in allocators.NEEDS_JUDGE else set())
     for name, value in gen.items():
-        if name in Generation.__dataclass_fields__ and name not in ("seed", "backend_options", *Generation.SAMPLE_FREE) \
-                and value is not None:
+        if name in Generation.__dataclass_fields__ and name not in unread and value is not None:
             out[name] = value
     defaults = sample_options(gen.get("backend", Generation.backend))  # a backend option only where not its default
     out.update({k: v for k, v in (gen.get("backend_options") or {}).items() if k in defaults and v != defaults[k]})
