@@ -78,16 +78,17 @@ def make_sample(completion: Completion, rec: dict, index: int, phase: int, seed:
     logprobs = completion.token_logprobs
     if span == "answer" and logprobs is not None:
         logprobs = answer_logprobs(logprobs, completion.tokens, completion.text, completion.reasoning is not None)
+    answer, confidence = read_reply(completion.text, rec)
     sample = {
         "index": index,
         "phase": phase,
         "seed": seed,
         "text": completion.text,
-        "answer": answer_of(completion.text, rec),
+        "answer": answer,
         "n_tokens": completion.n_tokens,
         "finish_reason": completion.finish_reason,
         **token_stats(logprobs),
-        "confidence": confidence_of(completion.text),
+        "confidence": confidence,
     }
     if completion.reasoning is not None:
         sample["reasoning"] = completion.reasoning
@@ -96,19 +97,13 @@ def make_sample(completion: Completion, rec: dict, index: int, phase: int, seed:
     return sample
 
 
-def answer_of(text: str, rec: dict) -> str | None:
-    """The answer a reply gives ``rec``: this version's extraction from its final part (the text
-    after a reasoning model's reasoning; none when the reasoning was cut off), whatever the
-    signal span. What every sample stores as it is drawn and ``regrade`` reads again."""
+def read_reply(text: str, rec: dict) -> tuple[str | None, int | None]:
+    """The answer a reply gives ``rec`` and the verbalised confidence (1-10) it states: this
+    version's extraction and ``parse_confidence`` from its final part (the text after a reasoning
+    model's reasoning, found once; neither when the reasoning was cut off), whatever the signal
+    span. What every sample stores as it is drawn and ``regrade`` reads again."""
     final = final_text(text)
-    return None if final is None else extract_answer(final, rec)
-
-
-def confidence_of(text: str) -> int | None:
-    """The verbalised confidence (1-10) a reply states in its final part (``parse_confidence``; none
-    when the reasoning was cut off): what every sample stores as it is drawn and ``regrade`` reads again."""
-    final = final_text(text)
-    return None if final is None else parse_confidence(final)
+    return (None, None) if final is None else (extract_answer(final, rec), parse_confidence(final))
 
 
 def draw(
@@ -458,7 +453,7 @@ class AllocationInputs:
 
     def add(self, rec: dict) -> None:
         phase1 = samples(rec, 1)
-        score = signal_score(rec, self.signal)  # None with too few Phase-1 samples: settings.check rejects them
+        score = signal_score(rec, self.signal, phase1)  # None with too few Phase-1 samples: settings.check rejects them
         label = rec.get("judge")
         if label != "hard" and label != "easy" and self.unlabelled is None:
             self.unlabelled = self.m
@@ -520,11 +515,12 @@ class AllocationInputs:
         return AllocationPlan([None if math.isnan(x) else x for x in p.tolist()], extra.tolist(), info, summary)
 
 
-def signal_score(rec: dict, signal: str) -> float | None:
-    """``signal``'s score of a record (``question_score``) from its Phase-1 samples: vote-entropy's
-    over the answers they hold (each without one an outcome of its own), ``None`` where they
-    lack it or are too few for it. What ``allocate`` maps to p, and ``regrade`` again."""
-    phase1 = samples(rec, 1)
+def signal_score(rec: dict, signal: str, phase1: list[dict] | None = None) -> float | None:
+    """``signal``'s score of a record (``question_score``) from its Phase-1 samples (``phase1``, where
+    the caller holds them already): vote-entropy's over the answers they hold (each without one an
+    outcome of its own), ``None`` where they lack it or are too few for it. What ``allocate`` maps
+    to p, and ``regrade`` again."""
+    phase1 = samples(rec, 1) if phase1 is None else phase1
     if SIGNAL_REGISTRY[signal].per_sample:
         return question_score(phase1, signal)
     if len(phase1) < SIGNAL_REGISTRY[signal].phase1:
@@ -689,7 +685,7 @@ def vote(rec: dict, settings: Vote = Vote()) -> dict:
 
 def regrade(rec: dict, summary: RegradeSummary) -> dict:
     """Set every sample's ``answer`` and ``confidence`` to what this version reads in its text
-    (``answer_of``, ``confidence_of``: as a sample drawn now), and an allocated record's ``p`` where
+    (``read_reply``: as a sample drawn now), and an allocated record's ``p`` where
     its signal reads them (``regraded_p``); count the changes in ``summary`` and in the record's
     provenance (``regrade``), and drop the record's vote (``VOTE_FIELDS``, provenance ``vote``): it
     counted the old answers, so ``vote`` runs again on the output. The allocation (``extra``) and
@@ -697,8 +693,8 @@ def regrade(rec: dict, summary: RegradeSummary) -> dict:
     changed = confidences = 0
     read = False  # a Phase-1 sample's answer or confidence changed: what a p may read
     for s in samples(rec):
-        old, new = s.get("answer") or None, answer_of(s["text"], rec)
-        was, now = s.get("confidence"), confidence_of(s["text"])
+        old, was = s.get("answer") or None, s.get("confidence")
+        new, now = read_reply(s["text"], rec)
         s["answer"], s["confidence"] = new, now
         if new != old:
             changed += 1

@@ -26,29 +26,33 @@ _HARMONY_END = re.compile(r"\s*<\|(?:return|end|call)\|>\s*$")
 _QUOTES = "`'\""
 
 
-def _markers(pattern: re.Pattern, text: str, pos: int = 0) -> list[re.Match]:
-    """The matches of a marker ``pattern`` in ``text`` from ``pos`` that are markers: a marker
-    between two of the same quote (`` `</think>` ``, ``print('</think>')``) is one the reply
-    writes about, not one that opens or closes its reasoning."""
-    def quoted(found: re.Match) -> bool:
-        before, after = text[found.start() - 1:found.start()], text[found.end():found.end() + 1]
-        return bool(before) and before == after and before in _QUOTES
-    return [found for found in pattern.finditer(text, pos) if not quoted(found)]
+def _quoted(text: str, found: re.Match) -> bool:
+    """Whether a marker ``found`` in ``text`` stands between two of the same quote (`` `</think>` ``,
+    ``print('</think>')``): one the reply writes about, not one that opens or closes its reasoning."""
+    start, end = found.span()
+    before = text[start - 1:start]
+    return bool(before) and before in _QUOTES and text[end:end + 1] == before
 
 
 def answer_start(text: str) -> int | None:
     """Where the final part of ``text`` begins: 0 for a reply without reasoning markers, after
     the last closing marker (of any family) otherwise; ``None`` when reasoning was opened after
     it, or opened and never closed (a reply cut off while thinking). A marker in quotes or
-    backticks is text about one (``_markers``)."""
+    backticks is text about one (``_quoted``). (Every sample's answer and confidence read this:
+    plain loops, no function per family.)"""
     start = 0
     for _, closing in FAMILIES:
-        for close in _markers(closing, text):
-            start = max(start, close.end())
+        for close in closing.finditer(text):
+            if not _quoted(text, close):
+                start = max(start, close.end())
     # reasoning opened after the last close, of any family: cut while thinking (another family's
     # marker quoted inside the reasoning, "<think>… [THINK] …</think>", opens nothing)
-    if any(_markers(opening, text, start) for opening, _ in FAMILIES):
-        return None
+    for opening, _ in FAMILIES:
+        found = opening.search(text, start)
+        while found and _quoted(text, found):
+            found = opening.search(text, found.end())
+        if found:
+            return None
     return start
 
 
