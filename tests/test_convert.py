@@ -491,6 +491,23 @@ def test_csv_errors_name_the_line(tmp_path, body, line, message):
     assert str(info.value).startswith(f"{path}:{line}: {message}")
 
 
+@pytest.mark.parametrize("name,body,line", [
+    ("latin1.jsonl", b'{"question": "a", "answer": "1"}\n{"question": "\xe9t\xe9", "answer": "2"}\n', 2),
+    ("latin1.json", b'[{"question": "a", "answer": "1"},\n {"question": "\xe9t\xe9", "answer": "2"}]\n', 2),
+    ("-", b'{"question": "\xe9t\xe9", "answer": "2"}\n', 1),
+])
+def test_json_not_utf8_is_named_as_a_csv_is(tmp_path, name, body, line):
+    """A JSON or JSON Lines file in Latin-1 was `invalid JSON: str is not valid UTF-8: surrogates
+    not allowed: line 1 column 1 (char 0)`, naming no byte; a CSV file's says what to do."""
+    path = tmp_path / name
+    if name != "-":
+        path.write_bytes(body)
+    result = cli(["convert", str(path) if name != "-" else "-", "-o", str(tmp_path / "out.jsonl")], stdin=body)
+    where = path if name != "-" else "<stdin>"
+    assert result.exit_code == 2 and not (tmp_path / "out.jsonl").exists()
+    assert result.stderr == f"error: {where}:{line}: not valid UTF-8 (byte 0xe9): save the file as UTF-8\n"
+
+
 def test_csv_is_read_without_a_copy_of_4_bytes_a_character(tmp_path):
     """The rows were split from a StringIO of the whole text, which holds 4 bytes a character:
     a 50 MB CSV took 480 MB (now 220 MB, as a JSON file does), and 1.5 times the time."""

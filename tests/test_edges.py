@@ -1067,3 +1067,41 @@ def test_an_unknown_vote_rule_beside_a_confidence_option_is_named(tmp_path, opti
     pool = write_jsonl(tmp_path / "p.jsonl", _sampled())
     result = cli(["simulate", pool, "--vote-rules", "bogus", *option])
     assert result.exit_code == 2 and "unknown vote rule 'bogus'" in result.stderr
+
+
+@pytest.mark.parametrize("command", [["run", "--budget", "2"], ["pool", "-K", "2"]])
+@pytest.mark.parametrize("stop", ["backend", "interrupt"])
+def test_a_run_stopped_before_its_first_sample_does_not_say_samples_are_kept(tmp_path, monkeypatch, fake_backend,
+                                                                             command, stop):
+    """A run or pool that fails (exit 1) or is interrupted (exit 130) before its first sample
+    removes the directory it made: its hint said "finished samples are kept; re-run the same
+    command to resume", of samples there were none of, in a directory that was gone."""
+    q = write_jsonl(tmp_path / "q.jsonl", arithmetic(3))
+    out = tmp_path / "new" / "r"
+    fake_backend.in_cli(fail_after=0)
+    if stop == "interrupt":
+        def interrupted(*_a, **_k):
+            raise KeyboardInterrupt
+
+        monkeypatch.setattr("uab_cli.backends.scripted.ScriptedBackend.generate", interrupted)
+    result = cli([command[0], q, *command[1:], "--backend", "scripted", "-o", str(out)])
+    said = {"backend": "No sample was finished, so none is kept.",
+            "interrupt": "interrupted: no sample was finished, so none is kept."}[stop]
+    assert (result.exit_code, result.stderr.splitlines()[-1]) == ({"backend": 1, "interrupt": 130}[stop], said)
+    assert "kept;" not in result.stderr and not (tmp_path / "new").exists()
+
+
+@pytest.mark.parametrize("k, seeds, says", [(4, "1", "--check needs --seeds 2 or more"),
+                                            (2, "2", "budget N=4 needs 32 samples; the pool holds 2")])
+def test_simulate_check_refused_is_one_line_without_notes_on_the_pool(tmp_path, k, seeds, says):
+    """--check refused (one seed, an N the pool cannot fill) printed its note that the pool holds
+    the questions the recommendations were chosen on first: two lines for one error."""
+    res = _results(tmp_path)  # a pool of 8 questions, K = 4; budgets 2, 4
+    pool = str(tmp_path / "pool") if k == 4 else str(tmp_path / "pool2")
+    if k != 4:
+        assert cli(["pool", str(tmp_path / "q.jsonl"), "-K", str(k), "-o", pool, "--backend", "scripted",
+                    "-q"]).exit_code == 0
+    result = cli(["simulate", pool, "--check", res, "--seeds", seeds, "-o", str(tmp_path / "chk.jsonl")])
+    assert result.exit_code == 2 and len(result.stderr.splitlines()) == 1, result.stderr
+    assert result.stderr.startswith("error: ") and says in result.stderr and "note:" not in result.stderr
+    assert not (tmp_path / "chk.jsonl").exists()

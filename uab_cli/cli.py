@@ -139,6 +139,8 @@ class _Group(typer.core.TyperGroup):
 
     def invoke(self, ctx):
         resumable = lambda: ctx.meta.get("uab.command") in RESUMABLE  # noqa: E731
+        # a run or pool that failed before its first sample keeps none (the directory it made is gone)
+        kept = lambda: resumable() and "uab.output" in ctx.meta and runs.holds_samples(ctx.meta["uab.output"])  # noqa: E731
         try:
             with terminated_on_signals():
                 return super().invoke(ctx)
@@ -151,14 +153,15 @@ class _Group(typer.core.TyperGroup):
             _unwritten(exc)
         except BackendError as exc:
             _tell(f"[red]backend error:[/red] {escape(str(exc))}")
-            _tell("Finished samples are kept; re-run the same command to resume." if resumable()
-                  else "Nothing was written.")
+            _tell("Finished samples are kept; re-run the same command to resume." if kept()
+                  else "No sample was finished, so none is kept." if resumable() else "Nothing was written.")
             raise typer.Exit(1) from None
         except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM/SIGHUP: 128 + the signal's number
             stopped = f"stopped by {exc}" if isinstance(exc, Terminated) else "interrupted"
             cut = cut_short(exc)
             with contextlib.suppress(OSError, SystemExit):  # the terminal or stderr's reader may be gone too
-                err.print(f"{stopped}: finished samples are kept; re-run the same command to resume." if resumable()
+                err.print(f"{stopped}: finished samples are kept; re-run the same command to resume." if kept()
+                          else f"{stopped}: no sample was finished, so none is kept." if resumable()
                           else f"{stopped}: the output to {cut} is cut short (its last line says so)." if cut
                           else f"{stopped}: nothing was written.", highlight=False, soft_wrap=True)
             raise typer.Exit(128 + exc.signum if isinstance(exc, Terminated) else 130) from None
@@ -193,6 +196,7 @@ class _Command(typer.core.TyperCommand):
             _hide_aliases(param)
 
     def invoke(self, ctx):
+        ctx.meta["uab.output"] = ctx.params.get("output")  # what _Group.invoke's hints look at
         remember = REMEMBERED.get(ctx.info_name)
         if remember:  # the directory's record, read once: the command takes it from ctx.meta
             ctx.meta["uab.recorded"] = runs.recorded(ctx.params["output"], ctx.params.get("force", False))
@@ -885,6 +889,7 @@ def _check_recommendations(ctx: typer.Context, pool: str, results: str, budgets:
     recs = recommend.from_results(results, _budgets(budgets), numbered, functools.partial(_as_run, ctx))
     records, pool_name = _pool(pool)
     check_apart(output, check=results, POOL=pool_name)
+    replays = evaluation.check(records, recs, seeds, pool_name, evaluation.whole_pool(result_rows))  # refused before the notes
     otherwise = evaluation.drawn_otherwise(result_rows, records)
     if otherwise and not quiet:
         err.print(f"note: {pool} was drawn with other settings than the pool behind {results} ("
@@ -894,7 +899,7 @@ def _check_recommendations(ctx: typer.Context, pool: str, results: str, budgets:
         err.print(f"note: {pool} holds the questions the recommendations of {results} were chosen on: the check is "
                   "not held out (on the same samples it replays the draws they were chosen on); check on a pool of "
                   "other questions", markup=False, highlight=False, soft_wrap=True)
-    rows = list(evaluation.check(records, recs, seeds, pool_name, evaluation.whole_pool(result_rows)))
+    rows = list(replays)
     write_records(output, [evaluation.produced_by(records, pool, seeds, check=results), *rows])
     if not quiet:
         typer.echo(report.markdown_table(evaluation.summarize(rows), advise=False), err=True)

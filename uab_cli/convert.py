@@ -1044,5 +1044,6 @@ def _read_text(path: Path | str, text: bytes, suffix: str | None,
     opening = text.lstrip()[:1]
     if suffix in (".csv", ".tsv") or (suffix is None and opening not in (b"", b"{", b"[")):
         return _read_csv(path, text, columns, "\t" if suffix == ".tsv" else None)
+    _utf8_head(path, text)  # orjson names no byte of one that is not ("str is not valid UTF-8: surrogates not allowed")
     is_array = opening == b"["  # a JSON array saved as .jsonl reads as .json
     return _read_jsonl(path, text) if suffix == ".jsonl" and not is_array else _read_json(path, text)

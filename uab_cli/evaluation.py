@@ -291,7 +291,7 @@ def check(records: Sequence[dict], recommended: Sequence[dict], seeds: int | Seq
     whether it was worse by more than ``recommend.SIGNIFICANCE`` of them, and the held-out gain it
     was chosen with (``recommend.chosen_with``; ``whole_pool``: the Ns that spent the whole pool
     it was chosen on, ``whole_pool``'s). A recommendation of Uniform + majority gains 0 by
-    definition: nothing is replayed for it. ``UabError`` before any replay for fewer than 2 seeds (a loss is judged
+    definition: nothing is replayed for it. ``UabError`` when called, before any replay, for fewer than 2 seeds (a loss is judged
     against its standard error over seeds) or an N the pool cannot fill, whatever is replayed;
     those about the pool (an N it cannot fill, a combination it cannot run, a confidence vote by
     a signal it lacks) name ``pool_name``, the pool's file."""
@@ -300,6 +300,12 @@ def check(records: Sequence[dict], recommended: Sequence[dict], seeds: int | Seq
     pool = _prepared(records, DEFAULT_CUT, pool_name) if recommended else None
     if pool is not None:
         _fits(pool, [rec["N"] for rec in recommended], pool_name)
+    return _checked(records, recommended, seeds, pool, pool_name, whole_pool)
+
+
+def _checked(records: Sequence[dict], recommended: Sequence[dict], seeds: int | Sequence[int], pool: Pool | None,
+             pool_name: str | None, whole_pool: Collection[int]) -> Iterator[dict]:
+    """``check``'s rows, its refusals made (``pool``: the records prepared, None for no recommendation)."""
     for rec in recommended:
         n, name, rule = rec["N"], rec["allocator"], rec.get("vote_rule") or voting.DEFAULT_RULE  # none: as `uab run`
         settings = rec.get("settings") or {}

@@ -71,6 +71,20 @@ def _refuse_foreign(path: str) -> None:
                        "among these; use a new or empty directory, or --force", path)
 
 
+def holds_samples(path: str) -> bool:
+    """Whether run or pool directory ``path`` holds samples: in its checkpoint, or in any file but its
+    config (a pool's or a run's outputs); a run that failed before its first sample left none (its
+    judge's labels are no samples), or removed the directory it made."""
+    with contextlib.suppress(OSError):
+        if os.path.getsize(os.path.join(path, CHECKPOINT)) > 0:
+            return True
+    try:
+        names = os.listdir(path)
+    except OSError:
+        return False
+    return bool({n for n in names if not n.endswith(".tmp")} - {".lock", *_BOOKKEEPING})
+
+
 class RunDir:
     """A run directory: an exclusive lock, the run's configuration, a sample store.
 
@@ -119,22 +133,10 @@ class RunDir:
                     config = {**config, "generation": {**config["generation"],
                                                        "model": existing.get("generation", {}).get("model")}}
                 changed = _changed(existing, config) or _drawn_with(self.path, config)[1]  # a hand-edited config
-        if changed and not force and self._holds_samples():  # else nothing to keep: start over
+        if changed and not force and holds_samples(self.path):  # else nothing to keep: start over
             raise UabError(f"this directory holds samples drawn with other settings ({'; '.join(changed)}); "
                            "use a new --output, or --force to discard them", self.path)
         return changed
-
-    def _holds_samples(self) -> bool:
-        """Whether the directory holds samples: in its checkpoint, or in any file but its config
-        (a pool's or a run's outputs); a run that failed before its first sample left none (its
-        judge's labels are no samples)."""
-        try:
-            if os.path.getsize(self.file(CHECKPOINT)) > 0:
-                return True
-        except OSError:
-            pass
-        rest = {n for n in os.listdir(self.path) if not n.endswith(".tmp")} - {".lock", *_BOOKKEEPING}
-        return bool(rest)
 
     def open(self, config: dict, force: bool = False,
              reuse: Callable[[dict[str, dict[int, dict]]], None] | None = None) -> None:
@@ -247,7 +249,7 @@ class RunDir:
             self._ckpt.close()
         try:  # still holding the lock: no other run can take the directory while it goes
             if self._made and set(os.listdir(self.path)) <= {".lock", *_BOOKKEEPING} \
-                    and not self._holds_samples():
+                    and not holds_samples(self.path):
                 with contextlib.suppress(OSError):
                     for name in (*_BOOKKEEPING, ".lock"):
                         with contextlib.suppress(FileNotFoundError):
