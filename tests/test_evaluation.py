@@ -1408,6 +1408,33 @@ def test_a_judge_recommendation_carries_the_judge_max_tokens_of_the_pools_labels
     assert json.loads((tmp_path / "r" / "judge.json").read_text())["max_tokens"] == 64
 
 
+def test_a_check_notes_judge_labels_asked_with_another_cap_than_the_recommendations(tmp_path):
+    """`simulate --check` said nothing where the checked pool's judge labels were asked with another
+    --judge-max-tokens than the judge recommendation's (a reasoning judge cut at 8 tokens labels every
+    question hard): the check replayed it on labels unlike those its run asks for. Now a note."""
+    q = write_jsonl(tmp_path / "q.jsonl", [{"id": f"q{i}", "question": f"What is {i} + 2?", "answer": str(i + 2)}
+                                           for i in range(12)])
+    pools = {cap: str(tmp_path / f"p{cap}.jsonl") for cap in (8, 64)}
+    for cap, pool in pools.items():
+        phase1 = ["phase1", q, "-K", "4", "--backend", "scripted", "--judge", "--judge-max-tokens", str(cap)]
+        assert cli([*phase1, "-o", pool, "-q"]).exit_code == 0
+    res = str(tmp_path / "res.jsonl")
+    assert cli(["simulate", pools[64], "--budgets", "3", "--seeds", "2", "--allocators", "judge",
+                "-o", res, "-q"]).exit_code == 0
+    rows = read_jsonl(res)  # the judge wins (on 12 questions Uniform may: made the recommendation here)
+    rec = next(r["recommendation"] for r in rows if "recommendation" in r)
+    rec["allocator"] = "judge"
+    rec["settings"] = recommend.run_settings(rec, {"generation": read_jsonl(pools[64])[0]["uab"]["phase1"]})
+    write_jsonl(tmp_path / "res.jsonl", rows)
+    assert rec["settings"]["judge_max_tokens"] == 64
+    result = cli(["simulate", pools[8], "--check", res, "-o", str(tmp_path / "c8.jsonl")])
+    assert result.exit_code == 0, result.stderr
+    assert (f"note: the judge labels of {pools[8]} were asked with --judge-max-tokens 8, and the judge "
+            f"recommendation of {res} asks with 64") in " ".join(result.stderr.split())
+    result = cli(["simulate", pools[64], "--check", res, "-o", str(tmp_path / "c64.jsonl")])
+    assert result.exit_code == 0 and "judge labels" not in result.stderr
+
+
 def test_a_recommendation_carries_the_official_exit_test_to_uab_run_and_check(tmp_path):
     """A `simulate --exit-test official --exit-nmax 8` recommendation of a hard exit carries the
     test in its flags (`uab run --settings` runs it, recording it) and `--check` replays it."""

@@ -426,19 +426,64 @@ def test_a_full_disk_while_checkpointing_is_one_line_and_the_rerun_resumes(quest
 
 def test_a_judge_run_that_fails_before_its_first_sample_leaves_no_samples_behind(tmp_path, fake_backend):
     """The judge's labels are written before the first sample: a run that failed there left its
-    directory (lock, config and all) and refused other settings, saying it held samples."""
+    directory (lock, config and all) and refused other settings, saying it held samples. The
+    labels are paid calls: the directory keeps them (a rerun asks no judge), but holds no samples."""
     q = write_jsonl(tmp_path / "q.jsonl", arithmetic(4))
     args = ["run", q, "--budget", "3", "--allocator", "judge", "--backend", "scripted", "-q"]
     fake_backend.in_cli(fail_after=4)  # the 4 judge calls answer, the first sample fails
     assert cli([*args, "-o", str(tmp_path / "new" / "run")]).exit_code == 1
-    assert not (tmp_path / "new").exists()
+    assert sorted(os.listdir(tmp_path / "new" / "run")) == sorted([".lock", *runs._BOOKKEEPING[:-1]])
+    fake_backend.in_cli(fail_after=0)  # nothing answers: a directory with nothing to keep goes
+    assert cli([*args, "-o", str(tmp_path / "none" / "run")]).exit_code == 1
+    assert not (tmp_path / "none").exists()
     (tmp_path / "kept").mkdir()  # a directory the run did not make stays, and takes other settings
+    fake_backend.in_cli(fail_after=4)
     assert cli([*args, "-o", str(tmp_path / "kept")]).exit_code == 1
     assert (tmp_path / "kept" / runs.JUDGE).exists()
     fake_backend.in_cli()
     result = cli([*args, "-o", str(tmp_path / "kept"), "--max-tokens", "100"])
     assert result.exit_code == 0, result.stderr
     assert lines(tmp_path / "kept" / runs.CHECKPOINT) == 3 * 4
+    assert cli([*args, "-o", str(tmp_path / "new" / "run")]).exit_code == 0
+    assert _judge_calls(fake_backend) == 0  # its labels kept
+
+
+def _judge_calls(fake_backend) -> int:
+    """The judge's requests of the last backend made (the last run's)."""
+    return sum("easy or hard" in req.messages[-1]["content"] for call in fake_backend.made[-1].calls for req in call)
+
+
+@pytest.mark.parametrize("stop", ["fail", "kill"])
+def test_a_judge_stopped_mid_judging_asks_only_the_rest_on_rerun(tmp_path, fake_backend, stop):
+    """judge.json was written only once every judge call had answered: a run killed, or failing on a
+    backend error, mid-judging asked every question again on rerun (costly with a reasoning judge).
+    Now the verdicts are checkpointed as they arrive: the judge is asked M times in all, and the
+    labels, the votes and judge.json are those of an uninterrupted run; another cap asks all again."""
+    m, k = 12, 5
+    q = write_jsonl(tmp_path / "q.jsonl", arithmetic(m))
+    args = ["run", q, "--budget", "3", "--allocator", "judge", "--backend", "scripted", "-q"]
+    assert cli([*args, "-o", str(tmp_path / "ref")]).exit_code == 0
+    out = tmp_path / "new" / "run"
+    if stop == "fail":
+        fake_backend.in_cli(fail_after=k)
+        assert cli([*args, "-o", str(out)]).exit_code == 1
+    else:
+        proc = start(run_args(q, out, "--budget", "3", "--allocator", "judge"), hold_after=k)
+        wait_held(proc)
+        proc.kill()
+        finish(proc)
+        with open(out / runs.JUDGE_CHECKPOINT, "ab") as fh:
+            fh.write(b'{"id": "q1')  # a line the kill tore
+    assert lines(out / runs.JUDGE_CHECKPOINT) == k and not (out / runs.JUDGE).exists()
+    fake_backend.in_cli()
+    result = cli([*args, "-o", str(out)])
+    assert result.exit_code == 0, result.stderr
+    assert _judge_calls(fake_backend) == m - k  # k asked by the stopped run: M in all
+    assert (out / runs.JUDGE).read_bytes() == (tmp_path / "ref" / runs.JUDGE).read_bytes()
+    assert (out / "votes.jsonl").read_bytes() == (tmp_path / "ref" / "votes.jsonl").read_bytes()
+    assert not (out / runs.JUDGE_CHECKPOINT).exists()
+    assert cli([*args, "-o", str(out), "--judge-max-tokens", "9"]).exit_code == 0
+    assert _judge_calls(fake_backend) == m  # another cap: every question asked again
 
 
 @pytest.mark.parametrize("name", [".lock", runs.CONFIG, runs.CHECKPOINT])

@@ -895,6 +895,11 @@ def _check_recommendations(ctx: typer.Context, pool: str, results: str, budgets:
         err.print(f"note: {pool} was drawn with other settings than the pool behind {results} ("
                   + "; ".join(f"{o} {c}" for o, c in otherwise.items()) + "): the check replays the recommendation "
                   "on samples unlike those it was chosen on", markup=False, highlight=False, soft_wrap=True)
+    judged = evaluation.judged_otherwise(recs, records)
+    if judged and not quiet:
+        err.print(f"note: the judge labels of {pool} were asked with --judge-max-tokens {judged[1]}, and the judge "
+                  f"recommendation of {results} asks with {judged[0]}: the check replays it on labels unlike those "
+                  "its run would ask for", markup=False, highlight=False, soft_wrap=True)
     if evaluation.same_questions(result_rows, records) and not quiet:
         err.print(f"note: {pool} holds the questions the recommendations of {results} were chosen on: the check is "
                   "not held out (on the same samples it replays the draws they were chosen on); check on a pool of "

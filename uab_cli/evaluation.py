@@ -28,7 +28,7 @@ from .errors import UabError
 from .pipeline import default_signal, generation_of, resolve_vote_signal
 from .pools import Pool
 from .records import is_int, level_name, level_order, questions_fingerprint, samples
-from .settings import DEFAULT_CUT, TEMPLATE_DIGEST, Generation, Vote, changes
+from .settings import DEFAULT_CUT, JUDGE_TOKENS, TEMPLATE_DIGEST, Generation, Vote, changes
 from .signals import (
     DEFAULT_T,
     SAMPLE_SIGNALS,
@@ -469,6 +469,23 @@ def drawn_otherwise(rows: Sequence[dict], records: Sequence[dict]) -> dict[str, 
                     for r in rows if isinstance(r, dict) and isinstance(rec := r.get("recommendation"), dict)
                     and isinstance(rec.get("settings"), dict)), None)
     return generation_changes(was, now)
+
+
+def judged_otherwise(recs: Sequence[dict], records: Sequence[dict]) -> tuple[int, int] | None:
+    """``(the recommendation's, the pool's)`` ``--judge-max-tokens`` where a ``judge`` recommendation
+    of ``recs`` (``recommend.from_results``'s) asks its judge with another cap (none: the default)
+    than the one the judge labels of pool ``records`` were asked with (a labelled record that
+    records none: the paper's, which uab asked with before the option): a check replays it on
+    labels unlike those its run would ask for. None where they agree, or nothing reads labels."""
+    labelled = next((rec for rec in records if rec.get("judge") is not None), None)
+    if labelled is None:
+        return None
+    pool = generation_of(labelled).get("judge_max_tokens", JUDGE_TOKENS)
+    for rec in recs:
+        ran = (rec.get("settings") or {}).get("judge_max_tokens", JUDGE_TOKENS)
+        if rec.get("allocator") in NEEDS_JUDGE and ran != pool:
+            return ran, pool
+    return None
 
 
 def same_questions(rows: Sequence[dict], records: Sequence[dict]) -> bool:

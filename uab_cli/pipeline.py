@@ -330,28 +330,45 @@ def probes(signal: str | None, wanted: int) -> int:
     return int(bool(signal) and needs_logprobs(signal) and wanted > 0)
 
 
-def judge(records: list[dict], backend: Backend, gen: Generation) -> dict:
+def judge(records: list[dict], backend: Backend, gen: Generation, known: dict[str, dict] | None = None,
+          on_verdict: Callable[[str, dict], None] | None = None) -> dict:
     """LLM-judge pre-pass: label each question ``easy``/``hard`` in one batched call.
 
     Unparsable labels count as ``hard``. Returns the calls and the counts of each verdict
     (``easy``, ``hard``, ``unparsed``: zero ones too), the calls' tokens included (None where the
     backend does not report them), and per question id its ``verdicts`` (see ``judge_counts``);
     the calls are not samples. Replies cut at ``--judge-max-tokens`` before most verdicts: a
-    warning (``warn_cut``).
+    warning (``warn_cut``). ``known``: verdicts by question id that a stopped judge gave already
+    (counted, not asked again); ``on_verdict(id, verdict)`` as each new one arrives, so a failure
+    part-way keeps those (``uab run`` checkpoints them).
     """
+    known = known or {}
+    asked = [rec for rec in records if rec["id"] not in known]
     params = SamplingParams(temperature=gen.temperature, max_tokens=gen.judge_max_tokens)
-    _fit(records, backend, gen, None, judge=True)  # the callers' ``fit(..., judge=True)`` skipped what --too-long skips
-    requests = [SampleRequest(judge_messages(rec), sample_seed(gen.seed, rec["id"], -1)) for rec in records]
-    outputs = backend.generate(requests, params)
-    verdicts = {}
-    for rec, out in zip(records, outputs):
+    _fit(asked, backend, gen, None, judge=True)  # the callers' ``fit(..., judge=True)`` skipped what --too-long skips
+    requests = [SampleRequest(judge_messages(rec), sample_seed(gen.seed, rec["id"], -1)) for rec in asked]
+    new = {}
+
+    def arrived(k: int, out: Completion) -> None:
         label = parse_judge(out.text)
-        rec["judge"] = label or "hard"
-        verdicts[rec["id"]] = {"verdict": label or "unparsed", "prompt_tokens": out.prompt_tokens,
-                               "completion_tokens": out.n_tokens, "finish_reason": out.finish_reason}
+        new[asked[k]["id"]] = verdict = {"verdict": label or "unparsed", "prompt_tokens": out.prompt_tokens,
+                                         "completion_tokens": out.n_tokens, "finish_reason": out.finish_reason}
+        if on_verdict:
+            on_verdict(asked[k]["id"], verdict)
+
+    if requests:
+        backend.generate(requests, params, arrived)
+    verdicts = {rec["id"]: known.get(rec["id"]) or new[rec["id"]] for rec in records}  # in the records' order
+    for rec in records:
+        rec["judge"] = judge_label(verdicts[rec["id"]])
     counts = judge_counts(verdicts.values())
     warn_cut(counts, gen.judge_max_tokens)
     return {**counts, "verdicts": verdicts}
+
+
+def judge_label(verdict: dict) -> str:
+    """The label of a judge's verdict (``judge_counts``'s): an unparsed one counts as ``hard``."""
+    return "hard" if verdict["verdict"] == "unparsed" else verdict["verdict"]
 
 
 def judge_counts(verdicts: Iterable[dict]) -> dict:

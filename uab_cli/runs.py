@@ -32,10 +32,13 @@ CHECKPOINT = "samples.ckpt.jsonl"
 DRAWN = "drawn.json"
 STAGE_FILES = ("phase1.jsonl", "allocation.jsonl", "phase2.jsonl", "votes.jsonl")
 JUDGE = "judge.json"
+# The judge's verdicts as they arrive, one line each with its --judge-max-tokens (a checkpoint's
+# append and torn-line rules), until judge.json holds them all: a rerun asks only the others.
+JUDGE_CHECKPOINT = "judge.ckpt.jsonl"
 SUMMARY = "summary.json"  # what the latest run cost (tokens and time per stage) and scored
 POOL = "pool.jsonl"
 VOTES_OF = "votes-{}.jsonl"  # the votes of one allocation and vote setting; votes.jsonl is the latest
-_BOOKKEEPING = (CONFIG, DRAWN, CHECKPOINT, JUDGE)  # the files a run directory holds before its first sample is drawn
+_BOOKKEEPING = (CONFIG, DRAWN, CHECKPOINT, JUDGE, JUDGE_CHECKPOINT)  # what a run directory holds before its first sample
 # Config entries that fix the samples: a run directory holding samples drawn with other
 # values is refused (or, with --force, emptied). Every other entry (budget, allocation,
 # vote) may change from one run to the next: the samples already drawn are reused.
@@ -111,7 +114,7 @@ class RunDir:
             raise UabError("another `uab run` or `uab pool` is using this directory (its lock is held)", path) from None
         except OSError as exc:  # a lock file this user may not open (another user's), a full disk
             raise UabError(f"cannot lock the directory: {exc.strerror or exc}", self._lock.lock_file) from None
-        self._ckpt = None
+        self._ckpt = self._judge_ckpt = None
         self.store: dict[str, dict[int, dict]] = {}
 
     def file(self, name: str) -> str:
@@ -138,6 +141,10 @@ class RunDir:
                            "use a new --output, or --force to discard them", self.path)
         return changed
 
+    def _holds_verdicts(self) -> bool:
+        """Whether the directory holds the judge's labels or some of its verdicts (paid calls)."""
+        return os.path.exists(self.file(JUDGE)) or _size(self.file(JUDGE_CHECKPOINT)) > 0
+
     def open(self, config: dict, force: bool = False,
              reuse: Callable[[dict[str, dict[int, dict]]], None] | None = None) -> None:
         """Check ``config`` against the directory's (``UabError`` if a fixed entry differs,
@@ -152,7 +159,7 @@ class RunDir:
         kept = None if self.check(config, force) else self._load(force)
         if kept is None:  # other settings, or a damaged checkpoint under --force: start over
             earlier = glob.glob(os.path.join(glob.escape(self.path), VOTES_OF.format("*")))
-            gone += [CHECKPOINT, JUDGE, STAGE_FILES[0], *map(os.path.basename, earlier)]
+            gone += [CHECKPOINT, JUDGE, JUDGE_CHECKPOINT, STAGE_FILES[0], *map(os.path.basename, earlier)]
             kept = []
         elif reuse:
             reuse(self.store)
@@ -174,29 +181,18 @@ class RunDir:
         it, the file left as it is; with ``force``, ``None`` and an empty store (start over). Of two
         lines of one sample the later wins, as in ``checkpoint`` (Phase 1 draws again a reply that
         lost its logprobs)."""
+        rows, bad = _appended(self.file(CHECKPOINT), _sample_row)
+        if bad:
+            if force:
+                self.store.clear()
+                return None
+            raise UabError("not a sample of this run's checkpoint, and samples follow it: fix or remove the line "
+                           "(or --force to start over)", self.file(CHECKPOINT), bad)
         kept: dict[tuple[str, int], dict] = {}
-        with contextlib.suppress(FileNotFoundError), _open_read(self.file(CHECKPOINT)) as fh:
-            for lineno, raw in enumerate(fh, 1):
-                try:
-                    if not raw.endswith(b"\n"):
-                        raise ValueError("torn")
-                    row = orjson.loads(raw)
-                    qid, sample = row["id"], row["sample"]
-                    index = sample["index"]
-                    if not is_int(index) or type(qid) is not str:
-                        raise ValueError("bad index or id")
-                    check_sample(sample)
-                except (ValueError, TypeError, KeyError, UabError):
-                    if fh.read().strip():  # a kill tears the last line only
-                        if force:
-                            self.store.clear()
-                            return None
-                        raise UabError("not a sample of this run's checkpoint, and samples follow it: fix or "
-                                       "remove the line (or --force to start over)", self.file(CHECKPOINT),
-                                       lineno) from None
-                    break  # the last line, cut short by a kill
-                self.store.setdefault(qid, {})[index] = sample  # a later line wins: a sample drawn again
-                kept[qid, index] = row
+        for row in rows:
+            qid, sample = row["id"], row["sample"]
+            self.store.setdefault(qid, {})[sample["index"]] = sample  # a later line wins: a sample drawn again
+            kept[qid, sample["index"]] = row
         return list(kept.values())
 
     def take(self, records: list[dict], start: int | list[int], stop: int | list[int]) -> int:
@@ -221,13 +217,33 @@ class RunDir:
     def checkpoint(self, rec: dict, sample: dict) -> None:
         """Append one finished sample, written through, so a kill or a full disk loses at most the
         line being written (the resume drops it); a failure to write is a ``UabError`` naming the file."""
-        line = memoryview(dumps({"id": rec["id"], "sample": sample}))
-        try:
-            while line:  # a short write (the disk filled up) leaves the rest: write it, or fail on it
-                line = line[self._ckpt.write(line):]
-        except OSError as exc:
-            raise write_failure(exc, self.file(CHECKPOINT)) or exc from None
+        _append(self._ckpt, {"id": rec["id"], "sample": sample}, self.file(CHECKPOINT))
         self.store.setdefault(rec["id"], {})[sample["index"]] = sample
+
+    def judged(self, max_tokens: int) -> dict[str, dict]:
+        """The verdicts (by question id) that the judge checkpoint holds of a judge asked with
+        ``max_tokens``, a stopped run's; the file then holds exactly them, open for ``judge``: another
+        cap's verdicts go, as do a line torn by a kill and the lines from a damaged one on (asked
+        again: the judge's calls are seeded per question, so they come out the same)."""
+        rows, _ = _appended(self.file(JUDGE_CHECKPOINT), _judge_row)
+        found = {row["id"]: row for row in rows if row["max_tokens"] == max_tokens}
+        write_records(self.file(JUDGE_CHECKPOINT), found.values())
+        self._judge_ckpt = open(self.file(JUDGE_CHECKPOINT), "ab", buffering=0)
+        return {qid: row["verdict"] for qid, row in found.items()}
+
+    def judge(self, qid: str, verdict: dict, max_tokens: int) -> None:
+        """Append the judge's verdict on question ``qid`` to the judge checkpoint, as ``checkpoint`` a sample."""
+        _append(self._judge_ckpt, {"id": qid, "verdict": verdict, "max_tokens": max_tokens},
+                self.file(JUDGE_CHECKPOINT))
+
+    def judge_done(self, saved: dict) -> None:
+        """Write ``judge.json`` (``saved``: every label), then drop the judge checkpoint it replaces."""
+        with atomic_output(self.file(JUDGE)) as fh:
+            fh.write(orjson.dumps(saved))
+        self._judge_ckpt.close()
+        self._judge_ckpt = None
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.file(JUDGE_CHECKPOINT))
 
     def write(self, name: str, records: list[dict]) -> None:
         write_records(self.file(name), records)
@@ -242,14 +258,15 @@ class RunDir:
             fh.write(orjson.dumps(obj, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
 
     def close(self) -> None:
-        """Release the lock; a directory this run made that holds no more than its config, an
-        empty checkpoint and its judge's labels (it failed before its first sample) goes, with the
-        folders made on the way to it."""
-        if self._ckpt:
-            self._ckpt.close()
+        """Release the lock; a directory this run made that holds no more than its config and an
+        empty checkpoint (it failed before its first sample and before its judge's first verdict,
+        which a rerun reuses) goes, with the folders made on the way to it."""
+        for fh in (self._ckpt, self._judge_ckpt):
+            if fh:
+                fh.close()
         try:  # still holding the lock: no other run can take the directory while it goes
             if self._made and set(os.listdir(self.path)) <= {".lock", *_BOOKKEEPING} \
-                    and not holds_samples(self.path):
+                    and not holds_samples(self.path) and not self._holds_verdicts():
                 with contextlib.suppress(OSError):
                     for name in (*_BOOKKEEPING, ".lock"):
                         with contextlib.suppress(FileNotFoundError):
@@ -258,6 +275,58 @@ class RunDir:
                         os.rmdir(folder)
         finally:
             self._lock.release()
+
+
+def _size(path: str) -> int:
+    """The size of file ``path``; 0 where it cannot be read."""
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
+def _appended(path: str, parse: Callable[[dict], dict]) -> tuple[list[dict], int | None]:
+    """The lines of append-only file ``path`` (a checkpoint; none where there is none), each read
+    by ``parse`` (a ``ValueError``, ``TypeError``, ``KeyError`` or ``UabError`` on a line that is
+    not one), less a last line a kill tore (it tears the last line only); and the number of a bad
+    line with lines after it (damage, not a kill: the lines before it are returned), else None."""
+    rows = []
+    with contextlib.suppress(FileNotFoundError), _open_read(path) as fh:
+        for lineno, raw in enumerate(fh, 1):
+            try:
+                if not raw.endswith(b"\n"):
+                    raise ValueError("torn")
+                rows.append(parse(orjson.loads(raw)))
+            except (ValueError, TypeError, KeyError, UabError):
+                return rows, (lineno if fh.read().strip() else None)
+    return rows, None
+
+
+def _sample_row(row: dict) -> dict:
+    """``row`` where it is a line of the checkpoint: a question id and one of its samples."""
+    if type(row["id"]) is not str or not is_int(row["sample"]["index"]):
+        raise ValueError("bad index or id")
+    check_sample(row["sample"])
+    return row
+
+
+def _judge_row(row: dict) -> dict:
+    """``row`` where it is a line of the judge checkpoint: a question id, the judge's verdict on it
+    and the ``--judge-max-tokens`` it was asked with."""
+    if type(row["id"]) is not str or not _verdict(row["verdict"]) or not is_int(row["max_tokens"]):
+        raise ValueError("not a verdict")
+    return row
+
+
+def _append(fh, row: dict, path: str) -> None:
+    """Append ``row`` to checkpoint ``path`` (``fh``, unbuffered), so a kill or a full disk loses at
+    most the line being written; a failure to write is a ``UabError`` naming ``path``."""
+    line = memoryview(dumps(row))
+    try:
+        while line:  # a short write (the disk filled up) leaves the rest: write it, or fail on it
+            line = line[fh.write(line):]
+    except OSError as exc:
+        raise write_failure(exc, path) or exc from None
 
 
 def _missing_folders(path: str) -> list[str]:
@@ -753,11 +822,11 @@ def _judge_once(rundir: RunDir, records: list[dict], backend: Backend, gen: pipe
     questions (``--too-long skip`` may leave out some the file labels). A file that does not
     label every question (damaged, or more questions now), or one from before the verdicts were
     kept that labels other questions than these, is judged again: the judge's calls are seeded
-    per question, so the labels it had come out the same. So is one whose judge had another
-    ``--judge-max-tokens`` (``max_tokens``; a file without it: the paper's, which uab asked with
-    before the option). Reused labels mostly cut at the cap warn as new ones do."""
-    path = rundir.file(JUDGE)
-    saved = _read_json(path)
+    per question, so the labels it had come out the same; but not the questions whose verdicts it
+    keeps, or the judge checkpoint (``RunDir.judged``: a stopped run's) does. So is one whose judge
+    had another ``--judge-max-tokens`` (``max_tokens``; a file without it: the paper's, which uab
+    asked with before the option), all of them. Reused labels mostly cut at the cap warn as new ones do."""
+    saved = _read_json(rundir.file(JUDGE))
     labels, verdicts, counts = saved.get("labels"), saved.get("verdicts"), saved.get("counts")
     ids = [rec["id"] for rec in records]
     same_cap = saved.get("max_tokens", settings.JUDGE_TOKENS) == gen.judge_max_tokens
@@ -771,17 +840,20 @@ def _judge_once(rundir: RunDir, records: list[dict], backend: Backend, gen: pipe
                 rec["judge"] = labels[rec["id"]]
             pipeline.warn_cut(counts, gen.judge_max_tokens)
             return {**counts, "reused": True}
-    counts = pipeline.judge(records, backend, gen)
+    kept = {i: v for i, v in verdicts.items() if _verdict(v)} if same_cap and isinstance(verdicts, dict) else {}
+    known = {**kept, **rundir.judged(gen.judge_max_tokens)}
+    counts = pipeline.judge(records, backend, gen, known,
+                            lambda qid, verdict: rundir.judge(qid, verdict, gen.judge_max_tokens))
     verdicts = counts.pop("verdicts")
-    with atomic_output(path) as fh:
-        fh.write(orjson.dumps({"counts": counts, "labels": {r["id"]: r["judge"] for r in records},
-                               "verdicts": verdicts, "max_tokens": gen.judge_max_tokens}))
-    return counts
+    rundir.judge_done({"counts": counts, "labels": {r["id"]: r["judge"] for r in records},
+                       "verdicts": verdicts, "max_tokens": gen.judge_max_tokens})
+    return {**counts, "reused": all(i in known for i in ids)}
 
 
-def _verdict(found, label: str) -> bool:
-    """Whether ``found`` is a verdict ``judge.json`` kept for a question labelled ``label``."""
-    return isinstance(found, dict) and found.get("verdict") in (label, "unparsed" if label == "hard" else label) \
+def _verdict(found, label: str | None = None) -> bool:
+    """Whether ``found`` is a verdict ``judge.json`` kept (for a question labelled ``label``)."""
+    return isinstance(found, dict) and found.get("verdict") in cost.JUDGE_VERDICTS \
+        and (label is None or pipeline.judge_label(found) == label) \
         and all(found.get(k) is None or is_int(found.get(k)) for k in ("prompt_tokens", "completion_tokens"))
 
 
