@@ -1091,6 +1091,22 @@ def test_a_run_stopped_before_its_first_sample_does_not_say_samples_are_kept(tmp
     assert "kept;" not in result.stderr and not (tmp_path / "new").exists()
 
 
+def test_a_run_out_of_memory_says_its_finished_samples_are_kept(tmp_path, monkeypatch):
+    """Out of memory was one line, exit 2, and said nothing of the samples the run directory
+    holds, which a rerun with a smaller budget reuses."""
+    q = write_jsonl(tmp_path / "q.jsonl", arithmetic(3))
+    out = str(tmp_path / "r")
+    assert cli(["run", q, "--budget", "2", "--backend", "scripted", "-o", out, "-q"]).exit_code == 0
+
+    def exhausted(*_a, **_k):
+        raise MemoryError
+
+    monkeypatch.setattr("uab_cli.backends.scripted.ScriptedBackend.generate", exhausted)
+    result = cli(["run", q, "--budget", "4", "--backend", "scripted", "-o", out])
+    assert result.exit_code == 2 and "out of memory" in result.stderr, result.stderr
+    assert result.stderr.splitlines()[-1].startswith("Finished samples are kept; re-run with a smaller --budget")
+
+
 @pytest.mark.parametrize("k, seeds, says", [(4, "1", "--check needs --seeds 2 or more"),
                                             (2, "2", "budget N=4 needs 32 samples; the pool holds 2")])
 def test_simulate_check_refused_is_one_line_without_notes_on_the_pool(tmp_path, k, seeds, says):

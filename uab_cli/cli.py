@@ -167,6 +167,8 @@ class _Group(typer.core.TyperGroup):
             raise typer.Exit(128 + exc.signum if isinstance(exc, Terminated) else 130) from None
         except MemoryError:  # a budget or -K far beyond the machine
             _tell("[red]error:[/red] out of memory: the budget, -K or input is too large for this machine")
+            if kept():
+                _tell("Finished samples are kept; re-run with a smaller --budget, or on a larger machine, to resume.")
             raise typer.Exit(2) from None
 
     def format_commands(self, ctx, formatter):
