@@ -78,9 +78,8 @@ def holds_samples(path: str) -> bool:
     """Whether run or pool directory ``path`` holds samples: in its checkpoint, or in any file but its
     config (a pool's or a run's outputs); a run that failed before its first sample left none (its
     judge's labels are no samples), or removed the directory it made."""
-    with contextlib.suppress(OSError):
-        if os.path.getsize(os.path.join(path, CHECKPOINT)) > 0:
-            return True
+    if _size(os.path.join(path, CHECKPOINT)) > 0:
+        return True
     try:
         names = os.listdir(path)
     except OSError:

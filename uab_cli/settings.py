@@ -864,10 +864,12 @@ class _Twice(Exception):
 
 def _once(pairs: list[tuple[str, object]]) -> dict:
     """A JSON object of a settings file, ``_Twice`` where it gives a key twice."""
-    out = dict(pairs)
-    if len(out) < len(pairs):
-        raise _Twice(next(k for i, (k, _) in enumerate(pairs) if k in dict(pairs[:i])))
-    return out
+    seen = set()
+    for key, _ in pairs:
+        if key in seen:
+            raise _Twice(key)
+        seen.add(key)
+    return dict(pairs)
 
 
 def by_name(values: dict, path: str | None = None, line: int | None = None) -> dict:
