@@ -101,6 +101,17 @@ def test_judge_allocator_and_skip_exit(drawn, fake_backend):
     assert summary.phase1 + summary.phase2 + summary.saved == 80 and summary.saved > 0
 
 
+def test_a_judge_reply_the_content_filter_cut_is_unparsed(drawn, fake_backend):
+    """A judge's reply that the service's content filter withheld or cut is no verdict (hard), whatever its text."""
+    from uab_cli.backends.base import Completion
+
+    backend = fake_backend()
+    backend.complete = lambda req, params: Completion("easy", None, 1, "content_filter")
+    info = pipeline.judge(drawn(3), backend, GEN)
+    assert (info["unparsed"], info["easy"]) == (3, 0)
+    assert {v["finish_reason"] for v in info["verdicts"].values()} == {"content_filter"}
+
+
 def test_vote_entropy_uses_k_phase1_samples(drawn):
     records = drawn(k=2)
     summary = pipeline.allocate(records, Allocation(4, "uab", signal="vote-entropy"))

@@ -990,6 +990,9 @@ def _print_votes(s: pipeline.VoteSummary) -> None:
         did = "their answers voted" if cut == "count" else "they did not vote"
         err.print(f"cut at --max-tokens: {s.cut} of {s.samples} samples ({100 * s.cut / s.samples:.0f}%); "
                   f"{did} (--cut-samples {cut})", highlight=False, soft_wrap=True)
+    if s.filtered:
+        err.print(f"withheld or cut by the service's content filter: {s.filtered} of {s.samples} samples; "
+                  "they have no answer (finish_reason content_filter)", highlight=False, soft_wrap=True)
     if s.undrawn:
         err.print(f"{s.undrawn} question(s) hold fewer Phase-2 samples than allocated ('extra'): voted over what "
                   "they hold (run `uab phase2` first)", highlight=False, soft_wrap=True)

@@ -136,7 +136,7 @@ def run_summary(held: dict[str, Tokens], drawn: dict[str, Tokens], seconds: dict
     out = {"questions": votes.questions, "stages": stages, "total": _drawing(total_held, total_drawn, total_seconds),
            "accuracy": votes.accuracy, "coverage": votes.any_correct / votes.graded if votes.graded else None,
            "graded": votes.graded, "correct": votes.correct, "no_answer": votes.no_answer,
-           "cut": votes.cut}
+           "cut": votes.cut, "filtered": votes.filtered}
     if price is not None:
         out |= _priced(price, total_held, total_drawn)
         if judge is not None:

@@ -19,7 +19,7 @@ import orjson
 
 from . import __version__, allocation, allocators, gcpolicy, settings, voting
 from .answers import extract_answer, gold_answer, group, is_correct, vote_and_grade
-from .backends.base import Backend, Completion, PromptLength, SampleRequest, SamplingParams
+from .backends.base import FILTERED, Backend, Completion, PromptLength, SampleRequest
 from .cost import JUDGE_VERDICTS, Tokens
 from .errors import UabError
 from .prompts import judge_messages, parse_judge
@@ -78,7 +78,7 @@ def make_sample(completion: Completion, rec: dict, index: int, phase: int, seed:
     logprobs = completion.token_logprobs
     if span == "answer" and logprobs is not None:
         logprobs = answer_logprobs(logprobs, completion.tokens, completion.text, completion.reasoning is not None)
-    answer, confidence = read_reply(completion.text, rec)
+    answer, confidence = read_reply(completion.text, rec, completion.finish_reason)
     sample = {
         "index": index,
         "phase": phase,
@@ -97,12 +97,13 @@ def make_sample(completion: Completion, rec: dict, index: int, phase: int, seed:
     return sample
 
 
-def read_reply(text: str, rec: dict) -> tuple[str | None, int | None]:
+def read_reply(text: str, rec: dict, finish_reason: str | None) -> tuple[str | None, int | None]:
     """The answer a reply gives ``rec`` and the verbalised confidence (1-10) it states: this
     version's extraction and ``parse_confidence`` from its final part (the text after a reasoning
-    model's reasoning, found once; neither when the reasoning was cut off), whatever the signal
+    model's reasoning, found once; neither when the reasoning was cut off, or when the service's
+    content filter withheld or cut the reply: its text is not the model's), whatever the signal
     span. What every sample stores as it is drawn and ``regrade`` reads again."""
-    final = final_text(text)
+    final = None if finish_reason == FILTERED else final_text(text)
     return (None, None) if final is None else (extract_answer(final, rec), parse_confidence(final))
 
 
@@ -344,13 +345,13 @@ def judge(records: list[dict], backend: Backend, gen: Generation, known: dict[st
     """
     known = known or {}
     asked = [rec for rec in records if rec["id"] not in known]
-    params = SamplingParams(temperature=gen.temperature, max_tokens=gen.judge_max_tokens)
+    params = replace(gen.params(), max_tokens=gen.judge_max_tokens)  # the samples' temperature and top-p
     _fit(asked, backend, gen, None, judge=True)  # the callers' ``fit(..., judge=True)`` skipped what --too-long skips
     requests = [SampleRequest(judge_messages(rec), sample_seed(gen.seed, rec["id"], -1)) for rec in asked]
     new = {}
 
     def arrived(k: int, out: Completion) -> None:
-        label = parse_judge(out.text)
+        label = None if out.finish_reason == FILTERED else parse_judge(out.text)
         new[asked[k]["id"]] = verdict = {"verdict": label or "unparsed", "prompt_tokens": out.prompt_tokens,
                                          "completion_tokens": out.n_tokens, "finish_reason": out.finish_reason}
         if on_verdict:
@@ -635,6 +636,11 @@ def same_draws(records: list[dict], stage: str, gen: Generation, path: str | Non
                            path, lines[r] if lines else None)
 
 
+def is_filtered(sample: dict) -> bool:
+    """Whether the service's content filter withheld or cut a sample (it has no answer)."""
+    return sample.get("finish_reason") == FILTERED
+
+
 def is_cut(sample: dict) -> bool:
     """Whether a sample was cut at ``--max-tokens`` before the model finished."""
     return sample.get("finish_reason") == "length"
@@ -711,7 +717,7 @@ def regrade(rec: dict, summary: RegradeSummary) -> dict:
     read = False  # a Phase-1 sample's answer or confidence changed: what a p may read
     for s in samples(rec):
         old, was = s.get("answer") or None, s.get("confidence")
-        new, now = read_reply(s["text"], rec)
+        new, now = read_reply(s["text"], rec, s.get("finish_reason"))
         s["answer"], s["confidence"] = new, now
         if new != old:
             changed += 1
@@ -842,6 +848,7 @@ class VoteSummary:
     any_correct: int = 0
     fallbacks: int = 0  # questions a confidence rule voted by majority (a sample without its statistic)
     cut: int = 0  # of those samples, the ones cut at --max-tokens, whether or not --cut-samples let them vote
+    filtered: int = 0  # of those samples, the ones the service's content filter withheld or cut (no answer)
     undrawn: int = 0  # questions holding fewer Phase-2 samples than their allocation's ``extra`` (no phase2 run)
     unvoted: int = 0  # questions with no sample to vote
     phase1_only: int = 0  # questions --exclude-phase1 voted by their Phase-1 samples (they hold no Phase-2 sample)
@@ -855,6 +862,7 @@ class VoteSummary:
         self.questions += 1
         self.samples += len(pool)
         self.cut += sum(map(is_cut, pool))
+        self.filtered += sum(map(is_filtered, pool))
         self.tokens.add(pool)
         self.unvoted += not pool
         self.phase1_only += phase1_only(pool, self.rule)
@@ -879,7 +887,7 @@ class VoteSummary:
 
     def merge(self, other: VoteSummary) -> None:
         for name in ("questions", "graded", "correct", "no_answer", "samples", "any_correct", "fallbacks", "cut",
-                     "undrawn", "unvoted", "phase1_only", "beyond"):
+                     "filtered", "undrawn", "unvoted", "phase1_only", "beyond"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.tokens += other.tokens
         for level, (n, c) in other.by_level.items():

@@ -207,6 +207,19 @@ def test_thinking_is_kept_as_the_samples_reasoning_and_never_graded(tmp_path, mo
             assert (sample["answer"], sample["confidence"]) == (answer, confidence), sample
 
 
+@pytest.mark.parametrize("finish, reason", [("ERROR_TOXIC", "content_filter"), ("ERROR_LIMIT", "length")])
+def test_coheres_toxic_and_context_limit_finishes_are_a_filtered_and_a_cut_reply(finish, reason):
+    """``ERROR_TOXIC`` (a reply deemed toxic) and ``ERROR_LIMIT`` (cut at the context length) were
+    kept as ``error_toxic`` / ``error_limit`` replies whose text was graded like a finished one."""
+    from uab_cli.pipeline import make_sample
+
+    with FakeServer(rewrite=_thinking("The answer is \\boxed{8}.", finish)) as server:
+        (out,) = cohere_at(server, logprobs=False).generate(sample_requests(1), SamplingParams())
+    assert out.finish_reason == reason and len(server.requests) == 1
+    sample = make_sample(out, {"id": "q", "question": "What is 3 + 5?", "answer": "8"}, 0, 1, 0)
+    assert sample["answer"] == (None if reason == "content_filter" else "8")
+
+
 def test_a_null_thinking_block_is_no_reasoning_not_a_malformed_reply():
     """A thinking block whose ``thinking`` is null made the whole reply malformed: retried until
     the stage failed, its text never kept. Now the null reasoning is dropped; the text is the
@@ -428,7 +441,7 @@ def test_dead_service_fails_after_the_retry_budget_keeping_finished_samples():
     with FakeServer(fault_rate=1.0, faults=("503", "429"), fault_after=3) as server:
         co = cohere_at(server, concurrency=2, retry=no_sleep(6))
         with pytest.raises(
-            BackendError, match=r"request \d+ failed after 6 attempts: HTTP (503|429)"
+            BackendError, match=r"request \d+ failed after 6 attempts over [\d.]+ s: HTTP (503|429)"
         ):
             co.generate(
                 sample_requests(30),

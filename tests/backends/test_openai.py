@@ -185,10 +185,19 @@ def test_persistent_failure_raises_and_keeps_earlier_results():
     reported: list[int] = []
     with FakeServer(fault_rate=1.0, faults=("503",), fault_after=5) as server:
         b = backend(server, concurrency=1, retry=no_sleep(4))
-        with pytest.raises(BackendError, match=r"after 4 attempts: HTTP 503"):
+        with pytest.raises(BackendError, match=r"after 4 attempts over [\d.]+ s: HTTP 503"):
             b.generate(sample_requests(20), PARAMS, on_result=lambda i, c: reported.append(i))
     assert reported == [0, 1, 2, 3, 4]
     assert len(server.requests) == 5 + 4
+
+
+def test_the_final_failure_says_how_long_was_spent_retrying():
+    """Backoff of 0.2 s, then 0.4 s, waited for real: the message gives the attempts and the seconds."""
+    with FakeServer(fault_rate=1.0, faults=("503",)) as server:
+        b = backend(server, retry=Retry(attempts=3, base_delay=0.2, jitter=False))
+        with pytest.raises(BackendError, match=r"^openai: request 0 failed after 3 attempts over "
+                                               r"(0\.[6-9]|[1-4]\.\d) s: HTTP 503"):
+            b.generate(sample_requests(1), PARAMS)
 
 
 def test_persistent_failure_under_concurrency_is_bounded():
@@ -207,6 +216,25 @@ def test_truncation_is_a_length_finish():
         (out,) = backend(server).generate(req, SamplingParams(max_tokens=3))
     assert out.finish_reason == "length" and out.n_tokens == 3
     assert out.text == "".join(reply_tokens("question 0", 0)[:3])
+
+
+@pytest.mark.parametrize("content", ["seed 0 says the answer is 4", None])
+def test_a_content_filtered_reply_is_a_sample_without_an_answer(content):
+    """``finish_reason: content_filter`` (OpenAI's, Azure's with the partial text): its text was
+    graded as the model's answer, and a withheld (null) one was retried until the stage failed.
+    Now it is a sample (drawn and paid for) whose text is kept and never read for an answer."""
+    from uab_cli.pipeline import make_sample
+
+    def filtered(choice, reply):
+        choice.update(finish_reason="content_filter", logprobs=None)
+        choice["message"]["content"] = content
+
+    with FakeServer(rewrite=_once(filtered)) as server:
+        (out,) = backend(server, retry=no_sleep()).generate(sample_requests(1), PARAMS)
+    assert len(server.requests) == 1
+    assert (out.text, out.finish_reason) == (content or "", "content_filter")
+    sample = make_sample(out, {"id": "q", "question": "What is 2 + 2?", "answer": "4"}, 0, 1, 0)
+    assert (sample["answer"], sample["confidence"], sample["finish_reason"]) == (None, None, "content_filter")
 
 
 def test_empty_text_with_a_normal_finish_is_a_real_completion():
@@ -420,6 +448,7 @@ ODD_REPLIES = {
     "logprobs of another shape": lambda choice, reply: choice.update(logprobs={"content": 5}),
     "an aborted request": lambda choice, reply: choice.update(finish_reason="abort"),
     "a negative token count": lambda choice, reply: reply["usage"].update(completion_tokens=-3),
+    "content chunks of another shape": lambda choice, reply: choice["message"].update(content=[{"type": "text"}]),
 }
 
 
@@ -448,6 +477,22 @@ def test_a_completions_reply_with_a_token_without_its_logprob_is_retried_never_k
     assert len(server.requests) == 2
     tokens = reply_tokens("question 0", 0)
     assert out.token_logprobs == tuple(token_logprob(t) for t in tokens) and out.tokens == tuple(tokens)
+
+
+def test_magistral_content_chunks_are_the_answer_and_its_thinking_the_reasoning():
+    """Mistral's API sends Magistral's ``content`` as a list of chunks, which the SDK passes
+    through: the text chunks are the reply, the thinking chunks its reasoning (never graded)."""
+    from uab_cli.pipeline import make_sample
+
+    chunks = [{"type": "thinking", "thinking": [{"type": "text", "text": "2 + 2 is \\boxed{5}? "},
+                                                {"type": "text", "text": "No, 4."}]},
+              {"type": "text", "text": "The answer is "}, {"type": "text", "text": "\\boxed{4}."}]
+    with FakeServer(rewrite=_once(lambda choice, reply: choice["message"].update(content=chunks))) as server:
+        (out,) = backend(server, logprobs=False).generate(sample_requests(1), PARAMS)
+    assert len(server.requests) == 1 and out.finish_reason == "stop"
+    assert out.text == "The answer is \\boxed{4}." and out.reasoning == "2 + 2 is \\boxed{5}? No, 4."
+    sample = make_sample(out, {"id": "q", "question": "What is 2 + 2?", "answer": "4"}, 0, 1, 0)
+    assert sample["answer"] == "4" and sample["reasoning"] == out.reasoning
 
 
 def test_logprobs_are_required_only_where_asked():
@@ -597,7 +642,7 @@ def test_only_a_missing_tokenize_route_says_so_and_a_count_refused_leaves_that_p
         with pytest.warns(UserWarning, match=r"cannot count prompt tokens \(no /tokenize\)"):
             assert backend(server).prompt_lengths(PROMPTS, 100) == [None] * 4
     with FakeServer(max_model_len=200, route_faults={"/tokenize": ["503"] * 2}) as server:
-        with pytest.raises(BackendError, match=r"^openai: a /tokenize request failed after 2 attempts: HTTP 503"):
+        with pytest.raises(BackendError, match=r"^openai: a /tokenize request failed after 2 attempts over [\d.]+ s: HTTP 503"):
             backend(server, retry=no_sleep(2)).prompt_lengths(PROMPTS, 100)
     with FakeServer(max_model_len=200, route_faults={"/tokenize": ["503", None, "400"]}) as server:
         sizes = backend(server, concurrency=1, retry=no_sleep()).prompt_lengths(PROMPTS, 100)

@@ -286,6 +286,45 @@ def _thinking_judge(body: dict) -> dict:
     return {"content": " ".join(said), "finish_reason": "length" if len(said) < len(words) else "stop"}
 
 
+def _filtered_on_q1(body: dict) -> dict:
+    """Question 1's replies are cut by the content filter (Azure: the partial text comes with it)."""
+    if "What is 1 + 3?" in body["messages"][-1]["content"]:
+        return {"content": "The answer is 4", "finish_reason": "content_filter"}
+    return {"content": "Answer: 3"}
+
+
+def test_content_filtered_samples_count_in_the_budget_never_vote_and_are_said_once(tmp_path):
+    questions = write_jsonl(tmp_path / "q.jsonl", arithmetic(3))
+    out = tmp_path / "run"
+    with FakeServer(script=_filtered_on_q1) as server:
+        result = run(server, questions, out, 2, "--allocator", "uniform", "--signal", "vote-entropy", "-K", "2")
+    assert result.exit_code == 0, result.stderr
+    result = cli(["vote", str(out / "votes.jsonl"), "-o", str(tmp_path / "votes.jsonl")])
+    said = " ".join(result.stderr.split())
+    assert said.count("content filter") == 1 and "content filter: 2 of 6 samples" in said, said
+    votes = {r["id"]: r for r in read_jsonl(out / "votes.jsonl")}
+    assert [s["answer"] for s in votes["q1"]["samples"]] == [None, None] and votes["q1"]["prediction"] is None
+    assert {s["finish_reason"] for s in votes["q1"]["samples"]} == {"content_filter"}
+    assert sum(len(r["samples"]) for r in votes.values()) == 6  # N·M: the filtered ones drawn
+    assert json.loads((out / "summary.json").read_text())["filtered"] == 2
+    regraded = tmp_path / "regraded.jsonl"
+    assert cli(["regrade", str(out / "votes.jsonl"), "-o", str(regraded)]).exit_code == 0
+    assert [s["answer"] for s in {r["id"]: r for r in read_jsonl(regraded)}["q1"]["samples"]] == [None, None]
+
+
+def test_the_judge_is_asked_at_the_runs_temperature_and_top_p(tmp_path):
+    """The judge (the sampling model itself) was asked at --temperature but at top-p 1.0 whatever
+    --top-p said, which the run's provenance records for every call of the model."""
+    questions = write_jsonl(tmp_path / "q.jsonl", arithmetic(4))
+    with FakeServer(script=_thinking_judge) as server:
+        result = run(server, questions, tmp_path / "run", 2, "--allocator", "judge", "--judge-max-tokens", "64",
+                     "--temperature", "0.6", "--top-p", "0.9")
+        assert result.exit_code == 0, result.stderr
+        bodies = [r.body for r in server.requests]
+    assert sum("easy or hard" in b["messages"][-1]["content"] for b in bodies) == 4
+    assert {(b["temperature"], b["top_p"]) for b in bodies} == {(0.6, 0.9)}
+
+
 def test_a_reasoning_judge_behind_a_server_is_told_cut_and_given_room(tmp_path):
     """The judge was always asked for 8 tokens: a reasoning model behind the server was cut while
     thinking on every question (all hard, an even split) with no warning; --judge-max-tokens asks

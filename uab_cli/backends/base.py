@@ -17,6 +17,10 @@ from ..options import GENERATING, Option
 
 Message = dict  # {"role": "system" | "user" | "assistant", "content": str}
 
+#: The finish reason of a reply the service's content filter withheld or cut (OpenAI's, Azure's):
+#: drawn and paid for, so a sample, but its text is not the model's answer.
+FILTERED = "content_filter"
+
 
 @dataclass(frozen=True)
 class SampleRequest:
@@ -51,8 +55,9 @@ class Completion:
 
     ``token_logprobs`` are natural-log probabilities of the sampled tokens, one per
     generated token (EOS included when the engine reports it), or ``None`` when the
-    service does not return them. ``finish_reason`` is ``"stop"`` (EOS or stop string)
-    or ``"length"`` (hit ``max_tokens``), as the service reports it. ``n_tokens`` counts
+    service does not return them. ``finish_reason`` is ``"stop"`` (EOS or stop string),
+    ``"length"`` (hit ``max_tokens``) or ``FILTERED`` (the service's content filter withheld or
+    cut the reply), as the service reports it. ``n_tokens`` counts
     the generated tokens, ``prompt_tokens`` the prompt's (each ``None`` where the service does
     not report it). ``reasoning`` is the
     reasoning a server returned apart from ``text`` (vLLM's reasoning parsers:

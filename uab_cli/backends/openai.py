@@ -245,9 +245,9 @@ class OpenAIBackend(RemoteBackend):
         if self.returns_logprobs and content is not None:
             logprobs = [getattr(item, "logprob", None) for item in content]
             tokens = [getattr(item, "token", None) for item in content]
-        text = getattr(message, "content", None)
+        text, thinking = _chunks(getattr(message, "content", None))
         # vLLM's reasoning parsers: reasoning_content, named reasoning since vLLM 0.10
-        reasoning = getattr(message, "reasoning_content", None) or getattr(message, "reasoning", None)
+        reasoning = thinking or getattr(message, "reasoning_content", None) or getattr(message, "reasoning", None)
         return make_completion(
             text, logprobs, _usage(reply, "completion_tokens"), getattr(choice, "finish_reason", None),
             reasoning, tokens, _usage(reply, "prompt_tokens"),
@@ -285,6 +285,21 @@ class OpenAIBackend(RemoteBackend):
         if isinstance(exc, (sdk.APIResponseValidationError, *UNREADABLE)):
             return malformed(type(exc).__name__)
         return None
+
+
+def _chunks(content) -> tuple[object, str | None]:
+    """A chat reply's text and reasoning from its ``content``: a string is all text; a list of
+    chunks (Magistral through Mistral's API) gives its ``text`` chunks' text and its ``thinking``
+    chunks' reasoning (each a list of text chunks), joined in order (``None``: no thinking)."""
+    if not isinstance(content, list):
+        return content, None
+    text, thinking = [], []
+    for chunk in content:
+        if chunk["type"] == "text":
+            text.append(chunk["text"])
+        elif chunk["type"] == "thinking":
+            thinking += [part["text"] for part in chunk["thinking"] if part["type"] == "text"]
+    return "".join(text), "".join(thinking) or None
 
 
 def _first_choice(reply):

@@ -22,7 +22,7 @@ from typing import TypeVar
 from urllib.parse import urlsplit
 
 from ..errors import BackendError, UabError
-from .base import BaseBackend, Completion, OnResult, Retry, SampleRequest, SamplingParams, backend_option
+from .base import FILTERED, BaseBackend, Completion, OnResult, Retry, SampleRequest, SamplingParams, backend_option
 
 log = logging.getLogger(__name__)
 
@@ -31,7 +31,7 @@ T = TypeVar("T")
 #: 4xx statuses worth retrying; every 5xx is retried too.
 RETRYABLE_4XX = frozenset({408, 409, 429})
 
-#: Service finish reasons mapped onto ``"stop"`` / ``"length"``; others are lowercased.
+#: Service finish reasons mapped onto ``"stop"`` / ``"length"`` / ``FILTERED``; others are lowercased.
 FINISH_REASONS = {
     "stop": "stop",
     "complete": "stop",
@@ -40,6 +40,8 @@ FINISH_REASONS = {
     "end_turn": "stop",
     "length": "length",
     "max_tokens": "length",
+    "error_limit": "length",  # Cohere: cut at the model's context length
+    "error_toxic": FILTERED,  # Cohere: a reply deemed toxic
 }
 
 #: Finish reasons that mean the generation failed: retried, never kept as an answer
@@ -164,7 +166,8 @@ def make_completion(
 
     Empty text is kept only when the service said the generation finished normally; a
     reply cut at ``max_tokens`` before any visible text (a reasoning model still thinking),
-    or one that is all reasoning, is a real, empty completion. ``reasoning``: the reasoning
+    one that is all reasoning, or one its content filter withheld (``FILTERED``), is a real,
+    empty completion. ``reasoning``: the reasoning
     the server returned apart from the text (a string, else dropped); ``tokens``: each
     generated token's text, one per logprob (else dropped). No logprobs (an empty list) are an
     empty reply's; of any other reply they are missing (``None``), never a certainty. Without
@@ -176,11 +179,11 @@ def make_completion(
     if reason in FAILED_FINISHES:
         raise Failure(f"the service reported finish_reason={finish_reason}")
     reasoning = reasoning if isinstance(reasoning, str) and reasoning else None
-    if text is None and (reason == "length" or reasoning is not None):
+    if text is None and (reason in ("length", FILTERED) or reasoning is not None):
         text = ""
     if not isinstance(text, str):
         raise malformed("no text")
-    if text == "" and reason not in ("stop", "length"):
+    if text == "" and reason not in ("stop", "length", FILTERED):
         raise malformed(f"empty text with finish_reason={finish_reason}")
     try:
         logprobs = None if token_logprobs is None else tuple(float(x) for x in token_logprobs)
@@ -440,6 +443,7 @@ class RemoteBackend(BaseBackend):
         """One request through the rate limit and the retry policy."""
         attempts = max(self.retry.attempts, 1)
         failure = Failure("not attempted")
+        started = time.monotonic()
         for attempt in range(1, attempts + 1):
             if stop.is_set():
                 raise _Skipped
@@ -469,8 +473,9 @@ class RemoteBackend(BaseBackend):
                 self._pause(delay, stop)
         stop.set()
         message = self._redact(failure.message)
+        spent = time.monotonic() - started
         raise BackendError(
-            f"{self.name}: {what.format(index)} failed after {attempts} attempts: {message}"
+            f"{self.name}: {what.format(index)} failed after {attempts} attempts over {spent:.1f} s: {message}"
         )
 
     def _key_hint(self, failure: Failure) -> str:
