@@ -104,6 +104,9 @@ EQUAL = [
     ("\\pi", "3", False), ("-1", "1", False),
     # a base of two digits in braces is the base written without them, as one digit's is
     ("11_{16}", "11_16", True), ("\\text{AB}_{16}", "AB_16", True), ("2516_{10}", "2516_8", False),
+    # a number in a base is its digits ("101_2" is "101"); a letter with a subscript is a symbol, not "x" in base 1
+    ("101_2", "101", True), ("40_8", "40", True), ("F_{16}", "F", True), ("x", "x_1", False), ("x_{1}", "x", False),
+    ("a_2", "a", False), ("e_1", "e", False), ("x_1", "x_{1}", True),
 ]
 
 
@@ -300,7 +303,7 @@ def test_a_decimal_joins_a_symbolic_answer_only_at_its_exact_value():
 _COLLECTIONS = ["2,3", "3,2", "(3,2)", "(2,3)", "\\{2,3\\}", "\\{3,2\\}", "[3,2]", "(2,3]", "1,-1", "-1,1",
                 "\\pm1", "(1,-1)", "(-1,1)", "\\{-1,1\\}", "(1,2),(3,4)", "(3,4),(1,2)", "(1,2);(3,4)", "0.5,1",
                 "1,\\frac{1}{2}", "(\\frac12,1)", "x<2", "(-\\infty,2)", "2<x<3", "2<x\\le3", "-1<x<1", "2", "3", "1/2", "0.5",
-                "40", "40_8", "40_9", "\\pi", "3.141592653", "3.1415926535"]
+                "40", "40_8", "40_9", "\\pi", "3.141592653", "3.1415926535", "x", "x_1", "x_2", "101", "101_2", "a_2", "a"]
 
 
 def _pair(a, b):
@@ -543,6 +546,26 @@ def test_an_inequality_does_not_answer_a_point(gold, pred):
 def test_letters_written_onto_a_number_are_variables_unless_a_unit(pred, gold, expected):
     """"4xy" was read as 4 with the unit "xy", and graded right for the gold 4."""
     assert is_correct({"question": "q", "answer": gold}, extract_answer(f"\\boxed{{{pred}}}", MATH)) is expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("This gives x + 5 = 37 + 5, which means x = 42.\n\nThe answer is x =", "42"), ("Answer: y =", None),
+    ("Answer: x = 5", "5"), ("Answer: x \\in", None), ("Answer: x=2, x=", "2"), ("Answer: 35 - 26 =", "26"),
+])
+def test_an_assignment_with_no_value_is_no_answer(text, expected):
+    """"The answer is x =" (a reply cut off, in a SmolLM2 pool) read the answer "x=", a vote for no value: a
+    variable assigned nothing states no answer, as "35 - 26 =" did not; the reply's last number counts."""
+    assert extract_answer(text, MATH) == expected
+
+
+@pytest.mark.parametrize("text, gold, expected", [
+    ("27 + 29 = 56.\nAnswer: 56Yes.", "56", True), ("Answer: 56The end.", "56", True), ("Answer: -3Yes", "-3", True),
+    ("Answer: 2ab", "2", False), ("Answer: 2Ab", "2", False), ("Answer: 56yes", "56", False), ("Answer: x+2Yes", "x+2", False),
+])
+def test_a_capitalised_word_run_onto_the_answer_is_no_variable(text, gold, expected):
+    """"Answer: 56Yes." (a SmolLM2 pool has it) read the product 56·Y·e·s: a capitalised three-letter word
+    written onto a number opens the next sentence; lower-case letters, and two, stay variables."""
+    assert is_correct({"question": "q", "answer": gold}, extract_answer(text, MATH)) is expected
 
 
 @pytest.mark.parametrize("pred, gold, expected", [
@@ -804,6 +827,21 @@ def test_a_denied_value_is_no_answer(text, expected):
     """"The answer is not 49, it is 50." read "not49": the value after the denial in its sentence is the
     answer; with none, the marker before it counts, else the reply states no answer (its last number is
     the denied 49). A denied LaTeX fraction ("not \\frac{4}{3}") was read "not\\frac{4}{3}"."""
+    assert extract_answer(text, MATH) == expected
+
+
+@pytest.mark.parametrize("text, expected", [("The answer is not 49. It is 50.", "50"), ("The answer is not 49. It's $50$.", "50"),
+                                            ("The answer is not 49.\nIt is 50.", "50"), ("The answer is not 49! It is -3.", "-3"),
+                                            ("The answer is not 49. The correct answer is 50.", "50"),
+                                            ("Answer: 48. The answer is not 49. It is 50.", "50"),
+                                            ("The answer is 49. It is the largest.", "49"), ("The answer is 49. It is 50.", "49"),
+                                            ("The answer is not 49. It is the largest.", None),
+                                            ("Answer: 48. The answer is not 49. It is the largest.", "48"),
+                                            ("The answer is not 49. Then 7 + 43 = 50.", None)])
+def test_a_denied_value_corrected_in_the_next_sentence(text, expected):
+    """"The answer is not 49. It is 50." read no answer (the correction is in the next sentence): a sentence
+    after a denial that opens by restating the answer ("It is", "The correct answer is") and a value states
+    it; any other sentence, or one after an answer that was not denied, does not."""
     assert extract_answer(text, MATH) == expected
 
 

@@ -71,6 +71,11 @@ _VERDICT = re.compile(r"(?:not\s+)?(?:correct|incorrect|wrong|right|given(?!\s+(
 _DENIAL = re.compile(r"not\s+(?=\$?-?\.?\d|\$|\\\(|-?\\[dtc]?frac)", re.IGNORECASE)  # what _NUMBER opens with
 _REMARK_JOINT = re.compile(r"(?:[\s,:;%°]|\\%|[-\u2013\u2014](?![.\d]))*")  # ", ", ": ", " - " (not "-3"), a denied "49%"
 _REASON = re.compile(r"(?:because|since|as|given)(?![\w-])", re.IGNORECASE)
+# a denial's sentence ended, the next restating the answer: "The answer is not 49. It is 50.", "… It's 50",
+# "… The correct answer is 50"; a value must open what follows ("It is the largest." states none)
+_CORRECTION = re.compile(r"\s*(?:[.!;]\s+|\n\s*)(?:it(?:\s+is|'s|\u2019s|\s+should\s+be|\s+must\s+be)|"
+                         r"the\s+(?:correct|right|actual)\s+(?:answer|value)\s+is)" + _ADVERB +
+                         r"[\s*:]*(?=\$|\\\(|-?\.?\d|-?\\[dtc]?frac)", re.IGNORECASE)
 _SPAN_OPEN = re.compile(r"\$|\\\(")
 
 
@@ -209,8 +214,9 @@ def _marked(text: str, math: bool = True) -> str | None:
     expression (``math``) or of its sentence. A math marker followed by a remark on the answer
     (``_remark``) states the answer later in the remark's sentence ("The answer is incorrect, it is
     50.", "The answer is not 49, it is 50.", "is correct: 50"), or else marks none ("Answer: 49. The
-    answer is incorrect.", "is correct because 3 + 4 = 7"): the one before it does; a denied value and
-    no marker before it that states one is no answer (``_DENIED``)."""
+    answer is incorrect.", "is correct because 3 + 4 = 7"): the one before it does; a denied value states
+    the answer the next sentence restates ("The answer is not 49. It is 50.", ``_corrected``), and with
+    none, and no marker before it that states one, is no answer (``_DENIED``)."""
     found = list(_MARKER.finditer(text))
     if not math:
         return _clause(text[found[-1].end():].lstrip(" \t\n*:#").split("\n", 1)[0], prose=False) if found else None
@@ -218,11 +224,13 @@ def _marked(text: str, math: bool = True) -> str | None:
     denied = False
     for marker, end in zip(reversed(found), reversed(ends)):
         tail = text[marker.end():end].lstrip(" \t\n*:#")
-        if (remark := _remark(tail.split("\n", 1)[0])) is None:
+        line = tail.split("\n", 1)[0]
+        if (remark := _remark(line)) is None:
             return _after_marker(tail)
         rest, denies = remark
-        if (value := _stated(rest)) and normalize_math(value):
-            return value
+        for value in (_stated(rest), denies and _corrected(tail[len(line) - len(rest):])):
+            if value and normalize_math(value):
+                return value
         denied = denied or denies
     return _DENIED if denied else None
 
@@ -242,6 +250,13 @@ def _remark(line: str) -> tuple[str, bool] | None:
         if re.match(r"\s*(?:[^\w\s$\\]|$)", rest) or _CONNECTIVE.match(rest):
             return rest, False
     return None
+
+
+def _corrected(after: str) -> str | None:
+    """The answer the sentence after a denial's restates ("The answer is not 49. It is 50."), read as after
+    "the answer is"; ``after`` is the text from the end of the denied value on. None where the next sentence
+    opens otherwise ("It is the largest.")."""
+    return _after_marker(after[m.end():]) if (m := _CORRECTION.match(after)) else None
 
 
 def _stated(rest: str) -> str | None:
@@ -449,7 +464,7 @@ _BETWEEN = r"[(\[][^()\[\],]+,[^()\[\],]+[)\]]"  # an interval: "(1,2]", "(-\inf
 _IN = re.compile(rf"\s*([A-Za-z])\s*\\in\s*({_BETWEEN}(?:\s*\\cup\s*{_BETWEEN})*)\s*")  # "x \in (1,2) \cup (3,4)"
 _RELATION = re.compile(rf"{_LESS.pattern}|>=?|\\(?:ge|geq|geqslant|gt)(?![A-Za-z])")
 _REPEATING = re.compile(r"(?<![\d.])(\d*)\.(\d*)(" + _PERIOD + ")")  # a repeating decimal: its whole, fixed and repeating digits
-_ASSIGN = re.compile(r"^\s*([A-Za-z](?:_\{?\w+\}?)?|[A-Za-z]{3,})\s*(?:=|\\in)\s*(?=[^=])")
+_ASSIGN = re.compile(r"^\s*([A-Za-z](?:_\{?\w+\}?)?|[A-Za-z]{3,})\s*(?:=|\\in)\s*(?=[^=]|$)")  # "x =" alone names no value
 _THOUSANDS = re.compile(r"^-?\d{1,3}(?:,\d{3})+" + _DECIMALS + "$")
 _GROUPED = re.compile(r"\s*-?\d{1,3}(?:,\s*\d{3})+" + _DECIMALS + r"(?![\d,.])")  # thousands ("10,\!080" is "10, 080" here), then units at most
 _CHOICE = re.compile(r"^\(([A-Z])\)\s+[A-Za-z0-9$\\]")
@@ -552,7 +567,9 @@ def _drop_units(a: str) -> str:
     while len(words) > 1 and a[start] != "a" and _variable(words[0], glued=not a[start - 1].isspace()):
         start, words = re.compile(r"\S+\s+").match(a, start).end(), words[1:]
     tail = "".join(words)
-    glued = not a[start - 1].isspace() and len(tail) <= 3 and tail not in _GLUED_UNITS
+    # a capitalised word written onto it opens the next sentence ("Answer: 56Yes."): no product of variables
+    glued = (not a[start - 1].isspace() and len(tail) <= 3 and tail not in _GLUED_UNITS
+             and not re.fullmatch(r"[A-Z][a-z]{2}", a[start:m.end(1)]))
     # "10 m^2" is 10m²; "\text{ m}^2", unwrapped, sets its exponent apart: square metres
     letter = len(tail) < 2 and (_variable(tail, glued) or re.search(r"[A-Za-z]\^", m.group()) is not None)
     symbolic = not re.search(r"\d", bare) or re.search(r"[A-Za-z=]", bare)
@@ -787,7 +804,7 @@ def math_equal(gold: str, pred: str) -> bool:
     g, p = as_number(gold), as_number(pred)
     if g is not None and p is not None:
         return g == p
-    if _BASE.fullmatch(gold) or _BASE.fullmatch(pred):  # 2516_8: the digits, any base given
+    if _in_base(gold) or _in_base(pred):  # 2516_8: the digits, any base given
         (g_digits, _, g_base), (p_digits, _, p_base) = gold.partition("_"), pred.partition("_")
         return g_digits == p_digits and not (g_base and p_base)
     if _literal(gold) or _literal(pred) or ("=" in gold and "=" not in pred):
@@ -799,6 +816,16 @@ def math_equal(gold: str, pred: str) -> bool:
         return bool(verify(g, p, timeout_seconds=_timeout(), allow_set_relation_comp=_solves_interval(g, p)))
     except Exception:  # a pathological expression is simply not equal
         return False
+
+
+def _in_base(a: str) -> bool:
+    """Whether ``a`` is a number in a base ("2516_8", "AB_16", "101_2"): digits that base has, 2 to 36; a
+    letter with a subscript is a symbol ("x_1", "a_2": no digit x in base 1, nor a in base 2)."""
+    if not _BASE.fullmatch(a):
+        return False
+    digits, _, written = a.partition("_")
+    base = int(written) if len(written) <= 2 else 0
+    return 2 <= base <= 36 and all(int(d, 36) < base for d in digits)
 
 
 def _solves_interval(gold: list, pred: list) -> bool:
@@ -896,7 +923,7 @@ def _joins(a: str, b: str, kind: str) -> bool:
     written: a number in a base ("40" is "40_8" and "40_9", which differ), a tuple and a set
     (``_order``), and a plain number and a symbolic value unless equal exactly (math-verify rounds a
     decimal to 6 places: "3.141592653" and "3.1415926535" are each "\\pi", not each other)."""
-    if _BASE.fullmatch(a) or _BASE.fullmatch(b) or {_order(a), _order(b)} == {True, False}:
+    if _in_base(a) or _in_base(b) or {_order(a), _order(b)} == {True, False}:
         return False
     a, b = _exact(a), _exact(b)
     return equal(a, b, kind) and equal(b, a, kind)
