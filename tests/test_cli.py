@@ -348,6 +348,72 @@ def test_help_is_plain_and_shows_every_default():
     assert "-o, --output" in uab("report", "-h").stdout
 
 
+def _shown(verb: str, flag: str) -> str:
+    """The help of ``flag`` in ``uab VERB -h``, whitespace joined: from its line to the next option's."""
+    entries = re.split(r"\n(?=  -)", uab(verb, "-h").stdout)
+    return next(" ".join(e.split()) for e in entries if flag in re.split(r"[\s,/]+", e.strip().split("  ")[0]))
+
+
+def test_phase2_help_shows_phase1s_sample_options_as_their_default():
+    """`phase2` takes --dtype, --endpoint and --tokenizer from Phase 1's provenance (README), but
+    its help showed the backend's own defaults (`[default: auto]`, `[default: chat]`)."""
+    from uab_cli.settings import Generation
+
+    for flag in ("--dtype", "--endpoint", "--tokenizer"):
+        assert "[default: Phase 1's]" in _shown("phase2", flag), flag
+        assert "Phase 1's" not in _shown("phase1", flag), flag
+    assert "[default: auto]" in _shown("phase1", "--dtype") and "[default: chat]" in _shown("run", "--endpoint")
+    recorded = {"backend": "openai", "model": "m", "backend_options": {"endpoint": "completions", "tokenizer": "gpt2"}}
+    assert Generation.from_params({}, recorded).backend_options == {"endpoint": "completions", "tokenizer": "gpt2"}
+    recorded = {"backend": "local", "model": "m", "backend_options": {"dtype": "bfloat16"}}
+    assert Generation.from_params({}, recorded).backend_options == {"dtype": "bfloat16"}
+
+
+@pytest.mark.parametrize("verb, flag, says", [
+    ("pool", "-K", "[required, or the pool directory's]"),  # was `[default: the pool directory's]`: a new one has none
+    ("vote", "--tie-seed", "[default: the answer that sorts first]"),  # was `earliest answer`: not the first drawn
+    ("run", "--model", "cohere: command-a-03-2025; openai: none, give one]"),  # was the local model's for all
+    ("phase1", "--base-url", "cohere: CO_API_URL, else Cohere's]"),  # cohere reads CO_API_URL first
+    ("simulate", "--price", "[default: the one a POOL directory's summary.json records]"),  # was none shown
+])
+def test_help_defaults_are_the_real_ones(verb, flag, says):
+    """Defaults the help spelled out by hand say what the command takes where the option is not given."""
+    assert says in _shown(verb, flag), _shown(verb, flag)
+
+
+def test_the_defaults_the_help_names_are_taken(tmp_path):
+    """What ``test_help_defaults_are_the_real_ones`` shows: a new pool directory needs -K; cohere's
+    model without --model; simulate's --price from a pool directory (run's shows none)."""
+    from uab_cli.backends.cohere import MODEL, CohereBackend
+
+    q = write_jsonl(tmp_path / "q.jsonl", arithmetic(2))
+    missing = CliRunner().invoke(app, ["pool", str(q), "-o", str(tmp_path / "p"), "--backend", "scripted"])
+    assert missing.exit_code == 2 and "Missing option '-K'" in missing.stderr, missing.stderr
+    assert __import__("inspect").signature(CohereBackend).parameters["model"].default == MODEL
+    assert "[default" not in _shown("run", "--price")
+
+
+def test_every_option_the_readme_gives_a_command_is_one_it_takes():
+    """Each `--option` (or `-X`) on a `uab COMMAND …` line of README.md, in a code span or block,
+    is an option of that command (an example would otherwise exit 2)."""
+    import typer
+
+    commands = typer.main.get_command(app).commands
+    takes = {name: {o for p in c.params for o in (*p.opts, *getattr(p, "secondary_opts", ()))}
+             for name, c in commands.items()}
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    pieces = re.findall(r"`([^`\n]+)`", readme)
+    for block in re.findall(r"```[a-z]*\n(.*?)```", readme, re.S):
+        pieces += block.replace("\\\n", " ").splitlines()
+    checked = 0
+    for piece in pieces:
+        for m in re.finditer(rf"\buab ({'|'.join(commands)})\b(.*?)(?=\||\buab |$)", piece):
+            for option in re.findall(r"(?<![\w-])(--?[A-Za-z][\w-]*)", m.group(2)):
+                checked += 1
+                assert option in takes[m.group(1)] or option == "--bogus", (m.group(1), option, piece)
+    assert checked > 100
+
+
 def test_an_option_error_names_no_hidden_alias(tmp_path):
     """The old spellings --out and --k are accepted but named nowhere: not in the help, nor in
     the line of a missing or invalid option, nor among an unknown option's near names."""

@@ -68,6 +68,16 @@ def test_the_readme_names_every_help_panel():
     assert f"panels ({', '.join(PANELS)})" in readme
 
 
+def test_the_readme_names_every_allocator_simulate_replays():
+    """README's list of the allocator names `uab simulate --allocators` takes left out the forfeit
+    exits (`uab-exit-hard-forfeit`, `uab-exit-easy-forfeit`), which it replays."""
+    from uab_cli import allocators
+
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    listed = readme.split("Simulated allocator names: ")[1].split(" by default ")[0]
+    assert set(allocators.ALLOCATORS) <= set(re.findall(r"`([a-z0-9-]+)`", listed))
+
+
 def test_the_readme_links_resolve():
     """Every `](#anchor)` of README.md names a heading (as GitHub spells its anchor) or an
     `<a id>`, and every relative link names a file of the checkout."""

@@ -392,10 +392,16 @@ def _price(value: str | None) -> cost.Price | None:
     return None if value is None else cost.Price.parse(value)
 
 
-Price = Annotated[str | None, typer.Option(metavar="IN,OUT", show_default=False, callback=_price,
-                                           help="Prices per million prompt (IN) and completion (OUT) tokens: "
-                                           "run's and pool's summary.json then say what the samples cost, simulate's cost at "
-                                           "fixed accuracy what each allocation costs.")]
+def _price_option(shown: str | bool) -> type:
+    """``--price``, showing ``shown`` as its default (``False``: none)."""
+    return Annotated[str | None, typer.Option(metavar="IN,OUT", show_default=shown, callback=_price,
+                                              help="Prices per million prompt (IN) and completion (OUT) tokens: "
+                                              "run's and pool's summary.json then say what the samples cost, simulate's "
+                                              "cost at fixed accuracy what each allocation costs.")]
+
+
+Price = _price_option(False)
+PoolPrice = _price_option("the one a POOL directory's summary.json records")  # simulate's (runs.pool_price)
 
 
 NOT_FROM_FILE = frozenset({"settings", "input", "output", "force"})
@@ -721,8 +727,8 @@ def pool(ctx: typer.Context, input: In,
                                              "a larger -K adds samples, a smaller one writes each question's first K "
                                              "(the rest stay in the checkpoint).", show_default=False)],
          samples: Annotated[int | None, typer.Option("-K", "--samples", "--k", min=1, max=INT64[1],
-                                                     help="Samples per question.",
-                                                     show_default="the pool directory's")] = None,
+                                                     help="Samples per question.  [required, or the pool "
+                                                     "directory's]", show_default=False)] = None,
          force: Force = False, price: Price = None, quiet: Quiet = False) -> None:
     """Draw K samples per question once, for `uab simulate` (resumable like `uab run`)."""
     check_output(output, "pool directory")
@@ -823,7 +829,7 @@ def simulate(
         "at each, a candidate of its own (the rules that read only the confidences' order need none).")]
     = ",".join(map(str, voting.SIMULATED_TEMPERATURES)),
     targets: Targets = None,
-    price: Price = None,
+    price: PoolPrice = None,
     check: Annotated[str | None, typer.Option(
         metavar="RESULTS", show_default=False, callback=_input,
         help="Replay the recommendations of a `uab simulate -o` results file, chosen on other questions, on "

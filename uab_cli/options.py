@@ -125,9 +125,10 @@ class Option:
         return f"<= {hi:g}"
 
     def for_command(self, command: str) -> Option:
-        """The declaration as ``command`` takes it: ``phase2``'s generation options default to
-        Phase 1's."""
-        if command == "phase2" and self.panel == "Generation":
+        """The declaration as ``command`` takes it: ``phase2``'s generation options, and the backend
+        options that change a sample (``samples``: ``--dtype``, ``--endpoint``, ``--tokenizer``), default
+        to Phase 1's."""
+        if command == "phase2" and (self.panel == "Generation" or self.samples):
             return replace(self, default=None, show_default="Phase 1's", required=False)
         return self
 

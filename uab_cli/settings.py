@@ -20,9 +20,10 @@ from . import __version__, allocation, allocators, voting
 from .backends import BACKENDS, sample_options
 from .backends import options as backend_options
 from .backends.base import SamplingParams
+from .backends.cohere import MODEL as COHERE_MODEL
 from .errors import UabError
 from .majority import MODELS as VOTE_MODELS
-from .models import ALIASES
+from .models import ALIASES, DEFAULT_MODEL
 from .options import (
     AS_RECORDED,
     GENERATING,
@@ -85,7 +86,7 @@ class Generation:
     changes the samples, so a run directory holding samples drawn otherwise is refused."""
 
     backend: str = _gen("--backend", "local", "Model backend.", choices=lambda: tuple(BACKENDS))
-    model: str = _gen("--model", "", "Model: hub id, local dir or .gguf.", show_default="SmolLM2-135M-Instruct, shipped")
+    model: str = _gen("--model", "", "Model: hub id, local dir or .gguf.", show_default=f"{DEFAULT_MODEL}, shipped; cohere: {COHERE_MODEL}; openai: none, give one")
     seed: int = _gen("--seed", 0, "Run seed; each sample's seed derives from (seed, id, index).")
     temperature: float = _gen("--temperature", 0.9, "Sampling temperature.", minimum=0)
     max_tokens: int = _gen("--max-tokens", 1024, "Max new tokens per sample.", minimum=1)
@@ -382,7 +383,7 @@ class Vote:
                                  "Vote over Phase-1 samples too (--exclude-phase1: Phase 2 only, the paper's "
                                  "ablation; a question with no Phase-2 sample votes its Phase-1 ones).")
     tie_seed: int | None = _vote("--tie-seed", None, "Break majority ties at random with this seed.", type=int,
-                                 minimum=0, show_default="earliest answer")
+                                 minimum=0, show_default="the answer that sorts first")
     rule: str = _vote("--vote-rule", voting.DEFAULT_RULE, "Vote rule:",
                       described=lambda: {r.name: r.summary for r in voting.RULES.values()})
     signal: str | None = _vote("--vote-signal", None, "Per-sample signal the confidence rules read.",

@@ -23,6 +23,7 @@ from .remote import (
 )
 
 KEY_VARS = ("CO_API_KEY", "COHERE_API_KEY")
+MODEL = "command-a-03-2025"  # the model without --model
 URL_VAR = "CO_API_URL"  # the SDK's own; uab passes the URL, so it reads it here
 
 # Cohere accepts nucleus ``p`` only within [0.01, 0.99] and defaults it to 0.75.
@@ -42,7 +43,7 @@ class CohereBackend(RemoteBackend):
     url_variable = URL_VAR
     key_variables = KEY_VARS
 
-    def __init__(self, model: str = "command-a-03-2025", base_url: str | None = None, api_key: str | None = None, *,
+    def __init__(self, model: str = MODEL, base_url: str | None = None, api_key: str | None = None, *,
                  logprobs: bool = True, **limits):
         """``limits``: ``RemoteBackend``'s ``concurrency``, ``rpm``, ``timeout`` and ``retry``."""
         key = read_key(api_key, self.key_variables)

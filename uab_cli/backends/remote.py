@@ -316,7 +316,7 @@ class RemoteBackend(BaseBackend):
     #: The environment variables the API key may come from, in the order they are read.
     key_variables: tuple[str, ...] = ()
     options = (
-        backend_option("--base-url", "Server URL.", show_default="OPENAI_BASE_URL / Cohere's"),
+        backend_option("--base-url", "Server URL.", show_default="OPENAI_BASE_URL; cohere: CO_API_URL, else Cohere's"),
         backend_option("--api-key", "API key (prefer OPENAI_API_KEY / CO_API_KEY).", show_default="", secret=True),
         backend_option("--concurrency", "Parallel requests.", type=int, minimum=1),
         backend_option("--rpm", "Max requests per minute.", type=float, minimum=0, open_min=True,
