@@ -790,9 +790,13 @@ def test_an_empty_settings_path_is_one_line_naming_the_option(tmp_path, fake_bac
     (["phase1", "-", "--backend", "scripted", "-q"], "<&-", "error: <stdin>: cannot read: it is closed"),
     (["convert", "-", "--preset", "math500"], "<&-", "error: <stdin>: cannot read: it is closed"),
     (["vote", "{rows}", "-q"], ">&-", "error: stdout: cannot write: it is closed"),
-], ids=["vote-stdin", "phase1-stdin", "convert-stdin", "vote-stdout"])
+    (["--help"], ">&-", "error: stdout: cannot write: it is closed"),
+    (["vote", "-h"], ">&-", "error: stdout: cannot write: it is closed"),
+    (["--version"], ">&-", "error: stdout: cannot write: it is closed"),
+], ids=["vote-stdin", "phase1-stdin", "convert-stdin", "vote-stdout", "help", "vote-help", "version"])
 def test_a_closed_stdin_or_stdout_is_one_line(tmp_path, args, closed, says):
-    """`uab vote - <&-`: a process started without stdin (or stdout) has none to read (write)."""
+    """`uab vote - <&-`: a process started without stdin (or stdout) has none to read (write). The
+    help and --version to a closed stdout exited 0, shown to no one, where a full one exits 2."""
     import subprocess
     import sys
 

@@ -159,6 +159,40 @@ def test_a_full_stdout_under_what_report_prints_is_one_line_and_exit_2(tmp_path)
     assert os.listdir(old) == ["summary.md"] and (old / "summary.md").read_text() == "old"
 
 
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+def test_a_report_stopped_while_its_files_replace_the_old_ones_replaces_them_all(tmp_path, monkeypatch, sig):
+    """Ctrl-C (or SIGTERM) between two of the renames that put a report's files in place left some
+    files new and the others old (and a plot it could not draw, the earlier report's, kept),
+    "interrupted: nothing was written"; now the renames finish first, then it stops, exit 130 (143),
+    saying so."""
+    import signal
+
+    results = os.path.join(os.path.dirname(__file__), "..", "results", "smollm2-mc", "simulate.jsonl")
+    rep = tmp_path / "rep"
+    rep.mkdir()
+    names = ["accuracy_vs_budget.png", "cost_at_accuracy.png", "signal_deciles.png", "summary.md",
+             "allocation_by_level.png"]  # the last one it cannot draw (no level field): the old one goes
+    for name in names:
+        (rep / name).write_bytes(b"old")
+    replace, renamed = os.replace, []
+
+    def stopped_between(src, dst):
+        replace(src, dst)
+        if os.path.dirname(os.fspath(dst)) == str(rep):
+            renamed.append(dst)
+            if len(renamed) == 1:
+                signal.raise_signal(getattr(signal, sig))
+
+    monkeypatch.setattr(jsonl.os, "replace", stopped_between)
+    result = cli(["report", results, "-o", str(rep)])
+    code = 130 if sig == "SIGINT" else 128 + signal.SIGTERM
+    assert result.exit_code == code, result.stderr
+    assert len(renamed) == 4 and sorted(os.listdir(rep)) == sorted(names[:4])
+    assert all((rep / name).read_bytes() != b"old" for name in names[:4])
+    stopped = "interrupted" if sig == "SIGINT" else "stopped by SIGTERM"
+    assert result.stderr.splitlines()[-1] == f"{stopped} after its output was written in full."
+
+
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
 @pytest.mark.parametrize("args", [["--help"], ["-h"], ["--version"], ["vote", "--help"]])
 def test_help_or_version_to_a_full_stdout_is_one_line_and_exit_2(args):
@@ -221,27 +255,40 @@ def test_a_stage_stopped_while_it_writes_stdout_leaves_a_stream_the_next_stage_r
     assert "cut short" in result.stderr and result.stderr.startswith("error: <stdin>:"), result.stderr
 
 
-@pytest.mark.parametrize("stage", ["phase1", "phase2"])
-def test_a_sampling_stage_whose_stdout_reader_is_gone_stops_drawing(tmp_path, stage):
-    """`uab phase1 Q | uab allocate - --bogus`: the next stage exits at once, and the sampling stage
-    stops within a second or so, exit 141 in silence, as a `| head` stop does (it drew every sample,
-    hours on a real model, and saw the closed pipe only at its final write)."""
-    import re
-    import subprocess
-    import sys
+def _sampling_source(tmp_path, stage: str, m: int) -> str:
+    """An input with m samples to draw for ``stage`` (phase1: questions; phase2: allocated at N = 2)."""
+    from conftest import arithmetic
 
-    from conftest import arithmetic, start_uab
-
-    m = 300
     source = write_jsonl(tmp_path / "q.jsonl", arithmetic(m))
     if stage == "phase2":  # m Phase-2 samples to draw
         assert cli(["phase1", source, "--backend", "scripted", "-q", "-o", str(tmp_path / "p1.jsonl")]).exit_code == 0
         assert cli(["allocate", str(tmp_path / "p1.jsonl"), "--budget", "2", "-q",
                     "-o", str(tmp_path / "a.jsonl")]).exit_code == 0
         source = str(tmp_path / "a.jsonl")
-    env = {**os.environ, "UAB_PROGRESS_INTERVAL": "3600"}  # one line: the samples drawn, as the stage ends
-    proc = start_uab([stage, source, "--backend", "scripted"], delay=0.05, env=env,  # all of them: 15 s
-                     stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    return source
+
+
+def _start_slow(args: list[str], **popen):
+    """``uab ARGS`` drawing a sample each 0.05 s (300 of them: 15 s), its progress one line as the stage ends."""
+    from conftest import start_uab
+
+    env = {**os.environ, "UAB_PROGRESS_INTERVAL": "3600"}
+    return start_uab([*args, "--backend", "scripted"], delay=0.05, env=env, **popen)
+
+
+@pytest.mark.parametrize("stage", ["phase1", "phase2", "judge"])
+def test_a_sampling_stage_whose_stdout_reader_is_gone_stops_drawing(tmp_path, stage):
+    """`uab phase1 Q | uab allocate - --bogus`: the next stage exits at once, and the sampling stage
+    stops within a second or so, exit 141 in silence, as a `| head` stop does (it drew every sample,
+    hours on a real model, and saw the closed pipe only at its final write). `phase1 --judge` stops
+    so in its judge pass too (it asked the judge about every question, then stopped in Phase 1)."""
+    import re
+    import subprocess
+    import sys
+
+    m = 300
+    args = ["phase1", "--judge"] if stage == "judge" else [stage]
+    proc = _start_slow([*args, _sampling_source(tmp_path, stage, m)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         reader = subprocess.run([sys.executable, "-m", "uab_cli", "allocate", "-", "--bogus"],
                                 stdin=proc.stdout, capture_output=True, timeout=120)
@@ -252,29 +299,96 @@ def test_a_sampling_stage_whose_stdout_reader_is_gone_stops_drawing(tmp_path, st
         proc.wait()
     assert reader.returncode == 2, reader.stderr
     assert proc.returncode == 141, stderr
+    if stage == "judge":  # stopped before the judge's line, and Phase 1's
+        assert stderr == ""
+        return
     drawn = re.fullmatch(rf"{stage}: (\d+)/{m} samples[^\n]*\n", stderr)
     assert drawn and int(drawn[1]) < m / 2, stderr
 
 
-def test_only_a_pipe_on_stdout_is_watched_for_its_reader(tmp_path, monkeypatch):
-    """The stop above looks at stdout only where the stage writes it and it is a pipe: never at a
-    file or `-o` path, so a stage writing a file draws on whatever its stdout is."""
+@pytest.mark.parametrize("stage", ["phase1", "phase2"])
+def test_a_sampling_stage_whose_fifo_reader_is_gone_stops_drawing(tmp_path, stage):
+    """`-o FIFO` whose reader closes it while the stage draws stops the stage as stdout's does,
+    exit 141 in silence (it drew every sample, then found the FIFO's reader gone)."""
+    import re
+    import subprocess
+    import time
+
+    m = 300
+    source = _sampling_source(tmp_path, stage, m)
+    fifo = str(tmp_path / "out.fifo")
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # the reader, there from the start
+    proc = _start_slow([stage, source, "-o", fifo], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:  # until uab holds the FIFO open: its read is no end then
+            try:
+                if os.read(reader, 1):
+                    break
+            except BlockingIOError:
+                break
+            time.sleep(0.05)
+        os.close(reader)
+        stderr = proc.communicate(timeout=120)[1].decode()
+    finally:
+        proc.kill()
+        proc.wait()
+    assert proc.returncode == 141, stderr
+    drawn = re.fullmatch(rf"{stage}: (\d+)/{m} samples[^\n]*\n", stderr)
+    assert drawn and int(drawn[1]) < m / 2, stderr
+
+
+def test_only_a_pipe_is_watched_for_its_reader(tmp_path, monkeypatch):
+    """The stop above looks at stdout only where the stage writes it and it is a pipe, and at an
+    `-o` path only where it is a FIFO: never at a file, so a stage writing a file draws on
+    whatever its stdout is."""
     import io
 
     def on_sample(*args):
         return None
 
+    def watching(output):
+        with jsonl.reader_watch(output) as watched:
+            return watched(on_sample)
+
     with open(tmp_path / "f", "w") as f:
         monkeypatch.setattr("sys.stdout", f)
-        assert jsonl.watching_reader("-", on_sample) is on_sample
+        assert watching("-") is on_sample
     monkeypatch.setattr("sys.stdout", io.StringIO())
-    assert jsonl.watching_reader("-", on_sample) is on_sample
+    assert watching("-") is on_sample
+    with jsonl.reader_watch("-") as watched:
+        assert watched() is None  # the judge's pass, without a callback
     read, write = os.pipe()
     with open(write, "w") as w:
         monkeypatch.setattr("sys.stdout", w)
-        assert jsonl.watching_reader(str(tmp_path / "o.jsonl"), on_sample) is on_sample
-        watched = jsonl.watching_reader("-", on_sample)
-        watched()  # its reader is there
+        assert watching(str(tmp_path / "o.jsonl")) is on_sample
+        with jsonl.reader_watch("-") as watched:
+            watched(on_sample)()  # its reader is there
+            watched()()
         os.close(read)
+        with jsonl.reader_watch("-") as watched, pytest.raises(BrokenPipeError):
+            watched()()
+
+
+def test_a_fifo_output_is_watched_from_its_readers_first_look(tmp_path):
+    """`-o FIFO`: no reader yet is no reader gone (it may come); once one has it open the FIFO is
+    held open, so that its reader sees no end before the output is written, and its close is seen."""
+    fifo = str(tmp_path / "out.fifo")
+    os.mkfifo(fifo)
+    with jsonl.reader_watch(fifo, every=0) as watched:
+        watch = watched()
+        watch()  # no reader yet
+        reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+        watch_now = watched()
+        watch_now()  # the reader is there: the FIFO is held open from now
+        with pytest.raises(BlockingIOError):  # a writer, no data: no end
+            os.read(reader, 1)
+        os.close(reader)
         with pytest.raises(BrokenPipeError):
-            jsonl.watching_reader("-", on_sample)()
+            watch_now()
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        assert os.read(reader, 1) == b""  # let go at the block's end
+    finally:
+        os.close(reader)

@@ -27,7 +27,7 @@ from . import __version__, allocators, cost, gcpolicy, pipeline, runs, settings,
 from .backends import backend_factory
 from .backends import options as backend_options
 from .convert import PRESETS
-from .errors import BackendError, Terminated, UabError, terminated_on_signals
+from .errors import BackendError, Terminated, UabError, after_work, terminated_on_signals
 from .jsonl import (
     atomic_output,
     check_apart,
@@ -38,9 +38,9 @@ from .jsonl import (
     load_records,
     read_jsonl,
     reader_gone,
+    reader_watch,
     stdin,
     stdout,
-    watching_reader,
     write_failure,
     write_records,
 )
@@ -103,6 +103,12 @@ def _unwritten(exc: OSError) -> NoReturn:
     raise typer.Exit(2) from None
 
 
+def _refuse(exc: UabError) -> NoReturn:
+    """A user error as the boundary's one line, exit 2."""
+    _tell(f"[red]error:[/red] {escape(str(exc))}")
+    raise typer.Exit(2) from None
+
+
 def _refuse_usage(exc, command: str | None) -> NoReturn:
     """click's parse error as the boundary's one line, exit 2, naming the help to read."""
     where = " ".join(filter(None, ("uab", command)))
@@ -113,7 +119,25 @@ def _refuse_usage(exc, command: str | None) -> NoReturn:
     raise typer.Exit(2) from None
 
 
-class _Group(typer.core.TyperGroup):
+class _HelpOnStdout:
+    """``-h`` refuses a closed stdout (`uab -h >&-`) as every output there does, one line and exit 2,
+    where click's help printed nothing and exited 0."""
+
+    def get_help_option(self, ctx):
+        option = super().get_help_option(ctx)
+        shown = option.callback if option is not None else None
+        if shown is not None and not getattr(shown, "uab_stdout", False):
+            def show(ctx, param, value):
+                if value:
+                    stdout()
+                return shown(ctx, param, value)
+
+            show.uab_stdout = True
+            option.callback = show
+        return option
+
+
+class _Group(_HelpOnStdout, typer.core.TyperGroup):
     """One error boundary: UabError → exit 2, BackendError → exit 1, Ctrl-C → exit 130
     (SIGTERM → 143, SIGHUP → 129), each with a hint true to the command that ran."""
 
@@ -131,6 +155,8 @@ class _Group(typer.core.TyperGroup):
             _refuse_usage(exc, None)
         except OSError as exc:  # `uab --help` or `uab --version` to a full stdout
             _unwritten(exc)
+        except UabError as exc:  # ... or to a closed one
+            _refuse(exc)
 
     def resolve_command(self, ctx, args):
         name, cmd, rest = super().resolve_command(ctx, args)
@@ -145,8 +171,7 @@ class _Group(typer.core.TyperGroup):
             with terminated_on_signals():
                 return super().invoke(ctx)
         except UabError as exc:
-            _tell(f"[red]error:[/red] {escape(str(exc))}")
-            raise typer.Exit(2) from None
+            _refuse(exc)
         except _UsageError as exc:  # click's parse errors, in the same style
             _refuse_usage(exc, ctx.meta.get("uab.command"))
         except OSError as exc:  # what a command prints to a full stdout (its help, report's paths) or stderr
@@ -163,6 +188,7 @@ class _Group(typer.core.TyperGroup):
                 err.print(f"{stopped}: finished samples are kept; re-run the same command to resume." if kept()
                           else f"{stopped}: no sample was finished, so none is kept." if resumable()
                           else f"{stopped}: the output to {cut} is cut short (its last line says so)." if cut
+                          else f"{stopped} after its output was written in full." if after_work(exc)
                           else f"{stopped}: nothing was written.", highlight=False, soft_wrap=True)
             raise typer.Exit(128 + exc.signum if isinstance(exc, Terminated) else 130) from None
         except MemoryError:  # a budget or -K far beyond the machine
@@ -180,7 +206,7 @@ class _Group(typer.core.TyperGroup):
         super().format_commands(ctx, formatter)
 
 
-class _Command(typer.core.TyperCommand):
+class _Command(_HelpOnStdout, typer.core.TyperCommand):
     """Help grouped into panels, in one plain style: ``INPUT`` not ``{INPUT}``, ``INTEGER`` not
     ``<int>``, every default as ``[default: ...]``. A ``--settings`` file fills the options left
     unset before the command runs."""
@@ -346,6 +372,7 @@ app = typer.Typer(cls=_Group, no_args_is_help=True, add_completion=False, rich_m
 
 def _version(value: bool) -> None:
     if value:
+        stdout()  # refused closed, as the help is
         typer.echo(f"uab {__version__}")
         raise typer.Exit()
 
@@ -594,17 +621,19 @@ def phase1(ctx: typer.Context, input: In, output: Out = "-", samples: K = 1,
     pipeline.phase1_takes(records, display_name(input), lines)
     gen = Generation.from_params(ctx.params)
     _same_template(ctx, gen)
-    with _backend(ctx, gen)() as be, _Bar(quiet) as bar:
-        gen = dataclasses.replace(gen, model=gen.model or be.model)
-        pipeline.same_draws(records, "phase1", gen, display_name(input), lines)
-        skipped = pipeline.fit(records, be, gen, _skipped, judge)
-        if judge:
-            counts = pipeline.judge(records, be, gen)
-            if not quiet:
-                err.print(cost.judge_line(counts), highlight=False)
-        bar.stage("phase1", len(records) * samples)
-        pipeline.phase1(records, be, gen, samples, watching_reader(output, bar.sample), skipped=len(skipped), checked=True, judged=judge)
-    write_records(output, records)
+    with reader_watch(output) as watched:
+        with _backend(ctx, gen)() as be, _Bar(quiet) as bar:
+            gen = dataclasses.replace(gen, model=gen.model or be.model)
+            pipeline.same_draws(records, "phase1", gen, display_name(input), lines)
+            skipped = pipeline.fit(records, be, gen, _skipped, judge)
+            if judge:
+                counts = pipeline.judge(records, be, gen, on_verdict=watched())
+                if not quiet:
+                    err.print(cost.judge_line(counts), highlight=False)
+            bar.stage("phase1", len(records) * samples)
+            pipeline.phase1(records, be, gen, samples, watched(bar.sample), skipped=len(skipped), checked=True,
+                            judged=judge)
+        write_records(output, records)
     if skipped and not quiet:
         err.print(f"left out by --too-long skip: {len(skipped)} question(s) (named above; counted in uab.phase1.skipped); "
                   f"allocate's budget N·M counts the {len(records)} that fit", highlight=False, soft_wrap=True)
@@ -623,13 +652,14 @@ def phase2(ctx: typer.Context, input: In, output: Out = "-", quiet: Quiet = Fals
     records, lines = _load(input, "allocated")
     gen = Generation.from_params(ctx.params, pipeline.phase1_settings(records, display_name(input), lines))
     _same_template(ctx, gen)
-    with _backend(ctx, gen)() as be, _Bar(quiet) as bar:
-        gen = dataclasses.replace(gen, model=gen.model or be.model)  # another --backend: its default model
-        pipeline.same_draws(records, "phase2", gen, display_name(input), lines)
-        pipeline.fit([r for r in records if r["extra"]], be, gen)
-        bar.stage("phase2", pipeline.phase2_wanted(records))
-        pipeline.phase2(records, be, gen, watching_reader(output, bar.sample), checked=True)
-    write_records(output, records)
+    with reader_watch(output) as watched:
+        with _backend(ctx, gen)() as be, _Bar(quiet) as bar:
+            gen = dataclasses.replace(gen, model=gen.model or be.model)  # another --backend: its default model
+            pipeline.same_draws(records, "phase2", gen, display_name(input), lines)
+            pipeline.fit([r for r in records if r["extra"]], be, gen)
+            bar.stage("phase2", pipeline.phase2_wanted(records))
+            pipeline.phase2(records, be, gen, watched(bar.sample), checked=True)
+        write_records(output, records)
 
 
 @command

@@ -7,7 +7,7 @@ from __future__ import annotations
 import contextlib
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 
 class UabError(Exception):
@@ -64,6 +64,40 @@ def terminated_on_signals() -> Iterator[None]:
     finally:
         for s in taken:
             signal.signal(s, signal.SIG_DFL)
+
+
+@contextlib.contextmanager
+def signals_held() -> Iterator[Callable[[], None]]:
+    """``hold()``: from then until the block ends, Ctrl-C, SIGTERM and SIGHUP wait (a few renames
+    that make one output, seen whole or not at all), then stop uab as they would have, their
+    exception marked as coming after the block's work (``after_work``); before it they stop the
+    block as ever. In the main thread only (where Python takes signals); an ignored one stays ignored."""
+    came: list[int] = []
+    held: dict[int, object] = {}
+
+    def hold() -> None:
+        if threading.current_thread() is not threading.main_thread():
+            return
+        for s in (signal.SIGINT, *TERMINATING):
+            if signal.getsignal(s) not in (signal.SIG_IGN, None):
+                held[s] = signal.signal(s, lambda signum, frame: came.append(signum))
+
+    try:
+        yield hold
+    finally:
+        for s, handler in held.items():
+            signal.signal(s, handler)
+    if came:
+        try:
+            signal.raise_signal(came[0])  # its handler, as it would have been taken
+        except KeyboardInterrupt as exc:
+            exc.uab_after_work = True
+            raise
+
+
+def after_work(exc: BaseException) -> bool:
+    """Whether ``exc`` (Ctrl-C, SIGTERM, SIGHUP) came while ``signals_held`` held it: after the work."""
+    return getattr(exc, "uab_after_work", False)
 
 
 def one_line(exc: BaseException) -> str:

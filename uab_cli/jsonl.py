@@ -20,7 +20,7 @@ from typing import IO
 import orjson
 
 from . import gcpolicy
-from .errors import UabError
+from .errors import UabError, signals_held
 from .records import NotARecord, validate_batch
 
 MAX_LINE_BYTES = 8 * 1024 * 1024  # a longer line is almost surely not a question record
@@ -489,19 +489,26 @@ def unspoolable(exc: OSError, what: str) -> UabError:
                     "(set TMPDIR to a folder with room)", tempfile.gettempdir())
 
 
-def write_files(files: dict[str, bytes], ready: Callable[[], None] | None = None) -> None:
+def write_files(files: dict[str, bytes], ready: Callable[[], None] | None = None, removed: Iterable[str] = ()) -> None:
     """Write each ``path: data`` as ``atomic_output`` does, every file written in full (and
     synced) before the first replaces its old copy: a failure to write one (a full disk) leaves
     them all as they were. ``ready()`` runs between the two (what is said of the files: a failure
-    there leaves them as they were too)."""
-    with contextlib.ExitStack() as stack:
-        for path, data in files.items():
-            fh = stack.enter_context(atomic_output(path))
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        if ready is not None:
-            ready()
+    there leaves them as they were too). The files replace their old copies, and the ``removed``
+    files go, as one step to Ctrl-C, SIGTERM and SIGHUP: one that comes meanwhile stops uab once
+    they are done (``errors.signals_held``), not part-way."""
+    with signals_held() as hold:
+        with contextlib.ExitStack() as stack:
+            for path, data in files.items():
+                fh = stack.enter_context(atomic_output(path))
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+            if ready is not None:
+                ready()
+            hold()
+        for path in removed:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
 
 
 @contextlib.contextmanager
@@ -526,39 +533,81 @@ def reader_gone(exc: OSError) -> bool:
     return True
 
 
-def watching_reader(output: str, on_sample: Callable[..., None], every: float = 1.0) -> Callable[..., None]:
-    """``on_sample`` that also ends a sampling stage writing to a pipe whose reader is gone
-    (``uab phase1 Q | uab allocate - --bogus``) as a write there would: ``BrokenPipeError``, exit
-    141 in silence, before it draws the rest. Looked at once every ``every`` seconds, as samples
-    arrive; ``on_sample`` itself where ``output`` is not stdout or stdout is no pipe."""
-    gone = _reader_closed(output)
-    if gone is None:
-        return on_sample
-    due = 0.0
+@contextlib.contextmanager
+def reader_watch(output: str, every: float = 1.0) -> Iterator[Callable[..., Callable[..., None] | None]]:
+    """``watched(on_sample)``: ``on_sample`` (``None``: no callback) that also ends a sampling stage
+    writing to a pipe whose reader is gone (stdout: ``uab phase1 Q | uab allocate - --bogus``; an
+    ``-o`` FIFO) as a write there would: ``BrokenPipeError``, exit 141 in silence, before it draws
+    (or asks the judge for) the rest. Looked at once every ``every`` seconds, as samples arrive;
+    ``on_sample`` itself where ``output`` is no pipe. The block holds what the stage writes too: a
+    FIFO is held open from its reader's first look until the block ends (a writer that closed
+    before the output is written would give its reader an empty input)."""
+    with _reader_closed(output) as gone:
+        if gone is None:
+            yield lambda on_sample=None: on_sample
+            return
+        due = 0.0
 
-    def watched(*args) -> None:
-        nonlocal due
-        on_sample(*args)
-        if time.monotonic() >= due:
-            if gone():
-                raise BrokenPipeError(errno.EPIPE, "stdout's reader is gone")
-            due = time.monotonic() + every
+        def watched(on_sample: Callable[..., None] | None = None) -> Callable[..., None]:
+            def call(*args) -> None:
+                nonlocal due
+                if on_sample:
+                    on_sample(*args)
+                if time.monotonic() >= due:
+                    if gone():
+                        raise BrokenPipeError(errno.EPIPE, "the output's reader is gone")
+                    due = time.monotonic() + every
 
-    return watched
+            return call
+
+        yield watched
 
 
-def _reader_closed(output: str) -> Callable[[], bool] | None:
-    """Whether stdout's reader has closed it, asked without writing: a pipe's write end polls as
-    an error (Linux) or a hang-up once its read end is closed; ``None`` where ``output`` is not
-    stdout, stdout is no pipe (a file, a terminal), or the system has no ``poll``."""
-    if output != "-" or not hasattr(select, "poll"):
-        return None
+@contextlib.contextmanager
+def _reader_closed(output: str) -> Iterator[Callable[[], bool] | None]:
+    """Whether the reader of ``output`` has closed it, asked without writing: a pipe's write end
+    polls as an error (Linux) or a hang-up once its read end is closed; ``None`` where ``output``
+    is no pipe (a file, a terminal, a device) or the system has no ``poll``. Stdout is the pipe
+    itself; a FIFO is opened (not blocking) once a reader has it open, and held until the block ends."""
+    if not hasattr(select, "poll"):
+        yield None
+        return
+    if output == "-":
+        try:
+            fd = sys.stdout.fileno()
+            piped = stat.S_ISFIFO(os.fstat(fd).st_mode)
+        except (OSError, ValueError, AttributeError):  # stdout closed, or no file (a test's capture)
+            piped = False
+        yield _closed_poll(fd) if piped else None
+        return
     try:
-        fd = sys.stdout.fileno()
-        if not stat.S_ISFIFO(os.fstat(fd).st_mode):
-            return None
-    except (OSError, ValueError, AttributeError):  # stdout closed, or no file (a test's capture)
-        return None
+        piped = stat.S_ISFIFO(os.stat(output).st_mode)
+    except OSError:
+        piped = False
+    if not piped:
+        yield None
+        return
+    fd, poll = -1, None  # the FIFO held open, once its reader came, and its poll
+
+    def gone() -> bool:
+        nonlocal fd, poll
+        if poll is None:
+            try:
+                fd = os.open(output, os.O_WRONLY | os.O_NONBLOCK)
+            except OSError:  # no reader yet (ENXIO): not gone, it may come
+                return False
+            poll = _closed_poll(fd)
+        return poll()
+
+    try:
+        yield gone
+    finally:
+        if fd >= 0:
+            os.close(fd)
+
+
+def _closed_poll(fd: int) -> Callable[[], bool]:
+    """Whether the read end of the pipe whose write end is ``fd`` is closed."""
     poller, closed = select.poll(), select.POLLERR | select.POLLHUP
     poller.register(fd, closed)
     return lambda: any(events & closed for _, events in poller.poll(0))

@@ -3,7 +3,6 @@ accuracy, tokens per response) and the files a report writes (``summary.md`` and
 
 from __future__ import annotations
 
-import contextlib
 import io
 import os
 from collections.abc import Callable, Sequence
@@ -216,10 +215,8 @@ def report(rows: Sequence[dict], records: Sequence[dict] | None, out_dir: str,
     except (TypeError, ValueError, KeyError, AttributeError, IndexError) as exc:  # a row of another shape
         raise UabError(f"a row is not what `uab simulate -o` writes ({type(exc).__name__}: {exc})", source) from None
     written = {os.path.join(out_dir, name): data.getvalue() for name, data in files.items()}
-    write_files(written, None if listed is None else lambda: listed(list(written)))
-    for name in skipped:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(os.path.join(out_dir, name))
+    write_files(written, None if listed is None else lambda: listed(list(written)),
+                removed=[os.path.join(out_dir, name) for name in skipped])
     return list(written)
 
 
