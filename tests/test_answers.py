@@ -390,6 +390,10 @@ def test_an_empty_gold_is_no_gold(gold):
     ("Answer: 5 (Confidence: 9)", "5"), ("Answer: 5 [Confidence: 9/10]", "5"), ("Answer: 5 {confidence: 8}", "5"),
     ("Answer: 5 | Confidence: 9", "5"), ("Answer: 5 - Confidence: 9", "5"), ("Answer: -5 Confidence: 9", "-5"),
     ("2 + 3 = 5.\nConfidence: 4/5", "5"), ("2 + 3 = 5.\nConfidence: 3 out of 5", "5"),  # another scale: no score, still cut
+    # a scale restated in other words, a boxed score: the score was graded (the last number, the last box)
+    ("2 + 3 = 5.\nConfidence (out of 10): 9", "5"), ("2 + 3 = 5.\nConfidence (scale 1-10): 9", "5"),
+    ("The answer is \\boxed{5}.\nConfidence: \\boxed{9}", "5"), ("The answer is 5.\nConfidence: $\\boxed{9}$", "5"),
+    ("I can say this with confidence.\n\n\\boxed{5}", "5"),  # a box is a score only after a colon on its line
 ])
 def test_a_confidence_line_is_never_the_answer(text, expected):
     """With --vcs the reply ends with its confidence; in the forms models write, it is cut before

@@ -28,6 +28,9 @@ def test_token_stats_hand_computed():
     ("Confidence (1-10): 8", 8), ("Confidence level: 8", 8), ("Confidence: 8/10", 8),
     ("Confidence: 8 out of 10", 8), ("{confidence: 8}", 8), ("Confidence: -2", None),
     ("Confidence score [1-10]: 6", 6),
+    # a scale restated in other words, and a boxed score (each was no score: the reply counted as score 5)
+    ("Confidence (scale 1-10): 8", 8), ("Confidence (out of 10): 8", 8), ("Confidence (1-10 scale): 8", 8),
+    ("Confidence: \\boxed{8}", 8), ("Confidence: $\\boxed{8/10}$", 8), ("Confidence (out of 5): 4", None),
     # a percentage is no score: "10%" is little confidence, not score 10 (it was read as 10)
     ("Confidence: 10%", None), ("Confidence: 9 %", None), ("Confidence: 80%", None),
     # another scale is no score: "4/5" was read as 4 of 10 (and "80/100" as 80, no score by its range only)

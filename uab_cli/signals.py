@@ -20,13 +20,17 @@ VCS_INSTRUCTION = (
     "from 1 (not confident at all) to 10 (completely certain). "
     "End your response with: Confidence: <integer>."
 )
-# "Confidence: 8", "Confidence level: 8", "Confidence (1-10): 8", "confidence 8/10", "{confidence: 8}":
-# the scale a model restates ("(1-10)") is no score, and a sign is part of the number (-2 is no score),
-# as a percent sign is (10% is no score 10) and a scale other than 10 ("4/5", "3 out of 5").
+# "Confidence: 8", "Confidence level: 8", "Confidence (1-10): 8", "confidence 8/10", "{confidence: 8}",
+# "Confidence: \boxed{8}" (a box only after a colon on its line: "with confidence.\n\n\boxed{7}" is an
+# answer): the scale a model restates ("(1-10)", "(scale 1-10)", "(out of 10)") is no score, and a sign is
+# part of the number (-2 is no score), as a percent sign is (10% is no score 10) and a scale other than 10
+# ("4/5", "3 out of 5").
 CONFIDENCE_PATTERN = (
     r"confidence(?:\s+(?:level|score|rating))?"
-    r"(?:\s*[(\[]\s*(?:(?:on\s+a\s+)?scale\s+(?:of|from)\s+)?[01]\s*(?:-|\u2013|to)\s*10\s*[)\]])?"
-    r"[^\w-]{0,6}(-?\d+(?:\.\d+)?(?:\s*%|\s*(?:/|out\s+of)\s*\d+(?:\.\d+)?)?)"
+    r"(?:\s*[(\[]\s*(?:out\s+of\s+10|(?:(?:on\s+a\s+)?scale(?:\s+(?:of|from))?\s+)?"
+    r"[01]\s*(?:-|\u2013|to)\s*10(?:\s+scale)?)\s*[)\]])?"
+    r"(?:[^\w-]{0,6}|[^\S\n]*[*_]*:[*_]*[^\S\n]*\$?\\(?:boxed|fbox)\s*\{\s*)"
+    r"(-?\d+(?:\.\d+)?(?:\s*%|\s*(?:/|out\s+of)\s*\d+(?:\.\d+)?)?)"
 )
 _CONFIDENCE = re.compile(CONFIDENCE_PATTERN, re.IGNORECASE)
 _SCORE = re.compile(r"(\d+)(?:\s*(?:/|out\s+of)\s*10)?", re.IGNORECASE)  # a score of 1-10, its scale at most 10
