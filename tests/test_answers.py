@@ -303,7 +303,8 @@ def test_a_decimal_joins_a_symbolic_answer_only_at_its_exact_value():
 _COLLECTIONS = ["2,3", "3,2", "(3,2)", "(2,3)", "\\{2,3\\}", "\\{3,2\\}", "[3,2]", "(2,3]", "1,-1", "-1,1",
                 "\\pm1", "(1,-1)", "(-1,1)", "\\{-1,1\\}", "(1,2),(3,4)", "(3,4),(1,2)", "(1,2);(3,4)", "0.5,1",
                 "1,\\frac{1}{2}", "(\\frac12,1)", "x<2", "(-\\infty,2)", "2<x<3", "2<x\\le3", "-1<x<1", "2", "3", "1/2", "0.5",
-                "40", "40_8", "40_9", "\\pi", "3.141592653", "3.1415926535", "x", "x_1", "x_2", "101", "101_2", "a_2", "a"]
+                "40", "40_8", "40_9", "\\pi", "3.141592653", "3.1415926535", "x", "x_1", "x_2", "101", "101_2", "a_2", "a",
+                "٢", "２", "−1<x<1", "½", "0.５", "４０_8"]  # stored answers in other scripts
 
 
 def _pair(a, b):
@@ -882,3 +883,34 @@ def test_a_letter_dashed_to_its_choice_text_is_that_choice(text, expected):
     """"D-West" gave no answer (a SmolLM2 pool has it): punctuation removal ran it into "dwest". A line opening
     with a letter and a dash is that choice when its text follows; the two must agree."""
     assert extract_answer(text, MC) == expected
+
+
+@pytest.mark.parametrize("text, gold, expected", [
+    # full-width forms, any script's digits and the minus sign are the ASCII they write
+    ("The answer is ５０。", "50", "50"), ("Answer: －５", "-5", "-5"), ("Answer: ３．５", "3.5", "3.5"),
+    ("Answer: ﹣5", "-5", "-5"), ("الإجابة: ١٫٥", "1.5", "1.5"), ("so the total is −5 apples", "-5", "-5"),
+    # vulgar fractions are their value: "1½" is the mixed number 1 1/2, not 11/2
+    ("Answer: ½", "\\frac{1}{2}", "1/2"), ("Answer: 1½", "3/2", "3/2"), ("She ate 2¾ pizzas.", "11/4", "11/4"),
+    # superscripts in an answer are an exponent, not digits run on
+    ("Answer: 2⁴", "16", "2^4"), ("Answer: 10⁻³", "0.001", "10^{-3}"),
+    # Chinese and Japanese markers, as for a letter; words after the number are its unit
+    ("答案：18。验证：18 ÷ 3 = 6", "18", "18"), ("答え：18\n確認：18÷3=6", "18", "18"),
+    ("答えは１８です。", "18", "18"), ("答案：18元", "18", "18"), ("答案: 3 个苹果", "3", "3"),
+    # a locale's "1.234" is a decimal still (it may be a thousand), a no-break space groups thousands
+    ("Antwort: 1.234", "1.234", "1.234"), ("Réponse : 1\u202f234", "1234", "1234"),
+])
+def test_non_ascii_digits_signs_and_markers_read_as_the_answer_they_write(text, gold, expected):
+    assert extract_answer(text, MATH) == expected
+    assert is_correct({"question": "q", "answer": gold}, expected)
+
+
+@pytest.mark.parametrize("gold, expected", [("５０", "50"), ("٥٠", "50"), ("−5", "-5"), ("½", "1/2"), ("2³", "2^3"),
+                                            ("１２３４", "1234"), ("10⁻³", "10^{-3}")])
+def test_golds_written_in_other_scripts_normalise_as_predictions(gold, expected):
+    assert normalize_math(gold) == expected
+
+
+@pytest.mark.parametrize("text, gold", [("Answer: 北京。", "北京"), ("Answer: «Paris»", "Paris"), ("Answer: ¡Sí!", "sí"),
+                                        ("Answer: ＰＡＲＩＳ", "Paris")])
+def test_free_text_drops_punctuation_of_any_script(text, gold):
+    assert is_correct({"question": "q", "type": "text", "answer": gold}, extract_answer(text, TEXT))

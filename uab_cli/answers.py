@@ -36,7 +36,8 @@ _CONF_TAIL = re.compile(r"(?:[(\[{|]|(?<=\s)[-–—]|(?<!\s))\s*" + CONFIDENCE_
 # an adverb after "the answer is" is no part of the answer: "the answer is actually 46", "is indeed: D"
 _ADVERB = r"(?:\s+(?:actually|indeed|still|really|clearly|definitely|certainly|simply|just))?\b"
 _MARKER = re.compile(rf"(?:final\s+answer|the\s+answer)[\s*]*(?:is{_ADVERB}|:|=)|^(?:[^\S\n]|[*#>-])*answer[\s*]*(?:is{_ADVERB}|:|=)|"
-                     r"####|^(?:[^\S\n]|[*#>-])*final\s+answer[\s*]*$",  # a heading: "### Final Answer", the answer below it
+                     r"####|^(?:[^\S\n]|[*#>-])*final\s+answer[\s*]*$|"  # a heading: "### Final Answer", the answer below it
+                     r"(?:答案|答え)[\s*]*(?:是|为|は|:)",  # "答案：50" (folded), "答案是 50", "答えは 50", as for a letter
                      re.IGNORECASE | re.MULTILINE)
 _LAST_SPAN = re.compile(r"(?<!\\)\$((?:\\\$|[^$])+)(?<!\\)\$|\\\(((?:(?!\\\().)+?)\\\)")
 _ENUMERATOR = re.compile(r"^(?:[^\S\n]|[*#])*\d+\.(?!\d)", re.MULTILINE)  # "**5. FORMAT:**" is no answer
@@ -274,10 +275,35 @@ def _stated(rest: str) -> str | None:
     return number.group() if number else None
 
 
+# Characters that write ASCII ones unambiguously, in any script: full-width forms ("５０", "－５", "３．５",
+# "（Ｂ）", as NFKC has them), any script's decimal digits ("٥٠", "५०"), the minus sign ("−5"), Arabic's
+# decimal and thousands separators ("١٫٥", "١٬٠٠٠"), the ideographic full stop ("50。") and vulgar fractions
+# ("½"; "1½" is the mixed number 1 1/2). Not a locale's "1.234" (a thousand or a decimal), nor the en dash
+# (a range: "3–5"), nor superscripts in a reply (units: "5 m²"; see ``_SUPERSCRIPT`` in an answer).
+_FOLDED = re.compile(r"[\u00bc-\u00be\u2150-\u215e\uff01-\uff5e\u3000\u3002\u2212\ufe63\u066b\u066c]|[^\D0-9]")
+_FOLDS = {"\u3002": ". ", "\u2212": "-", "\ufe63": "-", "\u066b": ".", "\u066c": ","}
+
+
+def _fold_char(m: re.Match) -> str:
+    c = m.group()
+    if c.isdecimal():
+        return str(unicodedata.decimal(c))
+    folded = _FOLDS.get(c) or unicodedata.normalize("NFKC", c)
+    if "\u2044" in folded:  # a vulgar fraction; after a whole number, a mixed number ("1½" is 1 1/2, not 11/2)
+        folded = folded.replace("\u2044", "/")
+        return " " + folded if m.start() and m.string[m.start() - 1].isdecimal() else folded
+    return folded
+
+
+def fold(text: str) -> str:
+    """``text`` with the characters ``_FOLDED`` lists as the ASCII they write."""
+    return text if text.isascii() else _FOLDED.sub(_fold_char, text)
+
+
 def extract_math(text: str) -> str | None:
     """Final math answer: last \\boxed{}, then {final answer: ...}, "the answer is"/"Answer:"/"####",
     last number."""
-    text = _strip_confidence(text).replace("\u2212", "-")  # "−5" is -5, after a marker or not
+    text = fold(_strip_confidence(text))  # "−5" is -5, "５０" is 50, after a marker or not
     for find in (last_boxed, last_curly, _marked):
         if (candidate := find(text)) is _DENIED:
             return None
@@ -429,9 +455,12 @@ _AM_PM = re.compile(r"(?<=:\d\d)\s*([AaPp])\.?\s*[Mm]\.?(?![A-Za-z])")
 _UNIT = r"[A-Za-z]+(?:/[A-Za-z]+)*\.?"
 _UNIT_TAIL = re.compile(rf"(?<![\\A-Za-z])({_UNIT}(?:\s+{_UNIT})*)(?:\s*\^\s*\{{?[23]\}}?)?\s*$")
 _ORDINAL = re.compile(r"(?<=\d)\s*(?:\^\s*\{\s*(?:st|nd|rd|th)\s*\}|\^?(?:st|nd|rd|th)(?![A-Za-z]))")
-_UNICODE = str.maketrans({"\u2212": "-", "\u2013": "-", "\u03c0": "\\pi ", "\u221e": "\\infty ", "\u00d7": "\\times ",
+_UNICODE = str.maketrans({"\u2013": "-", "\u03c0": "\\pi ", "\u221e": "\\infty ", "\u00d7": "\\times ",
                           "\u22c5": "\\cdot ", "\u00b7": "\\cdot ", "\u2264": "\\le ", "\u2265": "\\ge ",
-                          "\u2260": "\\ne ", "\u2248": "\\approx ", "\u00b2": "^2", "\u00b3": "^3"})
+                          "\u2260": "\\ne ", "\u2248": "\\approx "})
+# superscript digits in an answer are an exponent ("2⁴" is 2^4, "10⁻³" is 10^{-3}, "m²" is m^2), not digits
+# run on (NFKC's "24")
+_SUPERSCRIPT = re.compile(r"[\u207a\u207b]?[\u2070\u00b9\u00b2\u00b3\u2074-\u2079]+")
 _ROOT = re.compile(r"\u221a\s*(?:\(([^()]*)\)|\{([^{}]*)\}|(\d+(?:\.\d+)?|[A-Za-z]))")
 _NOT_UNITS = {"pi", "sqrt", "infty", "inf", "sin", "cos", "tan", "log", "ln", "am", "pm", "i", "e"}
 _POWERS = {"square", "sq", "cubic", "cu"}  # "square feet", "sq units", "cubic units"
@@ -473,6 +502,8 @@ _LETTER = re.compile(r"^\(([A-Za-z]|-?\d+(?:\.\d+)?)\)$")  # "(C)", "(051)"
 _WORDS = re.compile(r"[^\W\d_](?:[^\W\d_]|[\s'.,\-])*")  # letters of any script: "Évelyn", "café"
 _WORD = re.compile(r"[^\W\d_]{3}")  # three letters in a row: a word, not a product of symbols
 _TIME = re.compile(r"\d:\d\d")
+# Chinese or Japanese words after a number are its unit or a copula: "18元", "3个苹果", "18です"
+_CJK_TAIL = re.compile(r"(?<=[\d}])\s*[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]+$")
 _BASE = re.compile(r"[0-9A-Za-z]+_\d+")
 
 
@@ -659,11 +690,12 @@ def normalize_math(ans: str) -> str:
     a = str(ans).strip()
     if (n := _plain_int(a)) is not None:
         return n
-    a = unicodedata.normalize("NFC", a.replace("\0", " ")).strip()  # "é" is "e\u0301"; NUL is our placeholder below
+    a = fold(unicodedata.normalize("NFC", a.replace("\0", " "))).strip()  # "é" is "e\u0301"; NUL is our placeholder below
     inner = last_boxed(a)
     if inner is not None:
         a = inner
-    a = _ROOT.sub(lambda m: "\\sqrt{" + "".join(g for g in m.groups() if g) + "}", a).translate(_UNICODE)
+    a = _ROOT.sub(lambda m: "\\sqrt{" + "".join(g for g in m.groups() if g) + "}", a)
+    a = _SUPERSCRIPT.sub(_power, a).translate(_UNICODE)
     a = _ORDINAL.sub("", _unwrap_text(_drop_text_unit(_DELIM.sub(" ", a.replace("**", " ")))))
     a = _NOISE.sub(" ", _FRAC.sub(r"\\frac", a)).strip().rstrip(".,;").strip()
     a = _AM_PM.sub(lambda m: " " + m.group(1).lower() + "m", a)
@@ -673,7 +705,7 @@ def normalize_math(ans: str) -> str:
         a = _prose_value(a)
     if re.search(r"[\d\\]", a):  # "2 and 3", "x = 2 or x = -2"; "x < 2 or x > 3" is a union
         a = _AND_OR.sub(",", _union(_LEAD.sub("", a)))
-    a = _drop_units(_drop_assign(a)).strip().rstrip(".,;").strip()
+    a = _drop_units(_CJK_TAIL.sub("", _drop_assign(a))).strip().rstrip(".,;").strip()
     if _WORDS.fullmatch(a) and (_WORD.search(a) or a.lower() in ("no", "yes")):
         return normalize_text(a)  # a text answer: "Evelyn", "east"
     a = _mixed(_scientific(a))
@@ -689,6 +721,11 @@ def normalize_math(ans: str) -> str:
     if num is not None and re.fullmatch(r"-?\d*\.\d+", a):
         return _decimal_str(a)
     return a
+
+
+def _power(m: re.Match) -> str:
+    exponent = unicodedata.normalize("NFKC", m.group()).replace("\u2212", "-")
+    return f"^{exponent}" if len(exponent) == 1 else f"^{{{exponent}}}"
 
 
 def _scientific(a: str) -> str:
@@ -751,9 +788,10 @@ def as_number(a: str) -> Fraction | None:
 
 
 def normalize_text(ans: str) -> str:
-    """SQuAD-style: lower case, no punctuation or articles, single spaces."""
-    a = unicodedata.normalize("NFC", str(ans)).lower()  # "café" spelt with a combining accent is "café"
-    a = "".join(ch for ch in a if ch not in string.punctuation)
+    """SQuAD-style: lower case, no punctuation (of any script: "北京。", "«Paris»", "¡Sí!") or articles,
+    single spaces; full-width letters and digits as ASCII ("ＰＡＲＩＳ")."""
+    a = fold(unicodedata.normalize("NFC", str(ans))).lower()  # "café" spelt with a combining accent is "café"
+    a = "".join(ch for ch in a if ch not in string.punctuation and not unicodedata.category(ch).startswith("P"))
     a = re.sub(r"\b(a|an|the)\b", " ", a)
     return " ".join(a.split())
 
