@@ -184,6 +184,9 @@ def test_random_is_seeded():
 
 def test_length_proportional():
     assert A.proportional_allocate([10, 30], 8).tolist() == [2, 6]
+    # shares 2.4, 0.8, 0.8: the two units rounding down leaves go to the largest remainders (README),
+    # not to the first questions in the file, as the official code gave them ([3, 1, 0])
+    assert A.proportional_allocate([3, 1, 1], 4).tolist() == [2, 1, 1]
 
 
 @pytest.mark.parametrize("p", [[-0.1], [1.5], [float("nan")]])

@@ -97,6 +97,18 @@ def test_simulate_rows_record_a_gain_only_for_the_allocators_that_read_one():
         pool, [2], ["uab", "uniform"], ["anll"], 2, vote_rules=["majority"])))} == {"uab": "algorithm1", "uniform": None}
 
 
+def test_the_replays_gain_is_the_one_uab_and_its_exits_allocate_by():
+    """`simulate --gain coverage` replays uab (and its exits) by the coverage gain, not only records it:
+    one unit between p = 0.9 and 0.5 goes to the easy question by Algorithm 1, to the hard one by coverage."""
+    def job(gain):
+        return allocators.Job(p=np.array([0.9, 0.5]), budget=1, cap=None, seed=0, lengths=np.ones(2),
+                              hard=np.zeros(2, dtype=bool), gain=gain, theta={"hard": 0.0, "easy": 1.0})
+
+    for name in ("uab", "uab-exit-hard"):
+        assert allocators.call(name, job("algorithm1"))[0].tolist() == [1, 0], name
+        assert allocators.call(name, job("coverage"))[0].tolist() == [0, 1], name
+
+
 def test_majority_scatter_is_the_majority_allocator_under_scatter_in_every_command():
     """simulate can replay what `run --allocator majority --vote-model scatter` does."""
     job = allocators.Job(np.array(P), 10, None, 0, np.ones(5), np.zeros(5, bool), k1=2)

@@ -151,6 +151,12 @@ def test_no_answer_never_matches_and_never_votes():
     assert majority_vote(["", ""]).prediction is None
 
 
+def test_an_integer_with_leading_zeros_is_written_as_its_value():
+    """"007" votes and is predicted as "7" (the one canonical form), with "7" in one class."""
+    assert normalize_math("007") == normalize_math("\\boxed{007}") == "7" and normalize_math("000") == "0"
+    assert majority_vote([normalize_math(a) for a in ("007", "7", "3")]) == majority_vote(["7", "7", "3"])
+
+
 def test_random_tie_break_is_seeded():
     answers = ["1", "2", "3"]
     picks = {majority_vote(answers, "math", tie_seed=s).prediction for s in range(30)}

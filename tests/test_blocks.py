@@ -79,6 +79,10 @@ def test_vote_on_workers_writes_the_same_bytes_and_summary(tmp_path, monkeypatch
     one, two, err1, err2 = run_both(["vote", path], monkeypatch)
     assert one == two and one.count(b"\n") == 300
     assert err1 == err2 and "300" in err1  # accuracy table, by level included
+    # every seventh question has a level (1, 2, 3 in turn): 15, 14 and 14 questions, summed over every block
+    levels = {cells[0]: cells[1] for line in err2.splitlines()
+              if len(cells := [c.strip() for c in line.split("\u2502") if c.strip()]) == 3}
+    assert levels == {"1": "15", "2": "14", "3": "14"}, err2
 
 
 VOTE_OR_ALLOCATE = [c for c in CASES if c[1] in ("allocate", "vote")]

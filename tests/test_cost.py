@@ -740,6 +740,16 @@ def test_deciles_split_questions_into_ten_equal_groups_by_uncertainty():
     assert list(bins[~np.isnan(u)][order]) == list(range(10))
 
 
+def test_decile_accuracy_counts_only_the_questions_with_gold():
+    """A question without a gold answer is counted in its decile's samples, not in its accuracy."""
+    deciles = analyses.Deciles("anll", np.array([False] + [True] * 9))
+    deciles.add(("uniform", "anll", 0.2, 2), np.arange(10), np.full(10, 2.0),
+                {"majority": np.array([False] + [True] * 9)})
+    (row,) = analyses.decile_rows(deciles.rows())
+    assert row["samples"] == [2.0] * 10
+    assert row["accuracy"]["majority"] == [None] + [1.0] * 9
+
+
 def test_questions_of_equal_uncertainty_are_not_put_in_deciles_by_their_place_in_the_file():
     """Every sample says confidence 9 and the file holds its solved questions first: ties by
     position gave deciles 1-5 100 % and deciles 6-10 0 %, a gradient the signal does not give."""

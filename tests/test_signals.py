@@ -112,6 +112,14 @@ def test_vote_entropy_counts_each_unanswered_sample_apart_in_allocate_and_simula
     assert replayed.tolist() == pytest.approx([split, 1.0, split])
 
 
+def test_vcs_reads_the_mean_confidence_of_a_questions_phase1_samples():
+    """With -K 2+ and --vcs, a question's score is the mean of its samples' confidences (those
+    that state one), not its first sample's."""
+    phase1 = [[{"confidence": 4}, {"confidence": None}, {"confidence": 8}], [{"confidence": None}]]
+    p, missing = success_probabilities(phase1, "vcs")
+    assert p.tolist() == pytest.approx([0.6, 0.5]) and missing == 1
+
+
 def test_the_order_of_a_questions_samples_never_changes_its_p_nor_the_allocation():
     """A question's score summed its samples' statistics (vote-entropy: its answer counts) in their
     order, so the same samples in another order could give a p one bit apart (answers x x y y z w:

@@ -68,6 +68,18 @@ def test_filtered_keeps_the_most_confident_fraction_then_votes():
     assert voted(pairs, "majority") == "3"
     assert voted(pairs, "filtered") == "7"  # keeps ceil(0.5 * 5) = 3: two 7s and one 3
     assert voted(pairs, "filtered", keep=1.0) == "3"
+    # rounded up, not down: ceil(0.5 * 5) = 3 keeps "7" (0.1) and both "3"s (a 2-1 win); 2 would keep "7" and one "3"
+    assert voted([("7", 0.1), ("3", 0.2), ("3", 0.3), ("7", 1.0), ("7", 1.1)], "filtered") == "3"
+
+
+def test_tie_seed_breaks_a_records_majority_tie_at_random_and_reproducibly():
+    """``uab vote --tie-seed S``: a tie goes to a seeded random answer, not always to the one that
+    sorts first; the same seed gives the same answer."""
+    pairs = [("1", 0.1), ("2", 0.1), ("3", 0.1)]
+    assert voted(pairs, "majority") == "1"
+    picks = [voted(pairs, "majority", tie_seed=s) for s in range(30)]
+    assert set(picks) == {"1", "2", "3"}
+    assert picks == [voted(pairs, "majority", tie_seed=s) for s in range(30)]
 
 
 def test_filtered_breaks_a_tie_among_the_kept_samples_by_confidence():
