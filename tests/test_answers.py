@@ -910,6 +910,39 @@ def test_non_ascii_digits_signs_and_markers_read_as_the_answer_they_write(text, 
     assert is_correct({"question": "q", "answer": gold}, expected)
 
 
+@pytest.mark.parametrize("text, expected", [
+    # each MGSM language's "the answer is" (as its exemplars end) and "Answer:", a check with another number after it
+    ("5 + 6 = 11. La respuesta es 18. Comprobación: 18 - 7 = 11.", "18"), ("Respuesta: 18\nComprobación: 18 - 7 = 11", "18"),
+    ("Donc la réponse est 18. Vérification : 18 - 7 = 11", "18"), ("Réponse : 18\nVérification : 18 - 7 = 11", "18"),
+    ("Die Antwort lautet 18. Probe: 18 - 7 = 11", "18"), ("Die Antwort ist 18. Probe: 18 - 7 = 11", "18"),
+    ("**Antwort:** 18\nProbe: 18 - 7 = 11", "18"), ("Ответ — 18. Проверка: 18 - 7 = 11", "18"),
+    ("Ответ: 18\nПроверка: 18 - 7 = 11", "18"), ("Jibu ni 18. Hakiki: 18 - 7 = 11", "18"), ("Jibu: 18\nHakiki: 18 - 7 = 11", "18"),
+    ("উত্তর হল 18। যাচাই: 18 - 7 = 11", "18"), ("উত্তরঃ ১৮। যাচাই: ১৮ - ৭ = ১১", "18"),
+    ("9 + 20 = 29 కంప్యూటర్‌లు సమాధానం 18. తనిఖీ: 18 - 7 = 11", "18"), ("సమాధానం: 18\nతనిఖీ: 18 - 7 = 11", "18"),
+    ("ดังนั้นคำตอบคือ 18 ตรวจสอบ 18 - 7 = 11", "18"), ("คำตอบ: 18\nตรวจสอบ 18 - 7 = 11", "18"),
+    ("答案是 18 验证 18 - 7 = 11", "18"),
+    # words of any script after the number are its unit
+    ("Ответ — 18 яблок.", "18"), ("Die Antwort lautet 18 Äpfel.", "18"), ("La respuesta es 18 niños.", "18"),
+    ("উত্তর হল 18টি।", "18"), ("คำตอบคือ 18 บาท", "18"), ("సమాధానం 18 రూపాయలు.", "18"),
+    # false friends: a word inside another, another verb, or MGSM's "Step-by-Step Answer:" opening the reasoning
+    ("Er antwortet 18 Mal. Dann 7.", "7"), ("Antworten: 18 und 7", "7"), ("Las respuestas: 18 y 7", "7"),
+    ("La respuesta está en 18 o 7", "7"), ("Los majibu ni 18 na 7", "7"), ("উত্তর হলে 18 তবে 7", "7"),
+    ("Schritt-für-Schritt-Antwort: 18 - 11 = 7", "7"), ("Respuesta paso a paso: 18 - 11 = 7", "7"),
+    ("Réponse étape par étape: 18 - 11 = 7", "7"), ("Jibu la Hatua kwa Hatua: 18 - 11 = 7", "7"),
+    ("ধাপে ধাপে উত্তর: 18 - 11 = 7", "7"), ("దశలవారీగా సమాధానం: 18 - 11 = 7", "7"), ("คำตอบทีละขั้นตอน: 18 - 11 = 7", "7"),
+])
+def test_mgsm_languages_markers_read_the_answer(text, expected):
+    """MGSM's replies in its other languages marked no answer: "La respuesta es 18. Comprobación: 18 - 7 = 11" was 11."""
+    assert extract_answer(text, MATH) == expected
+
+
+@pytest.mark.parametrize("text", ["La respuesta es C. La opción A no.", "Antwort: C\nOption A ist falsch.",
+                                  "Ответ — C, option A неверен.", "Jibu ni C. Option A si sahihi.",
+                                  "উত্তর হল C। option A নয়।", "คำตอบคือ C ไม่ใช่ option A", "La réponse est (C). Option A"])
+def test_mgsm_languages_markers_name_the_letter(text):
+    assert extract_answer(text, MC) == "C"
+
+
 @pytest.mark.parametrize("gold, expected", [("５０", "50"), ("٥٠", "50"), ("−5", "-5"), ("½", "1/2"), ("2³", "2^3"),
                                             ("１２３４", "1234"), ("10⁻³", "10^{-3}")])
 def test_golds_written_in_other_scripts_normalise_as_predictions(gold, expected):

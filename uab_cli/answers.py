@@ -35,9 +35,29 @@ _CONF_TAIL = re.compile(r"(?:[(\[{|]|(?<=\s)[-–—]|(?<!\s))\s*" + CONFIDENCE_
 # side by side, rescan it from each of its characters: a reply of 100 kB of blank lines took minutes).
 # an adverb after "the answer is" is no part of the answer: "the answer is actually 46", "is indeed: D"
 _ADVERB = r"(?:\s+(?:actually|indeed|still|really|clearly|definitely|certainly|simply|just))?\b"
+# "Answer" in MGSM's languages, as its exemplars end ("La respuesta es 11.", "Die Antwort lautet 11.", "Ответ — 11.",
+# "Jibu ni 11.", "উত্তর হল 11।", "సమాధానం 11.", "คำตอบคือ 11", "答案是 11。", "答えは11です。"): the word, what says
+# "is" after it (":" too with the article, as "the answer:"), and what opens "the answer is" read mid-line: the
+# article, or the start of a word ("Antwortet", "respuestas", "majibu" are none; Python's \w stops at an Indic vowel
+# sign or virama, hence the script blocks), or nothing where words are not spaced (Thai, Chinese, Japanese, their
+# colon too: "所以答案：18"); a spaced word ends there too ("es" is no "está"). The word opening a line with its
+# "is", ":" or "=" marks the answer as "Answer:" does ("Respuesta: 11", "Ответ: 11"); so does it before a letter.
+_APART = r"(?<![\w\u0900-\u0dff])"
+_ANSWER_ABROAD = (
+    ("respuesta", "es|:", _APART + r"la\s+"), ("r[ée]ponse", "est|:", _APART + r"la\s+"),
+    ("antwort", "ist|lautet|:", _APART + r"die\s+"), ("ответ", "[—–]", _APART), ("jibu", "ni", _APART),
+    ("উত্তর", "হলো|হল|ঃ", _APART), ("సమాధానం", r"(?=[^\S\n]*-?\d)", _APART),  # "సమాధానం 11": no word says "is"
+    ("ค(?:ำ|ํา)ตอบ", "คือ|:", ""),  # "ำ" as written, or as NFKC writes it (a letter's reply is read so)
+    ("答案", "是|为|:", ""), ("答え", "は|:", ""),
+)
+_ENDS = r"(?![^\W\d_]|[\u0900-\u0dff])"  # no letter or Indic sign after ("হল", not "হলে": if); a number may follow
+_ANSWER_WORD = "|".join(word for word, _, _ in _ANSWER_ABROAD)
+_ANSWER_IS = "|".join(is_ for _, is_, _ in _ANSWER_ABROAD)
 _MARKER = re.compile(rf"(?:final\s+answer|the\s+answer)[\s*]*(?:is{_ADVERB}|:|=)|^(?:[^\S\n]|[*#>-])*answer[\s*]*(?:is{_ADVERB}|:|=)|"
                      r"####|^(?:[^\S\n]|[*#>-])*final\s+answer[\s*]*$|"  # a heading: "### Final Answer", the answer below it
-                     r"(?:答案|答え)[\s*]*(?:是|为|は|:)",  # "答案：50" (folded), "答案是 50", "答えは 50", as for a letter
+                     + "|".join(rf"{opener}(?:{word})[\s*]*(?:{is_}){_ENDS if opener else ''}|"
+                                rf"^(?:[^\S\n]|[*#>-])*(?:{word})[\s*]*(?:(?:{is_}){_ENDS}|:|=)"
+                                for word, is_, opener in _ANSWER_ABROAD),
                      re.IGNORECASE | re.MULTILINE)
 _LAST_SPAN = re.compile(r"(?<!\\)\$((?:\\\$|[^$])+)(?<!\\)\$|\\\(((?:(?!\\\().)+?)\\\)")
 _ENUMERATOR = re.compile(r"^(?:[^\S\n]|[*#])*\d+\.(?!\d)", re.MULTILINE)  # "**5. FORMAT:**" is no answer
@@ -59,6 +79,9 @@ _CONNECTIVE = re.compile(
     r"it|is|are|was|were|for|from|if|given|i\.e\.|e\.g\.|after|in|of|per|with)(?![A-Za-z])",
     re.IGNORECASE)
 _OPEN, _CLOSE = "([{", ")]}"
+# a word of a script other than Latin or Greek after a space ends an answer too: its unit ("Ответ — 18 яблок"), or
+# the next sentence where no full stop ends the first ("คำตอบคือ 18 ตรวจสอบ 18 - 7 = 11", "答案是 18 验证 …")
+_OTHER_SCRIPT = re.compile(r"(?![A-Za-z\u00aa-\u024f\u0370-\u03ff])[^\W\d_]")
 _ABBREVIATION = re.compile(r"(?<![A-Za-z])(?:Mr|Mrs|Ms|Dr|St|vs|approx)$")  # "Mr. Brennan" goes on
 _SPAN_JOINT = re.compile(r"\s*(?:,\s*(?:(?:and|or)\s*)?|(?:and|or)\s*)(?=\$|\\\()")
 _BOLD = re.compile(r"\*\*(.+?)\*\*")
@@ -138,7 +161,7 @@ def _clause(t: str, prose: bool = True) -> str:
             return t[:i]
         elif prose and c == "," and re.match(r"\s*[A-Za-z]{2}", t[i + 1:]):
             return t[:i]
-        elif prose and c.isspace() and i and _CONNECTIVE.match(t, i):
+        elif prose and c.isspace() and i and (_CONNECTIVE.match(t, i) or _OTHER_SCRIPT.match(t, i + 1)):
             return t[:i]
     return t
 
@@ -278,10 +301,10 @@ def _stated(rest: str) -> str | None:
 # Characters that write ASCII ones unambiguously, in any script: full-width forms ("５０", "－５", "３．５",
 # "（Ｂ）", as NFKC has them), any script's decimal digits ("٥٠", "५०"), the minus sign ("−5"), Arabic's
 # decimal and thousands separators ("١٫٥", "١٬٠٠٠"), the ideographic full stop ("50。") and vulgar fractions
-# ("½"; "1½" is the mixed number 1 1/2). Not a locale's "1.234" (a thousand or a decimal), nor the en dash
+# ("½"; "1½" is the mixed number 1 1/2), and the danda that ends a Bengali sentence ("11।"). Not a locale's "1.234" (a thousand or a decimal), nor the en dash
 # (a range: "3–5"), nor superscripts in a reply (units: "5 m²"; see ``_SUPERSCRIPT`` in an answer).
-_FOLDED = re.compile(r"[\u00bc-\u00be\u2150-\u215e\uff01-\uff5e\u3000\u3002\u2212\ufe63\u066b\u066c]|[^\D0-9]")
-_FOLDS = {"\u3002": ". ", "\u2212": "-", "\ufe63": "-", "\u066b": ".", "\u066c": ","}
+_FOLDED = re.compile(r"[\u00bc-\u00be\u2150-\u215e\uff01-\uff5e\u3000\u3002\u0964\u2212\ufe63\u066b\u066c]|[^\D0-9]")
+_FOLDS = {"\u3002": ". ", "\u0964": ". ", "\u2212": "-", "\ufe63": "-", "\u066b": ".", "\u066c": ","}
 
 
 def _fold_char(m: re.Match) -> str:
@@ -335,13 +358,14 @@ def _last_value(text: str) -> str | None:
     return None
 
 
-_MC_IS = r"(?i:(?:is|must\s+be|should\s+be)" + _ADVERB + r"|是|为|は)[\s*:(\[]*"
+_MC_IS = r"(?i:(?:is|must\s+be|should\s+be)" + _ADVERB + "|" + _ANSWER_IS + r")[\s*:(\[]*"
 _MC_MARKED = re.compile(  # upper-case letters, or a lower-case one that ends its phrase ("answer: d"); "the
     # answer must be C", "is indeed: D" too (not "would be": "… the answer would be A if …" is no answer);
     # "the solution is D" with its verb only ("Solution A has 5 litres" names no answer)
-    r"(?:(?i:answer|choice|option|答案|答え)[\s*:(\[]*(?:" + _MC_IS + r")?|(?i:solution)\s+" + _MC_IS + r")"
+    r"(?:(?i:answer|choice|option|" + _ANSWER_WORD + r")[\s*:(\[]*(?:" + _MC_IS + r")?|(?i:solution)\s+" + _MC_IS + r")"
     r"(?:(?i:option|choice)[\s*(\[]*)?"
     r"(?:([A-Z])(?![A-Za-z])|([a-z])(?=[).\]:*]|\s*$))")
+_ANSWERED = re.compile(r"answer|" + _ANSWER_WORD, re.IGNORECASE)  # a marker that names the answer, not an option
 _MC_PATTERNS = [
     re.compile(r"\(([A-Z])\)"),
     re.compile(r"(?:^|\n)[^\S\n]*\**\(?([A-Z])[\).:*]+(?:\s|$)"),
@@ -365,7 +389,7 @@ def extract_choice(text: str, choices: Sequence[str]) -> str | None:
             return b
     found = [m for m in _MC_MARKED.finditer(text) if (m.group(1) or m.group(2)).upper() in valid]
     # "the answer is C" outranks a later mention of "option A" in the discussion
-    answered = [m for m in found if m.group(0)[:6].lower() == "answer" or m.group(0)[:2] in ("答案", "答え")] or found
+    answered = [m for m in found if _ANSWERED.match(m.group(0))] or found
     if answered:
         m = answered[-1]
         return _stated_choice(text, m.start(m.lastindex), choices) or m.group(m.lastindex).upper()
@@ -502,8 +526,10 @@ _LETTER = re.compile(r"^\(([A-Za-z]|-?\d+(?:\.\d+)?)\)$")  # "(C)", "(051)"
 _WORDS = re.compile(r"[^\W\d_](?:[^\W\d_]|[\s'.,\-])*")  # letters of any script: "Évelyn", "café"
 _WORD = re.compile(r"[^\W\d_]{3}")  # three letters in a row: a word, not a product of symbols
 _TIME = re.compile(r"\d:\d\d")
-# Chinese or Japanese words after a number are its unit or a copula: "18元", "3个苹果", "18です"
-_CJK_TAIL = re.compile(r"(?<=[\d}])\s*[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]+$")
+# Words after a number that are not ASCII (any script's but Greek, whose letters are variables) are its unit or a
+# copula: "18元", "3个苹果", "18です", "29টি", "18 яблок", "18 Äpfel", "18 niños" (ASCII ones: ``_drop_units``)
+# (no look-ahead for the letter that is not ASCII: from each digit to the end, 40 kB of "1 1 1 …" took seconds)
+_SCRIPT_TAIL = re.compile(r"(?<=[\d}])(?:(?![\u0370-\u03ff])[^\W\d_]|[\u0900-\u0dff]|\s)+$")
 _BASE = re.compile(r"[0-9A-Za-z]+_\d+")
 
 
@@ -705,7 +731,7 @@ def normalize_math(ans: str) -> str:
         a = _prose_value(a)
     if re.search(r"[\d\\]", a):  # "2 and 3", "x = 2 or x = -2"; "x < 2 or x > 3" is a union
         a = _AND_OR.sub(",", _union(_LEAD.sub("", a)))
-    a = _drop_units(_CJK_TAIL.sub("", _drop_assign(a))).strip().rstrip(".,;").strip()
+    a = _drop_units(_SCRIPT_TAIL.sub(_script_unit, _drop_assign(a))).strip().rstrip(".,;").strip()
     if _WORDS.fullmatch(a) and (_WORD.search(a) or a.lower() in ("no", "yes")):
         return normalize_text(a)  # a text answer: "Evelyn", "east"
     a = _mixed(_scientific(a))
@@ -721,6 +747,11 @@ def normalize_math(ans: str) -> str:
     if num is not None and re.fullmatch(r"-?\d*\.\d+", a):
         return _decimal_str(a)
     return a
+
+
+def _script_unit(m: re.Match) -> str:
+    """A ``_SCRIPT_TAIL`` dropped where a letter of it is not ASCII; ASCII units are ``_drop_units``'s."""
+    return m.group() if m.group().isascii() else ""
 
 
 def _power(m: re.Match) -> str:
