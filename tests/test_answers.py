@@ -397,6 +397,8 @@ def test_an_empty_gold_is_no_gold(gold):
     ("Answer: 5 (Confidence: 9)", "5"), ("Answer: 5 [Confidence: 9/10]", "5"), ("Answer: 5 {confidence: 8}", "5"),
     ("Answer: 5 | Confidence: 9", "5"), ("Answer: 5 - Confidence: 9", "5"), ("Answer: -5 Confidence: 9", "-5"),
     ("2 + 3 = 5.\nConfidence: 4/5", "5"), ("2 + 3 = 5.\nConfidence: 3 out of 5", "5"),  # another scale: no score, still cut
+    ("2 + 5 = 7.\nConfidence: 4 of 5", "7"), ("2 + 3 = 5.\nConfidence - 9", "5"),  # the last number was graded
+    ("Answer: 5 - Confidence - 9", "5"),  # was "5-Confidence-9"
     # a scale restated in other words, a boxed score: the score was graded (the last number, the last box)
     ("2 + 3 = 5.\nConfidence (out of 10): 9", "5"), ("2 + 3 = 5.\nConfidence (scale 1-10): 9", "5"),
     ("The answer is \\boxed{5}.\nConfidence: \\boxed{9}", "5"), ("The answer is 5.\nConfidence: $\\boxed{9}$", "5"),

@@ -362,7 +362,7 @@ def test_phase2_help_shows_phase1s_sample_options_as_their_default():
     for flag in ("--dtype", "--endpoint", "--tokenizer"):
         assert "[default: Phase 1's]" in _shown("phase2", flag), flag
         assert "Phase 1's" not in _shown("phase1", flag), flag
-    assert "[default: auto]" in _shown("phase1", "--dtype") and "[default: chat]" in _shown("run", "--endpoint")
+    assert "[default: auto]" in _shown("phase1", "--dtype") and "[default: chat; a rerun: the directory's]" in _shown("run", "--endpoint")
     recorded = {"backend": "openai", "model": "m", "backend_options": {"endpoint": "completions", "tokenizer": "gpt2"}}
     assert Generation.from_params({}, recorded).backend_options == {"endpoint": "completions", "tokenizer": "gpt2"}
     recorded = {"backend": "local", "model": "m", "backend_options": {"dtype": "bfloat16"}}
@@ -372,13 +372,36 @@ def test_phase2_help_shows_phase1s_sample_options_as_their_default():
 @pytest.mark.parametrize("verb, flag, says", [
     ("pool", "-K", "[required, or the pool directory's]"),  # was `[default: the pool directory's]`: a new one has none
     ("vote", "--tie-seed", "[default: the answer that sorts first]"),  # was `earliest answer`: not the first drawn
-    ("run", "--model", "cohere: command-a-03-2025; openai: none, give one]"),  # was the local model's for all
+    ("run", "--model", "cohere: command-a-03-2025; openai: none, give one; a rerun: the directory's]"),  # was the local model's for all
     ("phase1", "--base-url", "cohere: CO_API_URL, else Cohere's]"),  # cohere reads CO_API_URL first
     ("simulate", "--price", "[default: the one a POOL directory's summary.json records]"),  # was none shown
 ])
 def test_help_defaults_are_the_real_ones(verb, flag, says):
     """Defaults the help spelled out by hand say what the command takes where the option is not given."""
     assert says in _shown(verb, flag), _shown(verb, flag)
+
+
+def test_run_and_pool_help_say_a_rerun_takes_the_directorys_settings():
+    """A rerun in an existing directory takes every setting its config records that it does not give
+    (README "Runs: resume and grow"), but `run -h` and `pool -h` showed the built-in defaults alone
+    (`--temperature [default: 0.9]`): now each such option says so, the others and other commands do not."""
+    from uab_cli.backends import options as backend_options
+    from uab_cli.options import declared
+    from uab_cli.settings import Allocation, Generation, Vote
+
+    rerun = "a rerun: the directory's]"
+    recorded = {"run": [*declared(Generation), *declared(Allocation), *declared(Vote)], "pool": declared(Generation)}
+    for verb, options in recorded.items():
+        options = [o for o in (*options, *(o for o in backend_options() if o.samples)) if verb in o.commands]
+        for o in options:
+            flag = o.flag.split("/")[0]
+            assert rerun in _shown(verb, flag) or o.required, (verb, flag)
+            assert "rerun" not in _shown("phase1" if "phase1" in o.commands else "allocate" if "allocate" in
+                                         o.commands else "vote", flag), flag
+        assert "rerun" not in _shown(verb, "--base-url") and "rerun" not in _shown(verb, "--concurrency")
+    assert "[default: 0.9; a rerun: the directory's]" in _shown("run", "--temperature")
+    assert "[default: include-phase1; a rerun: the directory's]" in _shown("run", "--include-phase1")
+    assert "[required, or the run directory's]" in _shown("run", "--budget")
 
 
 def test_the_defaults_the_help_names_are_taken(tmp_path):

@@ -122,6 +122,35 @@ def totals(stage: dict) -> tuple[int, int, int]:
     return stage["samples"], stage["completion_tokens"], stage["prompt_tokens"]
 
 
+def test_run_summary_counts_the_confidence_fallbacks_the_printed_summary_reports(tmp_path, monkeypatch):
+    """summary.json held the vote's cut, filtered and no_answer counts but not its fallbacks: the
+    questions a confidence rule voted by majority (a sample without the statistic) and those the vcs
+    allocation counted as score 5 (no confidence), both printed. Now `vote_fallbacks` and `unscored`."""
+    complete = ScriptedBackend.complete
+
+    def unsure(self, req, params):  # the replies to q1 and q2 state no confidence
+        done = complete(self, req, params)
+        if "What is 1 +" in req.messages[-1]["content"] or "What is 2 +" in req.messages[-1]["content"]:
+            return dataclasses.replace(done, text=done.text.rsplit("\n", 1)[0])
+        return done
+
+    monkeypatch.setattr(ScriptedBackend, "complete", unsure)
+    q = write_jsonl(tmp_path / "q.jsonl", arithmetic(6))
+    out = tmp_path / "run"
+    result = cli(["run", q, "--budget", "3", "--backend", "scripted", "--vcs", "--signal", "vcs", "--vote-rule",
+                  "weighted", "-o", str(out)])
+    assert result.exit_code == 0, result.stderr
+    said = " ".join(result.stderr.split())
+    assert "2 question(s) without a confidence score counted as score 5" in said
+    assert "2 question(s) with a sample lacking vcs voted by majority" in said
+    summary = orjson.loads((out / "summary.json").read_bytes())
+    assert summary["vote_fallbacks"] == 2 and summary["unscored"] == 2
+    assert sum(bool(r.get("vote_fallback")) for r in read_jsonl(out / "votes.jsonl")) == 2
+    assert cli(["run", q, "--budget", "3", "--backend", "scripted", "-o", str(tmp_path / "plain")]).exit_code == 0
+    plain = orjson.loads((tmp_path / "plain" / "summary.json").read_bytes())
+    assert plain["vote_fallbacks"] == 0 and plain["unscored"] == 0
+
+
 def test_run_summary_token_totals_equal_the_sums_over_its_stage_files(tmp_path):
     q = write_jsonl(tmp_path / "q.jsonl", arithmetic(15))
     out = tmp_path / "run"
@@ -387,6 +416,40 @@ def test_phase1_judge_asks_with_judge_max_tokens_and_records_it(tmp_path, thinki
     records = read_jsonl(out)
     assert [r["judge"] for r in records] == ["hard"] * 6 and records[0]["uab"]["phase1"]["judge_max_tokens"] == 23
     assert _warned(["phase1", q, "--backend", "scripted", "--judge", "--judge-max-tokens", "20", "-o", str(out)])[1] == 1
+
+
+@pytest.mark.parametrize("args, says", [
+    (["phase1", "--judge-max-tokens", "64"], "error: --judge-max-tokens applies with --judge only"),
+    (["run", "-N", "3", "--judge-max-tokens", "64"],
+     "error: --judge-max-tokens applies to the judge allocator (the LLM judge), not --allocator uab"),
+    (["run", "-N", "3", "--allocator", "uniform", "--judge-max-tokens", "8"],
+     "error: --judge-max-tokens applies to the judge allocator (the LLM judge), not --allocator uniform")])
+def test_judge_max_tokens_where_no_judge_is_asked_is_refused(tmp_path, args, says):
+    """--judge-max-tokens on the command line of a phase1 without --judge, or of a run whose allocator
+    asks no judge, was taken and ignored in silence (exit 0, nothing recorded), as an allocation
+    option its allocator ignores no longer is: now refused, before anything is drawn or written."""
+    q = write_jsonl(tmp_path / "q.jsonl", arithmetic(4))
+    out = tmp_path / "out"
+    result = cli([args[0], q, *args[1:], "--backend", "scripted", "-o", str(out)])
+    assert result.exit_code == 2 and says in " ".join(result.stderr.split()), result.stderr
+    assert not out.exists()
+
+
+def test_judge_max_tokens_from_a_judge_runs_settings_is_taken_silently(tmp_path, thinking_judge):
+    """A judge run's config.json (or a settings file) that records --judge-max-tokens serves a phase1
+    without --judge and a run with another allocator: the cap is left unread, no error, none recorded."""
+    q = write_jsonl(tmp_path / "q.jsonl", arithmetic(4))
+    judged = tmp_path / "judged"
+    _warned(["run", q, "-N", "3", "--backend", "scripted", "--allocator", "judge", "--judge-max-tokens", "64",
+             "-o", str(judged)])
+    uniform = tmp_path / "uniform"
+    _warned(["run", q, "--backend", "scripted", "--allocator", "uniform", "--settings", str(judged), "-o", str(uniform)])
+    assert "judge_max_tokens" not in orjson.loads((uniform / runs.CONFIG).read_bytes())["generation"]
+    _warned(["run", q, "--backend", "scripted", "--allocator", "uniform", "-o", str(judged)])  # the record's cap
+    settings = write_jsonl(tmp_path / "s.json", [{"judge_max_tokens": 64}])
+    _warned(["phase1", q, "--backend", "scripted", "--settings", settings, "-o", str(tmp_path / "p1.jsonl")])
+    assert "judge_max_tokens" not in read_jsonl(tmp_path / "p1.jsonl")[0]["uab"]["phase1"]
+    assert len(thinking_judge) == 4  # the judge run's alone
 
 
 def test_judge_max_tokens_is_recorded_only_where_the_judge_was_asked(tmp_path, thinking_judge):

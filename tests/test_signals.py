@@ -37,6 +37,10 @@ def test_token_stats_hand_computed():
     ("Confidence: 4/5", None), ("Confidence: 3 out of 5", None), ("Confidence: 8/100", None), ("Confidence: 10 / 10", 10),
     # the last one counts, also when it is no score
     ("Confidence: 8\nConfidence: 11", None), ("Confidence: 8\nConfidence: 4/5", None),
+    # "of" names a scale too: "4 of 5" was read as 4 and "10 of 100" as 10; "8 of 10" is 8 as before
+    ("Confidence: 4 of 5", None), ("Confidence: 10 of 100", None), ("Confidence: 8 of 10", 8),
+    # a dash set apart is no sign: "Confidence - 8" was no score (read as -8); a dash on the number still is
+    ("Confidence - 8", 8), ("Confidence – 8/10", 8), ("Confidence -2", None),
 ])
 def test_parse_confidence(text, score):
     assert parse_confidence(text) == score

@@ -311,9 +311,8 @@ RECOMMENDED = ("run",)  # the commands a `uab simulate -o` recommendation is for
 
 def _declared(command: str) -> list[Option]:
     """The declared options ``command`` takes (settings fields and backends), then ``--settings``."""
-    found = [o.for_command(command) for o in (*settings.options(), *backend_options()) if command in o.commands]
-    if command in REMEMBERED:
-        found = [dataclasses.replace(o, show_default="the run directory's") if o.required else o for o in found]
+    found = [o.for_command(command, rerun=command in REMEMBERED) for o in (*settings.options(), *backend_options())
+             if command in o.commands]
     settings_file = SETTINGS_FILE if command not in RECOMMENDED else dataclasses.replace(
         SETTINGS_FILE, help="JSON/TOML file of option values, a run's or pool's config.json (or its directory), "
         "or a `uab simulate -o` results file (its "
@@ -334,13 +333,10 @@ def _parameter(option: Option) -> inspect.Parameter:
         help += f"  [required{', or ' + option.show_default if option.show_default else ''}]"
     if option.summaries():
         help += _one_per_line(option.summaries())
-    shown = option.show_default if option.show_default is not None else option.default
-    if isinstance(shown, bool):
-        flags = option.flag.split("/")
-        shown = flags[0 if shown else -1].lstrip("-")
+    shown = option.shown_default()
     info = typer.Option(*[d for d in (option.short, option.flag) if d], help=help, rich_help_panel=option.panel,
                         metavar="NAME" if option.summaries() else None,
-                        show_default=str(shown) if shown not in (None, "") and not option.required else False)
+                        show_default=shown if shown is not None and not option.required else False)
     return inspect.Parameter(option.name, inspect.Parameter.KEYWORD_ONLY, annotation=Annotated[kind | None, info],
                              default=None)
 
@@ -617,6 +613,7 @@ def phase1(ctx: typer.Context, input: In, output: Out = "-", samples: K = 1,
                                                "judge.")] = False, quiet: Quiet = False) -> None:
     """Phase 1: draw K samples per question and record their uncertainty statistics."""
     check_output(output)
+    settings.check_judge_tokens(_given(ctx), judge=judge)
     records, lines = _load(input, "question")
     pipeline.phase1_takes(records, display_name(input), lines)
     gen = Generation.from_params(ctx.params)
@@ -696,6 +693,7 @@ def run(ctx: typer.Context, input: In, output: OutDir, force: Force = False, sam
                                                                           (Vote, recorded.vote))]
     ctx.meta["uab.from_record"] = settings.taken(params, *values)  # an error naming one says so (invoke)
     alloc, votes = (from_params(cls, v) for cls, v in zip((Allocation, Vote), values))
+    settings.check_judge_tokens(_given(ctx), allocator=alloc.allocator)
     k = runs.phase1_k(samples, recorded, alloc, output)
     check_output(output, "run directory")
     records, note = _questions(input)

@@ -116,12 +116,15 @@ def judge_line(judge: dict) -> str:
 
 
 def run_summary(held: dict[str, Tokens], drawn: dict[str, Tokens], seconds: dict[str, float], total_seconds: float,
-                judge: dict | None, votes, about: dict, price: Price | None = None, probes: int = 0) -> dict:
+                judge: dict | None, votes, about: dict, price: Price | None = None, probes: int = 0,
+                unscored: int = 0) -> dict:
     """A run directory's ``summary.json``: per stage the samples it holds with their prompt and
     completion tokens, what this invocation ``drawn`` of them (the rest were ``reused`` from the
     directory) and its wall-clock ``seconds``; the totals over the sampling stages; the judge's
     calls apart (they are not samples); accuracy and coverage from ``votes`` (a
-    ``pipeline.VoteSummary``); ``about``: what produced the run (settings, provenance)."""
+    ``pipeline.VoteSummary``), with its counts, the questions a confidence rule voted by majority
+    among them; ``unscored``: the questions the allocation counted as score 5 for want of a
+    verbalised confidence; ``about``: what produced the run (settings, provenance)."""
     stages: dict[str, dict] = {}
     if judge is not None:
         calls = {k: judge.get(k) for k in ("calls", "prompt_tokens", "completion_tokens")}
@@ -136,7 +139,7 @@ def run_summary(held: dict[str, Tokens], drawn: dict[str, Tokens], seconds: dict
     out = {"questions": votes.questions, "stages": stages, "total": _drawing(total_held, total_drawn, total_seconds),
            "accuracy": votes.accuracy, "coverage": votes.any_correct / votes.graded if votes.graded else None,
            "graded": votes.graded, "correct": votes.correct, "no_answer": votes.no_answer,
-           "cut": votes.cut, "filtered": votes.filtered}
+           "cut": votes.cut, "filtered": votes.filtered, "vote_fallbacks": votes.fallbacks, "unscored": unscored}
     if price is not None:
         out |= _priced(price, total_held, total_drawn)
         if judge is not None:

@@ -20,6 +20,7 @@ from .errors import UabError
 
 # Help panels, in the order ``-h`` shows them.
 PANELS = ("Input/output", "Options", "Generation", "Backend", "Allocation", "Vote")
+RECORDED = ("Generation", "Allocation", "Vote")  # the panels of the settings a run directory's config records
 GENERATING = ("phase1", "phase2", "run", "pool")  # the commands that draw samples
 INT64 = (-(2**63), 2**63 - 1)  # what an integer option may hold: records and configs are JSON read by orjson
 _KINDS = {bool: "true or false", int: "an integer", float: "a number", str: "a string"}
@@ -124,12 +125,28 @@ class Option:
             return f"{'>' if self.open_min else '>='} {lo:g}"
         return f"<= {hi:g}"
 
-    def for_command(self, command: str) -> Option:
+    def shown_default(self) -> str | None:
+        """The default as ``-h`` shows it: ``show_default``, else the default (a flag's name for a
+        bool); None: none shown."""
+        shown = self.show_default if self.show_default is not None else self.default
+        if isinstance(shown, bool):
+            flags = self.flag.split("/")
+            shown = flags[0 if shown else -1].lstrip("-")
+        return None if shown in (None, "") else str(shown)
+
+    def for_command(self, command: str, rerun: bool = False) -> Option:
         """The declaration as ``command`` takes it: ``phase2``'s generation options, and the backend
         options that change a sample (``samples``: ``--dtype``, ``--endpoint``, ``--tokenizer``), default
-        to Phase 1's."""
+        to Phase 1's. ``rerun``: a rerun of ``command`` in its directory takes what the directory's
+        config records for an option it does not give (``run``, ``pool``): a required option says so,
+        and every recorded one (a setting's, a backend option that changes a sample) shows it beside its default."""
         if command == "phase2" and (self.panel == "Generation" or self.samples):
             return replace(self, default=None, show_default="Phase 1's", required=False)
+        if rerun and self.required:
+            return replace(self, show_default="the run directory's")
+        if rerun and (self.panel in RECORDED or self.samples):
+            shown = self.shown_default()
+            return replace(self, show_default=f"{shown + '; ' if shown else ''}a rerun: the directory's")
         return self
 
 

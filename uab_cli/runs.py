@@ -648,7 +648,7 @@ def _summary(records, result: RunResult, alloc, seconds: float, about: dict, pri
     held = {f"phase{p}": cost.Tokens().add(s for rec in records for s in samples(rec, p)) for p in (1, 2)}
     judge = result.judge if alloc.allocator in allocators.NEEDS_JUDGE else None
     return cost.run_summary(held, result.drawn_tokens, result.seconds, seconds, judge, result.votes, about, price,
-                            result.probes)
+                            result.probes, result.allocation.fallbacks)
 
 
 def _stages(rundir, records, be, gen, alloc, vote, k, signal, callbacks: Callbacks, skipped) -> RunResult:

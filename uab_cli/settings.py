@@ -192,6 +192,21 @@ class Generation:
         return {**fields_, "prompt": None, TEMPLATE_DIGEST: self._template[1], "version": __version__}
 
 
+def check_judge_tokens(given, judge: bool = False, allocator: str | None = None) -> None:
+    """Refuse ``--judge-max-tokens`` given on the command line (``given``: the option names it gives)
+    where no LLM judge is asked, as an allocation option its allocator ignores is refused: ``phase1``
+    without ``--judge`` (``judge``), a run whose ``allocator`` reads no judge labels. From a
+    ``--settings`` file or a run directory's record it is taken silently: a judge run's settings
+    serve another allocator too (``Generation.info`` then records no cap)."""
+    if "judge_max_tokens" not in given or judge or allocator in allocators.NEEDS_JUDGE:
+        return
+    if allocator is None:
+        raise UabError("--judge-max-tokens applies with --judge only")
+    users = sorted(allocators.NEEDS_JUDGE)
+    raise UabError(f"--judge-max-tokens applies to the {' and '.join(users)} allocator{'s' * (len(users) > 1)} "
+                   f"(the LLM judge), not --allocator {allocator}")
+
+
 def default_vcs(backend: str) -> bool:
     """``--vcs`` where it is not given: on for cohere (the paper's Cohere runs read it)."""
     return backend == "cohere"
