@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import functools
 import gzip
 import hashlib
 import io
@@ -27,10 +28,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from uab_cli.convert import convert_records  # noqa: E402
+from uab_cli.convert import convert_records, read_table  # noqa: E402
 from uab_cli.jsonl import write_records  # noqa: E402
 
 SAMPLE = 300
+MGSM_LANGUAGES = ("bn", "de", "en", "es", "fr", "ja", "ru", "sw", "te", "th", "zh")  # one file each, as MGSM's
 
 
 @dataclass(frozen=True)
@@ -80,6 +82,15 @@ SOURCES = {
         "deepscaler/data/train/aime.json",
         "MIT",
     ),
+    **{
+        f"mgsm_{language}": Source(
+            "google-research/url-nlp",
+            "452a21ad3dae5668c06ceeac21ff073e1e40f9be",
+            f"mgsm/mgsm_{language}.tsv",
+            "CC BY 4.0 (MGSM, Shi et al. 2022, mgsm/LICENSE; its questions GSM8K's, Cobbe et al. 2021, translated)",
+        )
+        for language in MGSM_LANGUAGES
+    },
 }
 
 
@@ -152,6 +163,11 @@ def build_deepscaler(data: bytes) -> Iterator[dict]:
     return convert_records(with_ids, "deepscaler", id_field="id")
 
 
+def build_mgsm(path: str, data: bytes) -> Iterator[dict]:
+    """One MGSM language's TSV, read as ``uab convert mgsm_XX.tsv --preset mgsm`` reads it (its name gives the language)."""
+    return convert_records(read_table(path, preset="mgsm", data=data), "mgsm", path=path)
+
+
 BUILDERS = {
     "math500": build_math500,
     "gsm8k_test": build_gsm8k,
@@ -159,6 +175,7 @@ BUILDERS = {
     "mmlu_formal_logic": build_mmlu_formal_logic,
     "hh_rlhf_test300": build_hh_rlhf,
     "deepscaler300": build_deepscaler,
+    **{name: functools.partial(build_mgsm, SOURCES[name].path) for name in SOURCES if name.startswith("mgsm_")},
 }
 
 

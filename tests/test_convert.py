@@ -36,7 +36,7 @@ def load_jsonl(path: Path) -> list[dict]:
 
 
 def test_presets_listed():
-    assert set(PRESETS) == {"math500", "gsm8k", "svamp", "gpqa", "mmlu", "deepscaler", "hh-rlhf", "arc"}
+    assert set(PRESETS) == {"math500", "gsm8k", "svamp", "mgsm", "gpqa", "mmlu", "deepscaler", "hh-rlhf", "arc"}
     assert all(p.description for p in PRESETS.values())
     assert "--preset " + "\\|".join(PRESETS) + " [-o OUT]" in (ROOT / "README.md").read_text(encoding="utf-8")
 
@@ -887,7 +887,7 @@ REAL = FIXTURES / "real"
 
 def convert_real(relative: str, preset: str, **options) -> list[dict]:
     path = REAL / relative
-    return list(convert_records(read_table(path), preset, path=str(path), **options))
+    return list(convert_records(read_table(path, preset=preset), preset, path=str(path), **options))
 
 
 def test_gsm8k_preset_on_real_rows():
@@ -963,6 +963,75 @@ def test_svamp_rows_without_the_preset_name_it():
         list(convert_records([row], None))
     with pytest.raises(UabError, match="field 'Body' is empty \\(needed by preset svamp\\)"):
         list(convert_records([{**row, "Body": " "}], "svamp"))
+
+
+MGSM_ES = "google-research+url-nlp/mgsm/mgsm_es.tsv"
+
+
+def test_mgsm_preset_reads_mgsms_headerless_tsv():
+    """MGSM's TSV files have no header row: their first question was read as the header (every row then
+    missing 'question'); --preset mgsm names the columns, and its file's name the language."""
+    rows = [line.split("\t") for line in (REAL / MGSM_ES).read_text(encoding="utf-8").splitlines()]
+    records = convert_real(MGSM_ES, "mgsm")
+    assert records[0] == {"id": "mgsm-es-0", "question": rows[0][0], "answer": "18", "type": "math",
+                          "language": "es", "source": "mgsm"}
+    assert [r["answer"] for r in records] == ["18", "2125", "250"]  # 2,125: its thousands comma dropped
+    assert [r["question"] for r in records] == [q for q, _ in rows]  # row 214's "Todo por un dólar" quotes kept
+    assert [r["id"] for r in records] == ["mgsm-es-0", "mgsm-es-1", "mgsm-es-2"]
+    for rec in records:  # as MGSM's Spanish exemplars end their replies
+        assert is_correct(rec, extract_answer(f"5 + 6 = 11. La respuesta es {rec['answer']}.", rec))
+    assert convert_real("google-research+url-nlp/mgsm/mgsm_ja.tsv", "mgsm")[1]["language"] == "ja"
+
+
+def test_mgsm_preset_through_the_cli_and_stdin(tmp_path):
+    """The Russian file's first question holds a comma: piped in, it was split at commas (two cells either way)."""
+    ru = REAL / "google-research+url-nlp/mgsm/mgsm_ru.tsv"
+    out = tmp_path / "ru.jsonl"
+    assert cli(["convert", str(ru), "--preset", "mgsm", "-o", str(out)]).exit_code == 0
+    assert [r["id"] for r in load_jsonl(out)] == ["mgsm-ru-0", "mgsm-ru-1"]
+    piped = _convert("-", "--preset", "mgsm", stdin=ru.read_bytes())  # stdin has no name: no language, one warning
+    assert piped.returncode == 0 and piped.stderr.decode().splitlines() == [
+        "warning: <stdin>:1: the input's name does not say its language, as MGSM's mgsm_XX.tsv do: its records have "
+        "no 'language', nor their ids (name the file mgsm_XX.tsv to keep it)"]
+    records = [json.loads(line) for line in piped.stdout.splitlines()]
+    assert [{**r, "id": "", "language": "ru"} for r in records] == [{**r, "id": ""} for r in load_jsonl(out)]
+    assert [r["id"] for r in records] == ["mgsm-0", "mgsm-1"]
+
+
+@pytest.mark.parametrize("body,message", [
+    (b"question\tanswer\nHow many?\t4\n", None),  # a header row naming its columns is read as one
+    (b"question\tanswer\tanswer_number\nHow many?\t\t4\n",
+     "1: row has 3 cells, preset mgsm reads 2 (question, answer: its files have no header row)"),
+    (b"How many?\t4.5\n", "1: field 'answer' should be a whole number (as MGSM's golds are), got '4.5'"),
+    (b"How many?\t2,5\n", "1: field 'answer' should be a whole number (as MGSM's golds are), got '2,5'"),
+    (b"How many?\t\n", "1: field 'answer' is null (needed by preset mgsm)"),
+])
+def test_mgsm_preset_rows_it_refuses(tmp_path, body, message):
+    path = tmp_path / "mgsm_de.tsv"
+    path.write_bytes(body)
+    if message is None:
+        assert convert_records(read_table(path, preset="mgsm"), "mgsm", path=str(path)).__next__()["answer"] == "4"
+        return
+    with pytest.raises(UabError) as info:
+        list(convert_records(read_table(path, preset="mgsm"), "mgsm", path=str(path)))
+    assert str(info.value) == f"{path}:{message}"
+
+
+def test_mgsm_preset_reads_a_json_export_by_its_column_names(tmp_path):
+    path = tmp_path / "mgsm_fr.jsonl"
+    path.write_text('{"question": "Combien ?", "answer": 1200}\n', encoding="utf-8")
+    assert convert_real(path, "mgsm") == [{"id": "mgsm-fr-0", "question": "Combien ?", "answer": "1200",
+                                            "type": "math", "language": "fr", "source": "mgsm"}]
+
+
+def test_columns_on_stdin_split_at_the_delimiter_that_fits_every_row():
+    """--columns with a tab-separated file piped in whose first question holds one comma: comma and tab both
+    split that row in two, and the comma won, splitting the next rows wrongly (or into too many cells)."""
+    body = "Ella come tres, y vende el resto.\t18\nUna bata lleva 2 rollos.\t3\nOtra, y otra, y otra.\t7\n"
+    piped = cli(["convert", "-", "--columns", "question,answer"], stdin=body.encode())
+    assert piped.exit_code == 0, piped.output  # was: <stdin>:2: row has 1 cells, --columns names 2
+    assert [(r["question"], r["answer"]) for r in map(json.loads, piped.stdout.splitlines())] == [
+        ("Ella come tres, y vende el resto.", "18"), ("Una bata lleva 2 rollos.", "3"), ("Otra, y otra, y otra.", "7")]
 
 
 def test_math500_preset_on_real_rows_keeps_solution():

@@ -24,8 +24,13 @@ DATASETS = ROOT / "datasets"
 REAL = Path(__file__).resolve().parent / "data" / "convert" / "real"
 SOURCES_ENV = "UAB_DATASET_SOURCES"  # a folder of copies of the source repositories (datasets/README.md)
 
+# MGSM's "the answer is", as its exemplars (mgsm/exemplars.py) end each language's reasoning
+MGSM_MARKERS = {"bn": "উত্তর হল {}।", "de": "Die Antwort ist {}.", "en": "The answer is {}.", "es": "La respuesta es {}.",
+                "fr": "La réponse est {}.", "ja": "答えは{}です。", "ru": "Ответ — {}.", "sw": "Jibu ni {}.",
+                "te": "సమాధానం {}.", "th": "คำตอบคือ {}", "zh": "答案是 {}。"}
+MGSM = tuple(f"mgsm_{language}" for language in MGSM_MARKERS)
 SIZES = {"math500": 500, "gsm8k_test": 1319, "svamp": 1000, "mmlu_formal_logic": 126, "hh_rlhf_test300": 300,
-         "deepscaler300": 300}
+         "deepscaler300": 300, **dict.fromkeys(MGSM, 250)}
 WITH_SOLUTIONS = ("math500", "gsm8k_test", "deepscaler300")
 
 
@@ -92,6 +97,32 @@ def test_svamp_golds_grade_right_as_a_model_writes_them():
         assert not is_correct(rec, extract_answer(str(int(gold) + 1), rec))
 
 
+def test_mgsm_files_one_per_language_with_gsm8ks_golds():
+    golds = None
+    for name in MGSM:
+        language = name.removeprefix("mgsm_")
+        records = load(name)
+        assert [r["id"] for r in records] == [f"mgsm-{language}-{i}" for i in range(250)]
+        assert all(r["language"] == language and r["type"] == "math" and r["source"] == "mgsm" for r in records)
+        assert all(re.fullmatch(r"\d+", r["answer"]) for r in records)
+        golds = golds or [r["answer"] for r in records]
+        assert [r["answer"] for r in records] == golds, name  # the same 250 problems, translated
+    assert [golds[i] for i in (146, 201, 230, 249)] == ["2125", "114200", "276000", "5600"]  # 2,125 … as published
+    assert golds == [r["answer"] for r in load("gsm8k_test")[:250]]  # GSM8K's first 250
+
+
+@pytest.mark.parametrize("name", MGSM)
+def test_mgsm_golds_answer_themselves_in_their_language(name):
+    """Each gold, written as MGSM's exemplars end a reply in that language ("La respuesta es 18."), after
+    other numbers, and with its thousands grouped, grades right; the next number grades wrong."""
+    marker = MGSM_MARKERS[name.removeprefix("mgsm_")]
+    for rec in load(name):
+        gold = int(rec["answer"])
+        for reply in (f"5 + 6 = 11. {marker.format(gold)}", marker.format(f"{gold:,}")):
+            assert is_correct(rec, extract_answer(reply, rec)), (rec["id"], reply)
+        assert not is_correct(rec, extract_answer(f"{gold} + 1 = {gold + 1}. {marker.format(gold + 1)}", rec))
+
+
 def test_multiple_choice_sets():
     logic = load("mmlu_formal_logic")
     assert all(len(r["choices"]) == 4 and r["type"] == "mc" and r["subject"] == "formal_logic" for r in logic)
@@ -105,8 +136,9 @@ def test_multiple_choice_sets():
 def test_readme_names_source_commit_licence_and_size_of_every_file():
     readme = (DATASETS / "README.md").read_text(encoding="utf-8")
     for name, source in make_datasets.SOURCES.items():
-        section = readme.split(f"\n## `{name}.jsonl`\n")[1].split("\n## ")[0]
-        for fact in (source.repo, source.commit, source.path, f"{SIZES[name]:,}", "MIT"):
+        heading = "mgsm_<language>" if name in MGSM else name  # one section for MGSM's eleven files
+        section = readme.split(f"\n## `{heading}.jsonl`\n")[1].split("\n## ")[0]
+        for fact in (source.repo, source.commit, source.path, f"{SIZES[name]:,}", source.licence.split(" (")[0]):
             assert fact in section, (name, fact)
     assert "GPQA" in readme
 
@@ -117,7 +149,7 @@ def test_readme_names_source_commit_licence_and_size_of_every_file():
 def test_script_rebuilds_the_shipped_records_from_real_rows(tmp_path):
     make_datasets.main(["--raw", str(REAL), "-o", str(tmp_path)])
     expected = {"math500": 5, "gsm8k_test": 7, "svamp": 6, "mmlu_formal_logic": 3, "hh_rlhf_test300": 1,
-                "deepscaler300": 4}
+                "deepscaler300": 4, **dict.fromkeys(MGSM, 2), "mgsm_es": 3}
     for name, matches in expected.items():
         shipped = {(r["question"], tuple(r.get("choices", ()))): r for r in load(name)}
         built = read_jsonl(tmp_path / f"{name}.jsonl")
@@ -125,7 +157,7 @@ def test_script_rebuilds_the_shipped_records_from_real_rows(tmp_path):
         assert len(found) == matches, name
         for rec in found:
             twin = shipped[(rec["question"], tuple(rec.get("choices", ())))]
-            if name != "gsm8k_test":  # gsm8k ids are positions in the file; the slice has other positions
+            if name != "gsm8k_test" and name not in MGSM:  # their ids are positions in the file; the slice's differ
                 assert rec == twin
             else:
                 assert {**rec, "id": twin["id"]} == twin

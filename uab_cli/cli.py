@@ -745,7 +745,7 @@ def convert(
 
     check_output(output)
     _stdin_hint(input)
-    write_records(output, convert_records(read_table(input, columns), preset, question_field, answer_field, choices_field,
+    write_records(output, convert_records(read_table(input, columns, preset), preset, question_field, answer_field, choices_field,
                                           id_field, path=display_name(input), answer_base=answer_base), streaming=True)
 
 

@@ -181,6 +181,8 @@ class Preset:
     fixed: frozenset[str] = field(default_factory=frozenset)
     columns: tuple[str, ...] = ()  # columns a row of this benchmark has (besides ``fields``)
     mc: bool = False  # its records have choices
+    header: tuple[str, ...] = ()  # the columns of its CSV/TSV files, which have no header row (MGSM's), in order
+    id_parts: tuple[str, ...] = ()  # fields of its records that a default id names before the row ("mgsm-es-0")
 
     def reads(self, row: Mapping[str, Any]) -> bool:
         """Whether ``row`` has every column this preset reads."""
@@ -393,6 +395,27 @@ def _build_svamp(row: _Row) -> dict:
     return record
 
 
+_WHOLE = re.compile(r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)")  # a whole number, its thousands grouped by commas or not
+_MGSM_FILE = re.compile(r"mgsm_([a-z]{2})\.[a-z]+", re.IGNORECASE)  # MGSM's file of one language: mgsm_es.tsv
+
+
+def _build_mgsm(row: _Row) -> dict:
+    """google-research/url-nlp's MGSM (mgsm/mgsm_XX.tsv: question, answer; no header row): the gold is a
+    whole number, without its thousands commas (2,125 is 2125, as GSM8K's); the language is the file name's
+    XX, kept as ``language`` (and in the default id); a file named otherwise gives neither, with a warning."""
+    gold = _answer_text(row.gold())
+    if not _WHOLE.fullmatch(gold):
+        raise row.error(f"field {row.fields['answer']!r} should be a whole number (as MGSM's golds are), got {gold!r}")
+    record = {"question": row.text(row.fields["question"]), "answer": gold.replace(",", ""), "type": "math"}
+    named = _MGSM_FILE.fullmatch(os.path.basename(row.path or ""))
+    if named:
+        record["language"] = named.group(1).lower()
+    else:
+        row.note = ("the input's name does not say its language, as MGSM's mgsm_XX.tsv do: its records have no "
+                    "'language', nor their ids (name the file mgsm_XX.tsv to keep it)")
+    return record
+
+
 def _build_mmlu(row: _Row) -> dict:
     """cais/mmlu: question, choices (list), answer (0-based index or letter), subject."""
     choices_raw = row.role("choices")
@@ -504,6 +527,15 @@ PRESETS: dict[str, Preset] = {
         _build_svamp,
         frozenset({"choices"}),
         columns=("Body",),
+    ),
+    "mgsm": Preset(
+        "mgsm",
+        "google-research/url-nlp's MGSM (mgsm_XX.tsv: question, answer; no header row): the language from the name",
+        {"question": "question", "answer": "answer", "choices": None, "id": None},
+        _build_mgsm,
+        frozenset({"choices"}),
+        header=("question", "answer"),
+        id_parts=("language",),
     ),
     "gpqa": Preset(
         "gpqa",
@@ -637,7 +669,8 @@ def convert_records(
             raw_id = row.role("id")
             if isinstance(raw_id, (bool, Mapping, list, tuple)):
                 raise row.error(f"field {fields['id']!r} should be text or a number, got {type(raw_id).__name__}")
-            rec_id = _answer_text(raw_id) if raw_id is not None else f"{prefix}-{position}"
+            named = [str(body[part]) for part in spec.id_parts if part in body]
+            rec_id = _answer_text(raw_id) if raw_id is not None else "-".join([prefix, *named, str(position)])
             if not rec_id:
                 raise row.error(f"field {fields['id']!r} is empty")
             if rec_id in seen:
@@ -897,7 +930,8 @@ def _named_once(names: Iterable[str], whose: str, path: Path | str | None = None
 
 
 # A CSV's delimiter: the one of these that splits its first row into the most cells (into as many as --columns
-# names, for a file without a header row); a comma where several do alike. A .tsv file is split at tabs.
+# names, for a file without a header row, and of those the one that splits the most rows so); a comma where several
+# do alike. A .tsv file is split at tabs.
 _DELIMITERS = (",", ";", "\t")
 _SNIFF = 1 << 20  # characters read to find it
 _SEP = re.compile(r"sep=([^\r\n\"])(?:\r\n?|\n)")  # Excel's first line naming the delimiter (sep=;), which overrides it
@@ -911,8 +945,18 @@ def _delimiter(head: str, columns: tuple[str, ...] | None) -> str:
             return next((cells for cells in csv.reader(io.StringIO(head, newline=""), delimiter=delimiter) if cells), [])
         except csv.Error:  # the strict read names the line
             return []
+    def fitting(delimiter: str) -> int:  # the rows it splits into as many cells as ``columns`` names
+        count = 0
+        try:
+            for cells in csv.reader(io.StringIO(head, newline=""), delimiter=delimiter):
+                count += len(cells) == len(columns)
+        except csv.Error:
+            pass
+        return count
     cells = {delimiter: len(first(delimiter)) for delimiter in _DELIMITERS}
     exact = [d for d in _DELIMITERS if columns is not None and cells[d] == len(columns)]
+    if len(exact) > 1:  # a comma in a tab-separated first row splits it so too: the one that splits most rows so
+        exact.sort(key=fitting, reverse=True)  # stable: a comma on a tie
     return exact[0] if exact else max(_DELIMITERS, key=cells.__getitem__)
 
 
@@ -954,11 +998,14 @@ def _utf8_head(path: Path | str, text: bytes) -> str:
 
 
 def _read_csv(path: Path | str, text: bytes, columns: tuple[str, ...] | None = None,
-              delimiter: str | None = None) -> Iterator[tuple[int, dict]]:
+              delimiter: str | None = None, preset: Preset | None = None) -> Iterator[tuple[int, dict]]:
     """Rows of a CSV file, numbered by the line each starts on; every cell is text, an empty one
     null (a missing value). Its first row names the columns, unless ``columns`` does (a file
-    without a header row); a column with no name is left out. Split at the delimiter a first line
+    without a header row), or else the ``preset``'s ``header`` (whose first row, where it names them, is
+    read as a header); a column with no name is left out. Split at the delimiter a first line
     ``sep=;`` names, else at ``delimiter``, else at the one ``_delimiter`` finds. Blank lines are skipped."""
+    own = columns is None and preset is not None and bool(preset.header)  # the preset's files have no header row
+    columns = preset.header if own else columns
     head = _utf8_head(path, text)
     limit = csv.field_size_limit(max(csv.field_size_limit(), len(text)))  # a long cell (a solution) is no error
     sep = _SEP.match(head)
@@ -984,11 +1031,14 @@ def _read_csv(path: Path | str, text: bytes, columns: tuple[str, ...] | None = N
             if header is None:
                 header = _header(path, cells, start)
             elif columns is not None and first and _names(cells, columns):
-                raise UabError("this row is a header (it names the columns --columns gives): leave --columns out",
-                               path=str(path), line=start)
+                if not own:
+                    raise UabError("this row is a header (it names the columns --columns gives): leave --columns out",
+                                   path=str(path), line=start)
+                first = False  # a header row naming the preset's columns: read as one
             elif len(cells) != len(header):
-                whose = "the header" if columns is None else "--columns names"
-                raise UabError(f"row has {len(cells)} cells, {whose} {len(header)}", path=str(path), line=start)
+                whose = "the header" if columns is None else f"preset {preset.name} reads" if own else "--columns names"
+                why = f" ({', '.join(columns)}: its files have no header row)" if own else ""
+                raise UabError(f"row has {len(cells)} cells, {whose} {len(header)}{why}", path=str(path), line=start)
             else:
                 first = False
                 row = {name: cell if cell else None for name, cell in zip(header, cells) if name}
@@ -1000,17 +1050,23 @@ def _read_csv(path: Path | str, text: bytes, columns: tuple[str, ...] | None = N
 READERS = (".jsonl", ".json", ".csv", ".tsv", ".parquet")
 
 
-def read_table(path: str | Path, columns: str | None = None) -> Iterator[Located]:
+def read_table(path: str | Path, columns: str | None = None, preset: str | None = None,
+               data: bytes | None = None) -> Iterator[Located]:
     """Return an iterator of (line or row number, row[, position]) over a .jsonl, .json, .csv, .tsv or .parquet
     file, or over stdin (``-``), whose format is told from its content. ``columns`` (comma-separated) names the
-    columns of a CSV file without a header row; stdin is then read as CSV."""
+    columns of a CSV file without a header row; stdin is then read as CSV. A ``preset`` whose files have no
+    header row (mgsm) names a CSV file's columns where ``columns`` does not. ``data``: the file's bytes, read
+    already (``path`` then names it)."""
     names = None if columns is None else _column_names(columns, "--columns")
+    spec = PRESETS.get(preset) if preset is not None else None
+    if data is not None:
+        return _read_text(path, data, Path(path).suffix.lower() or None, names, spec)
     if str(path) == "-":
         text = stdin().read()
         if text.startswith(b"PAR1"):
             _no_columns("<stdin>", ".parquet", names)
             return _read_parquet("<stdin>", io.BytesIO(text))
-        return _read_text("<stdin>", text, None if names is None else ".csv", names)  # --columns: CSV
+        return _read_text("<stdin>", text, None if names is None else ".csv", names, spec)  # --columns: CSV
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix not in READERS:
@@ -1025,7 +1081,7 @@ def read_table(path: str | Path, columns: str | None = None) -> Iterator[Located
         text = path.read_bytes()
     except OSError as exc:
         raise UabError(f"cannot read: {exc.strerror}", path=str(path)) from None
-    return _read_text(path, text, suffix, names)
+    return _read_text(path, text, suffix, names, spec)
 
 
 def _no_columns(path: Path | str, suffix: str, columns: tuple[str, ...] | None) -> None:
@@ -1036,14 +1092,14 @@ def _no_columns(path: Path | str, suffix: str, columns: tuple[str, ...] | None) 
 
 
 def _read_text(path: Path | str, text: bytes, suffix: str | None,
-               columns: tuple[str, ...] | None = None) -> Iterator[Located]:
+               columns: tuple[str, ...] | None = None, preset: Preset | None = None) -> Iterator[Located]:
     """Rows of a text file by its ``suffix`` (None: told from the content, CSV unless it opens
-    as JSON does); ``columns``: a CSV file's, which has no header row."""
+    as JSON does); ``columns``: a CSV file's, which has no header row; ``preset``: see ``_read_csv``."""
     if text.startswith(_BOM):
         text = text[len(_BOM):]
     opening = text.lstrip()[:1]
     if suffix in (".csv", ".tsv") or (suffix is None and opening not in (b"", b"{", b"[")):
-        return _read_csv(path, text, columns, "\t" if suffix == ".tsv" else None)
+        return _read_csv(path, text, columns, "\t" if suffix == ".tsv" else None, preset)
     _utf8_head(path, text)  # orjson names no byte of one that is not ("str is not valid UTF-8: surrogates not allowed")
     is_array = opening == b"["  # a JSON array saved as .jsonl reads as .json
     return _read_jsonl(path, text) if suffix == ".jsonl" and not is_array else _read_json(path, text)
