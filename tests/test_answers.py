@@ -945,6 +945,29 @@ def test_mgsm_languages_markers_name_the_letter(text):
     assert extract_answer(text, MC) == "C"
 
 
+@pytest.mark.parametrize("text", ["Jibu ni C, kwa sababu majibu ni A na B si sahihi.", "The answer is C.\nMajibu ni A."])
+def test_a_word_inside_another_marks_no_letter(text):
+    """"majibu" (answers) marks no answer, for a letter as for a number: "majibu ni A" outranked "Jibu ni C"."""
+    assert extract_answer(text, MC) == "C"
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("答案是18，因为3乘6等于18", "18"), ("答案是18元，比原来多3元", "18"), ("答案为 18，验证 3", "18"),
+    ("答案是 x = 5，y = 3", "x=5,y=3"),  # a list stays one
+])
+def test_a_comma_before_words_of_another_script_ends_the_answer(text, expected):
+    """A full-width comma (read as ",") and Chinese after it went on with the answer: "答案是18，因为3乘6等于18" was
+    `18,因为3乘6等于18`, wrong against 18, where before Chinese markers were read it was its last number 18."""
+    assert extract_answer(text, MATH) == expected
+
+
+@pytest.mark.parametrize("text, expected", [("Answer: 3元, 4元", "3,4"), ("Answer: 3 niños, 4 niñas", "3,4"),
+                                            ("Answer: 3 Äpfel and 4 Äpfel", "3,4")])
+def test_each_item_of_a_list_drops_a_unit_that_is_not_ascii(text, expected):
+    """Words not ASCII after a number were dropped at the end of the answer only: "3元, 4元" was `3元,4`."""
+    assert extract_answer(text, MATH) == expected
+
+
 @pytest.mark.parametrize("gold, expected", [("５０", "50"), ("٥٠", "50"), ("−5", "-5"), ("½", "1/2"), ("2³", "2^3"),
                                             ("１２３４", "1234"), ("10⁻³", "10^{-3}")])
 def test_golds_written_in_other_scripts_normalise_as_predictions(gold, expected):

@@ -51,7 +51,8 @@ _ANSWER_ABROAD = (
     ("答案", "是|为|:", ""), ("答え", "は|:", ""),
 )
 _ENDS = r"(?![^\W\d_]|[\u0900-\u0dff])"  # no letter or Indic sign after ("হল", not "হলে": if); a number may follow
-_ANSWER_WORD = "|".join(word for word, _, _ in _ANSWER_ABROAD)
+_ANSWER_WORD = "|".join((_APART if opener else "") + word  # a letter's marker: apart too ("majibu ni A" is none)
+                        for word, _, opener in _ANSWER_ABROAD)
 _ANSWER_IS = "|".join(is_ for _, is_, _ in _ANSWER_ABROAD)
 _MARKER = re.compile(rf"(?:final\s+answer|the\s+answer)[\s*]*(?:is{_ADVERB}|:|=)|^(?:[^\S\n]|[*#>-])*answer[\s*]*(?:is{_ADVERB}|:|=)|"
                      r"####|^(?:[^\S\n]|[*#>-])*final\s+answer[\s*]*$|"  # a heading: "### Final Answer", the answer below it
@@ -82,6 +83,8 @@ _OPEN, _CLOSE = "([{", ")]}"
 # a word of a script other than Latin or Greek after a space ends an answer too: its unit ("Ответ — 18 яблок"), or
 # the next sentence where no full stop ends the first ("คำตอบคือ 18 ตรวจสอบ 18 - 7 = 11", "答案是 18 验证 …")
 _OTHER_SCRIPT = re.compile(r"(?![A-Za-z\u00aa-\u024f\u0370-\u03ff])[^\W\d_]")
+# ", <word>" opens the next clause: two ASCII letters, or a letter of another script ("答案是18，因为…": "，" is ",")
+_NEXT_CLAUSE = re.compile(r"\s*(?:[A-Za-z]{2}|" + _OTHER_SCRIPT.pattern + ")")
 _ABBREVIATION = re.compile(r"(?<![A-Za-z])(?:Mr|Mrs|Ms|Dr|St|vs|approx)$")  # "Mr. Brennan" goes on
 _SPAN_JOINT = re.compile(r"\s*(?:,\s*(?:(?:and|or)\s*)?|(?:and|or)\s*)(?=\$|\\\()")
 _BOLD = re.compile(r"\*\*(.+?)\*\*")
@@ -159,7 +162,7 @@ def _clause(t: str, prose: bool = True) -> str:
         elif c in "!?;" or (c == "." and (i + 1 == len(t) or t[i + 1].isspace())
                              and not _ABBREVIATION.search(t, 0, i)):
             return t[:i]
-        elif prose and c == "," and re.match(r"\s*[A-Za-z]{2}", t[i + 1:]):
+        elif prose and c == "," and _NEXT_CLAUSE.match(t, i + 1):
             return t[:i]
         elif prose and c.isspace() and i and (_CONNECTIVE.match(t, i) or _OTHER_SCRIPT.match(t, i + 1)):
             return t[:i]
@@ -604,11 +607,11 @@ def _drop_remark(a: str) -> str:
 
 
 def _drop_units(a: str) -> str:
-    """"12 cm", "5 apples", "6 square units" → the number; "4:30 pm" keeps its "pm"; each item of a list
-    its own ("5 cm, 6 cm", "x = 2 m, y = 3 m")."""
+    """"12 cm", "5 apples", "6 square units", "18 яблок", "18元" → the number; "4:30 pm" keeps its "pm"; each
+    item of a list its own ("5 cm, 6 cm", "x = 2 m, y = 3 m", "3元, 4元")."""
     if len(parts := _items(a)) > 1:
         return ",".join(map(_drop_units, parts))
-    a = _drop_remark(a)
+    a = _drop_remark(_SCRIPT_TAIL.sub(_script_unit, a))
     m = _UNIT_TAIL.search(a)
     if not m:
         return a
@@ -731,7 +734,7 @@ def normalize_math(ans: str) -> str:
         a = _prose_value(a)
     if re.search(r"[\d\\]", a):  # "2 and 3", "x = 2 or x = -2"; "x < 2 or x > 3" is a union
         a = _AND_OR.sub(",", _union(_LEAD.sub("", a)))
-    a = _drop_units(_SCRIPT_TAIL.sub(_script_unit, _drop_assign(a))).strip().rstrip(".,;").strip()
+    a = _drop_units(_drop_assign(a)).strip().rstrip(".,;").strip()
     if _WORDS.fullmatch(a) and (_WORD.search(a) or a.lower() in ("no", "yes")):
         return normalize_text(a)  # a text answer: "Evelyn", "east"
     a = _mixed(_scientific(a))
