@@ -256,3 +256,15 @@ def test_every_script_answers_help_with_its_usage(script):
     done = subprocess.run([sys.executable, script, "--help"], cwd=ROOT, capture_output=True, text=True,
                           check=False, timeout=60)
     assert done.returncode == 0 and done.stdout.startswith("usage: "), done.stdout[-500:] + done.stderr[-500:]
+
+
+def test_bench_context_five_mb_question_is_five_mb():
+    """bench_context's "5 MB question" was 900,000 words cut at 5,000,000 characters: 4,799,999
+    characters, so it measured a 4.8 MB question (`at least 59,264 tokens` against the README's
+    61,733 for 5 MB)."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import bench_context
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    assert len(bench_context.five_mb().encode()) == 5_000_000
