@@ -194,6 +194,21 @@ def test_a_vcs_signal_on_a_pool_without_any_confidence_is_skipped_with_a_reason(
     assert {r["signal"] for r in rows if r["allocator"] == "uab" and "skipped" not in r} == {"anll"}
 
 
+def test_a_pool_with_samples_the_content_filter_withheld_replays_a_log_prob_signal():
+    """A withheld sample (``content_filter``, no logprobs) has no statistic by nature: a pool with
+    one skipped every log-prob signal ('some pool samples have no anll (no token logprobs)'); it is
+    replayed, a question whose drawn Phase-1 samples were all withheld counting as p = 0.5. A
+    sample missing its statistic otherwise still skips it."""
+    records = noisy_pool(m=20, k=4)
+    for rec in records[:3]:
+        rec["samples"][0].update(answer=None, anll=None, finish_reason="content_filter")
+    rows = list(evaluation.simulate(records, [2], ["uab"], ["anll"], 3))
+    assert rows and not any("skipped" in r for r in rows)
+    records[5]["samples"][1]["anll"] = None
+    rows = list(evaluation.simulate(records, [2], ["uab"], ["anll"], 3))
+    assert any("no anll (no token logprobs)" in r.get("skipped", "") for r in rows)
+
+
 def test_bad_options_are_user_errors():
     records = known_pool(10, 4)
     for kwargs in ({"allocators": ["nope"]}, {"budgets": [5]}, {"signals": ["bogus"]}, {"budgets": [0]}):

@@ -192,3 +192,17 @@ def test_a_missing_logprob_statistic_names_both_ways_out():
     with pytest.raises(UabError, match=r"no anll for this record: .* a backend with logprobs, or ask a verbalised "
                                        r"confidence \(--vcs in Phase 1\) and --signal vcs"):
         success_probabilities(phase1, "anll", 0.2)
+
+
+def test_a_log_prob_signal_reads_the_samples_the_content_filter_let_through():
+    """A withheld or cut sample (``content_filter``) has no statistic: a question's mean is its
+    other samples' (it was missing, so an error), and a question with none left counts as p = 0.5
+    (it raised MissingSignal, naming a backend without logprobs), counted as a fallback as vcs
+    counts one without a confidence; a sample missing its statistic otherwise is still an error."""
+    withheld = {"anll": None, "finish_reason": "content_filter"}
+    azure = {"anll": 0.0, "finish_reason": "content_filter"}  # a cut reply's partial text: not the model's
+    phase1 = [[{"anll": 0.4}, withheld], [withheld], [withheld, azure], [{"anll": 0.2}, {"anll": 0.6}]]
+    p, fell = success_probabilities(phase1, "anll", 0.2)
+    assert p.tolist() == pytest.approx([math.exp(-2), 0.5, 0.5, math.exp(-2)]) and fell == 2
+    with pytest.raises(UabError, match="no anll for this record"):
+        success_probabilities([[withheld], [{"anll": None, "finish_reason": "stop"}]], "anll", 0.2)

@@ -1006,7 +1006,7 @@ def _print_allocation(s: pipeline.AllocationSummary) -> None:
     if s.saved:
         line += f" (skipped {s.saved}, {100 * s.saved / s.budget:.1f}% saved)"
     if s.fallbacks:
-        line += f"; {s.fallbacks} question(s) without a confidence score counted as score 5"
+        line += f"; {s.fallback_note()}"
     err.print(line)
 
 

@@ -124,7 +124,7 @@ def run_summary(held: dict[str, Tokens], drawn: dict[str, Tokens], seconds: dict
     calls apart (they are not samples); accuracy and coverage from ``votes`` (a
     ``pipeline.VoteSummary``), with its counts, the questions a confidence rule voted by majority
     among them; ``unscored``: the questions the allocation counted as score 5 for want of a
-    verbalised confidence; ``about``: what produced the run (settings, provenance)."""
+    verbalised confidence (as p = 0.5 under a log-prob signal: every Phase-1 reply filtered); ``about``: what produced the run (settings, provenance)."""
     stages: dict[str, dict] = {}
     if judge is not None:
         calls = {k: judge.get(k) for k in ("calls", "prompt_tokens", "completion_tokens")}

@@ -49,6 +49,7 @@ from .signals import (
     DEFAULT_T,
     SAMPLE_SIGNALS,
     MissingSignal,
+    is_filtered,
     log_p,
     parse_confidence,
     probabilities,
@@ -56,6 +57,7 @@ from .signals import (
     sample_statistic,
     token_stats,
     vote_outcomes,
+    withheld,
 )
 from .signals import REGISTRY as SIGNAL_REGISTRY
 
@@ -73,9 +75,10 @@ def sample_seed(run_seed: int, qid: str, index: int) -> int:
 def make_sample(completion: Completion, rec: dict, index: int, phase: int, seed: int, span: str = "reply") -> dict:
     """The sample record for a completion: the answer its final part gives (none when its
     reasoning was cut off), a server's separate reasoning (never graded) and the signal
-    statistics over ``span`` (``reply``: every token; ``answer``: those after the reasoning), and
-    its prompt's token count where the backend reports it."""
-    logprobs = completion.token_logprobs
+    statistics over ``span`` (``reply``: every token; ``answer``: those after the reasoning; none
+    where the service's content filter withheld or cut the reply: missing, never a certainty),
+    and its prompt's token count where the backend reports it."""
+    logprobs = None if completion.finish_reason == FILTERED else completion.token_logprobs
     if span == "answer" and logprobs is not None:
         logprobs = answer_logprobs(logprobs, completion.tokens, completion.text, completion.reasoning is not None)
     answer, confidence = read_reply(completion.text, rec, completion.finish_reason)
@@ -237,7 +240,8 @@ def phase1(records: list[dict], backend: Backend, gen: Generation, k: int = 1,
 
     With a ``signal`` that needs token logprobs, nothing is spent on a backend that has
     none: a backend that says so fails at once, any other is probed with one sample first
-    (kept only when it has them); after it, a reply without them is retried, never kept.
+    (kept only when it has them; one the content filter withheld tells nothing: kept, and the next
+    probes); after it, a reply without them is retried, never kept (a filtered one is kept).
     Otherwise (a pipe: the signal is ``allocate``'s), a reply that came without them while
     others have them is drawn again, with them.
     Callers ``fit`` the records to the model's context first; ``skipped``, how many
@@ -257,18 +261,20 @@ def phase1(records: list[dict], backend: Backend, gen: Generation, k: int = 1,
         same_draws(records, "phase1", gen)
     wanted = [(r, i, 1) for r, rec in enumerate(records) for i in missing(rec, 0, k)]
     n = 0
-    if probes(signal, len(wanted)):
-        if not backend.returns_logprobs:
-            raise UabError(without_logprobs(signal))
-        n = draw(records, wanted[:1], backend, gen)
+    if probes(signal, len(wanted)) and not backend.returns_logprobs:
+        raise UabError(without_logprobs(signal))
+    while probes(signal, len(wanted)):  # a reply the content filter withheld has no logprobs: it tells nothing
+        n += draw(records, wanted[:1], backend, gen)
         r, i, _ = wanted[0]
         probe = next(s for s in samples(records[r]) if s["index"] == i)
-        if probe.get("anll") is None:
+        if probe.get("anll") is None and not is_filtered(probe):
             records[r]["samples"].remove(probe)
             raise UabError(without_logprobs(signal))
         if on_sample:
             on_sample(records[r], probe)
         wanted = wanted[1:]
+        if not is_filtered(probe):
+            break
     logprobs = bool(signal) and needs_logprobs(signal)
     n += draw(records, wanted, backend, gen, on_sample, logprobs=logprobs)
     if not logprobs:  # the signal is allocate's (a pipe) or needs none: a reply that lost its logprobs, drawn again
@@ -319,7 +325,7 @@ def _unscored(records: list[dict], wanted: list[tuple[int, int, int]]) -> list[t
     for r, i, phase in wanted:
         rec = records[r]
         sample = next(s for s in samples(rec, 1) if s.get("index") == i)
-        if sample.get("anll") is None:
+        if sample.get("anll") is None and not is_filtered(sample):  # a filtered one has none to lose
             rec["samples"].remove(sample)
             lost.append((r, i, phase))
     return lost
@@ -419,9 +425,18 @@ class AllocationSummary:
     phase1: int
     phase2: int
     saved: int = 0
-    fallbacks: int = 0
+    fallbacks: int = 0  # questions counted as unsure (p = 0.5): see ``fallback_note``
     histogram: dict = field(default_factory=dict)
     rounds: int | None = None  # of an allocator that draws in rounds (adaptive)
+    signal: str = "vcs"
+
+    def fallback_note(self) -> str:
+        """What the ``fallbacks`` were: questions without a verbalised confidence (``vcs``), or
+        whose Phase-1 replies the content filter all withheld (a log-prob signal)."""
+        if SIGNAL_REGISTRY[self.signal].statistic is None:
+            return f"{self.fallbacks} question(s) without a confidence score counted as score 5"
+        return (f"{self.fallbacks} question(s) whose Phase-1 replies the service's content filter withheld "
+                "counted as p = 0.5")
 
 
 def allocate(records: list[dict], settings: Allocation, lines: Sequence[int] | None = None,
@@ -450,7 +465,7 @@ class AllocationInputs:
     def __init__(self, settings: Allocation, signal: str):
         self.settings, self.signal = settings, signal
         self.drawn, self.lengths = array("q"), array("q")
-        self.scores, self.hard = array("d"), array("b")
+        self.scores, self.hard, self.withheld = array("d"), array("b"), array("b")
         self.unlabelled: int | None = None  # the first record without a judge label
         self.unasked: int | None = None  # the first record whose Phase 1 asked no confidence (without --vcs)
 
@@ -468,6 +483,7 @@ class AllocationInputs:
         self.lengths += part.lengths
         self.scores += part.scores
         self.hard += part.hard
+        self.withheld += part.withheld
 
     def add(self, rec: dict) -> None:
         phase1 = samples(rec, 1)
@@ -481,6 +497,7 @@ class AllocationInputs:
         self.lengths.append(len(rec["question"]))
         self.scores.append(math.nan if score is None else score)
         self.hard.append(label == "hard")
+        self.withheld.append(withheld(phase1))
 
     def solve(self, lines: Sequence[int] | None = None, path: str | None = None, margins=None) -> AllocationPlan:
         """Run the allocator: ``p`` and ``extra`` per question, all samples totalling N·M
@@ -512,7 +529,8 @@ class AllocationInputs:
             raise UabError("no 'judge' label: run `uab phase1 --judge` first", path,
                            lines[self.unlabelled] if lines else None)
         try:
-            p, fallbacks = probabilities(np.frombuffer(self.scores, dtype=np.float64), signal, settings.temperature)
+            p, fallbacks = probabilities(np.frombuffer(self.scores, dtype=np.float64), signal, settings.temperature,
+                                         np.frombuffer(self.withheld, dtype=np.int8).astype(bool))
         except MissingSignal as exc:
             if settings.uses_signal:
                 raise UabError(exc.message, path, lines[exc.index] if lines else None) from None
@@ -526,7 +544,7 @@ class AllocationInputs:
         extra, saved = allocators.call(settings.allocator, job)
         totals, counts = np.unique(drawn + extra, return_counts=True)
         summary = AllocationSummary(budget, int(drawn.sum()), int(extra.sum()), saved, fallbacks,
-                                    dict(zip(totals.tolist(), counts.tolist())))
+                                    dict(zip(totals.tolist(), counts.tolist())), signal=signal)
         info = settings.info(signal, budget, saved)
         if settings.allocator in allocators.ROUNDS:
             info["rounds"] = summary.rounds = job.rounds
@@ -634,11 +652,6 @@ def same_draws(records: list[dict], stage: str, gen: Generation, path: str | Non
                            f"({', '.join(f'{o} {c}' for o, c in changed.items())}): their provenance would say otherwise; "
                            "give those options again, or start from records without them",
                            path, lines[r] if lines else None)
-
-
-def is_filtered(sample: dict) -> bool:
-    """Whether the service's content filter withheld or cut a sample (it has no answer)."""
-    return sample.get("finish_reason") == FILTERED
 
 
 def is_cut(sample: dict) -> bool:

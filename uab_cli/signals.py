@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .backends.base import FILTERED
 from .errors import UabError
 
 DEFAULT_T = 0.2
@@ -121,19 +122,33 @@ SIGNALS = tuple(REGISTRY)
 SUMMARIES = {s.name: s.summary for s in REGISTRY.values()}  # one line per signal, for -h
 # Signals with a statistic per sample (a vote rule's confidence).
 SAMPLE_SIGNALS = tuple(s.name for s in REGISTRY.values() if s.per_sample)
-VCS_MISSING_P = 0.5  # a response without a parsable confidence counts as "unsure"
+VCS_MISSING_P = 0.5  # a response without a parsable confidence counts as "unsure" (a withheld question too)
+
+
+def is_filtered(sample: dict) -> bool:
+    """Whether the service's content filter withheld or cut a sample: it has no answer and no
+    statistic (its text is not the model's), so a signal reads the question's other samples."""
+    return sample.get("finish_reason") == FILTERED
+
+
+def withheld(samples: Sequence[dict]) -> bool:
+    """Whether the content filter withheld or cut every one of a question's Phase-1 ``samples``:
+    none has a statistic, so a log-prob signal counts it as unsure (``VCS_MISSING_P``), as ``vcs``
+    counts a question without a confidence."""
+    return bool(samples) and all(map(is_filtered, samples))
 
 
 def question_score(samples: list[dict], signal: str, answer_counts: Sequence[int] | None = None) -> float | None:
     """The signal's s_i for one question from its Phase-1 samples, ``None`` when they lack it:
     the mean statistic for the log-prob signals, the mean verbalised confidence (1-10) for
     ``vcs``/``vcs-pow``, the entropy of ``answer_counts`` (counts per equivalent answer,
-    no-answer included) for ``vote-entropy``."""
+    no-answer included) for ``vote-entropy``. A log-prob signal reads the samples the content
+    filter left (``is_filtered``: they have no statistic)."""
     if signal in SCALAR_SIGNALS:
         key = SCALAR_SIGNALS[signal]
-        if len(samples) == 1:
-            return samples[0].get(key)
-        values = [s.get(key) for s in samples]
+        values = [s.get(key) for s in samples if not is_filtered(s)]
+        if len(values) == 1:
+            return values[0]
         # summed exactly (``math.fsum``): the order of the samples never changes the mean in its last bit
         return None if not values or None in values else math.fsum(values) / len(values)
     if signal in ("vcs", "vcs-pow"):
@@ -146,10 +161,11 @@ def question_score(samples: list[dict], signal: str, answer_counts: Sequence[int
 
 
 def probabilities(scores: Sequence[float | None], signal: str = "anll",
-                  temperature: float = DEFAULT_T) -> tuple[np.ndarray, int]:
+                  temperature: float = DEFAULT_T, filtered: Sequence[bool] = ()) -> tuple[np.ndarray, int]:
     """p_i from each question's score (``question_score``; ``None`` or NaN where missing), and
     how many questions fell back to ``VCS_MISSING_P``. Raises ``MissingSignal`` for a
-    log-prob signal when a question has no score, naming it by index."""
+    log-prob signal when a question has no score, naming it by index, unless ``filtered`` says
+    the content filter withheld all its Phase-1 samples (``withheld``): it falls back too."""
     if temperature <= 0:
         raise UabError(f"--signal-temperature must be > 0, got {temperature}")
     if signal not in SIGNALS:
@@ -157,10 +173,12 @@ def probabilities(scores: Sequence[float | None], signal: str = "anll",
     s = np.array(scores, dtype=np.float64).reshape(-1)  # None -> NaN
     missing = np.isnan(s)
     if signal in SCALAR_SIGNALS:
-        if missing.any():
-            raise MissingSignal(int(missing.argmax()), signal)
+        unsure = missing & (np.asarray(filtered, dtype=bool).reshape(-1) if len(filtered) else False)
+        if (lacking := missing & ~unsure).any():
+            raise MissingSignal(int(lacking.argmax()), signal)
         with np.errstate(over="ignore"):  # a negative statistic (a server's rounding) at a tiny T: p = 1
-            return np.clip(np.exp(log_p(s, signal, temperature)), 0.0, 1.0), 0
+            p = np.clip(np.exp(log_p(s, signal, temperature)), 0.0, 1.0)
+        return np.where(unsure, VCS_MISSING_P, p), int(unsure.sum())
     if signal == "vote-entropy":
         return np.clip(np.array([math.exp(-h / temperature) for h in s.tolist()]), 0.0, 1.0), 0
     power = 1 / temperature if REGISTRY[signal].tempered else 1.0  # vcs-pow: (score/10)^(1/T)
@@ -208,7 +226,8 @@ def success_probabilities(
             return question_score(samples, signal, answer_groups(i, samples))
         return question_score(samples, signal)
 
-    return probabilities([score(i, ss) for i, ss in enumerate(phase1)], signal, temperature)
+    return probabilities([score(i, ss) for i, ss in enumerate(phase1)], signal, temperature,
+                         [withheld(ss) for ss in phase1])
 
 
 class MissingSignal(UabError):

@@ -7,6 +7,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from dataclasses import replace
 
 import pytest
 from conftest import backs_off, no_sleep
@@ -235,6 +236,28 @@ def test_a_content_filtered_reply_is_a_sample_without_an_answer(content):
     assert (out.text, out.finish_reason) == (content or "", "content_filter")
     sample = make_sample(out, {"id": "q", "question": "What is 2 + 2?", "answer": "4"}, 0, 1, 0)
     assert (sample["answer"], sample["confidence"], sample["finish_reason"]) == (None, None, "content_filter")
+
+
+@pytest.mark.parametrize("logprobs", [None, {"content": []}, "partial"])
+def test_a_content_filtered_reply_needs_no_logprobs_and_has_no_statistic(logprobs):
+    """Asked for logprobs (a log-prob signal), a withheld reply without them (OpenAI's, Azure's)
+    was retried as malformed ('no token logprobs') until the stage failed; one with an empty list
+    scored ANLL 0, a certainty. It is kept at once, and its statistics are missing, as its answer
+    is, whatever logprobs came with it (Azure's of the partial text)."""
+    from uab_cli.pipeline import make_sample
+
+    def filtered(choice, reply):
+        if logprobs != "partial":
+            choice.update(logprobs=logprobs)
+            choice["message"]["content"] = None
+            reply["usage"]["completion_tokens"] = 0
+        choice.update(finish_reason="content_filter")
+
+    with FakeServer(rewrite=_once(filtered)) as server:
+        (out,) = backend(server, retry=no_sleep()).generate(sample_requests(1), replace(PARAMS, logprobs=True))
+    assert len(server.requests) == 1 and out.finish_reason == "content_filter"
+    sample = make_sample(out, {"id": "q", "question": "What is 2 + 2?", "answer": "4"}, 0, 1, 0)
+    assert (sample["answer"], sample["anll"], sample["max_nll"]) == (None, None, None)
 
 
 def test_empty_text_with_a_normal_finish_is_a_real_completion():

@@ -312,6 +312,92 @@ def test_content_filtered_samples_count_in_the_budget_never_vote_and_are_said_on
     assert [s["answer"] for s in {r["id"]: r for r in read_jsonl(regraded)}["q1"]["samples"]] == [None, None]
 
 
+def _withheld(filtered) -> tuple:
+    """A server whose content filter withholds the replies ``filtered(body)`` picks: their content
+    null, their ``logprobs`` null (OpenAI and Azure send none for withheld content); the others
+    answer 3 with logprobs. A ``FakeServer``'s ``script`` and ``rewrite``."""
+    def script(body: dict) -> dict:
+        return {"content": None, "finish_reason": "content_filter"} if filtered(body) else {"content": "Answer: 3"}
+
+    def rewrite(reply: dict) -> dict:
+        choice = reply["choices"][0]
+        if choice["finish_reason"] == "content_filter":
+            choice["logprobs"] = None
+        return reply
+    return script, rewrite
+
+
+@pytest.mark.parametrize("question", ["What is 1 + 3?", "What is 0 + 1?"])  # q1's; q0's, the probe's
+def test_a_phase1_reply_withheld_without_logprobs_under_anll_counts_as_unsure(tmp_path, question):
+    """Under ANLL (the default) a withheld reply, which comes without logprobs, was retried as
+    malformed ('no token logprobs') until the run failed (exit 1), and as the first reply it made
+    the probe say the server returns no logprobs (exit 2). It is a sample without a statistic:
+    its question, with no other Phase-1 sample, counts as p = 0.5 (as vcs counts a question
+    without a confidence), said once and counted in summary.json's `unscored`."""
+    questions = write_jsonl(tmp_path / "q.jsonl", arithmetic(3))
+    out = tmp_path / "run"
+    script, rewrite = _withheld(lambda body: question in body["messages"][-1]["content"])
+    with FakeServer(script=script, rewrite=rewrite) as server:
+        result = cli(["run", questions, "--budget", "2", "--out", str(out), "--backend", "openai",
+                      "--base-url", f"{server.url}/v1", "--model", "fake-model", "--max-tokens", "16"])
+        assert result.exit_code == 0, result.stderr
+        assert len(server.requests) == 2 * 3  # N·M: nothing drawn again
+    said = " ".join(result.stderr.split())
+    assert "1 question(s) whose Phase-1 replies the service's content filter withheld counted as p = 0.5" in said
+    assert "confidence score" not in said and "no token logprobs" not in said
+    votes = {r["id"]: r for r in read_jsonl(out / "votes.jsonl")}
+    withheld = next(r for r in votes.values() if question in r["question"])
+    assert withheld["p"] == 0.5 and withheld["samples"][0]["anll"] is None
+    assert all(s["finish_reason"] == "content_filter" for s in withheld["samples"])
+    assert all(r["p"] < 0.5 for r in votes.values() if r is not withheld)
+    assert sum(len(r["samples"]) for r in votes.values()) == 2 * 3
+    summary = json.loads((out / "summary.json").read_text())
+    assert (summary["unscored"], summary["filtered"]) == (1, len(withheld["samples"]))
+    assert summary["stages"]["phase1"]["probes"] == 1
+
+
+def test_a_piped_phase1_keeps_a_reply_withheld_without_logprobs_and_allocate_counts_it_unsure(tmp_path):
+    """A piped Phase 1 drew again, with logprobs, a reply that came without them where others have
+    them: a withheld one again and again, until it failed (exit 1). It is kept, drawn once."""
+    questions = write_jsonl(tmp_path / "q.jsonl", arithmetic(3))
+    p1 = str(tmp_path / "p1.jsonl")
+    script, rewrite = _withheld(lambda body: "What is 1 + 3?" in body["messages"][-1]["content"])
+    with FakeServer(script=script, rewrite=rewrite) as server:
+        result = cli(["phase1", questions, "-o", p1, "--backend", "openai", "--base-url", f"{server.url}/v1",
+                      "--model", "fake-model", "--max-tokens", "16", "-q", "--retries", "2"])
+        assert result.exit_code == 0, result.stderr
+        assert len(server.requests) == 3
+    result = cli(["allocate", p1, "-N", "3", "-o", str(tmp_path / "a.jsonl")])
+    assert result.exit_code == 0, result.stderr
+    assert "1 question(s) whose Phase-1 replies the service's content filter withheld counted as p = 0.5" in \
+        " ".join(result.stderr.split())
+    assert [r["p"] == 0.5 for r in read_jsonl(tmp_path / "a.jsonl")] == [False, True, False]
+
+
+def test_a_question_with_a_phase1_reply_withheld_is_scored_from_the_others(tmp_path):
+    """-K 2 under ANLL: the mean of the samples the filter let through (it was missing for the
+    question, a failed run), and every Phase-2 reply withheld, without logprobs, is a sample."""
+    questions = write_jsonl(tmp_path / "q.jsonl", arithmetic(3))
+    out = tmp_path / "run"
+    asked: list[int] = []
+
+    def filtered(body: dict) -> bool:  # the second request, and every one after Phase 1's six
+        asked.append(1)
+        return len(asked) == 2 or len(asked) > 6
+
+    script, rewrite = _withheld(filtered)
+    with FakeServer(script=script, rewrite=rewrite) as server:
+        result = run(server, questions, out, 4, "-K", "2", "--concurrency", "1")
+        assert result.exit_code == 0, result.stderr
+        assert len(server.requests) == 4 * 3
+    votes = read_jsonl(out / "votes.jsonl")
+    assert sum(len(r["samples"]) for r in votes) == 4 * 3
+    assert {r["p"] for r in votes} == {votes[0]["p"]} and votes[0]["p"] < 0.5  # each scored from its scored one
+    summary = json.loads((out / "summary.json").read_text())
+    assert (summary["unscored"], summary["filtered"]) == (0, 1 + 6)
+    assert all(s["anll"] is None for r in votes for s in r["samples"] if s["finish_reason"] == "content_filter")
+
+
 def test_the_judge_is_asked_at_the_runs_temperature_and_top_p(tmp_path):
     """The judge (the sampling model itself) was asked at --temperature but at top-p 1.0 whatever
     --top-p said, which the run's provenance records for every call of the model."""

@@ -370,10 +370,11 @@ class RemoteBackend(BaseBackend):
 
     def _generate(self, requests: list[SampleRequest], params: SamplingParams,
                   on_result: OnResult | None) -> list[Completion]:
-        """Sample ``requests`` through ``_send``; a reply without the logprobs asked for is malformed."""
+        """Sample ``requests`` through ``_send``; a reply without the logprobs asked for is malformed,
+        unless the service's content filter withheld or cut it (OpenAI and Azure send none then)."""
         def sample(request: SampleRequest) -> Completion:
             completion = self._call(request, params)
-            if params.logprobs and completion.token_logprobs is None:
+            if params.logprobs and completion.token_logprobs is None and completion.finish_reason != FILTERED:
                 raise malformed("no token logprobs")
             return completion
 
