@@ -43,22 +43,33 @@ _ADVERB = r"(?:\s+(?:actually|indeed|still|really|clearly|definitely|certainly|s
 # colon too: "所以答案：18"); a spaced word ends there too ("es" is no "está"). The word opening a line with its
 # "is", ":" or "=" marks the answer as "Answer:" does ("Respuesta: 11", "Ответ: 11"); so does it before a letter.
 _APART = r"(?<![\w\u0900-\u0dff])"
-_ANSWER_ABROAD = (
-    ("respuesta", "es|:", _APART + r"la\s+"), ("r[ée]ponse", "est|:", _APART + r"la\s+"),
-    ("antwort", "ist|lautet|:", _APART + r"die\s+"), ("ответ", "[—–]", _APART), ("jibu", "ni", _APART),
-    ("উত্তর", "হলো|হল|ঃ", _APART), ("సమాధానం", r"(?=[^\S\n]*-?\d)", _APART),  # "సమాధానం 11": no word says "is"
-    ("ค(?:ำ|ํา)ตอบ", "คือ|:", ""),  # "ำ" as written, or as NFKC writes it (a letter's reply is read so)
-    ("答案", "是|为|:", ""), ("答え", "は|:", ""),
+_ANSWER_ABROAD = (  # the word, its "is", its opener (None: words are not spaced)
+    ("respuesta", "es|:", r"la\s+"), ("r[ée]ponse", "est|:", r"la\s+"),
+    ("antwort", "ist|lautet|:", r"die\s+"), ("ответ", "[—–]", ""), ("jibu", "ni", ""),
+    ("উত্তর", "হলো|হল|ঃ", ""), ("సమాధానం", r"(?=-?\d)", ""),  # "సమాధానం 11": no word says "is"
+    ("ค(?:ำ|ํา)ตอบ", "คือ|:", None),  # "ำ" as written, or as NFKC writes it (a letter's reply is read so)
+    ("答案", "是|为|:", None), ("答え", "は|:", None),
 )
+
+
+def _opening(*words: str) -> str:
+    """A look at the first letter of ``words`` (any case): a pattern searched for tries each of its alternatives
+    at each character of a reply, a look-behind or one alternative per word there took 2 to 5 times the rest of it."""
+    return "(?=(?i:[" + "".join(sorted({word[0] for word in words})) + "]))"
+
+
 _ENDS = r"(?![^\W\d_]|[\u0900-\u0dff])"  # no letter or Indic sign after ("হল", not "হলে": if); a number may follow
-_ANSWER_WORD = "|".join((_APART if opener else "") + word  # a letter's marker: apart too ("majibu ni A" is none)
+_ANSWER_WORD = "|".join((_APART if opener is not None else "") + word  # a letter's marker: apart too ("majibu ni A" is none)
                         for word, _, opener in _ANSWER_ABROAD)
 _ANSWER_IS = "|".join(is_ for _, is_, _ in _ANSWER_ABROAD)
+_SPACED = [(word, is_, opener) for word, is_, opener in _ANSWER_ABROAD if opener is not None]
+# (the spaced words under one look at their first letters, then _APART; the ones opening a line under one "^")
 _MARKER = re.compile(rf"(?:final\s+answer|the\s+answer)[\s*]*(?:is{_ADVERB}|:|=)|^(?:[^\S\n]|[*#>-])*answer[\s*]*(?:is{_ADVERB}|:|=)|"
-                     r"####|^(?:[^\S\n]|[*#>-])*final\s+answer[\s*]*$|"  # a heading: "### Final Answer", the answer below it
-                     + "|".join(rf"{opener}(?:{word})[\s*]*(?:{is_}){_ENDS if opener else ''}|"
-                                rf"^(?:[^\S\n]|[*#>-])*(?:{word})[\s*]*(?:(?:{is_}){_ENDS}|:|=)"
-                                for word, is_, opener in _ANSWER_ABROAD),
+                     r"####|" + _opening(*(opener or word for word, _, opener in _SPACED)) + _APART + "(?:"
+                     + "|".join(rf"{opener}(?:{word})[\s*]*(?:{is_}){_ENDS}" for word, is_, opener in _SPACED) + ")|"
+                     + "|".join(rf"(?:{word})[\s*]*(?:{is_})" for word, is_, opener in _ANSWER_ABROAD if opener is None)
+                     + r"|^(?:[^\S\n]|[*#>-])*(?:final\s+answer[\s*]*$|"  # a heading: "### Final Answer", the answer below it
+                     + "|".join(rf"(?:{word})[\s*]*(?:(?:{is_}){_ENDS}|:|=)" for word, is_, _ in _ANSWER_ABROAD) + ")",
                      re.IGNORECASE | re.MULTILINE)
 _LAST_SPAN = re.compile(r"(?<!\\)\$((?:\\\$|[^$])+)(?<!\\)\$|\\\(((?:(?!\\\().)+?)\\\)")
 _ENUMERATOR = re.compile(r"^(?:[^\S\n]|[*#])*\d+\.(?!\d)", re.MULTILINE)  # "**5. FORMAT:**" is no answer
@@ -365,6 +376,7 @@ _MC_IS = r"(?i:(?:is|must\s+be|should\s+be)" + _ADVERB + "|" + _ANSWER_IS + r")[
 _MC_MARKED = re.compile(  # upper-case letters, or a lower-case one that ends its phrase ("answer: d"); "the
     # answer must be C", "is indeed: D" too (not "would be": "… the answer would be A if …" is no answer);
     # "the solution is D" with its verb only ("Solution A has 5 litres" names no answer)
+    _opening("answer", "choice", "option", "solution", *(word for word, _, _ in _ANSWER_ABROAD)) +
     r"(?:(?i:answer|choice|option|" + _ANSWER_WORD + r")[\s*:(\[]*(?:" + _MC_IS + r")?|(?i:solution)\s+" + _MC_IS + r")"
     r"(?:(?i:option|choice)[\s*(\[]*)?"
     r"(?:([A-Z])(?![A-Za-z])|([a-z])(?=[).\]:*]|\s*$))")
@@ -821,11 +833,16 @@ def as_number(a: str) -> Fraction | None:
     return None
 
 
+_ASCII_PUNCTUATION = str.maketrans("", "", string.punctuation)
+
+
 def normalize_text(ans: str) -> str:
     """SQuAD-style: lower case, no punctuation (of any script: "北京。", "«Paris»", "¡Sí!") or articles,
     single spaces; full-width letters and digits as ASCII ("ＰＡＲＩＳ")."""
     a = fold(unicodedata.normalize("NFC", str(ans))).lower()  # "café" spelt with a combining accent is "café"
-    a = "".join(ch for ch in a if ch not in string.punctuation and not unicodedata.category(ch).startswith("P"))
+    a = a.translate(_ASCII_PUNCTUATION)
+    if not a.isascii():  # (ASCII's punctuation is string.punctuation's: a letter at a time only where it is not)
+        a = "".join(ch for ch in a if not unicodedata.category(ch).startswith("P"))
     a = re.sub(r"\b(a|an|the)\b", " ", a)
     return " ".join(a.split())
 
