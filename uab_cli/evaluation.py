@@ -34,7 +34,7 @@ from .signals import (
     SAMPLE_SIGNALS,
     SCALAR_SIGNALS,
     SIGNALS,
-    is_filtered,
+    lacks,
     log_p,
 )
 from .signals import REGISTRY as SIGNAL_REGISTRY
@@ -404,7 +404,7 @@ def _unrunnable(pool: Pool, name: str, signal: str | None) -> str | None:
         return "no 'judge' label on every record (`uab pool` does not judge: draw the pool with `uab phase1 -K K --judge`)"
     if signal in SCALAR_SIGNALS:
         key = signal.replace("-", "_")
-        if any(s.get(key) is None and not is_filtered(s) for ss in pool.samples for s in ss):  # a filtered one has none
+        if any(lacks(s, key) for ss in pool.samples for s in ss):  # a filtered one has none
             return f"some pool samples have no {key} (no token logprobs)"
     elif signal in SAMPLE_SIGNALS and not pool.has_statistic(signal):  # vcs, vcs-pow
         # one sample without a confidence counts as unsure (signals.VCS_MISSING_P), a pool without any is no signal

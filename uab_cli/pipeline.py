@@ -50,6 +50,7 @@ from .signals import (
     SAMPLE_SIGNALS,
     MissingSignal,
     is_filtered,
+    lacks,
     log_p,
     parse_confidence,
     probabilities,
@@ -267,7 +268,7 @@ def phase1(records: list[dict], backend: Backend, gen: Generation, k: int = 1,
         n += draw(records, wanted[:1], backend, gen)
         r, i, _ = wanted[0]
         probe = next(s for s in samples(records[r]) if s["index"] == i)
-        if probe.get("anll") is None and not is_filtered(probe):
+        if lacks(probe):
             records[r]["samples"].remove(probe)
             raise UabError(without_logprobs(signal))
         if on_sample:
@@ -325,7 +326,7 @@ def _unscored(records: list[dict], wanted: list[tuple[int, int, int]]) -> list[t
     for r, i, phase in wanted:
         rec = records[r]
         sample = next(s for s in samples(rec, 1) if s.get("index") == i)
-        if sample.get("anll") is None and not is_filtered(sample):  # a filtered one has none to lose
+        if lacks(sample):  # a filtered one has none to lose
             rec["samples"].remove(sample)
             lost.append((r, i, phase))
     return lost

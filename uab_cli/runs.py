@@ -23,7 +23,7 @@ from .backends.base import Backend
 from .errors import UabError
 from .jsonl import atomic_output, dumps, write_failure, write_records
 from .records import check_sample, is_int, provenance, questions_fingerprint, samples
-from .signals import SCALAR_SIGNALS
+from .signals import SCALAR_SIGNALS, lacks
 
 CONFIG = "config.json"
 CHECKPOINT = "samples.ckpt.jsonl"
@@ -623,7 +623,7 @@ def _reusable(records: list[dict], store: dict[str, dict[int, dict]], k: int, si
         return
     for rec in records:
         stored = store.get(rec["id"], {})
-        if any(stored[i].get(SCALAR_SIGNALS[signal]) is None for i in range(k) if i in stored):
+        if any(lacks(stored[i], SCALAR_SIGNALS[signal]) for i in range(k) if i in stored):  # not a filtered one
             raise UabError(f"question {rec['id']!r}: its stored Phase-1 samples have no token logprobs (the backend "
                            f"returned none), which --signal {signal} needs; rerun with an allocator that reads no "
                            "signal (--allocator uniform), or use a new --output", out)

@@ -131,6 +131,12 @@ def is_filtered(sample: dict) -> bool:
     return sample.get("finish_reason") == FILTERED
 
 
+def lacks(sample: dict, statistic: str = "anll") -> bool:
+    """Whether ``sample`` came without the token-logprob ``statistic`` it should have (the server
+    returned none); one the content filter withheld or cut has none by nature (``is_filtered``)."""
+    return sample.get(statistic) is None and not is_filtered(sample)
+
+
 def withheld(samples: Sequence[dict]) -> bool:
     """Whether the content filter withheld or cut every one of a question's Phase-1 ``samples``:
     none has a statistic, so a log-prob signal counts it as unsure (``VCS_MISSING_P``), as ``vcs``

@@ -356,6 +356,23 @@ def test_a_phase1_reply_withheld_without_logprobs_under_anll_counts_as_unsure(tm
     assert summary["stages"]["phase1"]["probes"] == 1
 
 
+
+def test_a_run_holding_a_phase1_reply_withheld_reruns_and_grows(tmp_path):
+    """A rerun of a run under ANLL whose Phase-1 reply was withheld (no logprobs, by nature) was
+    refused (exit 2: 'its stored Phase-1 samples have no token logprobs (the backend returned
+    none)'), a plain resume and a larger budget alike. It reuses the sample, and counts it unsure."""
+    questions = write_jsonl(tmp_path / "q.jsonl", arithmetic(3))
+    out = tmp_path / "run"
+    script, rewrite = _withheld(lambda body: "What is 1 + 3?" in body["messages"][-1]["content"])
+    with FakeServer(script=script, rewrite=rewrite) as server:
+        assert run(server, questions, out, 2).exit_code == 0
+        for budget, drawn in ((2, 2 * 3), (3, 3 * 3)):  # the same run again, then a larger budget
+            result = run(server, questions, out, budget)
+            assert result.exit_code == 0, result.stderr
+            assert len(server.requests) == drawn  # only the samples the directory lacks
+    assert json.loads((out / "summary.json").read_text())["unscored"] == 1
+    assert {r["id"]: r["p"] for r in read_jsonl(out / "votes.jsonl")}["q1"] == 0.5
+
 def test_a_piped_phase1_keeps_a_reply_withheld_without_logprobs_and_allocate_counts_it_unsure(tmp_path):
     """A piped Phase 1 drew again, with logprobs, a reply that came without them where others have
     them: a withheld one again and again, until it failed (exit 1). It is kept, drawn once."""
