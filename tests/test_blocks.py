@@ -291,6 +291,33 @@ def test_a_work_error_on_workers_is_that_of_one_process(tmp_path, monkeypatch, s
     check_no_output(tmp_path, stage[0])
 
 
+@pytest.mark.parametrize("stage", ["vote", "regrade"])
+@pytest.mark.parametrize("invalid", [
+    b'{"id": "z", "question": "q", "samples": [{"phase": 1, "text": "t", "answer": 5}]}',
+    b'{"id": "q3", "question": "again", "samples": [{"phase": 1, "text": "t"}]}',  # a duplicate id
+])
+@pytest.mark.parametrize("block", [None, "apart", "together", 200])
+def test_a_work_error_before_an_invalid_record_comes_first(tmp_path, monkeypatch, stage, invalid, block):
+    """A record the work cannot write (nested over 254 levels deep), then an invalid record: the
+    first in file order is the error, in one process and on workers, wherever blocks end. The
+    invalid one (checked before its batch was worked) won in one process and where both shared a
+    worker's block; the unwritable one where a block ended between them."""
+    rows = sampled_rows(60)
+    rows[40]["x"] = 0
+    lines = [orjson.dumps(r) for r in rows]
+    lines[40] = lines[40].replace(b'"x":0', b'"x":' + b"[" * 300 + b"]" * 300)
+    lines[41] = invalid
+    path = tmp_path / "deep.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    monkeypatch.setenv("UAB_WORKERS", "1" if block is None else "2")
+    if block is not None:
+        apart = sum(len(line) + 1 for line in lines[:41])  # a block ends between lines 41 and 42
+        monkeypatch.setattr(blocks, "_BLOCK", {"apart": apart, "together": apart + 50}.get(block, block))
+        monkeypatch.setattr(blocks, "_PARALLEL_FROM", 0)
+    check_error(cli([stage, str(path), "-o", str(tmp_path / OUT)]), str(path), 41, "cannot be written as JSON")
+    check_no_output(tmp_path, stage)
+
+
 @pytest.mark.parametrize("workers", ["1", "2"])
 @pytest.mark.parametrize("stage,bad,expected", [
     (["vote"], b'{"id": "z", "question": "q", "samples": [{"phase": 1, "text": "t", "answer": 5}]}',

@@ -170,6 +170,8 @@ def _collect(future: Future, lines: int, seen: set[str], name: str, out: IO[byte
     """One block's results, its ids checked against the earlier blocks' first (in line order,
     a duplicate id comes before a later error in the same block); returns the lines so far."""
     count, ids, results, error, spooled = future.result()
+    if error is not None and error[2] is not None:
+        ids = ids[: error[2]]  # the records after the block's first error are not reached
     if seen.isdisjoint(ids) and len(set(ids)) == len(ids):  # all new (the fast, common case)
         seen.update(ids)
     else:  # find the first id that is not new, in line order
@@ -228,18 +230,20 @@ def _task(path: str, begin: int, end: int, name: str, stage: str | None, start: 
                 if not piece:
                     continue
                 for batch in parse_block(piece, first + count, last, name):
+                    invalid = None
                     if stage is not None:
                         try:
                             validate_batch(batch, stage, name, first + count)
-                        except UabError as exc:  # the records before it are valid: their ids count
-                            ids += [rec["id"] for rec in batch[: exc.line - first - count]]
-                            raise
+                        except UabError as exc:  # the records before it are valid: worked first, their ids count
+                            batch, invalid = batch[: exc.line - first - count], exc
                         ids += [rec["id"] for rec in batch]
                     output, result = _worked(_WORK, batch, start + count if start >= 0 else -1, first + count)
                     if out is not None:
                         out.write(output)
                     results.append(result)
                     count += len(batch)
+                    if invalid is not None:
+                        raise invalid
     except UabError as exc:
         error = (exc.message, exc.path, None if exc.line is None else exc.line - first)
     except OSError as exc:  # the block's output is all a worker writes

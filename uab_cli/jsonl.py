@@ -264,13 +264,19 @@ def read_records(path: str, stage: str = "question") -> Iterator[tuple[int, dict
 
 
 def read_batches(path: str, stage: str | None = "question", name: str | None = None) -> Iterator[list[dict]]:
-    """``read_records`` a block of records at a time (``stage=None``: parsed, not validated)."""
+    """``read_records`` a block of records at a time (``stage=None``: parsed, not validated); an
+    invalid record's error comes after the records before it, as a bad line's does."""
     seen: set[str] = set()
     lineno = 0
     name = name or display_name(path)
     for batch in _batches(path, name):
         if stage is not None:
-            _validate(batch, stage, name, lineno + 1, seen)
+            try:
+                _validate(batch, stage, name, lineno + 1, seen)
+            except UabError as exc:  # the records before it first, as for a line that does not parse
+                if valid := batch[: exc.line - lineno - 1]:
+                    yield valid
+                raise
         lineno += len(batch)
         yield batch
 
