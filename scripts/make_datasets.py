@@ -29,6 +29,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from uab_cli.convert import convert_records, read_table  # noqa: E402
+from uab_cli.errors import UabError  # noqa: E402
 from uab_cli.jsonl import write_records  # noqa: E402
 
 SAMPLE = 300
@@ -102,12 +103,12 @@ def raw_bytes(raw: Path, source: Source) -> bytes:
         return plain.read_bytes()
     git_dir = folder / "repo"
     if not git_dir.is_dir():
-        sys.exit(f"{plain}: not found (nor a git directory at {git_dir})")
+        raise UabError(f"not found (nor a git directory at {git_dir})", str(plain))
     done = subprocess.run(
         ["git", f"--git-dir={git_dir}", "show", f"{source.commit}:{source.path}"], capture_output=True, check=False
     )
     if done.returncode != 0:
-        sys.exit(f"{git_dir}: {done.stderr.decode().strip()}")
+        raise UabError(" ".join(done.stderr.decode().split()), str(git_dir))
     return done.stdout
 
 
@@ -185,8 +186,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-o", "--out", type=Path, default=Path("datasets"), help="output folder")
     parser.add_argument("--only", choices=sorted(BUILDERS), action="append", help="build only these files")
     args = parser.parse_args(argv)
-    args.out.mkdir(parents=True, exist_ok=True)
-    for name in args.only or BUILDERS:
+    for name in args.only or BUILDERS:  # write_records makes the folder, and writes each file whole or not at all
         source = SOURCES[name]
         count = write_records(str(args.out / f"{name}.jsonl"), BUILDERS[name](raw_bytes(args.raw, source)))
         print(f"{name}.jsonl: {count} records from {source.repo}@{source.commit[:7]}:{source.path}")
@@ -194,4 +194,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    try:
+        raise SystemExit(main())
+    except UabError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None

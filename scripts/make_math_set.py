@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Generate the graded-difficulty arithmetic set ``sample_data/math_graded.jsonl``.
 
-Stdlib only and deterministic: ``python scripts/make_math_set.py --seed 0 -o sample_data/math_graded.jsonl``
-reproduces the committed file byte-for-byte.
+Deterministic: ``python scripts/make_math_set.py --seed 0 -o sample_data/math_graded.jsonl``
+reproduces the committed file byte-for-byte (written as uab writes its outputs: whole or not at all).
 
 Levels are tuned for small models (e.g. SmolLM2-135M-Instruct), whose per-sample accuracy
 drops from ~94% on one-digit sums to ~0% on two-digit-by-two-digit products, so most
@@ -26,6 +26,11 @@ import json
 import random
 import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from uab_cli.errors import UabError  # noqa: E402
+from uab_cli.jsonl import atomic_output  # noqa: E402
 
 # (level, kind, how many questions)
 PLAN = [
@@ -118,10 +123,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-o", "--output", default="-", help="output JSONL path, '-' for stdout")
     args = parser.parse_args(argv)
     text = "".join(json.dumps(rec, ensure_ascii=False) + "\n" for rec in generate(args.seed))
-    if args.output == "-":
-        sys.stdout.write(text)
-    else:
-        Path(args.output).write_bytes(text.encode("utf-8"))
+    try:
+        with atomic_output(args.output) as fh:
+            fh.write(text.encode("utf-8"))
+    except UabError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     return 0
 
 

@@ -27,11 +27,12 @@ python scripts/make_synthetic_pool.py strong --m 1319 --k 5 --wrong scatter --an
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
 import numpy as np
-import orjson
+
+from uab_cli.errors import UabError
+from uab_cli.jsonl import write_records
 
 MIXES = {
     "easy": lambda rng, m: rng.uniform(0.6, 1.0, m),
@@ -116,11 +117,9 @@ def main() -> None:
     args = ap.parse_args()
     records = make(args.mix, args.m, args.k, args.seed, args.wrong, args.noise, args.anll)
     try:
-        os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
-        with open(args.output, "wb") as fh:
-            fh.writelines(orjson.dumps(r) + b"\n" for r in records)
-    except OSError as exc:
-        print(f"error: {args.output}: cannot write: {exc.strerror}", file=sys.stderr)
+        write_records(args.output, records)
+    except UabError as exc:
+        print(f"error: {exc}", file=sys.stderr)
         sys.exit(2)
 
 

@@ -21,6 +21,7 @@ from uab_cli.answers import (
     math_equal,
     normalize_math,
     normalize_text,
+    parse_confidence,
     vote_and_grade,
 )
 
@@ -408,6 +409,17 @@ def test_a_confidence_line_is_never_the_answer(text, expected):
     """With --vcs the reply ends with its confidence; in the forms models write, it is cut before
     the answer is read (the last number was the score: 8/10 graded as the answer)."""
     assert extract_answer(text, MATH) == expected
+
+
+@pytest.mark.parametrize("text, expected, kind", [
+    ("Answer: 5 (Ｃｏｎｆｉｄｅｎｃｅ: 9)", "5", MATH), ("2 + 3 = 5.\nＣｏｎｆｉｄｅｎｃｅ: 9", "5", MATH),
+    ("Answer: B (Ｃｏｎｆｉｄｅｎｃｅ: 9)", "B", MC), ("Answer: Paris (Ｃｏｎｆｉｄｅｎｃｅ：９)", "paris", TEXT),
+])
+def test_a_full_width_confidence_is_read_and_cut_as_an_ascii_one(text, expected, kind):
+    """A full-width "Ｃｏｎｆｉｄｅｎｃｅ: 9" was no confidence, and stayed in the answer ("Answer: 5
+    (Ｃｏｎｆｉｄｅｎｃｅ: 9)" was `5(Confidence:9)`, the last line's 9 graded): it reads as "Confidence: 9"."""
+    assert extract_answer(text, kind) == expected
+    assert parse_confidence(text) == 9
 
 
 @pytest.mark.parametrize("answers, kind", [
@@ -976,6 +988,15 @@ def test_a_word_inside_another_marks_no_letter(text):
     assert extract_answer(text, MC) == "C"
 
 
+@pytest.mark.parametrize("text, expected", [("Schritt-für-Schritt-Antwort: A", None), ("Schritt-für-Schritt-Antwort: B\nAntwort: C", "C"),
+                                            ("Antwort: A", "A"), ("-Antwort: A", "A"), ("Die Antwort ist B.", "B")])
+def test_an_answer_word_hyphenated_onto_another_marks_no_letter(text, expected):
+    """MGSM's German header "Schritt-für-Schritt-Antwort:" (step-by-step answer) marked the letter after it:
+    "Schritt-für-Schritt-Antwort: A" was A; it marks nothing, as for a number (see the MGSM markers' test), while
+    "Antwort: A" marks A."""
+    assert extract_answer(text, MC) == expected
+
+
 @pytest.mark.parametrize("text, expected", [
     ("答案是18，因为3乘6等于18", "18"), ("答案是18元，比原来多3元", "18"), ("答案为 18，验证 3", "18"),
     ("答案是 x = 5，y = 3", "x=5,y=3"),  # a list stays one
@@ -993,6 +1014,13 @@ def test_each_item_of_a_list_drops_a_unit_that_is_not_ascii(text, expected):
     assert extract_answer(text, MATH) == expected
 
 
+@pytest.mark.parametrize("text", ["答案：18个苹果和3个梨", "答案是18个苹果和3个梨。", "答案：18和3", "Answer: 18 apples and 3 pears"])
+def test_chinese_and_between_numbers_lists_them_as_english_and_does(text):
+    """"答案：18个苹果和3个梨" (18 apples and 3 pears) read `18个苹果和3`, no answer any gold matches; "和" (and)
+    before a number now lists the items, as "Answer: 18 apples and 3 pears" reads `18,3`."""
+    assert extract_answer(text, MATH) == "18,3"
+
+
 @pytest.mark.parametrize("gold, expected", [("５０", "50"), ("٥٠", "50"), ("−5", "-5"), ("½", "1/2"), ("2³", "2^3"),
                                             ("１２３４", "1234"), ("10⁻³", "10^{-3}")])
 def test_golds_written_in_other_scripts_normalise_as_predictions(gold, expected):
@@ -1000,6 +1028,7 @@ def test_golds_written_in_other_scripts_normalise_as_predictions(gold, expected)
 
 
 @pytest.mark.parametrize("text, gold", [("Answer: 北京。", "北京"), ("Answer: «Paris»", "Paris"), ("Answer: ¡Sí!", "sí"),
-                                        ("Answer: ＰＡＲＩＳ", "Paris")])
+                                        ("Answer: ＰＡＲＩＳ", "Paris"),
+                                        ("答案：北京。", "北京")])  # a full-width colon marks it too (was `答案北京`)
 def test_free_text_drops_punctuation_of_any_script(text, gold):
     assert is_correct({"question": "q", "type": "text", "answer": gold}, extract_answer(text, TEXT))

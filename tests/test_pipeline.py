@@ -37,7 +37,7 @@ def test_a_stage_refuses_samples_drawn_otherwise_rather_than_relabel_them(drawn,
         pipeline.phase1(records, fake_backend(), other)
     with pytest.raises(UabError, match='--system-prompt \\(unset → ""\\)'):  # an empty one shows as ""
         pipeline.phase1(records, fake_backend(), dataclasses.replace(GEN, system_prompt=""))
-    assert pipeline.phase1(records, fake_backend(), dataclasses.replace(GEN, too_long="skip"), 2) == 4  # grows
+    assert pipeline.phase1(records, fake_backend(), dataclasses.replace(GEN, too_long="skip"), 2).samples == 4  # grows
     pipeline.allocate(records, Allocation(3, "uniform"))
     pipeline.phase2(records, fake_backend(), GEN)
     with pytest.raises(UabError, match="holds phase 2 samples drawn with other settings"):

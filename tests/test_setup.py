@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 import re
+import resource
 import shutil
+import signal
 import subprocess
 import sys
 import tarfile
@@ -316,10 +318,18 @@ def test_results_table_keeps_each_vote_temperature_apart():
     (["scripts/make_synthetic_pool.py", "easy", "-o", "OUT", "--m", "-1"], "a count >= 1 expected"),
     (["scripts/make_synthetic_pool.py", "easy", "-o", "OUT", "--noise", "-1"], "a number >= 0 expected"),
     (["scripts/make_synthetic_pool.py", "easy", "-o", "OUT/"], "cannot write"),
+    (["scripts/make_synthetic_pool.py", "easy", "-o", "/dev/full"], "error: /dev/full: cannot write: No space left"),
+    (["scripts/make_math_set.py", "-o", "OUT/"], "cannot write"),
+    (["scripts/make_math_set.py", "-o", "/dev/full"], "error: /dev/full: cannot write: No space left"),
+    (["scripts/make_datasets.py", "--raw", "tests/data/convert/real", "--only", "svamp", "-o", "/dev/full"],
+     "error: /dev/full/svamp.jsonl: cannot write"),
+    (["scripts/make_datasets.py", "--raw", "OUT", "-o", "OUT/datasets"], "math500/test_ori.jsonl: not found"),
 ])
 def test_a_script_given_bad_input_says_why_in_one_line(tmp_path, args, expected):
     """results_table.py, holdout_check.py and make_synthetic_pool.py ended a missing or wrong
-    file, an option they cannot use or an unwritable output in a traceback (exit 1)."""
+    file, an option they cannot use or an unwritable output in a traceback (exit 1); so did
+    make_math_set.py's and make_datasets.py's unwritable output, and make_datasets.py's missing raw
+    file was exit 1 without `error:`, its output folder made."""
     if not (ROOT / args[0]).is_file():
         pytest.skip(f"{args[0]} is not in the sdist")
     done = _script(*(str(tmp_path) if a == "OUT" else str(tmp_path) + "/" if a == "OUT/" else a for a in args))
@@ -327,3 +337,20 @@ def test_a_script_given_bad_input_says_why_in_one_line(tmp_path, args, expected)
     assert done.returncode == 2 and "Traceback" not in done.stderr and len(errors) == 1, done.stderr
     assert expected in errors[0], errors[0]
     assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("args", [["scripts/make_synthetic_pool.py", "easy"], ["scripts/make_math_set.py"]])
+def test_a_script_whose_disk_fills_leaves_no_part_of_its_output(tmp_path, args):
+    """make_synthetic_pool.py and make_math_set.py wrote their output in place: a disk that filled
+    (here a file size limit) left the part written before it, and make_math_set.py a traceback."""
+    def small_files() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails (EFBIG) instead of killing it
+        resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+
+    out = tmp_path / "out.jsonl"
+    done = subprocess.run([sys.executable, *args, "-o", str(out)], cwd=ROOT, capture_output=True, text=True,
+                          check=False, timeout=120, preexec_fn=small_files)
+    assert done.returncode == 2 and done.stderr.splitlines() == [f"error: {out}: cannot write: File too large"], \
+        done.stderr
+    assert not list(tmp_path.iterdir())
+

@@ -7,8 +7,9 @@ import math
 import numpy as np
 import pytest
 
+from uab_cli.answers import parse_confidence
 from uab_cli.errors import UabError
-from uab_cli.signals import entropy, log_p, parse_confidence, success_probabilities, token_stats
+from uab_cli.signals import entropy, log_p, success_probabilities, token_stats
 
 
 def test_token_stats_hand_computed():

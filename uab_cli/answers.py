@@ -22,7 +22,7 @@ from fractions import Fraction
 from typing import NamedTuple
 
 from .records import gold_letter, letters, question_type
-from .signals import CONFIDENCE_PATTERN
+from .signals import CONFIDENCE_PATTERN, SCORE
 
 # --- extraction --------------------------------------------------------------------
 
@@ -31,6 +31,7 @@ from .signals import CONFIDENCE_PATTERN
 # space precedes it (else a run of spaces is scanned again from each of its spaces: 100 kB, minutes)
 _CONF_TAIL = re.compile(r"(?:[(\[{|]|(?<=\s)[-–—]|(?<!\s))\s*" + CONFIDENCE_PATTERN + r"(?:\s*\([^)\n]*\))?\W*$",
                         re.IGNORECASE | re.MULTILINE)
+_CONFIDENCE = re.compile(CONFIDENCE_PATTERN, re.IGNORECASE)
 # A run of blanks is matched from one end only (a class that takes "\n" after "^", or two runs
 # side by side, rescan it from each of its characters: a reply of 100 kB of blank lines took minutes).
 # an adverb after "the answer is" is no part of the answer: "the answer is actually 46", "is indeed: D"
@@ -42,7 +43,8 @@ _ADVERB = r"(?:\s+(?:actually|indeed|still|really|clearly|definitely|certainly|s
 # sign or virama, hence the script blocks), or nothing where words are not spaced (Thai, Chinese, Japanese, their
 # colon too: "所以答案：18"); a spaced word ends there too ("es" is no "está"). The word opening a line with its
 # "is", ":" or "=" marks the answer as "Answer:" does ("Respuesta: 11", "Ответ: 11"); so does it before a letter.
-_APART = r"(?<![\w\u0900-\u0dff])"
+# A word hyphenated onto another is part of it ("Schritt-für-Schritt-Antwort:"), one after a dash alone is not ("-Antwort").
+_APART = r"(?<![\w\u0900-\u0dff])(?<![\w\u0900-\u0dff]-)"
 _ANSWER_ABROAD = (  # the word, its "is", its opener (None: words are not spaced)
     ("respuesta", "es|:", r"la\s+"), ("r[ée]ponse", "est|:", r"la\s+"),
     ("antwort", "ist|lautet|:", r"die\s+"), ("ответ", "[—–]", ""), ("jibu", "ni", ""),
@@ -156,7 +158,17 @@ def last_curly(text: str) -> str | None:
 
 
 def _strip_confidence(text: str) -> str:
-    return _CONF_TAIL.sub("", text or "")
+    """``text`` folded (``fold``: "Ｃｏｎｆｉｄｅｎｃｅ" is "Confidence") without the confidence ending a line."""
+    return _CONF_TAIL.sub("", fold(text or ""))
+
+
+def parse_confidence(text: str) -> int | None:
+    """The last ``Confidence: <int>`` in a response (folded, as ``_strip_confidence`` reads it), if it is an
+    integer from 1 to 10."""
+    found = _CONFIDENCE.findall(fold(text or ""))
+    value = SCORE.fullmatch(found[-1]) if found else None
+    score = int(value.group(1)) if value else 0
+    return score if 1 <= score <= 10 else None
 
 
 def _clause(t: str, prose: bool = True) -> str:
@@ -340,7 +352,7 @@ def fold(text: str) -> str:
 def extract_math(text: str) -> str | None:
     """Final math answer: last \\boxed{}, then {final answer: ...}, "the answer is"/"Answer:"/"####",
     last number."""
-    text = fold(_strip_confidence(text))  # "−5" is -5, "５０" is 50, after a marker or not
+    text = _strip_confidence(text)  # folded: "−5" is -5, "５０" is 50, after a marker or not
     for find in (last_boxed, last_curly, _marked):
         if (candidate := find(text)) is _DENIED:
             return None
@@ -522,7 +534,8 @@ _COORDINATES = {"x", "y", "z"}
 # a head ending so takes the letters after it as its operand: "2 \\cdot s" is 2s, not 2 seconds
 _OPERAND_AFTER = ("^", "_", "\\", "+", "-", "*", "/", "\\cdot", "\\times", "\\div", "\\pm", "\\mp")
 _SCALES = {"hundred": 100, "thousand": 10**3, "million": 10**6, "billion": 10**9, "trillion": 10**12}
-_AND_OR = re.compile(r"\s+(?:and|or)\s+|\s*,\s*(?:and|or)\s+")
+# "2 and 3", "2, or 3", and Chinese's unspaced "and"/"or" before a number: "18个苹果和3个梨" is "18 apples and 3 pears"
+_AND_OR = re.compile(r"\s+(?:and|or)\s+|\s*,\s*(?:and|or)\s+|(?<=[^\W_])\s*[和与及或]\s*(?=-?\d)")
 # words before an answer: "either 4 or 5", "both 2 and 3" (a list), "approximately 3.14", "\approx 3.14"
 _LEAD = re.compile(rf"^(?:(?:either|both)\s+(?=.*?(?:{_AND_OR.pattern}))|"
                    r"(?:approximately|approx\.|about|roughly|around|\\approx|\\sim)\s*(?=[-\d.\\]))", re.IGNORECASE | re.DOTALL)

@@ -18,7 +18,7 @@ import numpy as np
 import orjson
 
 from . import __version__, allocation, allocators, gcpolicy, settings, voting
-from .answers import extract_answer, gold_answer, group, is_correct, vote_and_grade
+from .answers import extract_answer, gold_answer, group, is_correct, parse_confidence, vote_and_grade
 from .backends.base import FILTERED, Backend, Completion, PromptLength, SampleRequest
 from .cost import JUDGE_VERDICTS, Tokens
 from .errors import UabError
@@ -52,7 +52,6 @@ from .signals import (
     is_filtered,
     lacks,
     log_p,
-    parse_confidence,
     probabilities,
     question_score,
     sample_statistic,
@@ -234,9 +233,18 @@ def missing(rec: dict, start: int, stop: int) -> list[int]:
     return [i for i in range(start, stop) if i not in have]
 
 
+@dataclass(frozen=True)
+class Phase1Drawn:
+    """What ``phase1`` drew: its samples, and how many of them it drew alone first to see that the
+    backend returns logprobs (one, and one more for each the content filter withheld before it)."""
+
+    samples: int
+    probes: int
+
+
 def phase1(records: list[dict], backend: Backend, gen: Generation, k: int = 1,
            on_sample: OnSample | None = None, signal: str | None = None, skipped: int = 0,
-           checked: bool = False, judged: bool = False) -> int:
+           checked: bool = False, judged: bool = False) -> Phase1Drawn:
     """Phase 1: samples ``0..k-1`` of every question (1 for ANLL; 2 for vote entropy).
 
     With a ``signal`` that needs token logprobs, nothing is spent on a backend that has
@@ -261,11 +269,12 @@ def phase1(records: list[dict], backend: Backend, gen: Generation, k: int = 1,
         phase1_takes(records)
         same_draws(records, "phase1", gen)
     wanted = [(r, i, 1) for r, rec in enumerate(records) for i in missing(rec, 0, k)]
-    n = 0
+    n = probed = 0
     if probes(signal, len(wanted)) and not backend.returns_logprobs:
         raise UabError(without_logprobs(signal))
     while probes(signal, len(wanted)):  # a reply the content filter withheld has no logprobs: it tells nothing
         n += draw(records, wanted[:1], backend, gen)
+        probed += 1
         r, i, _ = wanted[0]
         probe = next(s for s in samples(records[r]) if s["index"] == i)
         if lacks(probe):
@@ -291,7 +300,7 @@ def phase1(records: list[dict], backend: Backend, gen: Generation, k: int = 1,
         if left_out or gen.too_long == "skip":
             info["skipped"] = left_out
         with_provenance(rec, "phase1", info)
-    return n
+    return Phase1Drawn(n, probed)
 
 
 def drawn_info(gen: Generation, backend: Backend, judged: bool = False) -> dict:

@@ -209,7 +209,7 @@ def check_sample(s: dict) -> None:
         if n is not None and (type(n) is not int or n < 0):
             raise UabError(f"sample {key!r} must be a non-negative integer or null, got {n!r}")
     c = get("confidence")
-    if c is not None and (type(c) is not int or not 1 <= c <= 10):  # as ``signals.parse_confidence`` reads it
+    if c is not None and (type(c) is not int or not 1 <= c <= 10):  # as ``answers.parse_confidence`` reads it
         raise UabError(f"sample 'confidence' must be an integer from 1 to 10 or null, got {c!r}")
     a = get("answer")
     if a is not None and type(a) is not str:

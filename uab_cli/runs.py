@@ -353,7 +353,7 @@ class RunResult:
     summary: dict = field(default_factory=dict)  # summary.json: tokens and time per stage, accuracy
     drawn_tokens: dict[str, cost.Tokens] = field(default_factory=dict)  # per sampling stage, drawn now
     seconds: dict[str, float] = field(default_factory=dict)  # wall-clock per stage
-    probes: int = 0  # Phase-1 samples drawn alone first to check for logprobs
+    probes: int = 0  # Phase-1 samples drawn alone first to check for logprobs (pipeline.Phase1Drawn)
 
 
 def _config(records: list[dict], gen: pipeline.Generation, input_name: str, derived: list[str],
@@ -676,7 +676,8 @@ def _stages(rundir, records, be, gen, alloc, vote, k, signal, callbacks: Callbac
     if callbacks.on_stage:
         callbacks.on_stage("phase1", wanted)
     sig = signal if alloc.uses_signal else None
-    drawn = pipeline.phase1(records, be, gen, k, keep, sig, len(skipped), judged=judged)
+    phase1_drawn = pipeline.phase1(records, be, gen, k, keep, sig, len(skipped), judged=judged)
+    drawn = phase1_drawn.samples
     rundir.write("phase1.jsonl", records)
     seconds["phase1"], start = clock() - start, clock()
     rounds = alloc.allocator in allocators.ROUNDS  # Phase 2 drawn round by round as it allocates
@@ -722,7 +723,7 @@ def _stages(rundir, records, be, gen, alloc, vote, k, signal, callbacks: Callbac
     seconds["vote"] = clock() - start
     tokens = {f"phase{p}": cost.Tokens().add(s for s in drawn_now.values() if s["phase"] == p) for p in (1, 2)}
     return RunResult(alloc.n * len(records), drawn, restored, summary, votes, judge_info, votes_file, skipped,
-                     drawn_tokens=tokens, seconds=seconds, probes=pipeline.probes(sig, wanted))
+                     drawn_tokens=tokens, seconds=seconds, probes=phase1_drawn.probes)
 
 
 @dataclass
@@ -775,7 +776,7 @@ def pool(
                 if callbacks.on_sample:
                     callbacks.on_sample(rec, sample)
 
-            drawn = pipeline.phase1(records, be, gen, k, keep, skipped=len(skipped))
+            drawn = pipeline.phase1(records, be, gen, k, keep, skipped=len(skipped)).samples
             rundir.write(POOL, records)
             held = cost.Tokens().add(s for rec in records for s in samples(rec))
             about = {"input": input_name, "generation": gen.info(), "k": k, "skipped": [t.id for t in skipped]}

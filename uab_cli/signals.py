@@ -34,8 +34,7 @@ CONFIDENCE_PATTERN = (
     r"(?:(?:[^\w-]|-(?=\s)){0,6}|[^\S\n]*[*_]*:[*_]*[^\S\n]*\$?\\(?:boxed|fbox)\s*\{\s*)"
     rf"(-?\d+(?:\.\d+)?(?:\s*%|\s*{_SCALE}\s*\d+(?:\.\d+)?)?)"
 )
-_CONFIDENCE = re.compile(CONFIDENCE_PATTERN, re.IGNORECASE)
-_SCORE = re.compile(rf"(\d+)(?:\s*{_SCALE}\s*10)?", re.IGNORECASE)  # a score of 1-10, its scale at most 10
+SCORE = re.compile(rf"(\d+)(?:\s*{_SCALE}\s*10)?", re.IGNORECASE)  # a score of 1-10, its scale at most 10
 
 
 def token_stats(logprobs: Sequence[float] | None) -> dict:
@@ -56,18 +55,6 @@ def token_stats(logprobs: Sequence[float] | None) -> dict:
         "max_nll": float(nll.max()),
         "nll_var": float(nll.var()),
     }
-
-
-def parse_confidence(text: str) -> int | None:
-    """The last ``Confidence: <int>`` in a response, if it is an integer from 1 to 10."""
-    found = _CONFIDENCE.findall(text or "")
-    if not found:
-        return None
-    value = _SCORE.fullmatch(found[-1])
-    if not value:
-        return None
-    score = int(value.group(1))
-    return score if 1 <= score <= 10 else None
 
 
 def vote_outcomes(answered: Iterable[int], unanswered: int) -> list[int]:

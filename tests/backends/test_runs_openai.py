@@ -353,7 +353,8 @@ def test_a_phase1_reply_withheld_without_logprobs_under_anll_counts_as_unsure(tm
     assert sum(len(r["samples"]) for r in votes.values()) == 2 * 3
     summary = json.loads((out / "summary.json").read_text())
     assert (summary["unscored"], summary["filtered"]) == (1, len(withheld["samples"]))
-    assert summary["stages"]["phase1"]["probes"] == 1
+    # the probe q0 drew was withheld: q1's drawn alone too (was counted 1)
+    assert summary["stages"]["phase1"]["probes"] == (2 if question == "What is 0 + 1?" else 1)
 
 
 
