@@ -975,6 +975,15 @@ def test_mgsm_languages_markers_read_the_answer(text, expected):
     assert extract_answer(text, MATH) == expected
 
 
+def test_the_readme_example_of_a_marker_not_found_is_not_found():
+    """README's "What stays ambiguous" named "Réponse : 42" as a marker not found, graded on the last number,
+    when MGSM's French marker reads it (42); its example must be one that is graded on the last number."""
+    readme = " ".join((pathlib.Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8").split())
+    example = re.search(r'markers[^"(]*\("([^"]+)"\) are not found', readme)
+    assert example, "README's sentence on markers not found moved"
+    assert extract_answer(f"{example.group(1)}. Check: 42 - 7 = 35", MATH) == "35"
+
+
 @pytest.mark.parametrize("text", ["La respuesta es C. La opción A no.", "Antwort: C\nOption A ist falsch.",
                                   "Ответ — C, option A неверен.", "Jibu ni C. Option A si sahihi.",
                                   "উত্তর হল C। option A নয়।", "คำตอบคือ C ไม่ใช่ option A", "La réponse est (C). Option A"])
@@ -1019,6 +1028,22 @@ def test_chinese_and_between_numbers_lists_them_as_english_and_does(text):
     """"答案：18个苹果和3个梨" (18 apples and 3 pears) read `18个苹果和3`, no answer any gold matches; "和" (and)
     before a number now lists the items, as "Answer: 18 apples and 3 pears" reads `18,3`."""
     assert extract_answer(text, MATH) == "18,3"
+
+
+@pytest.mark.parametrize("text, expected", [
+    # a SmolLM2 reply to MGSM's mgsm-ja-7 (read `63,thefinaltext`), and others where "and"/"or" opens a clause
+    ("Namely, the answer is 63 and the final text is pointing out that the solution for the factor 20 is ", "63"),
+    ("The answer is 18 and we are done.", "18"), ("The answer is 18 and she earns 18 dollars a day.", "18"),
+    ("Answer: 7 back and rest is still 24.", "7"), ("The answer is 63 and the remainder is 2.", "63"),
+    # a list's next item still follows "and"/"or": a number, a letter, a math span; or no number precedes it
+    ("The answer is 2 and 3.", "2,3"), ("Answer: 18 apples and 3 pears", "18,3"), ("The answer is either 4 or 5.", "4,5"),
+    ("Answer: x = 2 or x = -2", "2,-2"), ("The answer is 5 cm and 6 cm", "5,6"), ("The answer is x and y", "x and y"),
+    ("The answer is 2 and $\\frac{1}{2}$.", "2,\\frac{1}{2}"),
+])
+def test_and_before_a_word_after_the_answer_opens_the_next_clause(text, expected):
+    """"the answer is 63 and the final text is …" read the list `63,thefinaltext` (wrong for the gold 63), "The
+    answer is 18 and we are done." `18,we`: "and" before a word, after a number, ends the answer as "which" does."""
+    assert extract_answer(text, MATH) == expected
 
 
 @pytest.mark.parametrize("gold, expected", [("５０", "50"), ("٥٠", "50"), ("−5", "-5"), ("½", "1/2"), ("2³", "2^3"),

@@ -92,6 +92,9 @@ _CONNECTIVE = re.compile(
     r"\s(?:which|because|since|as|so|where|when|that|meaning|hence|thus|therefore|but|this|"
     r"it|is|are|was|were|for|from|if|given|i\.e\.|e\.g\.|after|in|of|per|with)(?![A-Za-z])",
     re.IGNORECASE)
+# "and"/"or" before a word, after a number, opens the next clause ("18 and we are done"), not a list's next item
+# ("2 and 3", "18 apples and 3 pears", "x and y": a number or a letter follows)
+_AND_CLAUSE, _DIGIT = re.compile(r"\s(?:and|or)\s+[A-Za-z]{2}", re.IGNORECASE), re.compile(r"\d")
 _OPEN, _CLOSE = "([{", ")]}"
 # a word of a script other than Latin or Greek after a space ends an answer too: its unit ("Ответ — 18 яблок"), or
 # the next sentence where no full stop ends the first ("คำตอบคือ 18 ตรวจสอบ 18 - 7 = 11", "答案是 18 验证 …")
@@ -172,8 +175,9 @@ def parse_confidence(text: str) -> int | None:
 
 
 def _clause(t: str, prose: bool = True) -> str:
-    """``t`` up to the end of its first sentence or, with ``prose``, clause (", <word>" or a
-    connective word) at bracket depth 0: "4, which is even" is "4", "(1, 2)" stays whole."""
+    """``t`` up to the end of its first sentence or, with ``prose``, clause (", <word>", a
+    connective word, or "and"/"or" before a word after a number) at bracket depth 0: "4, which is even"
+    and "4 and we are done" are "4", "(1, 2)" and "2 and 3" stay whole."""
     depth = 0
     for i, c in enumerate(t):
         if c in _OPEN:
@@ -187,7 +191,8 @@ def _clause(t: str, prose: bool = True) -> str:
             return t[:i]
         elif prose and c == "," and _NEXT_CLAUSE.match(t, i + 1):
             return t[:i]
-        elif prose and c.isspace() and i and (_CONNECTIVE.match(t, i) or _OTHER_SCRIPT.match(t, i + 1)):
+        elif prose and c.isspace() and i and (_CONNECTIVE.match(t, i) or _OTHER_SCRIPT.match(t, i + 1)
+                                              or (_AND_CLAUSE.match(t, i) and _DIGIT.search(t, 0, i))):
             return t[:i]
     return t
 
