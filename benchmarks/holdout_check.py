@@ -24,6 +24,7 @@ from uab_cli import evaluation, recommend
 from uab_cli.allocators import ALLOCATORS, SIMULATED
 from uab_cli.errors import UabError
 from uab_cli.jsonl import load_records
+from uab_cli.pools import Pool
 
 
 def recommend_on(records, budgets, allocators, temps) -> list[dict]:
@@ -31,6 +32,19 @@ def recommend_on(records, budgets, allocators, temps) -> list[dict]:
                                vote_rules=list(evaluation.voting.RULES), recommendations=True,
                                vote_temperatures=evaluation.voting.SIMULATED_TEMPERATURES)
     return evaluation.recommendations(list(rows))
+
+
+def halves(records: list[dict], other: list[dict] | None, splits: int) -> list[tuple[list[dict], list[dict]]]:
+    """``(A, B)`` per split: the recommendation is chosen on A and replayed on B (seeded random
+    halves of ``records``; with ``other``, the whole pool and ``other``, once)."""
+    if other is not None:
+        return [(records, other)]
+    out = []
+    for split in range(splits):
+        order = np.random.default_rng(100 + split).permutation(len(records))
+        out.append(([records[i] for i in sorted(order[: len(records) // 2])],
+                    [records[i] for i in sorted(order[len(records) // 2:])]))
+    return out
 
 
 def listed(kind, what: str, ok=lambda v: v > 0):
@@ -71,28 +85,26 @@ def main() -> None:
 
 def run(args: argparse.Namespace) -> None:
     budgets, temps, allocators, splits = args.budgets, args.T, args.allocators, args.splits
-    # every input read before the first line is printed: no half table for a bad one
+    # every input read, and each budget checked against every half, before the first line is
+    # printed: no half table for a bad one
     other = load_records(args.on, "sampled")[0] if args.on else None
-    pools = [(path, load_records(path, "sampled")[0]) for path in args.pools]
+    replays = [(path, split, a, b) for path in args.pools
+               for split, (a, b) in enumerate(halves(load_records(path, "sampled")[0], other, splits))]
+    for path, _, a, b in replays:
+        for records, name in ((a, path), (b, args.on or path)):
+            evaluation.fits(Pool(records), budgets, name)
     print(f"| pool | split | N | recommended on {'the pool' if other else 'half A'} | "
           f"gain on {args.on or 'half B'} (pp) |")
     print("|---|---|---|---|---|")
     tally: dict[tuple[str, int], list[tuple[float, float]]] = {}
-    for path, records in pools:
-        for split in range(1 if other else splits):
-            if other:
-                a, b = records, other
-            else:
-                order = np.random.default_rng(100 + split).permutation(len(records))
-                a = [records[i] for i in sorted(order[: len(records) // 2])]
-                b = [records[i] for i in sorted(order[len(records) // 2:])]
-            for rec in (row["check"] for row in evaluation.check(b, recommend_on(a, budgets, allocators, temps), 20)
-                        if "check" in row):
-                gain, se = rec["gain"], rec["se"]
-                tally.setdefault((path, rec["N"]), []).append((gain, se))
-                name = f"{rec['allocator']}" + (f" ({rec['signal']}, T={rec['T']:g})" if rec["signal"] else "")
-                print(f"| {path} | {'—' if other else split} | {rec['N']} | {name} + {recommend.vote_label(rec)} | "
-                      f"{100 * gain:+.2f} ± {100 * se:.2f} |", flush=True)
+    for path, split, a, b in replays:
+        for rec in (row["check"] for row in evaluation.check(b, recommend_on(a, budgets, allocators, temps), 20)
+                    if "check" in row):
+            gain, se = rec["gain"], rec["se"]
+            tally.setdefault((path, rec["N"]), []).append((gain, se))
+            name = f"{rec['allocator']}" + (f" ({rec['signal']}, T={rec['T']:g})" if rec["signal"] else "")
+            print(f"| {path} | {'—' if other else split} | {rec['N']} | {name} + {recommend.vote_label(rec)} | "
+                  f"{100 * gain:+.2f} ± {100 * se:.2f} |", flush=True)
     print("\n| pool | N | mean gain (pp) | least | ≥ +2 | worse by > 2 SE |\n|---|---|---|---|---|---|")
     for (path, n), got in tally.items():
         gains = np.array([g for g, _ in got])

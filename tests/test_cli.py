@@ -404,6 +404,25 @@ def test_run_and_pool_help_say_a_rerun_takes_the_directorys_settings():
     assert "[required, or the run directory's]" in _shown("run", "--budget")
 
 
+def test_run_and_pool_help_mark_each_option_a_rerun_remembers():
+    """A rerun also takes from its directory what ``runs.remembered`` gives it, though no recorded
+    setting: `--max-model-len` (with the same --backend and --model), but `run -h` showed only
+    `[default: the model's / the server's]` for it, against README's "the help says so beside
+    each option a rerun takes from the directory"."""
+    from uab_cli import runs
+    from uab_cli.backends import options as backend_options
+    from uab_cli.settings import options as setting_options
+
+    remembered = set(runs.remembered({}, runs.Recorded()))
+    assert "max_model_len" in remembered
+    for verb in ("run", "pool"):
+        for o in (*setting_options(), *backend_options()):
+            if o.name in remembered and verb in o.commands:
+                assert "directory's]" in _shown(verb, o.flag.split("/")[0]), (verb, o.flag)
+    assert "[default: the model's / the server's; a rerun: the directory's]" in _shown("run", "--max-model-len")
+    assert "rerun" not in _shown("phase1", "--max-model-len")
+
+
 def test_the_defaults_the_help_names_are_taken(tmp_path):
     """What ``test_help_defaults_are_the_real_ones`` shows: a new pool directory needs -K; cohere's
     model without --model; simulate's --price from a pool directory (run's shows none)."""

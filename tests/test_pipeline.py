@@ -112,6 +112,20 @@ def test_a_judge_reply_the_content_filter_cut_is_unparsed(drawn, fake_backend):
     assert {v["finish_reason"] for v in info["verdicts"].values()} == {"content_filter"}
 
 
+def test_the_allocation_note_counts_a_phase1_reply_the_content_filter_cut(drawn):
+    """A reply the filter cut (Azure's partial text, with logprobs) counts as unsure under anll like
+    a withheld one, but the note said the filter "withheld" the replies: now "withheld or cut", as
+    the vote summary says. The summary names its signal: no default (it was vcs, whatever the run)."""
+    records = drawn(3)
+    records[1]["samples"][0].update(finish_reason="content_filter")  # its anll kept: a cut reply
+    summary = pipeline.allocate(records, Allocation(4, "uab", signal="anll"))
+    assert (summary.fallbacks, summary.signal) == (1, "anll")
+    assert summary.fallback_note() == ("1 question(s) whose Phase-1 replies the service's content filter "
+                                       "withheld or cut counted as p = 0.5")
+    with pytest.raises(TypeError, match="signal"):
+        pipeline.AllocationSummary(4, 3, 9)
+
+
 def test_vote_entropy_uses_k_phase1_samples(drawn):
     records = drawn(k=2)
     summary = pipeline.allocate(records, Allocation(4, "uab", signal="vote-entropy"))

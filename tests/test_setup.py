@@ -310,7 +310,9 @@ def test_results_table_keeps_each_vote_temperature_apart():
     (["benchmarks/holdout_check.py", "nope.jsonl"], "error: nope.jsonl: cannot read"),
     (["benchmarks/holdout_check.py", "results/smollm2-math/simulate.jsonl"], "simulate.jsonl:1: missing field 'id'"),
     (["benchmarks/holdout_check.py", "results/smollm2-math/pool.jsonl", "--budgets", "100", "--splits", "1"],
-     "error: budget N=100 needs"),
+     "error: results/smollm2-math/pool.jsonl: budget N=100 needs"),
+    (["benchmarks/holdout_check.py", "results/smollm2-math/pool.jsonl", "--budgets", "2,40"],
+     "pool.jsonl: budget N=40 needs"),  # printed the table's header first
     (["benchmarks/holdout_check.py", "results/smollm2-math/pool.jsonl", "--splits", "0"], "a count >= 1 expected"),
     (["benchmarks/holdout_check.py", "results/smollm2-math/pool.jsonl", "--budgets", "2,x"], "budgets >= 1"),
     (["benchmarks/holdout_check.py", "results/smollm2-math/pool.jsonl", "--allocators", "bogus"], "allocators among"),
@@ -329,14 +331,15 @@ def test_a_script_given_bad_input_says_why_in_one_line(tmp_path, args, expected)
     """results_table.py, holdout_check.py and make_synthetic_pool.py ended a missing or wrong
     file, an option they cannot use or an unwritable output in a traceback (exit 1); so did
     make_math_set.py's and make_datasets.py's unwritable output, and make_datasets.py's missing raw
-    file was exit 1 without `error:`, its output folder made."""
+    file was exit 1 without `error:`, its output folder made; and each prints nothing first
+    (holdout_check.py printed its table's header before a budget the pool cannot fill)."""
     if not (ROOT / args[0]).is_file():
         pytest.skip(f"{args[0]} is not in the sdist")
     done = _script(*(str(tmp_path) if a == "OUT" else str(tmp_path) + "/" if a == "OUT/" else a for a in args))
     errors = [line for line in done.stderr.splitlines() if line.startswith(("error", f"{Path(args[0]).name}: error"))]
     assert done.returncode == 2 and "Traceback" not in done.stderr and len(errors) == 1, done.stderr
     assert expected in errors[0], errors[0]
-    assert not list(tmp_path.iterdir())
+    assert not done.stdout and not list(tmp_path.iterdir())
 
 
 @pytest.mark.parametrize("args", [["scripts/make_synthetic_pool.py", "easy"], ["scripts/make_math_set.py"]])

@@ -300,7 +300,7 @@ def check(records: Sequence[dict], recommended: Sequence[dict], seeds: int | Seq
         raise UabError("--check needs --seeds 2 or more: a loss is judged against its standard error over seeds")
     pool = _prepared(records, DEFAULT_CUT, pool_name) if recommended else None
     if pool is not None:
-        _fits(pool, [rec["N"] for rec in recommended], pool_name)
+        fits(pool, [rec["N"] for rec in recommended], pool_name)
     return _checked(records, recommended, seeds, pool, pool_name, whole_pool)
 
 
@@ -363,8 +363,8 @@ def _whole_pool_se(records: Sequence[dict], rule: str, vote: Vote) -> float:
 
 def fitting_budgets(pool: Pool, name: str | None = None) -> list[int]:
     """``DEFAULT_BUDGETS`` up to what ``pool`` holds (N·M samples in all): 2, 4 on a pool of 5
-    samples per question; ``UabError`` (``_fits``'s) when not even the smallest fits."""
-    _fits(pool, DEFAULT_BUDGETS[:1], name)
+    samples per question; ``UabError`` (``fits``'s) when not even the smallest fits."""
+    fits(pool, DEFAULT_BUDGETS[:1], name)
     return [n for n in DEFAULT_BUDGETS if n * len(pool.records) <= int(pool.k.sum())]
 
 
@@ -377,7 +377,7 @@ def _check(pool, budgets, allocators, signals, seeds, temps, gain, name=None) ->
         raise UabError(f"unknown signal {bad[0]!r}; choose from {', '.join(SIGNALS)}")
     if not budgets or min(budgets) < 1:
         raise UabError("--budgets must be positive integers")
-    _fits(pool, budgets, name)
+    fits(pool, budgets, name)
     if not seeds or min(seeds) < 0:
         raise UabError("--seeds must be a positive count or a list of non-negative seeds")
     if min(temps) <= 0:
@@ -386,9 +386,10 @@ def _check(pool, budgets, allocators, signals, seeds, temps, gain, name=None) ->
         raise UabError(f"unknown gain {gain!r}; choose from {', '.join(allocation.GAINS)}")
 
 
-def _fits(pool: Pool, budgets: Sequence[int], name: str | None = None) -> None:
+def fits(pool: Pool, budgets: Sequence[int], name: str | None = None) -> None:
     """``UabError`` (naming the pool's file ``name`` where given) unless ``pool`` holds N·M samples
-    for each N of ``budgets``."""
+    for each N of ``budgets``: the refusal of ``simulate`` and ``check``, which a caller that prints
+    as it replays (``benchmarks/holdout_check.py``) makes before its first line."""
     if int(pool.k.sum()) < max(budgets) * len(pool.records):
         n, m, fewest = max(budgets), len(pool.records), int(np.argmin(pool.k))
         k = int(pool.k.min())

@@ -57,7 +57,9 @@ class Option:
     options given leave it without (``without_unmet``: a backend's, an allocation's alike).
     ``path``: the value names a local file or directory, or else a hub id: an existing path is
     recorded absolute (the same path typed another way is the same value).
-    ``secret``: a value no message shows (an API key).
+    ``secret``: a value no message shows (an API key). ``remembered``: an option, no recorded
+    setting, that a rerun of ``run`` or ``pool`` still takes from its directory where it is not
+    given (``runs.remembered``: ``--max-model-len``); its help says so, as a recorded one's does.
     """
 
     flag: str
@@ -80,6 +82,7 @@ class Option:
     requires: tuple[str, Any] | None = None
     path: bool = False
     secret: bool = False
+    remembered: bool = False
 
     @property
     def name(self) -> str:
@@ -139,12 +142,13 @@ class Option:
         options that change a sample (``samples``: ``--dtype``, ``--endpoint``, ``--tokenizer``), default
         to Phase 1's. ``rerun``: a rerun of ``command`` in its directory takes what the directory's
         config records for an option it does not give (``run``, ``pool``): a required option says so,
-        and every recorded one (a setting's, a backend option that changes a sample) shows it beside its default."""
+        and every recorded one (a setting's, a backend option that changes a sample, a ``remembered``
+        one) shows it beside its default."""
         if command == "phase2" and (self.panel == "Generation" or self.samples):
             return replace(self, default=None, show_default="Phase 1's", required=False)
         if rerun and self.required:
             return replace(self, show_default="the run directory's")
-        if rerun and (self.panel in RECORDED or self.samples):
+        if rerun and (self.panel in RECORDED or self.samples or self.remembered):
             shown = self.shown_default()
             return replace(self, show_default=f"{shown + '; ' if shown else ''}a rerun: the directory's")
         return self

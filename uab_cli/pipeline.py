@@ -438,15 +438,16 @@ class AllocationSummary:
     fallbacks: int = 0  # questions counted as unsure (p = 0.5): see ``fallback_note``
     histogram: dict = field(default_factory=dict)
     rounds: int | None = None  # of an allocator that draws in rounds (adaptive)
-    signal: str = "vcs"
+    # the signal the scores came from: no default, which would name vcs's fallbacks under anll's
+    signal: str = field(kw_only=True)
 
     def fallback_note(self) -> str:
         """What the ``fallbacks`` were: questions without a verbalised confidence (``vcs``), or
-        whose Phase-1 replies the content filter all withheld (a log-prob signal)."""
+        whose Phase-1 replies the content filter all withheld or cut (a log-prob signal)."""
         if SIGNAL_REGISTRY[self.signal].statistic is None:
             return f"{self.fallbacks} question(s) without a confidence score counted as score 5"
         return (f"{self.fallbacks} question(s) whose Phase-1 replies the service's content filter withheld "
-                "counted as p = 0.5")
+                "or cut counted as p = 0.5")
 
 
 def allocate(records: list[dict], settings: Allocation, lines: Sequence[int] | None = None,

@@ -497,7 +497,8 @@ def remembered(params: dict, rec: Recorded) -> dict:
     """What a rerun of ``run`` or ``pool`` (by its ``params``) takes from its directory (``rec``,
     ``recorded``'s) for an option it leaves unset: the budget, and the ``--max-model-len`` the last
     run was given, so the questions ``--too-long skip`` left out stay out (at the model's own context
-    they may fit); not where another ``--backend`` or ``--model`` is given (the context was that model's)."""
+    they may fit); not where another ``--backend`` or ``--model`` is given (the context was that model's).
+    Its option says so in the help (``Option.remembered``)."""
     gen = rec.generation or {}
     same = params.get("backend") in (None, gen.get("backend")) and params.get("model") in (None, gen.get("model"))
     return {"budget": rec.n, "max_model_len": rec.max_model_len if same else None}

@@ -343,7 +343,7 @@ def test_a_phase1_reply_withheld_without_logprobs_under_anll_counts_as_unsure(tm
         assert result.exit_code == 0, result.stderr
         assert len(server.requests) == 2 * 3  # N·M: nothing drawn again
     said = " ".join(result.stderr.split())
-    assert "1 question(s) whose Phase-1 replies the service's content filter withheld counted as p = 0.5" in said
+    assert "1 question(s) whose Phase-1 replies the service's content filter withheld or cut counted as p = 0.5" in said
     assert "confidence score" not in said and "no token logprobs" not in said
     votes = {r["id"]: r for r in read_jsonl(out / "votes.jsonl")}
     withheld = next(r for r in votes.values() if question in r["question"])
@@ -387,7 +387,7 @@ def test_a_piped_phase1_keeps_a_reply_withheld_without_logprobs_and_allocate_cou
         assert len(server.requests) == 3
     result = cli(["allocate", p1, "-N", "3", "-o", str(tmp_path / "a.jsonl")])
     assert result.exit_code == 0, result.stderr
-    assert "1 question(s) whose Phase-1 replies the service's content filter withheld counted as p = 0.5" in \
+    assert "1 question(s) whose Phase-1 replies the service's content filter withheld or cut counted as p = 0.5" in \
         " ".join(result.stderr.split())
     assert [r["p"] == 0.5 for r in read_jsonl(tmp_path / "a.jsonl")] == [False, True, False]
 

@@ -130,7 +130,7 @@ DTYPE = backend_option("--dtype", "dtype (auto: float32 on CPU).", choices=DTYPE
 MAX_MODEL_LEN = backend_option(
     "--max-model-len", "Context length in tokens: a prompt plus --max-tokens must fit (vllm: the engine's; "
     "openai: for a server that does not report one).", type=int, minimum=1,
-    show_default="the model's / the server's")
+    show_default="the model's / the server's", remembered=True)  # runs.remembered
 
 
 class BaseBackend:
