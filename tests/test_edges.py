@@ -1014,7 +1014,7 @@ def test_report_of_a_vote_rule_this_version_does_not_know_lists_it_last(tmp_path
      "--vote-temperature applies to the vote rule weighted (of a signal other than vcs), not --vote-rules weighted "
      "with the pool's own vote signal vcs\n"),
     (["--vote-rules", "majority,confident-ties", "--settings", "{settings}"],
-     "{settings}: --vote-temperature applies to the vote rule weighted"),
+     "{settings}:1: --vote-temperature applies to the vote rule weighted"),
     (["--vote-rules", "confident-ties", "--vote-keep", "0.5"], "--vote-keep applies to the vote rule filtered, not "),
 ])
 def test_simulate_vote_temperatures_are_checked_like_votes(tmp_path, given, expected):

@@ -1200,7 +1200,7 @@ def test_simulate_check_refuses_what_a_settings_file_would_override_naming_it(tm
     path = tmp_path / "s.json"
     path.write_text(json.dumps(values))
     bad = cli(["simulate", a, "--check", results, "--settings", str(path), "-q", "-o", str(tmp_path / "bad.jsonl")])
-    assert bad.exit_code == 2 and f"{path}: --check replays" in bad.stderr and says in bad.stderr, bad.stderr
+    assert bad.exit_code == 2 and f"{path}:1: --check replays" in bad.stderr and says in bad.stderr, bad.stderr
     assert not (tmp_path / "bad.jsonl").exists()
 
 

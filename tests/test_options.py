@@ -122,7 +122,7 @@ WRONG_TYPES = [('{"seed": 1.5}', "--seed takes an integer, got 1.5"),
 def test_a_settings_value_of_the_wrong_type_is_refused(tmp_path, questions, text, says):
     budget = [] if "budget" in text else ["-N", "2"]
     path = settings_file(tmp_path, text)
-    refused(run(questions, tmp_path / "r", *budget, "--settings", path), f"{path}: {says}")  # the file is named
+    refused(run(questions, tmp_path / "r", *budget, "--settings", path), f"{path}:1: {says}")  # the file is named
     assert not (tmp_path / "r").exists()
 
 
@@ -133,7 +133,7 @@ def test_a_settings_value_of_the_wrong_type_is_refused(tmp_path, questions, text
 def test_a_settings_files_bad_value_is_refused_where_the_command_line_gives_it_too(tmp_path, questions, text, given,
                                                                                      says):
     path = settings_file(tmp_path, text)
-    refused(run(questions, tmp_path / "r", "-N", "2", *given, "--settings", path), f"{path}: {says}")
+    refused(run(questions, tmp_path / "r", "-N", "2", *given, "--settings", path), f"{path}:1: {says}")
     assert not (tmp_path / "r").exists()
 
 
@@ -166,7 +166,7 @@ def test_a_number_for_simulates_list_option_in_a_settings_file_says_the_string_t
 def test_an_option_from_a_settings_file_at_odds_with_another_names_the_file(tmp_path, questions):
     path = settings_file(tmp_path, '{"gain": "coverage", "max_tokens": 16}')
     refused(run(questions, tmp_path / "r", "-N", "2", "--allocator", "uniform", "--settings", path),
-            f"{path}: --gain applies to the uab allocators, not --allocator uniform")
+            f"{path}:1: --gain applies to the uab allocators, not --allocator uniform")
     result = run(questions, tmp_path / "r", "-N", "2", "--allocator", "uniform", "--gain", "coverage")
     refused(result, "error: --gain applies")  # given on the command line: no file to name
     assert not (tmp_path / "r").exists()
@@ -187,7 +187,7 @@ def test_a_settings_files_value_at_odds_with_an_option_given_names_the_file(tmp_
     gave, and the message named the value alone (`not 'uniform'`, `budget N=2 is smaller than the
     3 Phase-1 samples`): the settings file went unnamed."""
     path = settings_file(tmp_path, text)
-    refused(run(questions, tmp_path / "r", "-N", "2", *given, "--settings", path), f"error: {path}: {says}")
+    refused(run(questions, tmp_path / "r", "-N", "2", *given, "--settings", path), f"error: {path}:1: {says}")
     assert not (tmp_path / "r").exists()
 
 
@@ -196,13 +196,13 @@ def test_a_budget_below_k_names_the_settings_file_it_came_from_and_not_a_phase1_
     own samples (`allocate`), the count is the file's, not -K's, and the message says no -K."""
     path = settings_file(tmp_path, '{"budget": 2}')
     refused(run(questions, tmp_path / "r", "-K", "3", "--settings", path),
-            f"error: {path}: budget N=2 is smaller than the 3 Phase-1 samples per question (-K/--samples 3)")
+            f"error: {path}:1: budget N=2 is smaller than the 3 Phase-1 samples per question (-K/--samples 3)")
     refused(run(questions, tmp_path / "r", "-K", "3", "-N", "2"), "error: budget N=2 is smaller than the 3 Phase-1")
     assert not (tmp_path / "r").exists()
     phase1 = str(tmp_path / "p1.jsonl")
     assert cli(["phase1", questions, "-K", "3", "--backend", "scripted", "-o", phase1, "-q"]).exit_code == 0
     said = "budget N=2 is smaller than the 3 Phase-1 samples per question: give --budget 3 or more"
-    refused(cli(["allocate", phase1, "--settings", path]), f"error: {path}: {said}")
+    refused(cli(["allocate", phase1, "--settings", path]), f"error: {path}:1: {said}")
     refused(cli(["allocate", phase1, "-N", "2"]), f"error: {said}")
 
 
@@ -519,7 +519,7 @@ def test_a_vote_option_given_at_its_default_that_the_rule_does_not_read_is_refus
     refused(run(questions, tmp_path / "r", "-N", "2", *args), f"error: {says}")
     text = json.dumps({param_name(a): json.loads(v) if v[0].isdigit() else v for a, v in zip(args[::2], args[1::2])})
     path = settings_file(tmp_path, text)
-    refused(run(questions, tmp_path / "r", "-N", "2", "--settings", path), f"error: {path}: {says}")
+    refused(run(questions, tmp_path / "r", "-N", "2", "--settings", path), f"error: {path}:1: {says}")
     assert not (tmp_path / "r").exists()
 
 
@@ -805,16 +805,43 @@ def test_a_settings_file_json_cannot_hold_is_one_line(tmp_path, questions, name,
     assert not (tmp_path / "r").exists()
 
 
+LINED = [  # (file name, text, command-line options, the line, the message)
+    ("s.json", '{\n  "budget": 2,\n  "temperature": "hot"\n}', [], 3, "--temperature takes a number, got 'hot'"),
+    ("s.json", '{\n  "seed": 1,\n\n  "budget": -1\n}', [], 4, "--budget must be >= 1, got -1"),
+    ("s.json", '{"budget": 2,\n "allocator": "nope"}', [], 2, "unknown allocator 'nope'"),
+    ("s.json", '{"budget": 2,\n "max_tokenz": 16}', [], 2, "unknown option for `uab run`: max_tokenz"),
+    ("s.json", '{"max_tokens": 8,\n "max-tokens": 16, "budget": 2}', [], 2,
+     "an option is given twice: 'max_tokens' and 'max-tokens'"),
+    ("s.json", '{"budget": 2,\n "max_tokens": 16,\n "gain": "coverage"}', ["--allocator", "uniform"], 3,
+     "--gain applies to the uab allocators, not --allocator uniform"),
+    ("s.toml", 'budget = 2\n# sampling\ntemperature = "hot"\n', [], 3, "--temperature takes a number, got 'hot'"),
+    ("s.toml", 'system_prompt = """\nbudget = 0\n"""\n"budget" = 0\n', [], 4, "--budget must be >= 1, got 0"),
+    ("s.toml", 'budget = 2\nbudget = 3\n', [], 2, "not a TOML file: Cannot overwrite a value"),
+    ("s.toml", 'budget = 2\nseed = [1\n', [], 2, "not a TOML file: Unclosed array (at end of document)"),
+]
+
+
+@pytest.mark.parametrize("name,text,given,line,says", LINED, ids=[f"{n}:{t}" for n, t, *_ in LINED])
+def test_a_settings_files_bad_value_names_the_file_and_its_line(tmp_path, questions, name, text, given, line, says):
+    """A value of a settings file its option refuses (of the wrong type, out of bounds, unknown,
+    at odds with another, given twice) named the file but no line (`settings.json: --temperature
+    takes a number`), and TOML's syntax errors ended `(at line 2, column 11)`: `FILE:LINE: …`."""
+    path = tmp_path / name
+    path.write_text(text)
+    refused(run(questions, tmp_path / "r", "-N", "2", *given, "--settings", str(path)), f"error: {path}:{line}: {says}")
+    assert not (tmp_path / "r").exists()
+
+
 def test_a_settings_files_option_of_another_command_is_named_as_one(tmp_path, questions):
     """One file for the pipeline's stages: `uab phase1` said `unknown option … budget, vote_rule`,
     as of a misspelt name; it names the commands that take them (a misspelt name is still unknown)."""
     path = settings_file(tmp_path, '{"budget": 2, "vote_rule": "weighted", "max_tokens": 16}')
     refused(cli(["phase1", questions, "--backend", "scripted", "-o", str(tmp_path / "p.jsonl"), "--settings", path]),
-            f"{path}: `uab phase1` does not take budget (an option of `uab allocate`, `uab run`); vote_rule "
+            f"{path}:1: `uab phase1` does not take budget (an option of `uab allocate`, `uab run`); vote_rule "
             "(an option of `uab vote`, `uab run`)")
     assert not (tmp_path / "p.jsonl").exists()
     path = settings_file(tmp_path, '{"budget": 2, "max_tokenz": 16}')
-    refused(cli(["allocate", questions, "--settings", path]), f"{path}: unknown option for `uab allocate`: max_tokenz")
+    refused(cli(["allocate", questions, "--settings", path]), f"{path}:1: unknown option for `uab allocate`: max_tokenz")
 
 
 @pytest.mark.parametrize("text,key", [
@@ -823,9 +850,10 @@ def test_a_settings_files_option_of_another_command_is_named_as_one(tmp_path, qu
 ], ids=["options", "recommendation"])
 def test_a_json_settings_file_giving_a_key_twice_is_refused(tmp_path, questions, text, key):
     """json kept the last value silently (a TOML file's second is refused by its reader, and two
-    spellings of one option by uab): one line naming the file and the key, nothing drawn."""
+    spellings of one option by uab): one line naming the file, the second key's line and the key,
+    nothing drawn."""
     refused(run(questions, tmp_path / "r", "-N", "2", "--settings", settings_file(tmp_path, text)),
-            f"settings.json: an option is given twice: {key!r}")
+            f"settings.json:{text.count(chr(10)) + 1}: an option is given twice: {key!r}")
     assert not (tmp_path / "r").exists()
 
 
@@ -911,26 +939,31 @@ def test_the_command_line_wins_over_a_runs_config_and_an_allocator_given_starts_
     assert config["vote"]["rule"] == "majority" and "temperature" not in config["vote"]
 
 
-@pytest.mark.parametrize("edit,says", [
-    (lambda c: {**c, "future": 1}, "it records future, which no option of uab"),
-    (lambda c: {**c, "generation": {**c["generation"], "min_p": 0.1}}, "it records generation.min_p, which no option"),
+@pytest.mark.parametrize("edit,says,key", [
+    (lambda c: {**c, "future": 1}, "it records future, which no option of uab", "future"),
+    (lambda c: {**c, "generation": {**c["generation"], "min_p": 0.1}}, "it records generation.min_p, which no option",
+     "min_p"),
     (lambda c: {**c, "generation": {**c["generation"], "backend_options": {"api_key": "k"}}},
-     "it records generation.backend_options.api_key, which no option"),
-    (lambda c: {**c, "vote": {**c["vote"], "quorum": 2}}, "it records vote.quorum, which no option"),
-    (lambda c: {**c, "allocate": 3}, "not a uab config.json: its 'allocate' is not an object"),
+     "it records generation.backend_options.api_key, which no option", "api_key"),
+    (lambda c: {**c, "vote": {**c["vote"], "quorum": 2}}, "it records vote.quorum, which no option", "quorum"),
+    (lambda c: {**c, "allocate": 3}, "not a uab config.json: its 'allocate' is not an object", None),
     (lambda c: {**c, "generation": {**c["generation"], "temperature": "hot"}},
-     "--temperature takes a number, got 'hot' (recorded as generation.temperature)"),
+     "--temperature takes a number, got 'hot' (recorded as generation.temperature)", "temperature"),
     # another model than its samples': the rerun's way out ("…, use a new --output, or --force to discard the samples")
     (lambda c: {**c, "model_option": "other"}, "it records model_option 'other', not the model its generation.model "
      "says its samples were drawn with ('scripted'), which --settings would take as --model: restore it, or give the "
-     "options as a JSON/TOML file of option values"),
+     "options as a JSON/TOML file of option values", "model_option"),
 ], ids=["entry", "generation", "backend-option", "vote", "section", "value", "model"])
-def test_a_config_of_another_shape_given_as_settings_is_one_line_naming_it(tmp_path, questions, edit, says):
-    """A config of a newer uab (an entry this version does not know) is refused, not half read."""
+def test_a_config_of_another_shape_given_as_settings_is_one_line_naming_it(tmp_path, questions, edit, says, key):
+    """A config of a newer uab (an entry this version does not know) is refused, not half read;
+    at the entry's line (the message named the file alone)."""
     assert run(questions, tmp_path / "old", "-N", "2").exit_code == 0
     path = tmp_path / "config.json"
-    path.write_text(json.dumps(edit(json.loads((tmp_path / "old" / "config.json").read_text()))))
-    refused(run(questions, tmp_path / "new", "--settings", str(path)), f"{path}: {says}")
+    path.write_text(json.dumps(edit(json.loads((tmp_path / "old" / "config.json").read_text())), indent=2))
+    lines = path.read_text().splitlines()
+    found = (i for i, line in enumerate(lines, 1) if line.strip().startswith(f'"{key}":'))
+    at = "" if key is None else f":{next(found)}"
+    refused(run(questions, tmp_path / "new", "--settings", str(path)), f"{path}{at}: {says}")
     assert not (tmp_path / "new").exists()
     (tmp_path / "empty").mkdir()
     refused(run(questions, tmp_path / "new", "--settings", str(tmp_path / "empty")),

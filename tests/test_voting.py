@@ -602,8 +602,8 @@ def test_a_settings_file_with_an_unknown_option_is_refused(tmp_path):
     for text, expected in [('{\n  "max_tokens": 48,\n  "allocator": "uniform",\n}\n', "s.json:4: not JSON: Expecting "
                                                                                      "property name"),
                            ('{"force": true}', "force cannot come from a settings file: give it on the command line"),
-                           ('{"samples": true}', "s.json: --samples takes an integer, got True"),  # click read it as 1
-                           ('{"quiet": "yes"}', "s.json: --quiet takes true or false, got 'yes'")]:
+                           ('{"samples": true}', "s.json:1: --samples takes an integer, got True"),  # click read it as 1
+                           ('{"quiet": "yes"}', "s.json:1: --quiet takes true or false, got 'yes'")]:
         bad.write_text(text)
         result = CliRunner().invoke(app, ["run", str(q), "--budget", "2", "--out", str(tmp_path / "r"), "--settings",
                                           str(bad), "--backend", "scripted"])

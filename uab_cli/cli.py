@@ -242,8 +242,11 @@ class _Command(_HelpOnStdout, typer.core.TyperCommand):
             return super().invoke(ctx)
         except UabError as exc:  # an option the settings file set, at odds with another: the file says where
             taken = ctx.meta.get("uab.from_file", ())
-            if exc.path is None and any(re.search(rf"--{n.replace('_', '-')}(?![\w-])", exc.message) for n in taken):
-                raise UabError(exc.message, ctx.params["settings"], ctx.meta.get("uab.settings_line")) from None
+            named = sorted((found.start(), n) for n in taken
+                           if (found := re.search(rf"--{n.replace('_', '-')}(?![\w-])", exc.message)))
+            if exc.path is None and named:  # at the line of the option it names first
+                line = settings.line_of(ctx.meta.get("uab.settings_lines"), [named[0][1]])
+                raise UabError(exc.message, ctx.params["settings"], line) from None
             record = os.path.join(ctx.params.get("output") or "", runs.CONFIG)  # an option a rerun took from it
             if exc.path is None and (note := settings.recorded_note(exc.message, ctx.meta.get("uab.from_record", {}),
                                                                     record)):
@@ -477,24 +480,24 @@ def _apply_settings(ctx: typer.Context, path: str, remembered: dict) -> None:
     loaded = load_file(path, budget, recommendation=ctx.info_name in RECOMMENDED, command=ctx.info_name)
     if isinstance(loaded, (settings.Recommended, settings.Configured)):  # how samples were drawn: _same_template
         ctx.meta["uab.drawn"] = loaded
-    line = getattr(loaded, "line", None)  # a results file's: its recommendation's line
-    _file_names(ctx, ctx.command, loaded, path, line)
+    lines = getattr(loaded, "lines", {})  # each value's line (a results file's: its recommendation's)
+    _file_names(ctx, ctx.command, loaded, path, lines)
     given = _given(ctx)
     loaded = settings.for_backend(settings.without_led(loaded, given), given.get("backend"))
     if isinstance(loaded, settings.Recommended):
         ctx.meta["uab.recommended"] = loaded
     taken = [n for n in overlay(loaded, given, (*settings.options(), *backend_options())) if n not in given]
-    ctx.meta["uab.from_file"], ctx.meta["uab.settings_line"] = taken, line
-    checked = _file_values(ctx, ctx.command, loaded, path, line)  # each checked, the ones the command line gives too
+    ctx.meta["uab.from_file"], ctx.meta["uab.settings_lines"] = taken, lines
+    checked = _file_values(ctx, ctx.command, loaded, path, lines)  # each checked, the ones the command line gives too
     for name in taken:
         if checked.get(name) is not None:
             ctx.params[name] = checked[name]
 
 
-def _file_names(ctx: typer.Context, command, loaded: dict, path: str | None = None, line: int | None = None) -> None:
-    """``UabError`` naming ``path`` (and ``line``) for a settings file's option names
-    (``loaded``'s) that ``command`` does not take (unknown, or the commands that take it named),
-    or that only its command line gives."""
+def _file_names(ctx: typer.Context, command, loaded: dict, path: str | None = None, lines: dict | None = None) -> None:
+    """``UabError`` naming ``path`` (and the line, of ``lines``, of the first name it names) for a
+    settings file's option names (``loaded``'s) that ``command`` does not take (unknown, or the
+    commands that take it named), or that only its command line gives."""
     untaken = sorted(set(loaded) - {p.name for p in command.params} - {"settings"})
     root = ctx.find_root()
     takers = {n: [f"`uab {c}`" for c, cmd in root.command.commands.items() if n in {p.name for p in cmd.params}]
@@ -502,20 +505,20 @@ def _file_names(ctx: typer.Context, command, loaded: dict, path: str | None = No
     unknown = [n for n in untaken if not takers[n]]
     if unknown:
         raise UabError(f"unknown option{'s' * (len(unknown) > 1)} for `uab {command.name}`: "
-                       f"{', '.join(unknown)}", path, line)
+                       f"{', '.join(unknown)}", path, settings.line_of(lines, unknown))
     if untaken:
         raise UabError(f"`uab {command.name}` does not take " + "; ".join(
-            f"{n} (an option of {', '.join(takers[n])})" for n in untaken), path, line)
+            f"{n} (an option of {', '.join(takers[n])})" for n in untaken), path, settings.line_of(lines, untaken))
     where = sorted(set(loaded) & NOT_FROM_FILE)  # what to read, write or discard: the command line says
     if where:
         raise UabError(f"{', '.join(where)} cannot come from a settings file: give {'them' if len(where) > 1 else 'it'}"
-                       " on the command line", path, line)
+                       " on the command line", path, settings.line_of(lines, where))
 
 
-def _file_values(ctx: typer.Context, command, loaded: dict, path: str | None = None, line: int | None = None) -> dict:
+def _file_values(ctx: typer.Context, command, loaded: dict, path: str | None = None, lines: dict | None = None) -> dict:
     """A settings file's ``loaded`` values (by parameter name), each checked as ``command``'s
-    command line checks it (``UabError`` naming ``path`` and ``line``), as the command takes it
-    (click converts its own options)."""
+    command line checks it (``UabError`` naming ``path`` and the value's line, of ``lines``), as
+    the command takes it (click converts its own options)."""
     declared = {o.name: o for o in _declared(command.name)}  # checked by Option.check; the command's own too by click
     params = {p.name: p for p in command.params}
     out = {}
@@ -529,9 +532,9 @@ def _file_values(ctx: typer.Context, command, loaded: dict, path: str | None = N
                            listed=NUMBER_LISTS.get(name))
                 value = own.process_value(ctx, value)
         except UabError as exc:  # the file's value: the file says where
-            raise UabError(exc.message, path, line) from None
+            raise UabError(exc.message, path, settings.line_of(lines, [name])) from None
         except typer.BadParameter as exc:
-            raise UabError(exc.format_message(), path, line) from None
+            raise UabError(exc.format_message(), path, settings.line_of(lines, [name])) from None
         out[name] = value
     return out
 

@@ -383,8 +383,9 @@ def config_settings(config: dict, path: str, command: str) -> dict:
         raise UabError(f"not a uab {CONFIG}: {problem}", path)
     unknown = sorted(set(config) - {*_ABOUT, *settings.SECTIONS, *settings.COUNTS})
     if unknown:
-        raise UabError(f"it records {unknown[0]}, which no option of uab {__version__} sets (a config of "
-                       "a newer uab?): give the options as a JSON/TOML file of option values", path)
+        raise settings.at_entry(UabError(f"it records {unknown[0]}, which no option of uab {__version__} sets (a "
+                                         "config of a newer uab?): give the options as a JSON/TOML file of option "
+                                         "values", path), unknown[0])
     settings.check_recorded(config, path, rerun=False)
     gen = {**config["generation"], "model": config.get("model_option", config["generation"].get("model")) or None}
     sections = _chosen(gen, config.get("allocate"), config.get("vote"), config.get("derived"))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import codecs
 import functools
+import json
 import os
 import re
 from dataclasses import asdict, dataclass, field, fields, replace
@@ -515,7 +516,20 @@ _INFO_NAMES = {Allocation: {"temperature": "T"}, Vote: {"cut": "cut_samples"}}
 _LEADS = {Allocation: "allocator", Vote: "vote_rule"}
 
 
-class Recommended(dict):
+class FileValues(dict):
+    """Option values (by parameter name) of a ``--settings`` file (``load_file``); ``lines``: the
+    file's line of each value, where known, for a message about the value (``line_of``)."""
+
+    lines: dict[str, int] = {}
+
+
+def line_of(lines: dict[str, int] | None, names) -> int | None:
+    """The first line of a settings file that gives one of option ``names`` (``lines``: its
+    ``FileValues.lines``; None where it has none, or none of them)."""
+    return min(((lines or {})[n] for n in names if n in (lines or {})), default=None)
+
+
+class Recommended(FileValues):
     """Option values (by parameter name) of one ``uab simulate`` recommendation: one allocator ×
     vote rule combination; ``generation``: how its pool was drawn (the results file's header),
     empty when the file does not say; ``line``: its line in the results file (None: a JSON object)."""
@@ -524,9 +538,10 @@ class Recommended(dict):
         super().__init__(values)
         self.generation = generation or {}
         self.line = line
+        self.lines = dict.fromkeys(self, line) if line is not None else {}
 
 
-class Configured(dict):
+class Configured(FileValues):
     """Option values (by parameter name) of a run's or pool's ``config.json`` (``runs.config_settings``):
     its allocation and vote settings are a rerun's, so --allocator (--vote-rule) given starts that
     half from the defaults (``without_led``), as on a rerun. ``generation``: how its samples were
@@ -555,8 +570,9 @@ def recorded_options(section: str, info: dict, path: str) -> dict:
     unknown = sorted({*(set(info) - {names.get(f.name, f.name) for f in declared_fields(cls)} - _RECORDED_ONLY[cls]),
                       *(f"backend_options.{k}" for k in set(backend) - {o.name for o in backend_options() if o.samples})})
     if unknown:
-        raise UabError(f"it records {section}.{unknown[0]}, which no option of uab {__version__} sets (a config "
-                       "of a newer uab?): give the options as a JSON/TOML file of option values", path)
+        raise at_entry(UabError(f"it records {section}.{unknown[0]}, which no option of uab {__version__} sets (a "
+                                "config of a newer uab?): give the options as a JSON/TOML file of option values", path),
+                       f"{section}.{unknown[0]}")
     if cls is not Generation:
         return with_recorded(cls, {}, info)
     return {**{f.metadata["option"].name: info.get(f.name) for f in declared_fields(cls)}, **backend}
@@ -574,24 +590,33 @@ def check_recorded(config: dict, path: str, rerun: bool = True) -> None:
             try:
                 f.metadata["option"].check(info.get(key))
             except UabError as exc:
-                raise UabError(f"{exc.message} (recorded as {section}.{key})", path) from None
+                raise at_entry(UabError(f"{exc.message} (recorded as {section}.{key})", path), f"{section}.{key}") \
+                    from None
     try:  # --model as the last run was given it, which a rerun without --model takes
         _field("generation.model").metadata["option"].check(config.get("model_option"))
     except UabError as exc:
-        raise UabError(f"{exc.message} (recorded as model_option)", path) from None
+        raise at_entry(UabError(f"{exc.message} (recorded as model_option)", path), "model_option") from None
     drawn = config["generation"].get("model") if isinstance(config.get("generation"), dict) else None
     if config.get("model_option") and drawn is not None and config["model_option"] != drawn:  # "": the default
         taken = ("a rerun without --model would take: restore it, use a new --output, or --force to discard the "
                  "samples") if rerun else ("--settings would take as --model: restore it, or give the options as a "
                                            "JSON/TOML file of option values")
-        raise UabError(f"it records model_option {config['model_option']!r}, not the model its generation.model "
-                       f"says its samples were drawn with ({drawn!r}), which {taken}", path)
+        raise at_entry(UabError(f"it records model_option {config['model_option']!r}, not the model its "
+                                f"generation.model says its samples were drawn with ({drawn!r}), which {taken}", path),
+                       "model_option")
     counts = {key: config.get(key) for key in COUNTS}
     for key, value in counts.items():  # a count a rerun takes (-K, the budget) where it is not given
         if value is not None and not (is_int(value) and 0 < value <= INT64[1]):
-            raise UabError(f"{flag(key)} takes a positive integer, got {value!r} (recorded as {key})", path)
+            raise at_entry(UabError(f"{flag(key)} takes a positive integer, got {value!r} (recorded as {key})", path),
+                           key)
     if counts["n"] is not None and counts["k"] is not None and (wrong := budget_below(counts["n"], counts["k"])):
-        raise UabError(f"{wrong} (recorded as n and k)", path)
+        raise at_entry(UabError(f"{wrong} (recorded as n and k)", path), "n")
+
+
+def at_entry(exc: UabError, entry: str) -> UabError:
+    """``exc`` about config entry ``entry`` (``generation.seed``): ``load_file`` names its line."""
+    exc.entry = tuple(entry.split("."))
+    return exc
 
 
 def budget_below(n: int, k: int) -> str | None:
@@ -783,8 +808,6 @@ def load_file(path: str, budget: int | None = None, recommendation: bool = True,
     a ``uab simulate -o`` results file, whose recommendation for ``budget`` it takes, or a run's
     or pool's ``config.json`` (or its directory), whose settings ``command`` takes.
     ``recommendation``: whether the command takes one (``uab run``)."""
-    import json
-
     from . import runs  # runs imports this module
 
     if not path:  # no file to name: the option
@@ -799,20 +822,25 @@ def load_file(path: str, budget: int | None = None, recommendation: bool = True,
             data = fh.read()
     except OSError as exc:
         raise UabError(f"cannot read: {exc.strerror}", path) from None
+    keys: dict[tuple, list[int]] = {}  # each key's lines (a JSON or TOML object's; a results file's: its row's)
     if path.lower().endswith(".toml"):
         try:
             import tomllib
         except ImportError:  # Python 3.10
             raise UabError("TOML settings need Python >= 3.11; use a JSON file", path) from None
         try:
-            objects = [(None, tomllib.loads(data.decode("utf-8-sig")))]  # a byte-order mark, as JSON's reader skips it
+            text = data.decode("utf-8-sig")  # a byte-order mark, as JSON's reader skips it
+            objects, keys = [(None, tomllib.loads(text))], _toml_keys(text)
         except (ValueError, UnicodeDecodeError, RecursionError) as exc:
-            raise UabError(f"not a TOML file: {exc}", path) from None
+            raise _toml_error(exc, path, data) from None
     else:
         try:  # one JSON object, read by json: orjson reads an integer beyond 64 bits as a float
             objects = [(None, json.loads(data, object_pairs_hook=_once))]
+            keys = _json_keys(data.decode(json.detect_encoding(data), "surrogatepass"))
         except _Twice as exc:  # json keeps the last, silently (TOML refuses it, as by_name two spellings)
-            raise UabError(f"an option is given twice: {exc.args[0]!r}", path) from None
+            keys = _json_keys(data.decode(json.detect_encoding(data), "surrogatepass"))
+            twice = next((lines[1] for at, lines in keys.items() if at[-1] == exc.args[0] and len(lines) > 1), None)
+            raise UabError(f"an option is given twice: {exc.args[0]!r}", path, twice) from None
         except (ValueError, RecursionError) as exc:  # else JSONL (a results file)
             data = data.removeprefix(codecs.BOM_UTF8)  # a byte-order mark, as the JSONL readers skip it
             first = next((line for line in data.splitlines() if line.strip()), b"")
@@ -868,10 +896,40 @@ def load_file(path: str, budget: int | None = None, recommendation: bool = True,
         raise UabError("expected a JSON/TOML object of option values, a recommendation, or a "
                        "`uab simulate -o` results file", path)
     if not recs and isinstance(found.get("generation"), dict):  # no option is named so: a run's or pool's config
-        return Configured(runs.config_settings(found, path, command), found["generation"])
+        try:
+            configured = Configured(runs.config_settings(found, path, command), found["generation"])
+        except UabError as exc:  # an entry's value: at its line
+            if exc.path == path and exc.line is None:
+                exc.line = keys.get(getattr(exc, "entry", None), [None])[0]
+            raise
+        return configured
     if not recs:
-        return by_name(found, path, line)
+        return by_name(found, path, keys=keys)
     return Recommended(recommended_values(found, path, line), generation, line)
+
+
+# A JSON text's tokens that tell where a key is: strings, and the brackets and colons around them.
+_JSON_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]:]')
+
+
+def _json_keys(text: str) -> dict[tuple, list[int]]:
+    """The lines of each object key of ``text`` (JSON that parsed) by its path from the top
+    (``("generation", "seed")``; an array's items add none), each line where it is given."""
+    out: dict[tuple, list[int]] = {}
+    opened: list[tuple] = []  # per open object or array: its path
+    key: tuple = ()  # the path of the last key read
+    tokens, line, pos = list(_JSON_TOKENS.finditer(text)), 1, 0
+    for i, tok in enumerate(tokens):
+        t = tok.group()
+        if t in "{[":
+            opened.append(key if i and tokens[i - 1].group() == ":" else opened[-1] if opened else ())
+        elif t in "}]":
+            opened.pop()
+        elif t.startswith('"') and i + 1 < len(tokens) and tokens[i + 1].group() == ":":
+            line, pos = line + text.count("\n", pos, tok.start()), tok.start()
+            key = (*opened[-1], json.loads(t))
+            out.setdefault(key, []).append(line)
+    return out
 
 
 class _Twice(Exception):
@@ -888,17 +946,55 @@ def _once(pairs: list[tuple[str, object]]) -> dict:
     return dict(pairs)
 
 
-def by_name(values: dict, path: str | None = None, line: int | None = None) -> dict:
+def by_name(values: dict, path: str | None = None, line: int | None = None,
+            keys: dict[tuple, list[int]] | None = None) -> FileValues:
     """A settings file's option ``values`` by parameter name (``--max-per-question``,
-    ``max-per-question`` and ``max_per_question`` alike); ``UabError`` naming ``path`` (and
-    ``line``) for an option given twice."""
-    out, spelled = {}, {}
+    ``max-per-question`` and ``max_per_question`` alike), each at its line (``line``, a results
+    file's row; else its key's in ``keys``, ``_json_keys``'); ``UabError`` naming ``path`` and
+    that line for an option given twice."""
+    out, spelled = FileValues(), {}
+    out.lines = {}
     for key, value in values.items():
         name = param_name(str(key))
+        at = line if keys is None else keys.get((key,), [None])[0]
         if name in out:
-            raise UabError(f"an option is given twice: {spelled[name]!r} and {key!r}", path, line)
+            raise UabError(f"an option is given twice: {spelled[name]!r} and {key!r}", path, at)
         out[name], spelled[name] = value, key
+        if at is not None:
+            out.lines[name] = at
     return out
+
+
+# A top-level key of a TOML file (before any [table]): bare, "basic" or 'literal'.
+_TOML_KEY = re.compile(r"""\s*("(?:[^"\\]|\\.)*"|'[^']*'|[A-Za-z0-9_-]+)\s*=""")
+
+
+def _toml_keys(text: str) -> dict[tuple, list[int]]:
+    """The lines of the top-level keys of ``text`` (TOML that parsed), as ``_json_keys``'; lines in
+    a multi-line string are none."""
+    import tomllib
+
+    out: dict[tuple, list[int]] = {}
+    inside = None  # the multi-line string's quotes, while in one
+    for lineno, line in enumerate(text.splitlines(), 1):
+        if inside is None and (found := _TOML_KEY.match(line)):
+            key = next(iter(tomllib.loads(f"{found.group(1)} = 0")))  # a quoted key's escapes as TOML reads them
+            out.setdefault((key,), []).append(lineno)
+        elif inside is None and line.lstrip().startswith("["):  # a table: its keys are no option's
+            break
+        for quotes in re.findall(r'"""|\'\'\'', line):
+            inside = quotes if inside is None else None if quotes == inside else inside
+    return out
+
+
+def _toml_error(exc: Exception, path: str, data: bytes) -> UabError:
+    """``not a TOML file`` naming ``path`` and the line tomllib names (``(at line 2, column 11)``;
+    ``(at end of document)``: the last line of ``data``)."""
+    message = str(exc)
+    if found := re.search(r"\s*\(at line (\d+), column \d+\)$", message):
+        return UabError(f"not a TOML file: {message[:found.start()]}", path, int(found.group(1)))
+    last = len(data.splitlines()) or 1 if message.endswith("(at end of document)") else None
+    return UabError(f"not a TOML file: {message}", path, last)
 
 
 def recommended_values(settings: dict, path: str | None = None, line: int | None = None) -> dict:
