@@ -422,6 +422,16 @@ def test_a_full_width_confidence_is_read_and_cut_as_an_ascii_one(text, expected,
     assert parse_confidence(text) == 9
 
 
+@pytest.mark.parametrize("choices, text, expected", [
+    (["−5", "5", "0", "10"], "The answer is −5.", "A"), (["−5", "5", "0", "10"], "The answer is -5.", "A"),
+    (["3 − 1", "3 + 1", "1", "2"], "The answer is 3 − 1, since …", "A"),
+])
+def test_a_choice_written_with_a_folded_character_is_stated_as_the_folded_reply(choices, text, expected):
+    """The reply is folded before it is read ("−5" is "-5"): a choice written so was no longer found in it, and
+    "The answer is −5." with choices −5 and 5 read B (its "5")."""
+    assert extract_answer(text, {"question": "q", "choices": choices}) == expected
+
+
 @pytest.mark.parametrize("answers, kind", [
     (["café", "cafe\u0301"], "math"),  # the same word, composed and decomposed (NFC, NFD)
     (["Évelyn", "évelyn"], "math"),  # upper and lower case beyond ASCII
@@ -1039,6 +1049,9 @@ def test_chinese_and_between_numbers_lists_them_as_english_and_does(text):
     ("The answer is 2 and 3.", "2,3"), ("Answer: 18 apples and 3 pears", "18,3"), ("The answer is either 4 or 5.", "4,5"),
     ("Answer: x = 2 or x = -2", "2,-2"), ("The answer is 5 cm and 6 cm", "5,6"), ("The answer is x and y", "x and y"),
     ("The answer is 2 and $\\frac{1}{2}$.", "2,\\frac{1}{2}"),
+    # math's words and functions are a list's items too, not a clause's first word
+    ("The answer is 2 and sqrt(3).", "2,sqrt(3)"), ("The answer is 0 or pi.", "0,pi"),
+    ("The answer is 2 or sin(1).", "2,sin(1)"), ("Answer: 3 and exp(2)", "3,exp(2)"), ("Answer: 1 and ln 2", "1,ln2"),
 ])
 def test_and_before_a_word_after_the_answer_opens_the_next_clause(text, expected):
     """"the answer is 63 and the final text is …" read the list `63,thefinaltext` (wrong for the gold 63), "The

@@ -318,6 +318,26 @@ def test_a_work_error_before_an_invalid_record_comes_first(tmp_path, monkeypatch
     check_no_output(tmp_path, stage)
 
 
+@pytest.mark.parametrize("stage", ["vote", "regrade"])
+@pytest.mark.parametrize("block", [None, "apart", "together"])
+def test_an_unwritable_record_with_a_duplicate_id_is_a_duplicate_id(tmp_path, monkeypatch, stage, block):
+    """A record the work cannot write whose id an earlier block's record has: one process names its
+    duplicate id (checked before its batch is worked), and so do workers, which named the unwritable value."""
+    rows = sampled_rows(60)
+    rows[40]["x"], rows[40]["id"] = 0, rows[3]["id"]
+    lines = [orjson.dumps(r) for r in rows]
+    lines[40] = lines[40].replace(b'"x":0', b'"x":' + b"[" * 300 + b"]" * 300)
+    path = tmp_path / "deep.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    monkeypatch.setenv("UAB_WORKERS", "1" if block is None else "2")
+    if block is not None:
+        apart = sum(len(line) + 1 for line in lines[:40])  # a block ends just before line 41
+        monkeypatch.setattr(blocks, "_BLOCK", {"apart": apart, "together": apart + 50}[block])
+        monkeypatch.setattr(blocks, "_PARALLEL_FROM", 0)
+    check_error(cli([stage, str(path), "-o", str(tmp_path / OUT)]), str(path), 41, f"duplicate id {rows[3]['id']!r}")
+    check_no_output(tmp_path, stage)
+
+
 @pytest.mark.parametrize("workers", ["1", "2"])
 @pytest.mark.parametrize("stage,bad,expected", [
     (["vote"], b'{"id": "z", "question": "q", "samples": [{"phase": 1, "text": "t", "answer": 5}]}',

@@ -93,8 +93,10 @@ _CONNECTIVE = re.compile(
     r"it|is|are|was|were|for|from|if|given|i\.e\.|e\.g\.|after|in|of|per|with)(?![A-Za-z])",
     re.IGNORECASE)
 # "and"/"or" before a word, after a number, opens the next clause ("18 and we are done"), not a list's next item
-# ("2 and 3", "18 apples and 3 pears", "x and y": a number or a letter follows)
-_AND_CLAUSE, _DIGIT = re.compile(r"\s(?:and|or)\s+[A-Za-z]{2}", re.IGNORECASE), re.compile(r"\d")
+# ("2 and 3", "18 apples and 3 pears", "x and y": a number or a letter follows; "0 or pi", "2 and sqrt(3)": math's
+# word, ``_NOT_UNITS``, or a function's name before its bracket, follows)
+_AND_CLAUSE = re.compile(r"\s(?:and|or)\s+([A-Za-z]{2,})(?![A-Za-z]|\s*\()", re.IGNORECASE)
+_DIGIT = re.compile(r"\d")
 _OPEN, _CLOSE = "([{", ")]}"
 # a word of a script other than Latin or Greek after a space ends an answer too: its unit ("Ответ — 18 яблок"), or
 # the next sentence where no full stop ends the first ("คำตอบคือ 18 ตรวจสอบ 18 - 7 = 11", "答案是 18 验证 …")
@@ -192,9 +194,16 @@ def _clause(t: str, prose: bool = True) -> str:
         elif prose and c == "," and _NEXT_CLAUSE.match(t, i + 1):
             return t[:i]
         elif prose and c.isspace() and i and (_CONNECTIVE.match(t, i) or _OTHER_SCRIPT.match(t, i + 1)
-                                              or (_AND_CLAUSE.match(t, i) and _DIGIT.search(t, 0, i))):
+                                              or _and_clause(t, i)):
             return t[:i]
     return t
+
+
+def _and_clause(t: str, i: int) -> bool:
+    """Whether "and"/"or" after the space ``t[i]`` opens the next clause (``_AND_CLAUSE``): a word
+    that is no math's follows, and a number comes before."""
+    found = _AND_CLAUSE.match(t, i)
+    return bool(found) and found.group(1).lower() not in _NOT_UNITS and _DIGIT.search(t, 0, i) is not None
 
 
 def _math_span(t: str) -> str | None:
@@ -460,8 +469,9 @@ def _written(text: str, choice: str) -> tuple[int, int] | None:
 
 
 def _as_written(choice: str) -> str:
-    """A choice's text as ``extract_choice`` reads the reply: NFKC-normalised, spaces collapsed."""
-    return " ".join(unicodedata.normalize("NFKC", choice).split())
+    """A choice's text as ``extract_choice`` reads the reply: folded (``fold``: "−5" is "-5"), NFKC-normalised,
+    spaces collapsed."""
+    return " ".join(unicodedata.normalize("NFKC", fold(choice)).split())
 
 
 # what may follow a choice's text stated after "the answer is": the end, punctuation, a word

@@ -170,8 +170,8 @@ def _collect(future: Future, lines: int, seen: set[str], name: str, out: IO[byte
     """One block's results, its ids checked against the earlier blocks' first (in line order,
     a duplicate id comes before a later error in the same block); returns the lines so far."""
     count, ids, results, error, spooled = future.result()
-    if error is not None and error[2] is not None:
-        ids = ids[: error[2]]  # the records after the block's first error are not reached
+    if error is not None and error[2] is not None:  # the records after the block's first error are not reached;
+        ids = ids[: error[2] + 1]  # its own id is checked first where it is valid (a work error), as in one process
     if seen.isdisjoint(ids) and len(set(ids)) == len(ids):  # all new (the fast, common case)
         seen.update(ids)
     else:  # find the first id that is not new, in line order

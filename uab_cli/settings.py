@@ -970,21 +970,34 @@ _TOML_KEY = re.compile(r"""\s*("(?:[^"\\]|\\.)*"|'[^']*'|[A-Za-z0-9_-]+)\s*=""")
 
 
 def _toml_keys(text: str) -> dict[tuple, list[int]]:
-    """The lines of the top-level keys of ``text`` (TOML that parsed), as ``_json_keys``'; lines in
-    a multi-line string are none."""
+    """The lines of the top-level keys of ``text`` (TOML that parsed), as ``_json_keys``'. A line
+    that opens as a key (or a [table]) does so only where the lines before it parse: not in a
+    multi-line string or array, whatever quotes a comment or a one-line string holds."""
     import tomllib
 
     out: dict[tuple, list[int]] = {}
-    inside = None  # the multi-line string's quotes, while in one
-    for lineno, line in enumerate(text.splitlines(), 1):
-        if inside is None and (found := _TOML_KEY.match(line)):
-            key = next(iter(tomllib.loads(f"{found.group(1)} = 0")))  # a quoted key's escapes as TOML reads them
-            out.setdefault((key,), []).append(lineno)
-        elif inside is None and line.lstrip().startswith("["):  # a table: its keys are no option's
+    lines = text.splitlines(keepends=True)
+    for lineno, line in enumerate(lines, 1):
+        found = _TOML_KEY.match(line)
+        if not (found or line.lstrip().startswith("[")) or not _toml_whole("".join(lines[: lineno - 1])):
+            continue
+        if not found:  # a table: its keys are no option's
             break
-        for quotes in re.findall(r'"""|\'\'\'', line):
-            inside = quotes if inside is None else None if quotes == inside else inside
+        key = next(iter(tomllib.loads(f"{found.group(1)} = 0")))  # a quoted key's escapes as TOML reads them
+        out.setdefault((key,), []).append(lineno)
     return out
+
+
+def _toml_whole(text: str) -> bool:
+    """Whether ``text`` parses as TOML (the lines before a line of a TOML file that did: not inside
+    a multi-line string or array)."""
+    import tomllib
+
+    try:
+        tomllib.loads(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _toml_error(exc: Exception, path: str, data: bytes) -> UabError:
