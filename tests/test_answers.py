@@ -404,6 +404,9 @@ def test_an_empty_gold_is_no_gold(gold):
     ("2 + 3 = 5.\nConfidence (out of 10): 9", "5"), ("2 + 3 = 5.\nConfidence (scale 1-10): 9", "5"),
     ("The answer is \\boxed{5}.\nConfidence: \\boxed{9}", "5"), ("The answer is 5.\nConfidence: $\\boxed{9}$", "5"),
     ("I can say this with confidence.\n\n\\boxed{5}", "5"),  # a box is a score only after a colon on its line
+    # "in my answer" is filler (was "5(Confidenceinmyanswer:9)"); stated in prose it is no score
+    ("Answer: 5 (Confidence in my answer: 9)", "5"), ("2 + 3 = 5.\nConfidence in answer: 9", "5"),
+    ("Answer: 5 - Confidence -- 9", "5"), ("I have high confidence in the answer 5.", "5"),
 ])
 def test_a_confidence_line_is_never_the_answer(text, expected):
     """With --vcs the reply ends with its confidence; in the forms models write, it is cut before

@@ -142,6 +142,18 @@ def test_a_line_longer_than_the_limit_is_reported_not_read(tmp_path, pool, monke
     check_error(cli(["vote", path, "-o", str(tmp_path / OUT)]), path, 30, "line longer than")
 
 
+@pytest.mark.parametrize("setting, size, expected", [
+    ("64", 17 << 20, 5),  # 17 MiB: 5 blocks of 4 MiB, so 5 workers, not 64
+    ("64", 16 << 20, 4),
+    ("3", 17 << 20, 3),  # fewer workers than blocks: as set
+    ("64", None, 64),  # a size not known: as set
+])
+def test_workers_are_at_most_one_per_block(monkeypatch, setting, size, expected):
+    """``UAB_WORKERS`` above the number of blocks of the input forks no idle worker processes."""
+    monkeypatch.setenv("UAB_WORKERS", setting)
+    assert blocks.workers(size) == expected
+
+
 def test_bad_worker_count_is_a_usage_error(tmp_path, monkeypatch):
     monkeypatch.setenv("UAB_WORKERS", "many")
     path = write_jsonl(tmp_path / "p1.jsonl", sampled_rows(3))

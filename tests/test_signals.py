@@ -42,6 +42,11 @@ def test_token_stats_hand_computed():
     ("Confidence: 4 of 5", None), ("Confidence: 10 of 100", None), ("Confidence: 8 of 10", 8),
     # a dash set apart is no sign: "Confidence - 8" was no score (read as -8); a dash on the number still is
     ("Confidence - 8", 8), ("Confidence – 8/10", 8), ("Confidence -2", None),
+    # "in my answer" is filler, as "level" is, and a double dash set apart a separator (each was no score)
+    ("Confidence in answer: 9", 9), ("Confidence in my answer: 9", 9), ("Confidence in the answer: 7", 7),
+    ("Confidence in this answer (1-10): 6", 6), ("Confidence -- 8", 8), ("Confidence: --2", None),
+    ("Confidence in my answer: -2", None), ("**Confidence in my answer**: 9", 9),
+    ("My confidence in the answer is 8 out of 10.", None), ("I have high confidence in the answer 7.", None),
 ])
 def test_parse_confidence(text, score):
     assert parse_confidence(text) == score

@@ -49,15 +49,18 @@ _PARALLEL_FROM = 16 << 20  # smaller files are done in-process: a pool would cos
 _ORPHAN_CHECK = 1.0  # seconds between a worker's looks at whether its parent is still there
 
 
-def workers() -> int:
-    """Worker processes for a large input: ``UAB_WORKERS``, else the CPUs this process may use."""
+def workers(size: int | None = None) -> int:
+    """Worker processes for a large input of ``size`` bytes: ``UAB_WORKERS``, else the CPUs this
+    process may use, at most one per block (``None``: a size not known)."""
     value = os.environ.get("UAB_WORKERS")
     if value:
         try:
-            return max(1, int(value))
+            n = max(1, int(value))
         except ValueError:
             raise UabError(f"UAB_WORKERS must be a whole number, got {value!r}") from None
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    else:
+        n = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return n if size is None else max(1, min(n, -(-size // _BLOCK)))
 
 
 def map_records(path: str, stage: str | None, work: Work, name: str | None = None,
@@ -68,10 +71,10 @@ def map_records(path: str, stage: str | None, work: Work, name: str | None = Non
     file passes the ``layout`` list the first pass filled (records per block), else workers
     see ``start=-1``. A file replaced, cut or grown meanwhile is a ``UabError``."""
     name = name or display_name(path)
-    n = workers()
     before = fingerprint(path)
+    n = workers(before[2] if before else None)  # [2]: its size
     try:
-        if n < 2 or before is None or before[2] < _PARALLEL_FROM:  # [2]: its size
+        if n < 2 or before is None or before[2] < _PARALLEL_FROM:
             start = 0
             for batch in read_batches(path, stage, name):
                 data, result = _worked(work, batch, start, start + 1)

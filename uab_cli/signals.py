@@ -23,15 +23,17 @@ VCS_INSTRUCTION = (
 )
 # "Confidence: 8", "Confidence level: 8", "Confidence (1-10): 8", "confidence 8/10", "{confidence: 8}",
 # "Confidence: \boxed{8}" (a box only after a colon on its line: "with confidence.\n\n\boxed{7}" is an
-# answer), "Confidence - 8" (a dash set apart is no sign): the scale a model restates ("(1-10)", "(scale
-# 1-10)", "(out of 10)") is no score, and a sign is part of the number (-2 is no score), as a percent sign
-# is (10% is no score 10) and a scale other than 10 ("4/5", "3 out of 5", "4 of 5").
+# answer), "Confidence in my answer: 8" (before a colon or a scale: "confidence in the answer 7" is prose),
+# "Confidence - 8" and "Confidence -- 8" (a dash set apart is no sign): the scale a model restates ("(1-10)",
+# "(scale 1-10)", "(out of 10)") is no score, and a sign is part of the number (-2 is no score), as a
+# percent sign is (10% is no score 10) and a scale other than 10 ("4/5", "3 out of 5", "4 of 5").
 _SCALE = r"(?:/|(?:out\s+)?of)"  # "8/10", "8 out of 10", "8 of 10"
 CONFIDENCE_PATTERN = (
-    r"confidence(?:\s+(?:level|score|rating))?"
+    r"confidence(?:\s+in\s+(?:(?:my|the|this)\s+)?answer(?=[^\S\n]*[*_]*[:(\[]))?"  # "in my answer:": filler
+    r"(?:\s+(?:level|score|rating))?"
     r"(?:\s*[(\[]\s*(?:out\s+of\s+10|(?:(?:on\s+a\s+)?scale(?:\s+(?:of|from))?\s+)?"
     r"[01]\s*(?:-|\u2013|to)\s*10(?:\s+scale)?)\s*[)\]])?"
-    r"(?:(?:[^\w-]|-(?=\s)){0,6}|[^\S\n]*[*_]*:[*_]*[^\S\n]*\$?\\(?:boxed|fbox)\s*\{\s*)"
+    r"(?:(?:[^\w-]|--?(?=\s)){0,6}|[^\S\n]*[*_]*:[*_]*[^\S\n]*\$?\\(?:boxed|fbox)\s*\{\s*)"
     rf"(-?\d+(?:\.\d+)?(?:\s*%|\s*{_SCALE}\s*\d+(?:\.\d+)?)?)"
 )
 SCORE = re.compile(rf"(\d+)(?:\s*{_SCALE}\s*10)?", re.IGNORECASE)  # a score of 1-10, its scale at most 10

@@ -220,6 +220,24 @@ def test_coheres_toxic_and_context_limit_finishes_are_a_filtered_and_a_cut_reply
     assert sample["answer"] == (None if reason == "content_filter" else "8")
 
 
+def test_a_cancelled_generation_is_retried_never_kept():
+    """The older API's ``USER_CANCEL`` (a cancelled generation) was kept as a ``user_cancel``
+    reply whose text was graded like a finished one; now it is retried, as ``ERROR`` is."""
+    calls: list[int] = []
+
+    def cancel_once(reply: dict) -> dict:
+        calls.append(1)
+        return _thinking("The answer is \\boxed{7}.", "USER_CANCEL")(reply) if len(calls) == 1 else reply
+
+    with FakeServer(rewrite=cancel_once) as server:
+        (out,) = cohere_at(server, retry=no_sleep()).generate(sample_requests(1), SamplingParams())
+        assert len(server.requests) == 2
+    assert out.finish_reason == "stop" and "boxed{7}" not in out.text
+    with FakeServer(rewrite=_thinking("The answer is \\boxed{7}.", "USER_CANCEL")) as server, \
+            pytest.raises(BackendError, match="USER_CANCEL"):
+        cohere_at(server, retry=no_sleep(2)).generate(sample_requests(1), SamplingParams())
+
+
 def test_a_null_thinking_block_is_no_reasoning_not_a_malformed_reply():
     """A thinking block whose ``thinking`` is null made the whole reply malformed: retried until
     the stage failed, its text never kept. Now the null reasoning is dropped; the text is the

@@ -45,8 +45,8 @@ FINISH_REASONS = {
 }
 
 #: Finish reasons that mean the generation failed: retried, never kept as an answer
-#: (vLLM reports an aborted request as ``abort``).
-FAILED_FINISHES = frozenset({"error", "timeout", "abort"})
+#: (vLLM reports an aborted request as ``abort``, Cohere's older API a cancelled one as ``USER_CANCEL``).
+FAILED_FINISHES = frozenset({"error", "timeout", "abort", "user_cancel"})
 
 #: At most one line per this many seconds says that requests are being retried.
 NOTICE_EVERY = 5.0
