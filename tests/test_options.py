@@ -679,7 +679,27 @@ def test_a_hand_edited_config_value_its_option_refuses_names_the_file(tmp_path, 
     config = json.loads((out / "config.json").read_text())
     config[section][key] = value
     (out / "config.json").write_text(json.dumps(config))
-    refused(run(questions, out, "-N", "3"), f"{out / 'config.json'}: {says}")
+    refused(run(questions, out, "-N", "3"), f"{out / 'config.json'}:1: {says}")
+
+
+@pytest.mark.parametrize(("section", "key", "value", "says"), [
+    ("generation", "temperature", "hot", "--temperature takes a number, got 'hot' (recorded as generation.temperature)"),
+    (None, "model_option", 5, "--model takes a string, got 5 (recorded as model_option)"),
+])
+def test_a_hand_edited_config_value_is_named_at_its_line_on_a_rerun(tmp_path, questions, section, key, value, says):
+    """A rerun's own config.json named the file but no line (`r/config.json: --temperature takes
+    a number`), where `--settings r` names the entry's line: both `FILE:LINE: …`."""
+    out = tmp_path / "r"
+    assert run(questions, out, "-N", "2").exit_code == 0
+    config = json.loads((out / "config.json").read_text())
+    (config[section] if section else config)[key] = value
+    text = json.dumps(config, indent=2)  # as uab writes it
+    (out / "config.json").write_text(text)
+    lines = text.splitlines()
+    start = lines.index(f'  "{section}": {{') if section else 0
+    line = next(i for i, t in enumerate(lines, 1) if i > start and t.strip().startswith(f'"{key}":'))
+    refused(run(questions, out, "-N", "3"), f"error: {out / 'config.json'}:{line}: {says}")
+    refused(run(questions, tmp_path / "r2", "-N", "3", "--settings", str(out)), f"error: {out / 'config.json'}:{line}: ")
 
 
 @pytest.mark.parametrize(("key", "value", "rerun", "says"), [
@@ -703,7 +723,8 @@ def test_a_hand_edited_count_in_the_config_names_the_file(tmp_path, questions, k
     config = json.loads((out / "config.json").read_text())
     config[key] = value
     (out / "config.json").write_text(json.dumps(config))
-    refused(run(questions, out, *rerun), f"{out / 'config.json'}: {says}")
+    at = "" if "phase1.jsonl" in says else ":1"  # an entry's value: its line; what differs from the samples': none
+    refused(run(questions, out, *rerun), f"{out / 'config.json'}{at}: {says}")
 
 
 @pytest.mark.parametrize(("section", "key", "value"), [(None, "n", 0), (None, "k", True), (None, "model_option", 5),
@@ -820,6 +841,13 @@ LINED = [  # (file name, text, command-line options, the line, the message)
     ("s.toml", 'budget = 2  # a prompt takes """\ntemperature = "hot"\n', [], 2, "--temperature takes a number, got 'hot'"),
     ("s.toml", "system_prompt = 'say \"\"\" here'\nbudget = 0\n", [], 2, "--budget must be >= 1, got 0"),
     ("s.toml", 'budget = 2\nbudget = 3\n', [], 2, "not a TOML file: Cannot overwrite a value"),
+    # one recommendation as a JSON object: each value at its nested key's line (it named no line)
+    ("s.json", '{"recommendation": {"N": 2,\n  "settings": {"max_tokens": 16,\n    "allocator": "nope"}}}', [], 3,
+     "unknown allocator 'nope'"),
+    ("s.json", '{"recommendation": {"N": 2, "settings": {"max_tokens": 16,\n  "max_tokenz": 16}}}', [], 2,
+     "unknown option for `uab run`: max_tokenz"),
+    ("s.json", '{"recommendation": {"N": 2,\n  "T": "hot", "settings": {}}}', [], 2,
+     "a recommendation row's 'T' is 'hot', not what `uab simulate -o` writes"),
     ("s.toml", 'budget = 2\nseed = [1\n', [], 2, "not a TOML file: Unclosed array (at end of document)"),
 ]
 

@@ -44,6 +44,7 @@ from .errors import UabError
 from .jsonl import read_jsonl
 from .options import exclusive, from_params
 from .settings import TEMPLATE_DIGEST, Allocation, Generation, Vote, options, param_name, recommended_values, show
+from .settings import at_entry as at_config_entry
 from .settings import flag as config_flag
 from .signals import DEFAULT_T, REGISTRY, SIGNALS
 
@@ -487,7 +488,8 @@ def _check_shape(rec: dict, path: str, line: int | None, required: tuple[str, ..
                 raise UabError(f"a recommendation row without {key!r}", path, line)
             continue
         if type(value) not in kinds or (key == "N" and value < 1):
-            raise UabError(f"a recommendation row's {key!r} is {value!r}, not what `uab simulate -o` writes", path, line)
+            raise at_config_entry(UabError(f"a recommendation row's {key!r} is {value!r}, not what `uab simulate -o` writes",
+                                    path, line), f"recommendation.{key}")
     for key, kinds in _HELD_OUT_SHAPE.items():
         if type(value := (rec.get("held_out") or {}).get(key)) not in kinds:
             raise UabError(f"a recommendation row's held_out's {key!r} is {value!r}, not what `uab simulate -o` "
@@ -497,8 +499,8 @@ def _check_shape(rec: dict, path: str, line: int | None, required: tuple[str, ..
         try:
             if name in declared:
                 declared[name].check(value)
-        except UabError as exc:
-            raise UabError(exc.message, path, line) from None
+        except UabError as exc:  # a JSON object's: at its key's line (``settings.at_its_line``)
+            raise at_config_entry(UabError(exc.message, path, line), f"recommendation.settings.{name}") from None
 
 
 def numbered(rows: Iterable[tuple[int | None, object]], path: str,

@@ -442,9 +442,9 @@ def recorded(out: str, force: bool = False) -> Recorded:
         if os.path.isdir(out) else {}
     try:
         settings.check_recorded(config, os.path.join(out, CONFIG))
-    except UabError:
+    except UabError as exc:
         if not force:
-            raise
+            raise settings.at_its_line(exc, os.path.join(out, CONFIG)) from None
         return Recorded()  # --force starts over: nothing taken from a hand-edited config
     gen = config.get("generation")
     if not isinstance(gen, dict):

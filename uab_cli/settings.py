@@ -532,13 +532,14 @@ def line_of(lines: dict[str, int] | None, names) -> int | None:
 class Recommended(FileValues):
     """Option values (by parameter name) of one ``uab simulate`` recommendation: one allocator ×
     vote rule combination; ``generation``: how its pool was drawn (the results file's header),
-    empty when the file does not say; ``line``: its line in the results file (None: a JSON object)."""
+    empty when the file does not say; ``line``: its line in the results file (None: a JSON object,
+    whose ``values`` say each one's, ``recommended_values``')."""
 
     def __init__(self, values: dict, generation: dict | None = None, line: int | None = None):
         super().__init__(values)
         self.generation = generation or {}
         self.line = line
-        self.lines = dict.fromkeys(self, line) if line is not None else {}
+        self.lines = dict.fromkeys(self, line) if line is not None else dict(getattr(values, "lines", {}))
 
 
 class Configured(FileValues):
@@ -614,8 +615,24 @@ def check_recorded(config: dict, path: str, rerun: bool = True) -> None:
 
 
 def at_entry(exc: UabError, entry: str) -> UabError:
-    """``exc`` about config entry ``entry`` (``generation.seed``): ``load_file`` names its line."""
+    """``exc`` about entry ``entry`` of a config or settings file (``generation.seed``): ``at_its_line``
+    names its line."""
     exc.entry = tuple(entry.split("."))
+    return exc
+
+
+def at_its_line(exc: UabError, path: str, keys: dict[tuple, list[int]] | None = None) -> UabError:
+    """``exc`` (``at_entry``'s, about an entry of the config at ``path``) at the line of ``path``
+    that gives the entry, where it names none (``keys``: ``_json_keys``' of the file; None: read it)."""
+    entry = getattr(exc, "entry", None)
+    if exc.path == path and exc.line is None and entry is not None:
+        if keys is None:
+            try:
+                with open(path, "rb") as fh:
+                    keys = _json_keys_of(fh.read())
+            except (OSError, ValueError):  # gone or changed since: no line to name
+                keys = {}
+        exc.line = keys.get(entry, [None])[0]
     return exc
 
 
@@ -836,9 +853,9 @@ def load_file(path: str, budget: int | None = None, recommendation: bool = True,
     else:
         try:  # one JSON object, read by json: orjson reads an integer beyond 64 bits as a float
             objects = [(None, json.loads(data, object_pairs_hook=_once))]
-            keys = _json_keys(data.decode(json.detect_encoding(data), "surrogatepass"))
+            keys = _json_keys_of(data)
         except _Twice as exc:  # json keeps the last, silently (TOML refuses it, as by_name two spellings)
-            keys = _json_keys(data.decode(json.detect_encoding(data), "surrogatepass"))
+            keys = _json_keys_of(data)
             twice = next((lines[1] for at, lines in keys.items() if at[-1] == exc.args[0] and len(lines) > 1), None)
             raise UabError(f"an option is given twice: {exc.args[0]!r}", path, twice) from None
         except (ValueError, RecursionError) as exc:  # else JSONL (a results file)
@@ -866,7 +883,10 @@ def load_file(path: str, budget: int | None = None, recommendation: bool = True,
             pass
     from .recommend import numbered, why_none  # recommend imports this module
 
-    recs, line = numbered(objects, path, required=("N",)), None
+    try:
+        recs, line = numbered(objects, path, required=("N",)), None
+    except UabError as exc:  # one JSON object's value: at its line
+        raise at_its_line(exc, path, keys) from None
     objects = [o for _, o in objects]
     if recs:
         if not recommendation:
@@ -899,17 +919,22 @@ def load_file(path: str, budget: int | None = None, recommendation: bool = True,
         try:
             configured = Configured(runs.config_settings(found, path, command), found["generation"])
         except UabError as exc:  # an entry's value: at its line
-            if exc.path == path and exc.line is None:
-                exc.line = keys.get(getattr(exc, "entry", None), [None])[0]
-            raise
+            raise at_its_line(exc, path, keys) from None
         return configured
     if not recs:
         return by_name(found, path, keys=keys)
-    return Recommended(recommended_values(found, path, line), generation, line)
+    nested = None if line is not None else {at[2:]: lines for at, lines in keys.items()  # one JSON object's
+                                            if at[:2] == ("recommendation", "settings")}
+    return Recommended(recommended_values(found, path, line, nested), generation, line)
 
 
 # A JSON text's tokens that tell where a key is: strings, and the brackets and colons around them.
 _JSON_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]:]')
+
+
+def _json_keys_of(data: bytes) -> dict[tuple, list[int]]:
+    """``_json_keys`` of a JSON file's ``data`` (in the encoding json reads it in)."""
+    return _json_keys(data.decode(json.detect_encoding(data), "surrogatepass"))
 
 
 def _json_keys(text: str) -> dict[tuple, list[int]]:
@@ -1010,8 +1035,13 @@ def _toml_error(exc: Exception, path: str, data: bytes) -> UabError:
     return UabError(f"not a TOML file: {message}", path, last)
 
 
-def recommended_values(settings: dict, path: str | None = None, line: int | None = None) -> dict:
-    """A recommendation's ``settings`` as `uab run --settings` takes them (``by_name``). A
-    recommendation gives -K only above 1: without it, its replay drew one Phase-1 sample, and so
-    must the run (not a run directory's recorded -K, which would allocate otherwise)."""
-    return {"samples": 1, **by_name(settings, path, line)}
+def recommended_values(settings: dict, path: str | None = None, line: int | None = None,
+                       keys: dict[tuple, list[int]] | None = None) -> FileValues:
+    """A recommendation's ``settings`` as `uab run --settings` takes them (``by_name``, each at
+    ``line`` or its key's in ``keys``). A recommendation gives -K only above 1: without it, its
+    replay drew one Phase-1 sample, and so must the run (not a run directory's recorded -K, which
+    would allocate otherwise)."""
+    values = by_name(settings, path, line, keys)
+    out = FileValues({"samples": 1, **values})
+    out.lines = values.lines
+    return out
