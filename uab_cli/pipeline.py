@@ -270,9 +270,9 @@ def phase1(records: list[dict], backend: Backend, gen: Generation, k: int = 1,
         same_draws(records, "phase1", gen)
     wanted = [(r, i, 1) for r, rec in enumerate(records) for i in missing(rec, 0, k)]
     n = probed = 0
-    if probes(signal, len(wanted)) and not backend.returns_logprobs:
+    if _probing(signal, len(wanted)) and not backend.returns_logprobs:
         raise UabError(without_logprobs(signal))
-    while probes(signal, len(wanted)):  # a reply the content filter withheld has no logprobs: it tells nothing
+    while _probing(signal, len(wanted)):  # a reply the content filter withheld has no logprobs: it tells nothing
         n += draw(records, wanted[:1], backend, gen)
         probed += 1
         r, i, _ = wanted[0]
@@ -341,10 +341,10 @@ def _unscored(records: list[dict], wanted: list[tuple[int, int, int]]) -> list[t
     return lost
 
 
-def probes(signal: str | None, wanted: int) -> int:
-    """Samples ``phase1`` draws alone first, to see that the backend returns the token logprobs
-    ``signal`` needs, out of ``wanted`` Phase-1 samples (0 or 1; a probe is a Phase-1 sample)."""
-    return int(bool(signal) and needs_logprobs(signal) and wanted > 0)
+def _probing(signal: str | None, wanted: int) -> bool:
+    """Whether ``phase1`` draws one of its ``wanted`` Phase-1 samples alone first, to see that the
+    backend returns the token logprobs ``signal`` needs (``Phase1Drawn.probes`` counts them)."""
+    return bool(signal) and needs_logprobs(signal) and wanted > 0
 
 
 def judge(records: list[dict], backend: Backend, gen: Generation, known: dict[str, dict] | None = None,

@@ -520,7 +520,9 @@ class FileValues(dict):
     """Option values (by parameter name) of a ``--settings`` file (``load_file``); ``lines``: the
     file's line of each value, where known, for a message about the value (``line_of``)."""
 
-    lines: dict[str, int] = {}
+    def __init__(self, values=(), lines: dict[str, int] | None = None):
+        super().__init__(values)
+        self.lines = dict(lines or {})
 
 
 def line_of(lines: dict[str, int] | None, names) -> int | None:
@@ -536,10 +538,9 @@ class Recommended(FileValues):
     whose ``values`` say each one's, ``recommended_values``')."""
 
     def __init__(self, values: dict, generation: dict | None = None, line: int | None = None):
-        super().__init__(values)
+        super().__init__(values, dict.fromkeys(values, line) if line is not None else getattr(values, "lines", None))
         self.generation = generation or {}
         self.line = line
-        self.lines = dict.fromkeys(self, line) if line is not None else dict(getattr(values, "lines", {}))
 
 
 class Configured(FileValues):
@@ -978,7 +979,6 @@ def by_name(values: dict, path: str | None = None, line: int | None = None,
     file's row; else its key's in ``keys``, ``_json_keys``'); ``UabError`` naming ``path`` and
     that line for an option given twice."""
     out, spelled = FileValues(), {}
-    out.lines = {}
     for key, value in values.items():
         name = param_name(str(key))
         at = line if keys is None else keys.get((key,), [None])[0]
@@ -1042,6 +1042,4 @@ def recommended_values(settings: dict, path: str | None = None, line: int | None
     replay drew one Phase-1 sample, and so must the run (not a run directory's recorded -K, which
     would allocate otherwise)."""
     values = by_name(settings, path, line, keys)
-    out = FileValues({"samples": 1, **values})
-    out.lines = values.lines
-    return out
+    return FileValues({"samples": 1, **values}, values.lines)
