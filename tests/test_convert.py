@@ -1000,8 +1000,8 @@ def test_mgsm_preset_through_the_cli_and_stdin(tmp_path):
 
 @pytest.mark.parametrize("body,message", [
     (b"question\tanswer\nHow many?\t4\n", None),  # a header row naming its columns is read as one
-    (b"question\tanswer\tanswer_number\nHow many?\t\t4\n",
-     "1: row has 3 cells, preset mgsm reads 2 (question, answer: its files have no header row)"),
+    (b"question\tanswer\tanswer_number\nHow many?\t\t4\n", None),  # juletxara/mgsm's header: answer_number the gold
+    (b"How many?\t4\t5\n", "1: row has 3 cells, preset mgsm reads 2 (question, answer: its files have no header row)"),
     (b"How many?\t4.5\n", "1: field 'answer' should be a whole number (as MGSM's golds are), got '4.5'"),
     (b"How many?\t2,5\n", "1: field 'answer' should be a whole number (as MGSM's golds are), got '2,5'"),
     (b"How many?\t\n", "1: field 'answer' is null (needed by preset mgsm)"),
@@ -1022,6 +1022,34 @@ def test_mgsm_preset_reads_a_json_export_by_its_column_names(tmp_path):
     path.write_text('{"question": "Combien ?", "answer": 1200}\n', encoding="utf-8")
     assert convert_real(path, "mgsm") == [{"id": "mgsm-fr-0", "question": "Combien ?", "answer": "1200",
                                             "type": "math", "language": "fr", "source": "mgsm"}]
+
+
+# Hugging Face's juletxara/mgsm: its test split's answer is null, its train split's a worked solution
+MGSM_HF = [{"question": "¿Cuántos?", "answer": None, "answer_number": 18, "equation_solution": None},
+           {"question": "¿Y ahora?", "answer": "Respuesta paso a paso: 2 + 3 = 5.", "answer_number": 1200,
+            "equation_solution": "2 + 3 = 5"}]
+MGSM_HF_RECORDS = [
+    {"id": "mgsm-es-0", "question": "¿Cuántos?", "answer": "18", "type": "math", "language": "es", "source": "mgsm"},
+    {"id": "mgsm-es-1", "question": "¿Y ahora?", "answer": "1200", "type": "math",
+     "solution": "Respuesta paso a paso: 2 + 3 = 5.", "equation": "2 + 3 = 5", "language": "es", "source": "mgsm"}]
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".csv"])
+def test_mgsm_preset_reads_the_hugging_face_export(tmp_path, suffix):
+    """juletxara/mgsm (question, answer, answer_number, equation_solution) needed --answer-field answer_number:
+    its 'answer' is null (test split) or a worked solution (train); a CSV export of it, whose header names more
+    columns than the preset's two, was refused ("row has 4 cells, preset mgsm reads 2"). The gold is now
+    answer_number, the worked solution and the equation kept; --answer-field answer_number reads the same."""
+    path = tmp_path / f"mgsm_es{suffix}"
+    if suffix == ".jsonl":
+        path.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in MGSM_HF), encoding="utf-8")
+    else:
+        with open(path, "w", encoding="utf-8", newline="") as fh:
+            writer = csv.DictWriter(fh, fieldnames=list(MGSM_HF[0]))
+            writer.writeheader()
+            writer.writerows(MGSM_HF)
+    assert convert_real(path, "mgsm") == MGSM_HF_RECORDS
+    assert convert_real(path, "mgsm", answer_field="answer_number") == MGSM_HF_RECORDS
 
 
 def test_columns_on_stdin_split_at_the_delimiter_that_fits_every_row():

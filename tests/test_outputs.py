@@ -193,6 +193,31 @@ def test_a_report_stopped_while_its_files_replace_the_old_ones_replaces_them_all
     assert result.stderr.splitlines()[-1] == f"{stopped} after its output was written in full."
 
 
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+def test_a_report_stopped_while_a_rename_fails_says_the_error_and_exits_as_the_signal(tmp_path, monkeypatch, sig):
+    """A Ctrl-C (or SIGTERM) held while report's files replaced their old copies was dropped when a rename
+    then failed: the error's exit 2, as if no signal had come; now the error's line, then exit 130 (143)."""
+    import signal
+
+    results = os.path.join(os.path.dirname(__file__), "..", "results", "smollm2-mc", "simulate.jsonl")
+    rep = tmp_path / "rep"
+    replace, renamed = os.replace, []
+
+    def stopped_then_failed(src, dst):
+        if os.path.dirname(os.fspath(dst)) == str(rep):
+            renamed.append(dst)
+            if len(renamed) == 1:
+                signal.raise_signal(getattr(signal, sig))
+            else:
+                raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), dst)
+        replace(src, dst)
+
+    monkeypatch.setattr(jsonl.os, "replace", stopped_then_failed)
+    result = cli(["report", results, "-o", str(rep)])
+    assert result.exit_code == 128 + getattr(signal, sig), result.stderr
+    assert len(renamed) == 2 and result.stderr.splitlines()[-1].startswith(f"error: {renamed[1]}: ")
+
+
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
 @pytest.mark.parametrize("args", [["--help"], ["-h"], ["--version"], ["vote", "--help"]])
 def test_help_or_version_to_a_full_stdout_is_one_line_and_exit_2(args):

@@ -43,6 +43,7 @@ from uab_cli.cli import app
 from uab_cli.errors import BackendError
 from uab_cli.jsonl import MAX_LINE_BYTES
 
+ROOT = Path(__file__).resolve().parents[1]
 M, N = 30, 4  # the subprocess runs: 30 arithmetic questions, 120 samples in all
 _SCRIPT = Path(sys.executable).with_name("uab")
 UAB = [str(_SCRIPT)] if _SCRIPT.exists() else [sys.executable, "-m", "uab_cli.cli"]
@@ -360,6 +361,47 @@ def test_a_stop_signal_exits_128_plus_it_and_resumes(questions, reference, tmp_p
     rc, stderr = finish(start(run_args(questions, out)))
     assert rc == 0, stderr
     assert_complete(out, reference)
+
+
+# A ``uab`` that stops in its imports: the import of the command line waits for a signal (after
+# saying so on stdout), as a slow start-up (torch, numpy on a cold disk) does.
+_SLOW_IMPORTS = """
+import sys, time
+
+class Slow:
+    def find_spec(self, name, path=None, target=None):
+        if name == "uab_cli.cli":
+            print("importing", flush=True)
+            time.sleep(60)
+
+sys.meta_path.insert(0, Slow())
+sys.argv = ["uab", "--version"]
+"""
+
+
+def _entry(how: str) -> str:
+    """How ``uab`` starts: ``python -m uab_cli``, or the console script pyproject.toml names."""
+    if how == "-m":
+        return "import runpy; runpy.run_module('uab_cli', run_name='__main__', alter_sys=True)"
+    import tomllib
+
+    module, function = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]["uab"].split(":")
+    return f"from {module} import {function}; sys.exit({function}())"
+
+
+@pytest.mark.parametrize("how", ["-m", "script"])
+@pytest.mark.parametrize("sig,code,said", [("SIGINT", 130, "interrupted"), ("SIGTERM", 143, "stopped by SIGTERM"),
+                                           ("SIGHUP", 129, "stopped by SIGHUP")])
+def test_a_stop_signal_while_uab_starts_is_one_line_too(how, sig, code, said):
+    """Ctrl-C while uab imported its modules printed a KeyboardInterrupt traceback, SIGTERM ended it in
+    silence (exit 143, -15 to a parent); as once it runs: one line, exit 128 + the signal's number."""
+    proc = subprocess.Popen([sys.executable, "-c", _SLOW_IMPORTS + _entry(how)], cwd=ROOT, env=env(),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # noqa: PLW1509
+    assert proc.stdout.readline() == b"importing\n"
+    proc.send_signal(getattr(signal, sig))
+    rc, stderr = finish(proc)
+    assert (rc, stderr) == (code, f"{said}: nothing was written.\n")
 
 
 def test_backend_failure_exits_1_and_resumes(questions, reference, tmp_path):

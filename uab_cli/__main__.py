@@ -1,9 +1,29 @@
-"""``python -m uab_cli``: the ``uab`` command (what a vLLM-spawned process or a missing
-console script can still run)."""
+"""The ``uab`` command's entry point (the console script's, ``python -m uab_cli``'s, a vLLM-spawned
+process's): Ctrl-C, SIGTERM and SIGHUP stop it from its first line on, while the command line's modules
+(numpy, torch, rich, typer) are still being imported, as they do once the command runs (``cli``): one
+line and exit 128 + the signal's number, where they printed a KeyboardInterrupt traceback (Ctrl-C), or
+ended uab in silence (SIGTERM: 143, SIGHUP: 129)."""
 
 import sys
 
-from .cli import main
+from .errors import stopped, stopped_by, terminated_on_signals
+
+
+def main() -> int | None:
+    """Import the command line, then run it (``cli.main``)."""
+    try:
+        with terminated_on_signals():  # back to their defaults after: the command takes them itself
+            from .cli import main as command
+    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM/SIGHUP (``errors.Terminated``)
+        signum = stopped_by(exc)
+        try:
+            sys.stderr.write(f"{stopped(signum)}: nothing was written.\n")
+            sys.stderr.flush()
+        except (OSError, ValueError):  # stderr closed, or its reader gone: the exit code says it
+            pass
+        return 128 + signum
+    return command()
+
 
 if __name__ == "__main__":
     sys.exit(main())

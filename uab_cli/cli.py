@@ -27,7 +27,7 @@ from . import __version__, allocators, cost, gcpolicy, pipeline, runs, settings,
 from .backends import backend_factory
 from .backends import options as backend_options
 from .convert import PRESETS
-from .errors import BackendError, Terminated, UabError, after_work, terminated_on_signals
+from .errors import BackendError, UabError, after_work, stopped, stopped_by, terminated_on_signals
 from .jsonl import (
     atomic_output,
     check_apart,
@@ -100,13 +100,20 @@ def _unwritten(exc: OSError) -> NoReturn:
     if failure is None:
         raise exc
     _tell(f"[red]error:[/red] {escape(str(failure))}")
-    raise typer.Exit(2) from None
+    raise typer.Exit(_code(exc, 2)) from None
 
 
 def _refuse(exc: UabError) -> NoReturn:
     """A user error as the boundary's one line, exit 2."""
     _tell(f"[red]error:[/red] {escape(str(exc))}")
-    raise typer.Exit(2) from None
+    raise typer.Exit(_code(exc, 2)) from None
+
+
+def _code(exc: BaseException, code: int) -> int:
+    """The exit code of an error: ``code``, or 128 + the number of a signal that came meanwhile
+    (``errors.stopped_by``: held while report's files replaced their old copies), which stops uab too."""
+    signum = stopped_by(exc)
+    return code if signum is None else 128 + signum
 
 
 def _refuse_usage(exc, command: str | None) -> NoReturn:
@@ -182,15 +189,14 @@ class _Group(_HelpOnStdout, typer.core.TyperGroup):
                   else "No sample was finished, so none is kept." if resumable() else "Nothing was written.")
             raise typer.Exit(1) from None
         except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM/SIGHUP: 128 + the signal's number
-            stopped = f"stopped by {exc}" if isinstance(exc, Terminated) else "interrupted"
-            cut = cut_short(exc)
+            said, cut = stopped(stopped_by(exc)), cut_short(exc)
             with contextlib.suppress(OSError, SystemExit):  # the terminal or stderr's reader may be gone too
-                err.print(f"{stopped}: finished samples are kept; re-run the same command to resume." if kept()
-                          else f"{stopped}: no sample was finished, so none is kept." if resumable()
-                          else f"{stopped}: the output to {cut} is cut short (its last line says so)." if cut
-                          else f"{stopped} after its output was written in full." if after_work(exc)
-                          else f"{stopped}: nothing was written.", highlight=False, soft_wrap=True)
-            raise typer.Exit(128 + exc.signum if isinstance(exc, Terminated) else 130) from None
+                err.print(f"{said}: finished samples are kept; re-run the same command to resume." if kept()
+                          else f"{said}: no sample was finished, so none is kept." if resumable()
+                          else f"{said}: the output to {cut} is cut short (its last line says so)." if cut
+                          else f"{said} after its output was written in full." if after_work(exc)
+                          else f"{said}: nothing was written.", highlight=False, soft_wrap=True)
+            raise typer.Exit(_code(exc, 130)) from None
         except MemoryError:  # a budget or -K far beyond the machine
             _tell("[red]error:[/red] out of memory: the budget, -K or input is too large for this machine")
             if kept():

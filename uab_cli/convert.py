@@ -116,17 +116,18 @@ class _Row:
             raise self.error(f"{_field_label(names)} are all empty (needed by {self.label})")
         return ["" if value is None else value for value in values] or None
 
-    def gold(self) -> Any:
-        """The answer column's value: one answer (text or a number), or None. A list or an
-        object is an error: which of several golds counts is not ours to guess; so is a boolean,
-        a gold phase1 refuses (a yes/no gold is written as text)."""
-        value = self.role("answer")
+    def gold(self, column: str | None = None) -> Any:
+        """The answer column's value (``column``'s, where a preset reads the gold from another): one
+        answer (text or a number), or None. A list or an object is an error: which of several golds
+        counts is not ours to guess; so is a boolean, a gold phase1 refuses (a yes/no gold is written as text)."""
+        value = self.role("answer") if column is None else self.raw(column)
+        name = self.fields["answer"] if column is None else column
         if isinstance(value, bool):
-            raise self.error(f"field {self.fields['answer']!r} should be one answer (text or a number), got the "
+            raise self.error(f"field {name!r} should be one answer (text or a number), got the "
                              f"boolean {str(value).lower()} (write the gold as text)")
         if isinstance(value, (Mapping, list, tuple)):
             kind = "an object" if isinstance(value, Mapping) else "a list"
-            raise self.error(f"field {self.fields['answer']!r} should be one answer (text or a number), got {kind} "
+            raise self.error(f"field {name!r} should be one answer (text or a number), got {kind} "
                              "(ambiguous as a gold: give one answer per row)")
         return value
 
@@ -399,14 +400,27 @@ _WHOLE = re.compile(r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)")  # a whole number, its t
 _MGSM_FILE = re.compile(r"mgsm_([a-z]{2})\.[a-z]+", re.IGNORECASE)  # MGSM's file of one language: mgsm_es.tsv
 
 
+_MGSM_HF_GOLD = "answer_number"  # Hugging Face's juletxara/mgsm: the gold, its 'answer' a worked solution (or null)
+
+
 def _build_mgsm(row: _Row) -> dict:
-    """google-research/url-nlp's MGSM (mgsm/mgsm_XX.tsv: question, answer; no header row): the gold is a
+    """google-research/url-nlp's MGSM (mgsm/mgsm_XX.tsv: question, answer; no header row), or Hugging Face's
+    juletxara/mgsm (question, answer: a worked solution or null, answer_number, equation_solution; the gold is
+    answer_number, the worked answer and the equation kept as ``solution`` and ``equation``): the gold is a
     whole number, without its thousands commas (2,125 is 2125, as GSM8K's); the language is the file name's
     XX, kept as ``language`` (and in the default id); a file named otherwise gives neither, with a warning."""
-    gold = _answer_text(row.gold())
+    column = row.fields["answer"]
+    if column == "answer" and _MGSM_HF_GOLD in row.data:  # not --answer-field: the Hugging Face layout's gold
+        column = _MGSM_HF_GOLD
+    gold = _answer_text(row.gold(column))
     if not _WHOLE.fullmatch(gold):
-        raise row.error(f"field {row.fields['answer']!r} should be a whole number (as MGSM's golds are), got {gold!r}")
+        raise row.error(f"field {column!r} should be a whole number (as MGSM's golds are), got {gold!r}")
     record = {"question": row.text(row.fields["question"]), "answer": gold.replace(",", ""), "type": "math"}
+    if column == _MGSM_HF_GOLD:
+        for source, target in (("answer", "solution"), ("equation_solution", "equation")):
+            value = row.text(source, required=False)
+            if value:
+                record[target] = value
     named = _MGSM_FILE.fullmatch(os.path.basename(row.path or ""))
     if named:
         record["language"] = named.group(1).lower()
@@ -530,7 +544,8 @@ PRESETS: dict[str, Preset] = {
     ),
     "mgsm": Preset(
         "mgsm",
-        "google-research/url-nlp's MGSM (mgsm_XX.tsv: question, answer; no header row): the language from the name",
+        "google-research/url-nlp's MGSM (mgsm_XX.tsv: question, answer; no header row), or juletxara/mgsm (gold: "
+        "answer_number): the language from the name",
         {"question": "question", "answer": "answer", "choices": None, "id": None},
         _build_mgsm,
         frozenset({"choices"}),
@@ -1001,8 +1016,8 @@ def _read_csv(path: Path | str, text: bytes, columns: tuple[str, ...] | None = N
               delimiter: str | None = None, preset: Preset | None = None) -> Iterator[tuple[int, dict]]:
     """Rows of a CSV file, numbered by the line each starts on; every cell is text, an empty one
     null (a missing value). Its first row names the columns, unless ``columns`` does (a file
-    without a header row), or else the ``preset``'s ``header`` (whose first row, where it names them, is
-    read as a header); a column with no name is left out. Split at the delimiter a first line
+    without a header row), or else the ``preset``'s ``header`` (a first row that names them, and maybe more
+    columns, is read as the file's header); a column with no name is left out. Split at the delimiter a first line
     ``sep=;`` names, else at ``delimiter``, else at the one ``_delimiter`` finds. Blank lines are skipped."""
     own = columns is None and preset is not None and bool(preset.header)  # the preset's files have no header row
     columns = preset.header if own else columns
@@ -1030,11 +1045,13 @@ def _read_csv(path: Path | str, text: bytes, columns: tuple[str, ...] | None = N
                 continue
             if header is None:
                 header = _header(path, cells, start)
-            elif columns is not None and first and _names(cells, columns):
-                if not own:
-                    raise UabError("this row is a header (it names the columns --columns gives): leave --columns out",
-                                   path=str(path), line=start)
-                first = False  # a header row naming the preset's columns: read as one
+            elif columns is not None and first and _names(cells, columns) and not own:
+                raise UabError("this row is a header (it names the columns --columns gives): leave --columns out",
+                               path=str(path), line=start)
+            elif own and first and set(columns) <= {cell.strip() for cell in cells}:
+                # a header row naming the preset's columns, and maybe more (juletxara/mgsm's answer_number): its own
+                header, columns, own = [name.strip() for name in _header(path, cells, start)], None, False
+                first = False
             elif len(cells) != len(header):
                 whose = "the header" if columns is None else f"preset {preset.name} reads" if own else "--columns names"
                 why = f" ({', '.join(columns)}: its files have no header row)" if own else ""

@@ -84,6 +84,10 @@ def signals_held() -> Iterator[Callable[[], None]]:
 
     try:
         yield hold
+    except BaseException as exc:  # an error while one was held (a rename that failed): said, then exit as it stops
+        if came:
+            exc.uab_signal = came[0]  # ``stopped_by``: before, the error's exit 2 dropped it
+        raise
     finally:
         for s, handler in held.items():
             signal.signal(s, handler)
@@ -98,6 +102,21 @@ def signals_held() -> Iterator[Callable[[], None]]:
 def after_work(exc: BaseException) -> bool:
     """Whether ``exc`` (Ctrl-C, SIGTERM, SIGHUP) came while ``signals_held`` held it: after the work."""
     return getattr(exc, "uab_after_work", False)
+
+
+def stopped_by(exc: BaseException) -> int | None:
+    """The signal that stops uab with ``exc``: Ctrl-C's (SIGINT), a ``Terminated``'s, or the one
+    ``signals_held`` held when ``exc``, an error, came; None for none. uab exits 128 + its number."""
+    if isinstance(exc, Terminated):
+        return exc.signum
+    if isinstance(exc, KeyboardInterrupt):
+        return signal.SIGINT
+    return getattr(exc, "uab_signal", None)
+
+
+def stopped(signum: int) -> str:
+    """How uab says a signal stopped it: ``interrupted`` (Ctrl-C), ``stopped by SIGTERM``."""
+    return "interrupted" if signum == signal.SIGINT else f"stopped by {signal.Signals(signum).name}"
 
 
 def one_line(exc: BaseException) -> str:

@@ -236,6 +236,7 @@ def vllm_model_dir(model: str | None, on_status: OnStatus | None = None) -> str:
         target.parent.mkdir(parents=True, exist_ok=True)
         with filelock.FileLock(str(target) + ".lock"):
             if not (target / "config.json").is_file():
+                _sweep(target.parent, target.name, filelock)
                 _convert_gguf(resolved, target, on_status or (lambda line: None))
     except OSError as exc:
         raise UabError(
@@ -243,6 +244,23 @@ def vllm_model_dir(model: str | None, on_status: OnStatus | None = None) -> str:
             "set UAB_CACHE_DIR to a writable directory"
         ) from exc
     return str(target)
+
+
+def _sweep(models: Path, converting: str, filelock) -> None:
+    """Remove the temporary directories (``.NAME.XXXXXXXX``, ``_convert_gguf``'s) that conversions
+    killed part-way (``kill -9``, a power cut) left in ``models``: ``converting``'s, whose lock this
+    process holds, and each other model's whose lock no process holds (none is converting it)."""
+    for tmp in models.glob(".*.*"):
+        name = tmp.name[1:].rpartition(".")[0]
+        if not name or not tmp.is_dir():
+            continue
+        with contextlib.ExitStack() as stack:
+            if name != converting:
+                try:
+                    stack.enter_context(filelock.FileLock(str(models / name) + ".lock", timeout=0))
+                except filelock.Timeout:  # being converted: its directory is in use
+                    continue
+            shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _convert_gguf(resolved: ResolvedModel, target: Path, on_status: OnStatus) -> None:

@@ -255,6 +255,54 @@ def test_conversion_cache_is_keyed_by_content_not_path(monkeypatch, tmp_path):
     assert vllm_model_dir(str(tmp_path / "venv2" / "m.gguf")) == str(done)
 
 
+# A conversion that hangs in its first step (after making its temporary directory), saying so on stdout.
+_HANGING_CONVERSION = """
+import sys, time, types
+from uab_cli import models
+
+def hang(*args, **kwargs):
+    print("converting", flush=True)
+    time.sleep(60)
+
+fake = types.SimpleNamespace(AutoTokenizer=types.SimpleNamespace(from_pretrained=hang))
+require = models.require
+models.require = lambda module, *args: require(module, *args) if module == "filelock" else fake
+models.vllm_model_dir(sys.argv[1])
+"""
+
+
+def test_the_next_conversion_removes_what_a_killed_one_left(monkeypatch, tmp_path):
+    """A conversion killed part-way (``kill -9``) left its temporary directory in the cache for good (as
+    large as the model); the next conversion removes it, and each other model's no process is converting."""
+    filelock = pytest.importorskip("filelock")
+    monkeypatch.setenv("UAB_CACHE_DIR", str(tmp_path / "cache"))
+    resolved = _gguf(tmp_path / "m.gguf", b"GGUF weights")
+    models_dir = tmp_path / "cache" / "models"
+    proc = subprocess.Popen([sys.executable, "-c", _HANGING_CONVERSION, str(tmp_path / "m.gguf")],
+                            stdout=subprocess.PIPE, env={**os.environ, "UAB_CACHE_DIR": str(tmp_path / "cache")})
+    try:
+        assert proc.stdout.readline() == b"converting\n"
+    finally:
+        proc.kill()
+        proc.communicate()
+    left = [p for p in models_dir.iterdir() if p.is_dir()]
+    assert [p.name.startswith(f".{models._cache_name(resolved)}.") for p in left] == [True]
+    (left[0] / "model.safetensors").write_bytes(b"half")
+    for other in (".Other-0123456789abcdef.k3j2h1g0", ".Busy-0123456789abcdef.a1b2c3d4"):
+        (models_dir / other).mkdir()
+        (models_dir / other / "model.safetensors").write_bytes(b"half")
+
+    def converted(resolved, target, on_status):
+        target.mkdir()
+        (target / "config.json").write_text("{}")
+
+    monkeypatch.setattr(models, "_convert_gguf", converted)
+    with filelock.FileLock(str(models_dir / "Busy-0123456789abcdef.lock")):  # being converted meanwhile: kept
+        assert vllm_model_dir(str(tmp_path / "m.gguf")) == str(models_dir / models._cache_name(resolved))
+    assert sorted(p.name for p in models_dir.iterdir() if p.is_dir()) == [".Busy-0123456789abcdef.a1b2c3d4",
+                                                                           models._cache_name(resolved)]
+
+
 @pytest.mark.parametrize("content", [b"GGUF\x03\x00\x00\x00\x05", b"not a model"], ids=["cut-short", "no-gguf"])
 def test_a_gguf_that_does_not_read_is_one_line_and_exit_2_naming_its_path(monkeypatch, tmp_path, content):
     """A GGUF cut short in its header (gguf's struct.error) was a backend failure, exit 1 and
