@@ -97,6 +97,18 @@ def test_simulate_rows_record_a_gain_only_for_the_allocators_that_read_one():
         pool, [2], ["uab", "uniform"], ["anll"], 2, vote_rules=["majority"])))} == {"uab": "algorithm1", "uniform": None}
 
 
+def test_an_allocation_records_a_gain_only_for_the_allocators_that_read_one():
+    """A record's uab.allocate (and a run's config and votes-file digest) said gain algorithm1
+    under uniform, which has no gain: null for an allocator that reads none, as a result row's."""
+    got = {}
+    for name in ["uab", "uab-coverage", "uab-exit-hard", "uniform", "random", "length", "majority"]:
+        records = two_sample_phase1()
+        pipeline.allocate(records, Allocation(4, name, signal="vcs"))
+        got[name] = records[0]["uab"]["allocate"]["gain"]
+    assert got == {"uab": "algorithm1", "uab-coverage": "coverage", "uab-exit-hard": "algorithm1", "uniform": None,
+                   "random": None, "length": None, "majority": None}
+
+
 def test_the_replays_gain_is_the_one_uab_and_its_exits_allocate_by():
     """`simulate --gain coverage` replays uab (and its exits) by the coverage gain, not only records it:
     one unit between p = 0.9 and 0.5 goes to the easy question by Algorithm 1, to the hard one by coverage."""

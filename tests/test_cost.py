@@ -149,6 +149,13 @@ def test_run_summary_counts_the_confidence_fallbacks_the_printed_summary_reports
     assert cli(["run", q, "--budget", "3", "--backend", "scripted", "-o", str(tmp_path / "plain")]).exit_code == 0
     plain = orjson.loads((tmp_path / "plain" / "summary.json").read_bytes())
     assert plain["vote_fallbacks"] == 0 and plain["unscored"] == 0
+    # uniform reads no p: the questions are still unscored, announced without "counted as score 5"
+    result = cli(["run", q, "--budget", "3", "--backend", "scripted", "--vcs", "--allocator", "uniform", "-o",
+                  str(tmp_path / "uniform")])
+    said = " ".join(result.stderr.split())
+    assert result.exit_code == 0, result.stderr
+    assert "2 question(s) without a confidence score" in said and "score 5" not in said
+    assert orjson.loads((tmp_path / "uniform" / "summary.json").read_bytes())["unscored"] == 2
 
 
 def test_run_summary_token_totals_equal_the_sums_over_its_stage_files(tmp_path):

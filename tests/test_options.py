@@ -813,16 +813,24 @@ def test_a_hand_edited_generation_setting_is_refused_after_a_cut_short_first_pha
 # --- odd settings files ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name,data,says", [
-    ("s.toml", b"x = " + b"[" * 5000 + b"]" * 5000 + b"\n", "not a TOML file: maximum recursion depth exceeded"),
-    ("s.json", b'{"model": "\\ud800"}', "not JSON text: \\ud800 is half of a UTF-16 surrogate pair"),
-], ids=["deep-toml", "lone-surrogate"])
-def test_a_settings_file_json_cannot_hold_is_one_line(tmp_path, questions, name, data, says):
+DEEP = b"[" * 5000 + b"]" * 5000
+
+
+@pytest.mark.parametrize("name,data,line,says", [
+    ("s.toml", b"budget = 2\nx = " + DEEP + b"\n", 2, "not a TOML file: maximum recursion depth exceeded"),
+    ("s.json", b'{"budget": 2,\n "x": ' + DEEP + b"}", 2, "not JSON: maximum recursion depth exceeded"),
+    ("s.json", b'{"budget": 2,\n "model": "\\ud800"}', 2, "not JSON text: \\ud800 is half of a UTF-16 surrogate pair"),
+    ("s.toml", b'budget = 2\nmodel = "\xff"\n', 2, "not a TOML file: 'utf-8' codec can't decode byte 0xff"),
+    ("s.toml", b'\xef\xbb\xbfbudget = 2\nmodel = "\xff"\n', 2, "not a TOML file: 'utf-8' codec can't decode byte 0xff"),
+    ("s.json", b'{"budget": 2,\n "model": "\xff"}', 2, "not JSON: 'utf-8' codec can't decode byte 0xff"),
+], ids=["deep-toml", "deep-json", "lone-surrogate", "bad-utf8-toml", "bad-utf8-toml-bom", "bad-utf8-json"])
+def test_a_settings_file_json_cannot_hold_is_one_line(tmp_path, questions, name, data, line, says):
     """Refused where it is read, naming the file: a TOML nesting past Python's recursion (a
-    traceback), a JSON escape of half a surrogate pair (json reads it; no output can hold it)."""
+    traceback), a JSON escape of half a surrogate pair (json reads it; no output can hold it). They
+    named no line, nor did a byte that is no UTF-8: now the line of the nesting, the escape, the byte."""
     path = tmp_path / name
     path.write_bytes(data)
-    refused(run(questions, tmp_path / "r", "-N", "2", "--settings", str(path)), f"{path}: {says}")
+    refused(run(questions, tmp_path / "r", "-N", "2", "--settings", str(path)), f"error: {path}:{line}: {says}")
     assert not (tmp_path / "r").exists()
 
 
@@ -849,6 +857,16 @@ LINED = [  # (file name, text, command-line options, the line, the message)
     ("s.json", '{"recommendation": {"N": 2,\n  "T": "hot", "settings": {}}}', [], 2,
      "a recommendation row's 'T' is 'hot', not what `uab simulate -o` writes"),
     ("s.toml", 'budget = 2\nseed = [1\n', [], 2, "not a TOML file: Unclosed array (at end of document)"),
+    # one recommendation as TOML tables (it named no line): each value at its key's line, under its table
+    ("s.toml", '[recommendation]\nN = 2\n[recommendation.settings]\nmax_tokens = 16\nallocator = "nope"\n', [], 5,
+     "unknown allocator 'nope'"),
+    ("s.toml", '[recommendation]\nN = 2\nT = "hot"\n[recommendation.settings]\n', [], 3,
+     "a recommendation row's 'T' is 'hot', not what `uab simulate -o` writes"),
+    ("s.toml", '[recommendation]\nN = 2\nsettings.max_tokens = 16\nsettings.max_tokenz = 16\n', [], 4,
+     "unknown option for `uab run`: max_tokenz"),
+    ("s.toml", '# one line\nrecommendation = {N = 2, settings = {allocator = "nope"}}\n', [], 2,
+     "unknown allocator 'nope'"),
+    ("s.toml", 'budget = 2\n\n[sampling]\ntemperature = 0.5\n', [], 3, "unknown option for `uab run`: sampling"),
 ]
 
 

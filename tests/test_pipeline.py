@@ -126,6 +126,19 @@ def test_the_allocation_note_counts_a_phase1_reply_the_content_filter_cut(drawn)
         pipeline.AllocationSummary(4, 3, 9)
 
 
+def test_the_allocation_note_says_no_p_where_the_allocator_reads_none(drawn):
+    """Under --allocator uniform, which reads no p, a question whose Phase-1 replies the content
+    filter all cut was still announced "counted as p = 0.5": the note now says it has no score,
+    and still counts it (``uab run`` records it as ``unscored``; a vcs question without a
+    confidence likewise: ``test_cost``)."""
+    records = drawn(3)
+    records[1]["samples"][0].update(finish_reason="content_filter")
+    summary = pipeline.allocate(records, Allocation(4, "uniform", signal="anll"))
+    assert summary.fallback_note() == ("1 question(s) whose Phase-1 replies the service's content filter "
+                                       "withheld or cut: no score")
+    assert summary.fallbacks == 1
+
+
 def test_vote_entropy_uses_k_phase1_samples(drawn):
     records = drawn(k=2)
     summary = pipeline.allocate(records, Allocation(4, "uab", signal="vote-entropy"))

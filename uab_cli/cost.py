@@ -121,10 +121,12 @@ def run_summary(held: dict[str, Tokens], drawn: dict[str, Tokens], seconds: dict
     """A run directory's ``summary.json``: per stage the samples it holds with their prompt and
     completion tokens, what this invocation ``drawn`` of them (the rest were ``reused`` from the
     directory) and its wall-clock ``seconds``; the totals over the sampling stages; the judge's
-    calls apart (they are not samples); accuracy and coverage from ``votes`` (a
-    ``pipeline.VoteSummary``), with its counts, the questions a confidence rule voted by majority
-    among them; ``unscored``: the questions the allocation counted as score 5 for want of a
-    verbalised confidence (as p = 0.5 under a log-prob signal: every Phase-1 reply filtered); ``about``: what produced the run (settings, provenance)."""
+    calls apart (they are not samples: one per question, the call behind its label, wherever it was
+    asked); accuracy and coverage from ``votes`` (a ``pipeline.VoteSummary``), with its counts, the
+    questions a confidence rule voted by majority among them; ``unscored``: the questions without a
+    score, counted as score 5 for want of a verbalised confidence (as p = 0.5 under a log-prob signal:
+    every Phase-1 reply filtered; under an allocator that reads no p too); ``about``: what produced
+    the run (settings, provenance)."""
     stages: dict[str, dict] = {}
     if judge is not None:
         calls = {k: judge.get(k) for k in ("calls", "prompt_tokens", "completion_tokens")}

@@ -435,19 +435,22 @@ class AllocationSummary:
     phase1: int
     phase2: int
     saved: int = 0
-    fallbacks: int = 0  # questions counted as unsure (p = 0.5): see ``fallback_note``
+    fallbacks: int = 0  # questions without a score, counted as unsure (p = 0.5): see ``fallback_note``
     histogram: dict = field(default_factory=dict)
     rounds: int | None = None  # of an allocator that draws in rounds (adaptive)
     # the signal the scores came from: no default, which would name vcs's fallbacks under anll's
     signal: str = field(kw_only=True)
+    reads_p: bool = field(default=True, kw_only=True)  # whether the allocator reads p (not ``uniform``)
 
     def fallback_note(self) -> str:
         """What the ``fallbacks`` were: questions without a verbalised confidence (``vcs``), or
-        whose Phase-1 replies the content filter all withheld or cut (a log-prob signal)."""
-        if SIGNAL_REGISTRY[self.signal].statistic is None:
-            return f"{self.fallbacks} question(s) without a confidence score counted as score 5"
-        return (f"{self.fallbacks} question(s) whose Phase-1 replies the service's content filter withheld "
-                "or cut counted as p = 0.5")
+        whose Phase-1 replies the content filter all withheld or cut (a log-prob signal); and how
+        the allocation counted them, where its allocator reads p (another ignores their p = 0.5)."""
+        vcs = SIGNAL_REGISTRY[self.signal].statistic is None
+        what = "without a confidence score" if vcs else "whose Phase-1 replies the service's content filter withheld or cut"
+        if not self.reads_p:
+            return f"{self.fallbacks} question(s) {what}" + ("" if vcs else ": no score")
+        return f"{self.fallbacks} question(s) {what} counted as {'score 5' if vcs else 'p = 0.5'}"
 
 
 def allocate(records: list[dict], settings: Allocation, lines: Sequence[int] | None = None,
@@ -555,7 +558,8 @@ class AllocationInputs:
         extra, saved = allocators.call(settings.allocator, job)
         totals, counts = np.unique(drawn + extra, return_counts=True)
         summary = AllocationSummary(budget, int(drawn.sum()), int(extra.sum()), saved, fallbacks,
-                                    dict(zip(totals.tolist(), counts.tolist())), signal=signal)
+                                    dict(zip(totals.tolist(), counts.tolist())), signal=signal,
+                                    reads_p=settings.uses_signal)
         info = settings.info(signal, budget, saved)
         if settings.allocator in allocators.ROUNDS:
             info["rounds"] = summary.rounds = job.rounds

@@ -372,15 +372,17 @@ class Allocation:
     def info(self, signal: str, budget: int | None = None, saved: int | None = None) -> dict:
         """Provenance of an allocation with the resolved ``signal`` (a run's config: without the
         ``budget`` spent and ``saved``, not known yet); ``T`` only where it changes p (not for an
-        allocator that reads no p, nor for ``vcs``) and the seed only for an allocator that reads
-        it: another writes no other votes file."""
+        allocator that reads no p, nor for ``vcs``), the seed, the gain and the vote model only for
+        an allocator that reads it (``uniform`` has no gain): another writes no other votes file."""
         spent = {} if budget is None else {"budget": budget, "saved": saved}
         tempered = self.uses_signal and REGISTRY[signal].tempered
         seeded = self.allocator in allocators.SEEDED
+        takes = allocators.RUN_FLAGS[self.allocator]  # the options it reads, as __post_init__ refuses the others
         return {"n": self.n, "allocator": self.allocator, "signal": signal, "T": self.temperature if tempered else None,
-                "seed": self.seed if seeded else None, "gain": self.gain, "exit": self.exit, "exit_threshold": self.theta(),
+                "seed": self.seed if seeded else None, "gain": self.gain if "--gain" in takes else None,
+                "exit": self.exit, "exit_threshold": self.theta(),
                 "exit_mode": self.exit_mode, "max_per_question": self.max_per_question, **spent,
-                "vote_model": self.vote_model if "--vote-model" in allocators.RUN_FLAGS[self.allocator] else None,
+                "vote_model": self.vote_model if "--vote-model" in takes else None,
                 # the official hard-exit test where in force (a votes file's digest is otherwise as before)
                 **({"exit_test": self.exit_test, "exit_nmax": self.nmax()} if self.nmax() else {})}
 
@@ -865,7 +867,7 @@ def load_file(path: str, budget: int | None = None, recommendation: bool = True,
             try:
                 orjson.loads(first)
             except orjson.JSONDecodeError:  # not JSONL either: one JSON object, broken where json says
-                where = getattr(exc, "lineno", None)
+                where = _error_line(exc, lambda: _json_text(data), json.loads)
                 raise UabError(f"not JSON: {getattr(exc, 'msg', exc)}", path, where) from None
             objects = []
             for lineno, line in enumerate(data.splitlines(), 1):
@@ -879,7 +881,8 @@ def load_file(path: str, budget: int | None = None, recommendation: bool = True,
             json.dumps([o for _, o in objects], ensure_ascii=False).encode("utf-8")
         except UnicodeEncodeError as exc:
             half = ascii(exc.object[exc.start])[1:-1]
-            raise UabError(f"not JSON text: {half} is half of a UTF-16 surrogate pair", path) from None
+            raise UabError(f"not JSON text: {half} is half of a UTF-16 surrogate pair", path,
+                           _surrogate_line(_json_text(data))) from None
         except RecursionError:  # nested too deep for any option value: the option's check says so
             pass
     from .recommend import numbered, why_none  # recommend imports this module
@@ -934,8 +937,25 @@ _JSON_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]:]')
 
 
 def _json_keys_of(data: bytes) -> dict[tuple, list[int]]:
-    """``_json_keys`` of a JSON file's ``data`` (in the encoding json reads it in)."""
-    return _json_keys(data.decode(json.detect_encoding(data), "surrogatepass"))
+    """``_json_keys`` of a JSON file's ``data``."""
+    return _json_keys(_json_text(data))
+
+
+def _json_text(data: bytes) -> str:
+    """A JSON file's ``data`` as text, in the encoding json reads it in."""
+    return data.decode(json.detect_encoding(data), "surrogatepass")
+
+
+def _surrogate_line(text: str) -> int | None:
+    """The line of ``text`` (JSON that parsed) of the first string that holds half a UTF-16
+    surrogate pair (``"\\ud800"``, which json reads and no output can hold)."""
+    for tok in _JSON_TOKENS.finditer(text):
+        if tok.group().startswith('"'):
+            try:
+                json.loads(tok.group()).encode("utf-8")
+            except UnicodeEncodeError:
+                return text.count("\n", 0, tok.start()) + 1
+    return None
 
 
 def _json_keys(text: str) -> dict[tuple, list[int]]:
@@ -990,27 +1010,63 @@ def by_name(values: dict, path: str | None = None, line: int | None = None,
     return out
 
 
-# A top-level key of a TOML file (before any [table]): bare, "basic" or 'literal'.
-_TOML_KEY = re.compile(r"""\s*("(?:[^"\\]|\\.)*"|'[^']*'|[A-Za-z0-9_-]+)\s*=""")
+# A key of a TOML file, dotted or not (``a."b".c``; each part bare, "basic" or 'literal'), and the
+# header of a [table] or an [[array of tables]].
+_TOML_PART = r"""\s*(?:"(?:[^"\\]|\\.)*"|'[^']*'|[A-Za-z0-9_-]+)\s*"""
+_TOML_KEY = re.compile(rf"({_TOML_PART}(?:\.{_TOML_PART})*)=")
+_TOML_TABLE = re.compile(rf"\s*(\[\[?)({_TOML_PART}(?:\.{_TOML_PART})*)\]")
 
 
 def _toml_keys(text: str) -> dict[tuple, list[int]]:
-    """The lines of the top-level keys of ``text`` (TOML that parsed), as ``_json_keys``'. A line
-    that opens as a key (or a [table]) does so only where the lines before it parse: not in a
-    multi-line string or array, whatever quotes a comment or a one-line string holds."""
+    """The lines of the keys of ``text`` (TOML that parsed) by their path from the top, as
+    ``_json_keys``': a [table]'s at its header, a key's under its table (``[recommendation.settings]``),
+    a dotted key's and a one-line inline table's each part (an [[array of tables]]'s keys are no
+    option's). A line that opens as a key (or a header) does so only where the lines before it
+    parse: not in a multi-line string or array, whatever quotes a comment or a one-line string holds."""
     import tomllib
 
     out: dict[tuple, list[int]] = {}
+    table: tuple | None = ()  # the path of the [table] the lines are in (None: an [[array of tables]]'s)
     lines = text.splitlines(keepends=True)
     for lineno, line in enumerate(lines, 1):
         found = _TOML_KEY.match(line)
         if not (found or line.lstrip().startswith("[")) or not _toml_whole("".join(lines[: lineno - 1])):
             continue
-        if not found:  # a table: its keys are no option's
-            break
-        key = next(iter(tomllib.loads(f"{found.group(1)} = 0")))  # a quoted key's escapes as TOML reads them
-        out.setdefault((key,), []).append(lineno)
+        if not found:
+            header = _TOML_TABLE.match(line)  # (a header the pattern misses: its keys go unnamed)
+            named = _toml_path(header.group(2)) if header else ()
+            for n in range(1, len(named)):  # the tables it is in, where no line named them before
+                out.setdefault(named[:n], [lineno])
+            if named:
+                out.setdefault(named, []).append(lineno)
+            table = named if header and header.group(1) == "[" else None
+            continue
+        try:  # the line alone: an inline table's keys too
+            entries = tomllib.loads(line)
+        except ValueError:  # a value that goes on past the line: its key alone
+            entries = tomllib.loads(f"{found.group(1)} = 0")  # a quoted key's escapes as TOML reads them
+        for at in _toml_paths(entries) if table is not None else ():
+            out.setdefault((*table, *at), []).append(lineno)
     return out
+
+
+def _toml_path(dotted: str) -> tuple:
+    """A dotted key's parts as TOML reads them (``a."b c"`` -> ``("a", "b c")``: escapes read)."""
+    import tomllib
+
+    value, path = tomllib.loads(f"{dotted} = 0"), ()
+    while isinstance(value, dict):
+        ((key, value),) = value.items()
+        path = (*path, key)
+    return path
+
+
+def _toml_paths(entries: dict, above: tuple = ()):
+    """The path of each key of ``entries`` (a parsed TOML table) and of the tables in it, depth first."""
+    for key, value in entries.items():
+        yield (*above, key)
+        if isinstance(value, dict):
+            yield from _toml_paths(value, (*above, key))
 
 
 def _toml_whole(text: str) -> bool:
@@ -1027,12 +1083,39 @@ def _toml_whole(text: str) -> bool:
 
 def _toml_error(exc: Exception, path: str, data: bytes) -> UabError:
     """``not a TOML file`` naming ``path`` and the line tomllib names (``(at line 2, column 11)``;
-    ``(at end of document)``: the last line of ``data``)."""
+    ``(at end of document)``: the last line of ``data``), else ``_error_line``'s."""
+    import tomllib
+
     message = str(exc)
     if found := re.search(r"\s*\(at line (\d+), column \d+\)$", message):
         return UabError(f"not a TOML file: {message[:found.start()]}", path, int(found.group(1)))
     last = len(data.splitlines()) or 1 if message.endswith("(at end of document)") else None
-    return UabError(f"not a TOML file: {message}", path, last)
+    where = last or _error_line(exc, lambda: data.decode("utf-8-sig"), tomllib.loads)
+    return UabError(f"not a TOML file: {message}", path, where)
+
+
+def _error_line(exc: Exception, text, load) -> int | None:
+    """The line of a settings file that ``exc``, ``load``'s error reading it, is about (``text``:
+    reads the file's text; ``load``: parses a text): the first byte that is no UTF-8, where the
+    nesting gets deeper than ``load`` reads (the first line that ends a part of the file too
+    deep for it), or the line a syntax error names (None: none)."""
+    if isinstance(exc, UnicodeDecodeError):  # a UTF-16 file's bytes hold other \n bytes than its newlines
+        return exc.object.count(b"\n", 0, exc.start) + 1 if exc.encoding.startswith("utf-8") else None
+    if not isinstance(exc, RecursionError):
+        return getattr(exc, "lineno", None)
+    lines = text().splitlines(keepends=True)
+    low, high = 1, len(lines)  # the whole file recursed: the first line whose lines up to it do
+    while low < high:
+        mid = (low + high) // 2
+        try:
+            load("".join(lines[:mid]))
+        except RecursionError:
+            high = mid
+            continue
+        except ValueError:  # cut inside what goes on below (or a syntax error there): not deep enough yet
+            pass
+        low = mid + 1
+    return low
 
 
 def recommended_values(settings: dict, path: str | None = None, line: int | None = None,
