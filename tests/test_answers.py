@@ -414,6 +414,39 @@ def test_a_confidence_line_is_never_the_answer(text, expected):
     assert extract_answer(text, MATH) == expected
 
 
+@pytest.mark.parametrize("text, expected", [
+    ("The answer is, with high confidence, 7.", "7"), ("I can say with high confidence 7.", "7"),
+    ("2 + 3 = 5.\nConfidence: 8-9", "5"), ("2 + 3 = 5.\nConfidence: 7 to 9", "5"),
+])
+def test_a_confidence_in_prose_keeps_the_answer_and_a_range_is_cut_whole(text, expected):
+    """"…with high confidence, 7." was read as the score 7 and cut from the reply, which then had no answer
+    (None); a range after "Confidence:" was cut at its first number, and its last graded ("-9", "9")."""
+    assert extract_answer(text, MATH) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("We get 42.\nMy confidence level is 9.", "42"), ("We get 42. My confidence is 8 out of 10.", "42"),
+    ("We get 42.\nConfidence level is about 9/10", "42"), ("So 42 it is. Our confidence is 90%.", "42"),
+    ("The 95% confidence interval ends at 4.1", "4.1"),  # no stated confidence
+])
+def test_a_stated_confidence_is_never_the_last_number_graded(text, expected):
+    """A reply with no answer marker that ends stating its confidence in a sentence had that
+    confidence graded as its answer (its last number: 9, 10, 90)."""
+    assert extract_answer(text, MATH) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("Determine how many 3-over-5 operations there are.", "5"), ("She read pages 3-5", "5"),
+    ("23 + 15 = 38 (2-may-25)", "25"),
+    # a minus set apart from a word is still one
+    ("x = -5", "-5"), ("answer: -5", "-5"), ("So we get (-5)", "-5"), ("So 5 - -3", "-3"), ("So 5--3", "-3"),
+])
+def test_a_hyphen_after_a_word_is_no_minus(text, expected):
+    """"3-over-5" ended with the number -5 (and "2-may-25" with -25): a minus written onto a letter or
+    digit joins words, it opens no negative number."""
+    assert extract_answer(text, MATH) == expected
+
+
 @pytest.mark.parametrize("text, expected, kind", [
     ("Answer: 5 (Ｃｏｎｆｉｄｅｎｃｅ: 9)", "5", MATH), ("2 + 3 = 5.\nＣｏｎｆｉｄｅｎｃｅ: 9", "5", MATH),
     ("Answer: B (Ｃｏｎｆｉｄｅｎｃｅ: 9)", "B", MC), ("Answer: Paris (Ｃｏｎｆｉｄｅｎｃｅ：９)", "paris", TEXT),

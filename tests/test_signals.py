@@ -52,6 +52,32 @@ def test_parse_confidence(text, score):
     assert parse_confidence(text) == score
 
 
+@pytest.mark.parametrize("text, score", [
+    ("Confidence: 7-9", 8), ("Confidence: 7 to 9", 8), ("Confidence: 7–9/10", 8), ("Confidence: 8.0", 8),
+    ("Confidence: 8-9", 8), ("Confidence: 8 - 9", 8), ("Confidence: 9-10", 9), ("Confidence: 8,5", None),
+    ("Confidence: 8,5/10", None), ("Confidence: 1-10", None), ("Confidence: 9-12", None), ("Confidence: 0-2", None),
+])
+def test_a_range_or_a_comma_decimal_is_one_value_on_the_scale(text, score):
+    """A range and a comma decimal read their first number ("8-9" and "8,5" were 8, "7-9" 7, a bare scale
+    "1-10" 1): a range is its midpoint rounded down (never above what the model said), a comma decimal its
+    decimal, a score if it is an integer, as "7.5" is none (the prompt asks an integer; the sample's field is
+    one), each bound from 1 to 10."""
+    assert parse_confidence(text) == score
+
+
+@pytest.mark.parametrize("text, score", [
+    ("The answer is, with high confidence, 7.", None), ("I can say with high confidence 7.", None),
+    ("Answer: 42 with confidence 9", None),
+    # a label still: capitalised, after a number or a comma, with a mark or a scale
+    ("Answer: 42 Confidence 9", 9), ("Answer: 42, confidence 9", 9), ("My confidence: 8", 8),
+    ("I rate my confidence 8/10.", 8), ("We get 42. I rate my confidence 8.", 8), ("I have high confidence - 9", 9),
+])
+def test_confidence_written_on_in_a_sentence_is_prose(text, score):
+    """"high confidence 7" with no colon was read as the score 7 (and cut: the reply's answer was lost); in
+    lower case after a word, with no mark or scale after it, "confidence" is a sentence's, no label."""
+    assert parse_confidence(text) == score
+
+
 def test_anll_to_p_eq3():
     p, _ = success_probabilities([[{"anll": 0.2}], [{"anll": 0.0}], [{"anll": 0.6}]], "anll", 0.2)
     assert p.tolist() == pytest.approx([math.exp(-1), 1.0, math.exp(-3)])

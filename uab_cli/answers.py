@@ -22,7 +22,7 @@ from fractions import Fraction
 from typing import NamedTuple
 
 from .records import gold_letter, letters, question_type
-from .signals import CONFIDENCE_PATTERN, SCORE
+from .signals import CONFIDENCE_PATTERN, STATED_CONFIDENCE, confidence_score
 
 # --- extraction --------------------------------------------------------------------
 
@@ -32,6 +32,7 @@ from .signals import CONFIDENCE_PATTERN, SCORE
 _CONF_TAIL = re.compile(r"(?:[(\[{|]|(?<=\s)[-–—]|(?<!\s))\s*" + CONFIDENCE_PATTERN + r"(?:\s*\([^)\n]*\))?\W*$",
                         re.IGNORECASE | re.MULTILINE)
 _CONFIDENCE = re.compile(CONFIDENCE_PATTERN, re.IGNORECASE)
+_STATED_CONFIDENCE = re.compile(STATED_CONFIDENCE, re.IGNORECASE | re.MULTILINE)
 # A run of blanks is matched from one end only (a class that takes "\n" after "^", or two runs
 # side by side, rescan it from each of its characters: a reply of 100 kB of blank lines took minutes).
 # an adverb after "the answer is" is no part of the answer: "the answer is actually 46", "is indeed: D"
@@ -81,11 +82,14 @@ _DECIMALS = r"(?:\.\d*" + _PERIOD + r"|\.\d+)?"  # after a whole number: ".5", "
 # Thousands separated by "," or LaTeX's "{,}" and "\," (70{,}000), or by a no-break or thin space
 # ("1 000", French and SI style): one number, not 70 and 000; likewise a mixed number ("1 1/2",
 # "2\frac{1}{4}"), a LaTeX fraction, a repeating decimal and scientific notation ("1.2e+3", "1.2 \times 10^{3}").
-_NUMBER = re.compile(r"-?\d{1,3}(?:(?:,|\{,\}|\\,|[\u00a0\u202f\u2009])\d{3})+" + _DECIMALS + "|"
-                     r"-?\d*\.\d*" + _PERIOD + r"|-?\d+ \d+/\d+|"
-                     r"-?(?:\d+ ?)?\\[dtc]?frac(?:\{\d+\}|\d)(?:\{\d+\}|\d)|"  # "\frac{4}{3}", "\frac43", "\frac9{19}"
-                     r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+|\s*(?:\u00d7|\\times|\\cdot)\s*10\^(?:\{[-+]?\d+\}|[-+]?\d+)|/\d+)?|"
-                     r"-?\.\d+")
+# A minus opens a number where no letter or digit comes before it: "x = -5", "(-5)", "5 - -3", but "3-over-5"
+# and "pages 3-5" end with 5, not -5.
+_NUMBER = re.compile(r"(?:(?<![^\W_])-)?(?:"
+                     r"\d{1,3}(?:(?:,|\{,\}|\\,|[\u00a0\u202f\u2009])\d{3})+" + _DECIMALS + "|"
+                     r"\d*\.\d*" + _PERIOD + r"|\d+ \d+/\d+|"
+                     r"(?:\d+ ?)?\\[dtc]?frac(?:\{\d+\}|\d)(?:\{\d+\}|\d)|"  # "\frac{4}{3}", "\frac43", "\frac9{19}"
+                     r"\d+(?:\.\d+)?(?:[eE][-+]?\d+|\s*(?:\u00d7|\\times|\\cdot)\s*10\^(?:\{[-+]?\d+\}|[-+]?\d+)|/\d+)?|"
+                     r"\.\d+)")
 _DELIMS = (("$$", "$$"), ("\\[", "\\]"), ("\\(", "\\)"), ("$", "$"))
 # Words that start prose after an answer ("4 because ...", "51 which is ..."): the cut points.
 _CONNECTIVE = re.compile(
@@ -168,12 +172,10 @@ def _strip_confidence(text: str) -> str:
 
 
 def parse_confidence(text: str) -> int | None:
-    """The last ``Confidence: <int>`` in a response (folded, as ``_strip_confidence`` reads it), if it is an
-    integer from 1 to 10."""
-    found = _CONFIDENCE.findall(fold(text or ""))
-    value = SCORE.fullmatch(found[-1]) if found else None
-    score = int(value.group(1)) if value else 0
-    return score if 1 <= score <= 10 else None
+    """The score 1-10 (``signals.confidence_score``) of the last ``Confidence: <score>`` in a response (folded, as
+    ``_strip_confidence`` reads it)."""
+    found = [m.group("value") for m in _CONFIDENCE.finditer(fold(text or ""))]
+    return confidence_score(found[-1]) if found else None
 
 
 def _clause(t: str, prose: bool = True) -> str:
@@ -372,7 +374,9 @@ def extract_math(text: str) -> str | None:
             return None
         if candidate is not None and (ans := normalize_math(candidate)):
             return ans
-    # a list's "1." is no answer, but a reply that is "152." alone states 152
+    # a list's "1." is no answer, but a reply that is "152." alone states 152; nor is a stated confidence's
+    # number ("My confidence level is 9.")
+    text = _STATED_CONFIDENCE.sub(" ", text)
     return _last_value(text if _ENUMERATOR.fullmatch(text.strip()) else _ENUMERATOR.sub("", text))
 
 

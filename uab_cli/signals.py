@@ -7,6 +7,7 @@ import math
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 
@@ -26,17 +27,54 @@ VCS_INSTRUCTION = (
 # answer), "Confidence in my answer: 8" (before a colon or a scale: "confidence in the answer 7" is prose),
 # "Confidence - 8" and "Confidence -- 8" (a dash set apart is no sign): the scale a model restates ("(1-10)",
 # "(scale 1-10)", "(out of 10)") is no score, and a sign is part of the number (-2 is no score), as a
-# percent sign is (10% is no score 10) and a scale other than 10 ("4/5", "3 out of 5", "4 of 5").
+# percent sign is (10% is no score 10) and a scale other than 10 ("4/5", "3 out of 5", "4 of 5"). A range
+# ("8-9", "8 to 9") and a comma decimal ("8,5"; "8, 5" is a list) are one value, read by ``confidence_score``.
+# Written on in a sentence, after a word and a space, "confidence" in lower case is prose, not a label, unless
+# a mark (":", "=", a bracket, a dash set apart) or a scale follows it: "with high confidence 7" and "with
+# high confidence, 7" state no score (the 7 may be the answer), "high confidence: 8", "high confidence 8/10"
+# and "my confidence 8" do.
 _SCALE = r"(?:/|(?:out\s+)?of)"  # "8/10", "8 out of 10", "8 of 10"
+_VALUE = r"\d+(?:[.,]\d+)?"  # "8", "8.5", "8,5"
+_TO = r"(?:[^\S\n]*[-\u2013\u2014][^\S\n]*|[^\S\n]+to[^\S\n]+)"  # "8-9", "8 – 9", "8 to 9"
+# looking back from the end of "confidence": "high confidence" is prose, "Confidence" and "my confidence" are not
+_WRITTEN_ON, _OWN = r"(?-i:[^\W\d_][^\S\n]c)onfidence", (r"\bmy\sconfidence", r"\bour\sconfidence")
+_PROSE = rf"(?<={_WRITTEN_ON})" + "".join(rf"(?<!{own})" for own in _OWN)
+_LABEL = "|".join([rf"(?<!{_WRITTEN_ON})", *(rf"(?<={own})" for own in _OWN)])  # _PROSE's negation
+_LEVEL = r"(?:\s+(?:level|score|rating))?"
 CONFIDENCE_PATTERN = (
-    r"confidence(?:\s+in\s+(?:(?:my|the|this)\s+)?answer(?=[^\S\n]*[*_]*[:(\[]))?"  # "in my answer:": filler
-    r"(?:\s+(?:level|score|rating))?"
+    rf"confidence(?:{_PROSE}(?P<prose>)|{_LABEL})"
+    r"(?:\s+in\s+(?:(?:my|the|this)\s+)?answer(?=[^\S\n]*[*_]*[:(\[]))?"  # "in my answer:": filler
+    + _LEVEL +
     r"(?:\s*[(\[]\s*(?:out\s+of\s+10|(?:(?:on\s+a\s+)?scale(?:\s+(?:of|from))?\s+)?"
     r"[01]\s*(?:-|\u2013|to)\s*10(?:\s+scale)?)\s*[)\]])?"
+    rf"(?(prose)(?=[^\S\n]*(?:[^\w\s,-]|--?\s)|[^\S\n]*{_VALUE}\s*{_SCALE}\s*\d))"  # prose: a mark or a scale
     r"(?:(?:[^\w-]|--?(?=\s)){0,6}|[^\S\n]*[*_]*:[*_]*[^\S\n]*\$?\\(?:boxed|fbox)\s*\{\s*)"
-    rf"(-?\d+(?:\.\d+)?(?:\s*%|\s*{_SCALE}\s*\d+(?:\.\d+)?)?)"
+    rf"(?P<value>-?{_VALUE}(?:{_TO}{_VALUE})?(?:\s*%|\s*{_SCALE}\s*\d+(?:\.\d+)?)?)"
 )
-SCORE = re.compile(rf"(\d+)(?:\s*{_SCALE}\s*10)?", re.IGNORECASE)  # a score of 1-10, its scale at most 10
+_SCORE = re.compile(rf"({_VALUE})(?:{_TO}({_VALUE}))?(?:\s*{_SCALE}\s*10)?", re.IGNORECASE)  # its scale at most 10
+# A confidence stated in a sentence ("My confidence level is 9.", "Confidence is 8 out of 10"): no score (the
+# paper asks for "Confidence: <integer>"), but never the answer of a reply that marks none (its last number).
+STATED_CONFIDENCE = (
+    r"(?:\b(?:my|our)\s+|^[^\S\n]*|(?<=[.!?]\s))confidence" + _LEVEL +
+    r"(?:\s+in\s+(?:(?:my|the|this)\s+)?answer)?\s+(?:is|would\s+be|of|at|as|=)\s+"
+    rf"(?:(?:about|around|roughly|approximately|an?)\s+)?-?{_VALUE}(?:{_TO}{_VALUE})?(?:\s*%|\s*{_SCALE}\s*\d+)?"
+)
+
+
+def confidence_score(found: str) -> int | None:
+    """The score 1-10 a confidence states (``CONFIDENCE_PATTERN``'s ``value``): an integer or a decimal that is
+    one ("8.0", "8,0"), or a range's midpoint rounded down ("7-9" is 8, "8-9" is 8: never above what the model
+    said), each bound from 1 to 10; none for a value between ("8.5", "8,5": the prompt asks an integer), a
+    percentage or a scale other than 10."""
+    value = _SCORE.fullmatch(found)
+    if value is None:
+        return None
+    bounds = [Fraction(bound.replace(",", ".")) for bound in value.groups() if bound]
+    if bounds == [1, 10]:  # the scale restated ("Confidence: 1-10"), no score
+        return None
+    mid = sum(bounds) / len(bounds)
+    whole = len(bounds) == 2 or mid.denominator == 1
+    return math.floor(mid) if whole and all(1 <= bound <= 10 for bound in bounds) else None
 
 
 def token_stats(logprobs: Sequence[float] | None) -> dict:
