@@ -484,7 +484,10 @@ SLOW_REPLIES = ["\n" * LONG, "The answer is " + " " * LONG + "5", "The answer is
                 "The answer is $1$" + "\n" * LONG + " and $2$", "Answer:" + " \n" * (LONG // 2) + "B",
                 "x" + " " * LONG + "5", "Confidence" + "\n" * LONG + ": 5", "\\(" * (LONG // 2), "\n*" * (LONG // 2),
                 "the answer is not " * (LONG // 18), "D-x\n" * (LONG // 4),
-                "సమాధానం" + " " * LONG + "x"]  # its "is" looked for a number past each blank the marker's took
+                "సమాధానం" + " " * LONG + "x",  # its "is" looked for a number past each blank the marker's took
+                # a run of Indic letters two alternatives took, its end not reached: 2 to the power of its letters
+                "\\boxed{1 " + "আপেল " * 8 + "2}", "คำตอบคือ 1 " + "ลูก " * (LONG // 4) + "x",
+                "Ответ — 1 " + "яблок " * (LONG // 6) + "и x", "La respuesta es 1 " + "ab " * (LONG // 3) + "y x"]
 
 
 @pytest.mark.parametrize("i", range(len(SLOW_REPLIES)))
@@ -1106,3 +1109,51 @@ def test_golds_written_in_other_scripts_normalise_as_predictions(gold, expected)
                                         ("答案：北京。", "北京")])  # a full-width colon marks it too (was `答案北京`)
 def test_free_text_drops_punctuation_of_any_script(text, gold):
     assert is_correct({"question": "q", "type": "text", "answer": gold}, extract_answer(text, TEXT))
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("Die Antwort ist 18 Äpfel und 3 Birnen", "18,3"), ("La respuesta es 18 manzanas y 3 peras", "18,3"),
+    ("La respuesta es 18 y 3", "18,3"), ("La réponse est 18 pommes et 3 poires", "18,3"), ("Jibu ni 18 na 3", "18,3"),
+    ("Ответ — 18 яблок и 3 груши", "18,3"), ("Ответ — 18 и 3", "18,3"), ("উত্তর হল 18টি আপেল এবং 3টি নাশপাতি", "18,3"),
+    ("సమాధానం 18 మరియు 3", "18,3"), ("คำตอบคือ 18 ลูก และ 3 ลูก", "18,3"), ("答えは18個と3個です", "18,3"),
+    ("答えは18と3です", "18,3"), ("答えは3つと4つ", "3,4"), ("答案是18及び3", "18,3"),
+    # before a word after a number, "and" opens the next clause, in any of them
+    ("Die Antwort ist 18 und wir haben 3 übrig.", "18"), ("La respuesta es 18 y luego Juan tiene 3.", "18"),
+    ("La réponse est 18 et nous avons 3 de plus.", "18"), ("Jibu ni 18 na tumemaliza 3.", "18"),
+    ("Ответ — 18 и мы закончили.", "18"),
+    # Spanish's "y" is a variable too: "and" only between numbers; Japanese's "と" inside a word ("あと3個": 3 more)
+    ("La respuesta es x y", "xy"), ("La respuesta es 2x y 3", "2xy3"), ("答えは18個、あと3個", "18個、あと3"),
+])
+def test_mgsm_languages_and_lists_items_as_english_and_does(text, expected):
+    """"Die Antwort ist 18 Äpfel und 3 Birnen" read `18Äpfelund3Birnen` and "Ответ — 18 и 3" `18`, where "Answer: 18
+    apples and 3 pears" reads `18,3`: MGSM's languages' "and" joins a list's items, and ends a clause, as "and" does."""
+    assert extract_answer(text, MATH) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("Die Antwort ist falsch, 7", "7"), ("Die Antwort ist nicht 49, sondern 50", "50"),
+    ("Antwort: 7. Die Antwort ist falsch, weil 3 + 4 = 8.", "7"), ("La respuesta es incorrecta, 7", "7"),
+    ("Respuesta: 7. La respuesta es incorrecta porque 3 + 4 = 8.", "7"), ("La respuesta es no 49, sino 50", "50"),
+    ("La réponse est fausse, 7", "7"), ("Réponse : 7. La réponse est incorrecte car 3 + 4 = 8.", "7"),
+    ("Ответ — неверный, 7", "7"), ("Ответ — не верно, 7", "7"), ("Ответ — не 49, а 50", "50"),
+    ("Ответ: 7. Ответ — неверный, потому что 3 + 4 = 8.", "7"), ("Jibu ni makosa, 7", "7"), ("答案是错误的，7", "7"),
+    ("Die Antwort ist nicht 49.", None), ("La respuesta es no.", "no"),  # Spanish's "no" alone is an answer
+])
+def test_mgsm_languages_remarks_on_the_answer_read_as_english_ones(text, expected):
+    """"Die Antwort ist falsch, 7" read `falsch,7`, where "The answer is wrong, 7" reads 7: a verdict, a denied value
+    and a reason read in MGSM's languages as in English."""
+    assert extract_answer(text, MATH) == expected
+
+
+@pytest.mark.parametrize("text", [
+    "Respuesta final: 18. Comprobación: 18 - 7 = 11", "La respuesta final es 18. Comprobación: 18 - 7 = 11",
+    "Réponse finale : 18. Vérification : 18 - 7 = 11", "Endgültige Antwort: 18. Probe: 18 - 7 = 11",
+    "Die endgültige Antwort lautet 18. Probe: 18 - 7 = 11", "Окончательный ответ: 18. Проверка: 18 - 7 = 11",
+    "Итоговый ответ — 18. Проверка: 18 - 7 = 11", "Jibu la mwisho ni 18. Hakiki: 18 - 7 = 11",
+    "চূড়ান্ত উত্তর: 18। যাচাই: 18 - 7 = 11", "తుది సమాధానం: 18. తనిఖీ: 18 - 7 = 11",
+    "คำตอบสุดท้าย: 18 ตรวจสอบ 18 - 7 = 11", "最终答案：18。验证：18 - 7 = 11", "最終的な答え：18。確認：18 - 7 = 11",
+])
+def test_mgsm_languages_final_answer_marks_the_answer(text):
+    """"Respuesta final: 18. Comprobación: 18 - 7 = 11" read 11 (its last number), where "Final answer: 18" marks 18."""
+    assert extract_answer(text, MATH) == "18"
+    assert extract_answer(text.replace("18", "C", 1), MC) == "C"

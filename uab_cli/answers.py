@@ -46,33 +46,48 @@ _ADVERB = r"(?:\s+(?:actually|indeed|still|really|clearly|definitely|certainly|s
 # "is", ":" or "=" marks the answer as "Answer:" does ("Respuesta: 11", "Ответ: 11"); so does it before a letter.
 # A word hyphenated onto another is part of it ("Schritt-für-Schritt-Antwort:"), one after a dash alone is not ("-Antwort").
 _APART = r"(?<![\w\u0900-\u0dff])(?<![\w\u0900-\u0dff]-)"
-_ANSWER_ABROAD = (  # the word, its "is", its opener (None: words are not spaced)
-    ("respuesta", "es|:", r"la\s+"), ("r[ée]ponse", "est|:", r"la\s+"),
-    ("antwort", "ist|lautet|:", r"die\s+"), ("ответ", "[—–]", ""), ("jibu", "ni", ""),
-    ("উত্তর", "হলো|হল|ঃ", ""), ("సమాధానం", r"(?=-?\d)", ""),  # "సమాధానం 11": no word says "is"
-    ("ค(?:ำ|ํา)ตอบ", "คือ|:", None),  # "ำ" as written, or as NFKC writes it (a letter's reply is read so)
-    ("答案", "是|为|:", None), ("答え", "は|:", None),
+_ANSWER_ABROAD = (  # the words (the answer, the final answer), its "is", its opener (None: words are not spaced)
+    (("respuesta", r"respuesta\s+final"), "es|:", r"la\s+"), (("r[ée]ponse", r"r[ée]ponse\s+finale"), "est|:", r"la\s+"),
+    (("antwort", r"endg[üu]ltige\s+antwort"), "ist|lautet|:", r"die\s+"),
+    (("ответ", r"окончательный\s+ответ", r"итоговый\s+ответ"), "[—–]", ""), (("jibu", r"jibu\s+la\s+mwisho"), "ni", ""),
+    (("উত্তর", r"চূড়ান্ত\s+উত্তর"), "হলো|হল|ঃ", ""), (("సమాధానం", r"తుది\s+సమాధానం"), r"(?=-?\d)", ""),  # "సమాధానం 11": no "is"
+    (("ค(?:ำ|ํา)ตอบ(?:สุดท้าย)?",), "คือ|:", None),  # "ำ" as written, or as NFKC writes it (a letter's reply is read so)
+    (("答案",), "是|为|:", None), (("答え",), "は|:", None),  # "最终答案：", "最終的な答え：" end so
 )
+# "And" in MGSM's languages, as the words that join a list's items ("18 Äpfel und 3 Birnen" is 18 and 3, as "18 apples
+# and 3 pears"), or, before a word after a number, open the next clause ("18 und wir sind fertig" is 18): spaced as
+# English's; Spanish's "y" names a variable too ("x y"), so only a number (and its unit's words) and a number it lists
+# (before a word after a number it ends the clause still: "18 y luego"; "e", its form before an /i/ sound, is none
+# before a number); Chinese's "和", "与", "及" (and "或", or) and
+# Japanese's "及び" unspaced before a number, and Japanese's "と" there after a digit, a counter or a unit in katakana
+# ("18個と3個", "18ドルと3セント"), as it is inside words elsewhere ("あと3個": 3 more).
+_AND_ABROAD = r"und|et|и|na|এবং|మరియు|และ"
+_AND_NUMBERS = "y"
+_AND_UNSPACED = r"[和与及或]|及び"
+_AND_AFTER_COUNTER = "と"
 
 
 def _opening(*words: str) -> str:
     """A look at the first letter of ``words`` (any case): a pattern searched for tries each of its alternatives
-    at each character of a reply, a look-behind or one alternative per word there took 2 to 5 times the rest of it."""
+    at each character of a reply, a look-behind or one alternative per word there took 2 to 5 times the rest of it.
+    A language's "final answer" that opens with another word ("Endgültige Antwort:") is found at its answer word
+    ("Antwort:") there, or under "^" or the article ("die endgültige Antwort"): its first letter is not looked at
+    (the "e" of every other English word made the letter marker's search 9% slower)."""
     return "(?=(?i:[" + "".join(sorted({word[0] for word in words})) + "]))"
 
 
 _ENDS = r"(?![^\W\d_]|[\u0900-\u0dff])"  # no letter or Indic sign after ("হল", not "হলে": if); a number may follow
-_ANSWER_WORD = "|".join((_APART if opener is not None else "") + word  # a letter's marker: apart too ("majibu ni A" is none)
-                        for word, _, opener in _ANSWER_ABROAD)
+_ANSWER_WORD = "|".join((_APART if opener is not None else "") + f"(?:{'|'.join(words)})"  # a letter's marker: apart
+                        for words, _, opener in _ANSWER_ABROAD)  # too ("majibu ni A" is none)
 _ANSWER_IS = "|".join(is_ for _, is_, _ in _ANSWER_ABROAD)
-_SPACED = [(word, is_, opener) for word, is_, opener in _ANSWER_ABROAD if opener is not None]
+_SPACED = [(words, is_, opener) for words, is_, opener in _ANSWER_ABROAD if opener is not None]
 # (the spaced words under one look at their first letters, then _APART; the ones opening a line under one "^")
 _MARKER = re.compile(rf"(?:final\s+answer|the\s+answer)[\s*]*(?:is{_ADVERB}|:|=)|^(?:[^\S\n]|[*#>-])*answer[\s*]*(?:is{_ADVERB}|:|=)|"
-                     r"####|" + _opening(*(opener or word for word, _, opener in _SPACED)) + _APART + "(?:"
-                     + "|".join(rf"{opener}(?:{word})[\s*]*(?:{is_}){_ENDS}" for word, is_, opener in _SPACED) + ")|"
-                     + "|".join(rf"(?:{word})[\s*]*(?:{is_})" for word, is_, opener in _ANSWER_ABROAD if opener is None)
+                     r"####|" + _opening(*(opener or words[0] for words, _, opener in _SPACED)) + _APART + "(?:"
+                     + "|".join(rf"{opener}(?:{'|'.join(words)})[\s*]*(?:{is_}){_ENDS}" for words, is_, opener in _SPACED) + ")|"
+                     + "|".join(rf"(?:{'|'.join(words)})[\s*]*(?:{is_})" for words, is_, opener in _ANSWER_ABROAD if opener is None)
                      + r"|^(?:[^\S\n]|[*#>-])*(?:final\s+answer[\s*]*$|"  # a heading: "### Final Answer", the answer below it
-                     + "|".join(rf"(?:{word})[\s*]*(?:(?:{is_}){_ENDS}|:|=)" for word, is_, _ in _ANSWER_ABROAD) + ")",
+                     + "|".join(rf"(?:{'|'.join(words)})[\s*]*(?:(?:{is_}){_ENDS}|:|=)" for words, is_, _ in _ANSWER_ABROAD) + ")",
                      re.IGNORECASE | re.MULTILINE)
 _LAST_SPAN = re.compile(r"(?<!\\)\$((?:\\\$|[^$])+)(?<!\\)\$|\\\(((?:(?!\\\().)+?)\\\)")
 _ENUMERATOR = re.compile(r"^(?:[^\S\n]|[*#])*\d+\.(?!\d)", re.MULTILINE)  # "**5. FORMAT:**" is no answer
@@ -96,10 +111,12 @@ _CONNECTIVE = re.compile(
     r"\s(?:which|because|since|as|so|where|when|that|meaning|hence|thus|therefore|but|this|"
     r"it|is|are|was|were|for|from|if|given|i\.e\.|e\.g\.|after|in|of|per|with)(?![A-Za-z])",
     re.IGNORECASE)
-# "and"/"or" before a word, after a number, opens the next clause ("18 and we are done"), not a list's next item
-# ("2 and 3", "18 apples and 3 pears", "x and y": a number or a letter follows; "0 or pi", "2 and sqrt(3)": math's
-# word, ``_NOT_UNITS``, or a function's name before its bracket, follows)
-_AND_CLAUSE = re.compile(r"\s(?:and|or)\s+([A-Za-z]{2,})(?![A-Za-z]|\s*\()", re.IGNORECASE)
+# "and"/"or" before a word, after a number, opens the next clause ("18 and we are done", "18 und wir sind fertig"), not
+# a list's next item ("2 and 3", "18 apples and 3 pears", "x and y": a number or a letter follows; "0 or pi", "2 and
+# sqrt(3)": math's word, ``_MATH_WORDS``, or a function's name before its bracket, follows)
+_AND_CLAUSE = re.compile(rf"\s(?:and|or|{_AND_ABROAD}|{_AND_NUMBERS})\s+([^\W\d_]{{2,}})(?![^\W\d_]|\s*\()", re.IGNORECASE)
+# a list going on past words of another script, its unit: "18 яблок и 3 груши" (a number after "and")
+_LIST_GOES_ON = re.compile(rf"(?:\s+(?:(?![\u0900-\u0e7f])[^\W\d_]|[\u0900-\u0e7f])+)*?\s+(?:{_AND_ABROAD})\s+(?=-?\.?\d)", re.IGNORECASE)
 _DIGIT = re.compile(r"\d")
 _OPEN, _CLOSE = "([{", ")]}"
 # a word of a script other than Latin or Greek after a space ends an answer too: its unit ("Ответ — 18 яблок"), or
@@ -114,12 +131,26 @@ _EMPHASIS = re.compile(r"\*+(?=[A-Za-z(])|(?<=[A-Za-z)])\*+")
 _PROSE = re.compile(r"[A-Za-z]{2,}\.?\s+[A-Za-z]{2}")  # a sentence, not an expression
 _VERB = re.compile(r"\s(?:is|are|was|equals|be)\s", re.IGNORECASE)
 # A remark on the answer after "the answer is", not one: a verdict ("correct", "not given", "unknown")
-# that ends its clause, or a denied value ("not 49"); a reason may follow it ("incorrect because 3 + 4 = 8")
-_VERDICT = re.compile(r"(?:not\s+)?(?:correct|incorrect|wrong|right|given(?!\s+(?:as|by)\b)|unknown|unclear)(?![\w-])|"
-                      r"not(?![\w-])", re.IGNORECASE)  # "is given as 50" states 50
-_DENIAL = re.compile(r"not\s+(?=\$?-?\.?\d|\$|\\\(|-?\\[dtc]?frac)", re.IGNORECASE)  # what _NUMBER opens with
+# that ends its clause, or a denied value ("not 49"); a reason may follow it ("incorrect because 3 + 4 = 8"). In
+# English and MGSM's languages ("Die Antwort ist falsch, 7", "La respuesta es incorrecta porque …", "Ответ — не 49, а
+# 50"): the word "not" (None: the language denies in its verb, "Jibu si 49", "答案不是"), the verdicts, a reason's words.
+_REMARKS = (
+    ("not", r"correct|incorrect|wrong|right|given(?!\s+(?:as|by)\b)|unknown|unclear", r"because|since|as|given"),
+    ("nicht", r"richtig|korrekt|falsch|inkorrekt|unbekannt|unklar", r"weil|da|denn"),
+    ("no", r"correct[ao]|incorrect[ao]|err[óo]ne[ao]|equivocad[ao]|desconocid[ao]", r"porque|ya\s+que|pues"),
+    ("pas", r"correcte|incorrecte|fausse|faux|inconnue", r"car|parce\s+que|puisque"),
+    ("не", r"(?:не)?(?:верн(?:ый|ое|о)|верен|правильн(?:ый|ое|о))|неизвестн(?:ый|ое|о)|неизвестен",
+     r"потому\s+что|так\s+как|поскольку"),
+    (None, r"sahihi|makosa|kosa", r"kwa\s+sababu"), (None, r"不?正确的?|错误的?|不对", r"因为"),
+)
+_NOT = "|".join(not_ for not_, _, _ in _REMARKS if not_)
+_VERDICT = re.compile(rf"(?=[^\W\d_])(?:(?:{_NOT})\s+)?(?:{'|'.join(verdicts for _, verdicts, _ in _REMARKS)})(?![\w-])|"
+                      r"not(?![\w-])", re.IGNORECASE)  # "is given as 50" states 50; Spanish's "no" alone is an answer; a
+                      # letter first, looked at once: an answer opening with a number tries no word
+_DENIAL = re.compile(rf"(?:{_NOT})\s+(?=\$?-?\.?\d|\$|\\\(|-?\\[dtc]?frac)", re.IGNORECASE)  # what _NUMBER opens with
 _REMARK_JOINT = re.compile(r"(?:[\s,:;%°]|\\%|[-\u2013\u2014](?![.\d]))*")  # ", ", ": ", " - " (not "-3"), a denied "49%"
-_REASON = re.compile(r"(?:because|since|as|given)(?![\w-])", re.IGNORECASE)
+_REASON = re.compile(rf"\s*(?:{'|'.join(reasons for _, _, reasons in _REMARKS)})(?![\w-])", re.IGNORECASE)
+_IN_WORDS = re.compile(r"(?:(?![\u0370-\u03ff])[^\W\d_]){2}|" + _OTHER_SCRIPT.pattern)  # Greek's letters are variables
 # a denial's sentence ended, the next restating the answer: "The answer is not 49. It is 50.", "… It's 50",
 # "… The correct answer is 50"; a value must open what follows ("It is the largest." states none)
 _CORRECTION = re.compile(r"\s*(?:[.!;]\s+|\n\s*)(?:it(?:\s+is|'s|\u2019s|\s+should\s+be|\s+must\s+be)|"
@@ -180,9 +211,10 @@ def parse_confidence(text: str) -> int | None:
 
 def _clause(t: str, prose: bool = True) -> str:
     """``t`` up to the end of its first sentence or, with ``prose``, clause (", <word>", a
-    connective word, or "and"/"or" before a word after a number) at bracket depth 0: "4, which is even"
-    and "4 and we are done" are "4", "(1, 2)" and "2 and 3" stay whole."""
-    depth = 0
+    connective word, "and"/"or" before a word after a number, or a word of another script unless a list goes
+    on after it) at bracket depth 0: "4, which is even", "4 and we are done" and "4 и мы" are "4", "(1, 2)",
+    "2 and 3" and "18 яблок и 3 груши" stay whole."""
+    depth = resume = 0  # (after a list's unit and "and", gone over: a run of words is scanned once)
     for i, c in enumerate(t):
         if c in _OPEN:
             depth += 1
@@ -195,9 +227,13 @@ def _clause(t: str, prose: bool = True) -> str:
             return t[:i]
         elif prose and c == "," and _NEXT_CLAUSE.match(t, i + 1):
             return t[:i]
-        elif prose and c.isspace() and i and (_CONNECTIVE.match(t, i) or _OTHER_SCRIPT.match(t, i + 1)
-                                              or _and_clause(t, i)):
-            return t[:i]
+        elif prose and c.isspace() and i > resume:
+            if _CONNECTIVE.match(t, i) or _and_clause(t, i):
+                return t[:i]
+            if _OTHER_SCRIPT.match(t, i + 1):
+                if not (goes_on := _LIST_GOES_ON.match(t, i)):
+                    return t[:i]
+                resume = goes_on.end()
     return t
 
 
@@ -205,7 +241,7 @@ def _and_clause(t: str, i: int) -> bool:
     """Whether "and"/"or" after the space ``t[i]`` opens the next clause (``_AND_CLAUSE``): a word
     that is no math's follows, and a number comes before."""
     found = _AND_CLAUSE.match(t, i)
-    return bool(found) and found.group(1).lower() not in _NOT_UNITS and _DIGIT.search(t, 0, i) is not None
+    return bool(found) and found.group(1).lower() not in _MATH_WORDS and _DIGIT.search(t, 0, i) is not None
 
 
 def _math_span(t: str) -> str | None:
@@ -313,7 +349,7 @@ def _remark(line: str) -> tuple[str, bool] | None:
             return line[value.end():], True
     if verdict := _VERDICT.match(line):
         rest = line[verdict.end():]
-        if re.match(r"\s*(?:[^\w\s$\\]|$)", rest) or _CONNECTIVE.match(rest):
+        if re.match(r"\s*(?:[^\w\s$\\]|$)", rest) or _CONNECTIVE.match(rest) or _REASON.match(rest):
             return rest, False
     return None
 
@@ -332,7 +368,7 @@ def _stated(rest: str) -> str | None:
     rest = rest[_REMARK_JOINT.match(rest).end():]
     if _REASON.match(rest) or not (sentence := _clause(rest, prose=False).strip()):
         return None
-    if not re.match(r"[A-Za-z]{2}", sentence):
+    if not _IN_WORDS.match(sentence):
         return _after_marker(rest)
     number, span = _NUMBER.search(sentence), _SPAN_OPEN.search(sentence)
     if span and (number is None or span.start() <= number.start()) and (value := _math_span(sentence[span.start():])):
@@ -406,7 +442,7 @@ _MC_IS = r"(?i:(?:is|must\s+be|should\s+be)" + _ADVERB + "|" + _ANSWER_IS + r")[
 _MC_MARKED = re.compile(  # upper-case letters, or a lower-case one that ends its phrase ("answer: d"); "the
     # answer must be C", "is indeed: D" too (not "would be": "… the answer would be A if …" is no answer);
     # "the solution is D" with its verb only ("Solution A has 5 litres" names no answer)
-    _opening("answer", "choice", "option", "solution", *(word for word, _, _ in _ANSWER_ABROAD)) +
+    _opening("answer", "choice", "option", "solution", *(words[0] for words, _, _ in _ANSWER_ABROAD)) +
     r"(?:(?i:answer|choice|option|" + _ANSWER_WORD + r")[\s*:(\[]*(?:" + _MC_IS + r")?|(?i:solution)\s+" + _MC_IS + r")"
     r"(?:(?i:option|choice)[\s*(\[]*)?"
     r"(?:([A-Z])(?![A-Za-z])|([a-z])(?=[).\]:*]|\s*$))")
@@ -532,7 +568,8 @@ _UNICODE = str.maketrans({"\u2013": "-", "\u03c0": "\\pi ", "\u221e": "\\infty "
 # run on (NFKC's "24")
 _SUPERSCRIPT = re.compile(r"[\u207a\u207b]?[\u2070\u00b9\u00b2\u00b3\u2074-\u2079]+")
 _ROOT = re.compile(r"\u221a\s*(?:\(([^()]*)\)|\{([^{}]*)\}|(\d+(?:\.\d+)?|[A-Za-z]))")
-_NOT_UNITS = {"pi", "sqrt", "infty", "inf", "sin", "cos", "tan", "log", "ln", "am", "pm", "i", "e"}
+_MATH_WORDS = {"pi", "sqrt", "infty", "inf", "sin", "cos", "tan", "log", "ln"}  # a value's words, a list's item too
+_NOT_UNITS = _MATH_WORDS | {"am", "pm", "i", "e"}  # no unit after a number: "4:30 pm", "3+4i", "2e"
 _POWERS = {"square", "sq", "cubic", "cu"}  # "square feet", "sq units", "cubic units"
 # a unit's words set in upright text at the end ("7 \\text{ d}", "3\\,\\mathrm{kg}", "x+2 \\text{ units}", "\\mbox{ cm}^2"):
 # not \\mathbf{} or \\mathit{}, which set vectors and variables ("3\\mathbf{i} + 4\\mathbf{j}")
@@ -553,8 +590,12 @@ _COORDINATES = {"x", "y", "z"}
 # a head ending so takes the letters after it as its operand: "2 \\cdot s" is 2s, not 2 seconds
 _OPERAND_AFTER = ("^", "_", "\\", "+", "-", "*", "/", "\\cdot", "\\times", "\\div", "\\pm", "\\mp")
 _SCALES = {"hundred": 100, "thousand": 10**3, "million": 10**6, "billion": 10**9, "trillion": 10**12}
-# "2 and 3", "2, or 3", and Chinese's unspaced "and"/"or" before a number: "18个苹果和3个梨" is "18 apples and 3 pears"
-_AND_OR = re.compile(r"\s+(?:and|or)\s+|\s*,\s*(?:and|or)\s+|(?<=[^\W_])\s*[和与及或]\s*(?=-?\d)")
+# "2 and 3", "2, or 3", and MGSM's languages' "and" (``_AND_ABROAD``): "18 Äpfel und 3 Birnen", "18 manzanas y 3 peras"
+# (group 1: the number and its unit's words before "y", kept), "18个苹果和3个梨" and "18個と3個" are "18 apples and 3 pears"
+_AND_OR = re.compile(rf"\s+(?:and|or|{_AND_ABROAD})\s+|\s*,\s*(?:and|or|{_AND_ABROAD})\s+|"
+                     rf"(?<=[^\W_])\s*(?:{_AND_UNSPACED})\s*(?=-?\d)|"
+                     rf"(?<=[\dつ\u30a0-\u30ff\u4e00-\u9fff])\s*{_AND_AFTER_COUNTER}\s*(?=-?\d)|"
+                     rf"(\d(?:\s+[^\W\d_]{{2,}})*)\s+(?:{_AND_NUMBERS})\s+(?=-?\.?\d)")
 # words before an answer: "either 4 or 5", "both 2 and 3" (a list), "approximately 3.14", "\approx 3.14"
 _LEAD = re.compile(rf"^(?:(?:either|both)\s+(?=.*?(?:{_AND_OR.pattern}))|"
                    r"(?:approximately|approx\.|about|roughly|around|\\approx|\\sim)\s*(?=[-\d.\\]))", re.IGNORECASE | re.DOTALL)
@@ -575,8 +616,10 @@ _WORD = re.compile(r"[^\W\d_]{3}")  # three letters in a row: a word, not a prod
 _TIME = re.compile(r"\d:\d\d")
 # Words after a number that are not ASCII (any script's but Greek, whose letters are variables) are its unit or a
 # copula: "18元", "3个苹果", "18です", "29টি", "18 яблок", "18 Äpfel", "18 niños" (ASCII ones: ``_drop_units``)
-# (no look-ahead for the letter that is not ASCII: from each digit to the end, 40 kB of "1 1 1 …" took seconds)
-_SCRIPT_TAIL = re.compile(r"(?<=[\d}])(?:(?![\u0370-\u03ff])[^\W\d_]|[\u0900-\u0dff]|\s)+$")
+# (no look-ahead for the letter that is not ASCII: from each digit to the end, 40 kB of "1 1 1 …" took seconds; Indic
+# and Thai letters and signs under one alternative only: a letter two alternatives took made "1 আপেল আপেল … 2", its
+# end not reached, try each way of splitting the run between them, 2 to the power of its letters)
+_SCRIPT_TAIL = re.compile(r"(?<=[\d}])(?:(?![\u0370-\u03ff\u0900-\u0e7f])[^\W\d_]|[\u0900-\u0e7f]|\s)+$")
 _BASE = re.compile(r"[0-9A-Za-z]+_\d+")
 
 
@@ -777,7 +820,7 @@ def normalize_math(ans: str) -> str:
     if _PROSE.match(a) and re.search(r"\d", a):  # \boxed{Hillary has 7 nickels.}
         a = _prose_value(a)
     if re.search(r"[\d\\]", a):  # "2 and 3", "x = 2 or x = -2"; "x < 2 or x > 3" is a union
-        a = _AND_OR.sub(",", _union(_LEAD.sub("", a)))
+        a = _AND_OR.sub(_list_joint, _union(_LEAD.sub("", a)))
     a = _drop_units(_drop_assign(a)).strip().rstrip(".,;").strip()
     if _WORDS.fullmatch(a) and (_WORD.search(a) or a.lower() in ("no", "yes")):
         return normalize_text(a)  # a text answer: "Evelyn", "east"
@@ -794,6 +837,11 @@ def normalize_math(ans: str) -> str:
     if num is not None and re.fullmatch(r"-?\d*\.\d+", a):
         return _decimal_str(a)
     return a
+
+
+def _list_joint(m: re.Match) -> str:
+    """An ``_AND_OR`` joint as a comma, the number before a Spanish "y" kept."""
+    return (m.group(1) or "") + ","
 
 
 def _script_unit(m: re.Match) -> str:
