@@ -5,6 +5,7 @@ A stdlib ``ThreadingHTTPServer`` on 127.0.0.1:0; replies are deterministic in (p
 
 from __future__ import annotations
 
+import email.utils
 import hashlib
 import json
 import random
@@ -30,9 +31,12 @@ FAULTS = (
     "truncate",
 )
 
-#: Faults only injected when asked for: a 400, a 401, an empty reply that finished normally (a
-#: real, empty completion), JSON nested deeper than a parser goes, a gzip body that is no gzip.
-EXTRA_FAULTS = ("400", "401", "empty_stop", "deep_json", "bad_gzip")
+#: Faults only injected when asked for: a 400, 401, 403, 502, 504, a 429 whose Retry-After is an
+#: HTTP-date (``retry_after`` seconds ahead), an empty reply that finished normally (a real, empty
+#: completion), JSON nested deeper than a parser goes, a gzip body that is no gzip, a reply cut
+#: before its Content-Length (``cut``: the connection closes; ``reset_body``: it is reset).
+EXTRA_FAULTS = ("400", "401", "403", "502", "504", "429_date", "empty_stop", "deep_json", "bad_gzip", "cut",
+                "reset_body")
 
 WORDS = ("alpha", "beta", "gamma", "delta", "omega", "sigma", "kappa", "theta")
 
@@ -332,8 +336,13 @@ class _Handler(BaseHTTPRequestHandler):
         """Send an error fault; False for faults that shape a 200 reply instead."""
         if fault == "429_retry_after":
             self._send(429, {"message": "slow down"}, {"Retry-After": str(self.fake.retry_after)})
-        elif fault in ("400", "401", "429", "500", "503"):
+        elif fault == "429_date":
+            when = email.utils.formatdate(time.time() + self.fake.retry_after, usegmt=True)
+            self._send(429, {"message": "slow down"}, {"Retry-After": when})
+        elif fault in ("400", "401", "403", "429", "500", "502", "503", "504"):
             self._send(int(fault), {"message": f"injected {fault}"})
+        elif fault in ("cut", "reset_body"):
+            self._send_cut(reset=fault == "reset_body")
         elif fault == "reset":
             self._reply_begins()
             self.close_connection = True
@@ -351,6 +360,21 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             return False
         return True
+
+    def _send_cut(self, reset: bool) -> None:
+        """A 200 whose body stops halfway through its Content-Length, then the connection closes."""
+        self._reply_begins()
+        data = b'{"id": "cut", "choices": [{"index": 0, "message": {"role": "assistant", "content": "seed'
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(2 * len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+        self.wfile.flush()
+        self.close_connection = True
+        if reset:
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        self.connection.close()
 
     def _send(self, status: int, payload: dict, headers: dict[str, str] | None = None) -> None:
         self._send_raw(status, json.dumps(payload).encode(), "application/json", headers)

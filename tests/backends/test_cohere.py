@@ -386,7 +386,7 @@ def test_429_without_retry_after_backs_off_exponentially():
     assert backs_off(waits, [0.2, 0.4, 0.8])
 
 
-@pytest.mark.parametrize("fault", ["500", "503", "reset", "malformed", "empty"])
+@pytest.mark.parametrize("fault", ["500", "502", "503", "504", "reset", "reset_body", "cut", "malformed", "empty"])
 def test_server_side_faults_are_retried(fault):
     with FakeServer(fault_rate=1.0, faults=(fault,), fault_limit=2) as server:
         (out,) = cohere_at(server, retry=no_sleep()).generate(sample_requests(1), SamplingParams())
@@ -414,7 +414,7 @@ def test_a_token_count_beyond_any_integer_is_unknown_not_a_traceback():
     assert len(server.requests) == 1
 
 
-@pytest.mark.parametrize("fault", ["400", "401"])
+@pytest.mark.parametrize("fault", ["400", "401", "403"])
 def test_client_errors_are_not_retried(fault):
     """A 401 names where the key comes from (the server's bare `HTTP 401: …` before)."""
     with FakeServer(fault_rate=1.0, faults=(fault,)) as server:

@@ -125,6 +125,23 @@ def test_a_retry_after_date_is_gmt_whatever_the_local_time_zone(form, monkeypatc
         time.tzset()
 
 
+@pytest.mark.parametrize("fault", ["429_retry_after", "429_date"])
+def test_a_retry_after_of_no_wait_still_backs_off(fault):
+    """`Retry-After: 0`, or an HTTP-date already past (one of whole seconds often is), was waited
+    as given: every retry at once, the whole retry budget spent in milliseconds on a server
+    that is rate-limiting."""
+    delays: list[float] = []
+    with FakeServer(fault_rate=1.0, faults=(fault,), retry_after=0, fault_limit=3) as server:
+        (out,) = backend(server, retry=no_sleep(log=delays)).generate(sample_requests(1), PARAMS)
+    assert out.text == expected_text(sample_requests(1)[0])
+    assert backs_off(delays, [0.5, 1.0, 2.0])
+
+
+def test_a_retry_after_longer_than_the_backoff_is_waited_and_capped():
+    assert Retry(jitter=False).delay(1, 7.0) == 7.0 and Retry(jitter=False).delay(4, 1.0) == 4.0
+    assert Retry(max_delay=30).delay(1, 3600.0) == 30.0
+
+
 def test_retry_after_is_waited_for_real():
     with FakeServer(
         fault_rate=1.0, faults=("429_retry_after",), retry_after=0.3, fault_limit=1
@@ -134,7 +151,8 @@ def test_retry_after_is_waited_for_real():
     assert second - first >= 0.29
 
 
-@pytest.mark.parametrize("fault", ["429", "500", "503", "reset", "malformed", "empty"])
+@pytest.mark.parametrize("fault", ["429", "500", "502", "503", "504", "reset", "reset_body", "cut", "malformed",
+                                   "empty"])
 def test_transient_faults_are_retried_with_backoff(fault):
     delays: list[float] = []
     with FakeServer(fault_rate=1.0, faults=(fault,), fault_limit=3) as server:
@@ -158,9 +176,10 @@ def test_timeout_is_retried():
     assert out[0].text == expected_text(sample_requests(1)[0])
 
 
-def test_client_errors_fail_at_once():
-    with FakeServer(fault_rate=1.0, faults=("400",)) as server:
-        with pytest.raises(BackendError, match=r"not retryable.*HTTP 400"):
+@pytest.mark.parametrize("fault", ["400", "401", "403"])
+def test_client_errors_fail_at_once(fault):
+    with FakeServer(fault_rate=1.0, faults=(fault,)) as server:
+        with pytest.raises(BackendError, match=rf"not retryable.*HTTP {fault}"):
             backend(server, retry=no_sleep(), concurrency=1).generate(sample_requests(3), PARAMS)
     assert len(server.requests) == 1
 

@@ -188,7 +188,9 @@ class Retry:
     """Retry policy with exponential backoff for remote backends.
 
     ``attempts`` counts every try, the first included. ``retry_after`` from the server
-    (seconds) wins over the computed delay when present, capped at ``max_delay``.
+    (seconds) is waited instead of the computed delay where it is longer, capped at
+    ``max_delay``; a shorter one (``Retry-After: 0``, an HTTP-date already past) never cuts
+    the backoff short.
     """
 
     attempts: int = 6
@@ -201,8 +203,9 @@ class Retry:
     def delay(self, attempt: int, retry_after: float | None = None) -> float:
         """Seconds to wait before try number ``attempt + 1`` (``attempt`` starts at 1): the
         exponential delay, with ``jitter`` between its half and all of it (so requests that
-        failed together do not all come back together)."""
-        if retry_after is not None and retry_after >= 0:
-            return min(retry_after, self.max_delay)
+        failed together do not all come back together), or the server's longer ``retry_after``."""
         delay = min(self.base_delay * 2 ** (attempt - 1), self.max_delay)
-        return delay * (0.5 + random.random() / 2) if self.jitter else delay
+        delay = delay * (0.5 + random.random() / 2) if self.jitter else delay
+        if retry_after is not None and retry_after > delay:
+            return min(retry_after, self.max_delay)
+        return delay
