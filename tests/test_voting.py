@@ -459,7 +459,7 @@ def test_an_allocator_or_rule_given_over_a_recommendation_starts_from_its_defaul
                                  "exit": "easy", "vote_rule": "filtered", "vote_keep": 0.3})
     for i, (more, allocate, vote) in enumerate([
             (["--allocator", "uab"], ("uab", "algorithm1", "anll", None), ("filtered", 0.3)),
-            (["--allocator", "uniform"], ("uniform", "algorithm1", "anll", None), ("filtered", 0.3)),
+            (["--allocator", "uniform"], ("uniform", None, "anll", None), ("filtered", 0.3)),
             (["--vote-rule", "weighted"], ("uab", "coverage", "max-nll", "easy"), ("weighted", None)),
             ([], ("uab", "coverage", "max-nll", "easy"), ("filtered", 0.3))]):
         out = tmp_path / f"run{i}"
