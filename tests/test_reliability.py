@@ -404,6 +404,39 @@ def test_a_stop_signal_while_uab_starts_is_one_line_too(how, sig, code, said):
     assert (rc, stderr) == (code, f"{said}: nothing was written.\n")
 
 
+# A signal that comes while a finalizer runs (the garbage collector runs them at any line: the local
+# backend's model load frees many regex objects with a ``__del__``): here in the import of the command line.
+_IN_A_FINALIZER = """
+import sys, time
+
+class Garbage:
+    def __del__(self):
+        print("finalizing", flush=True)
+        time.sleep(60)
+
+class Collect:
+    def find_spec(self, name, path=None, target=None):
+        if name == "uab_cli.cli":
+            Garbage()
+
+sys.meta_path.insert(0, Collect())
+sys.argv = ["uab", "--version"]
+"""
+
+
+@pytest.mark.parametrize("sig,code,said", [("SIGINT", 130, "interrupted"), ("SIGTERM", 143, "stopped by SIGTERM")])
+def test_a_stop_signal_that_comes_in_a_finalizer_still_stops_uab(sig, code, said):
+    """Python swallows an exception raised in a finalizer: the handler's KeyboardInterrupt or
+    ``Terminated`` was lost there, and uab went on to the end (exit 0) as if no signal had come."""
+    proc = subprocess.Popen([sys.executable, "-c", _IN_A_FINALIZER + _entry("-m")], cwd=ROOT, env=env(),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # noqa: PLW1509
+    assert proc.stdout.readline() == b"finalizing\n"
+    proc.send_signal(getattr(signal, sig))
+    rc, stderr = finish(proc)
+    assert (rc, stderr) == (code, f"{said}: nothing was written.\n")
+
+
 def test_backend_failure_exits_1_and_resumes(questions, reference, tmp_path):
     out = tmp_path / "run"
     rc, stderr = finish(start(run_args(questions, out), fail_after=M + 25))
@@ -474,7 +507,8 @@ def test_a_judge_run_that_fails_before_its_first_sample_leaves_no_samples_behind
     args = ["run", q, "--budget", "3", "--allocator", "judge", "--backend", "scripted", "-q"]
     fake_backend.in_cli(fail_after=4)  # the 4 judge calls answer, the first sample fails
     assert cli([*args, "-o", str(tmp_path / "new" / "run")]).exit_code == 1
-    assert sorted(os.listdir(tmp_path / "new" / "run")) == sorted([".lock", *runs._BOOKKEEPING[:-1]])
+    assert sorted(os.listdir(tmp_path / "new" / "run")) == sorted([".lock", runs.CONFIG, runs.DRAWN, runs.CHECKPOINT,
+                                                                   runs.JUDGE])
     fake_backend.in_cli(fail_after=0)  # nothing answers: a directory with nothing to keep goes
     assert cli([*args, "-o", str(tmp_path / "none" / "run")]).exit_code == 1
     assert not (tmp_path / "none").exists()
@@ -488,6 +522,30 @@ def test_a_judge_run_that_fails_before_its_first_sample_leaves_no_samples_behind
     assert lines(tmp_path / "kept" / runs.CHECKPOINT) == 3 * 4
     assert cli([*args, "-o", str(tmp_path / "new" / "run")]).exit_code == 0
     assert _judge_calls(fake_backend) == 0  # its labels kept
+
+
+def test_a_run_stopped_while_it_removes_the_directory_it_made_can_rerun(tmp_path, fake_backend, monkeypatch):
+    """A run that fails before its first sample removes the directory it made, its config first: a
+    second Ctrl-C (or a kill) right after that left drawn.json and an empty checkpoint without a
+    config, a directory every rerun refused as not uab's. The config goes last now."""
+    q = write_jsonl(tmp_path / "q.jsonl", arithmetic(4))
+    out = tmp_path / "new" / "run"
+    args = ["run", q, "--budget", "2", "--backend", "scripted", "-q", "-o", str(out)]
+    real = os.unlink
+
+    def stopped_after_one(path):  # the first file the run removes from its directory, then Ctrl-C
+        real(path)
+        if os.path.dirname(os.path.abspath(path)) == str(out):
+            monkeypatch.setattr(os, "unlink", real)
+            raise KeyboardInterrupt
+
+    fake_backend.in_cli(fail_after=0)  # nothing answers: the run keeps nothing, and removes its directory
+    monkeypatch.setattr(os, "unlink", stopped_after_one)
+    assert cli(args).exit_code == 130
+    fake_backend.in_cli()
+    result = cli(args)
+    assert result.exit_code == 0, result.stderr
+    assert lines(out / runs.CHECKPOINT) == 2 * 4
 
 
 def _judge_calls(fake_backend) -> int:

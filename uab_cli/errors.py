@@ -4,8 +4,10 @@ number); and ``require``, the import of an optional dependency that fails as a u
 
 from __future__ import annotations
 
+import _thread
 import contextlib
 import signal
+import sys
 import threading
 from collections.abc import Callable, Iterator
 
@@ -49,19 +51,42 @@ def _terminate(signum: int, frame) -> None:
     raise Terminated(signum)
 
 
+def _taken_again(previous: Callable) -> Callable:
+    """A ``sys.unraisablehook``: a stop signal's exception (Ctrl-C's, a ``Terminated``) raised in a
+    finalizer (``__del__``, a weakref callback: the garbage collector runs them at any line, so the
+    signal's handler may run in one) is swallowed there, and uab went on as if no signal had come
+    (a Ctrl-C while the local model loads); the signal is taken again, from another thread, so at
+    a line of the main thread's once the hook has returned (taken in a finalizer again, it comes
+    back here). Any other exception goes to ``previous``."""
+
+    def hook(unraisable) -> None:
+        signum = stopped_by(unraisable.exc_value) if isinstance(unraisable.exc_value, KeyboardInterrupt) else None
+        if signum is None or threading.current_thread() is not threading.main_thread():
+            previous(unraisable)
+            return
+        if signum in TERMINATING and signal.getsignal(signum) == signal.SIG_DFL:  # ``_terminate`` left it so
+            signal.signal(signum, _terminate)  # for a second signal: this is still the first
+        _thread.start_new_thread(_thread.interrupt_main, (signum,))  # not threading's: its start waits for the thread
+
+    return hook
+
+
 @contextlib.contextmanager
 def terminated_on_signals() -> Iterator[None]:
     """``TERMINATING`` raise ``Terminated`` (in the main thread, where Python takes signals)
-    inside the block; one that is ignored (``nohup``) stays ignored."""
+    inside the block; one that is ignored (``nohup``) stays ignored. A stop signal that a
+    finalizer swallows is taken again (``_taken_again``)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
     taken = [s for s in TERMINATING if signal.getsignal(s) == signal.SIG_DFL]
     for s in taken:
         signal.signal(s, _terminate)
+    previous, sys.unraisablehook = sys.unraisablehook, _taken_again(sys.unraisablehook)
     try:
         yield
     finally:
+        sys.unraisablehook = previous
         for s in taken:
             signal.signal(s, signal.SIG_DFL)
 

@@ -38,7 +38,9 @@ JUDGE_CHECKPOINT = "judge.ckpt.jsonl"
 SUMMARY = "summary.json"  # what the latest run cost (tokens and time per stage) and scored
 POOL = "pool.jsonl"
 VOTES_OF = "votes-{}.jsonl"  # the votes of one allocation and vote setting; votes.jsonl is the latest
-_BOOKKEEPING = (CONFIG, DRAWN, CHECKPOINT, JUDGE, JUDGE_CHECKPOINT)  # what a run directory holds before its first sample
+# What a run directory holds before its first sample; ``close`` removes them in this order, the config
+# (what marks the directory as uab's) last: a kill midway leaves a directory a rerun still takes.
+_BOOKKEEPING = (DRAWN, CHECKPOINT, JUDGE, JUDGE_CHECKPOINT, CONFIG)
 # Config entries that fix the samples: a run directory holding samples drawn with other
 # values is refused (or, with --force, emptied). Every other entry (budget, allocation,
 # vote) may change from one run to the next: the samples already drawn are reused.
