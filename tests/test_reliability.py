@@ -437,6 +437,36 @@ def test_a_stop_signal_that_comes_in_a_finalizer_still_stops_uab(sig, code, said
     assert (rc, stderr) == (code, f"{said}: nothing was written.\n")
 
 
+# A ``uab`` that stops while click parses its command line: the parse waits for a signal (after
+# saying so on stdout), as a slow option callback would.
+_SLOW_PARSE = """
+import sys, time
+import typer.core
+
+def slow(self, ctx, args):
+    print("parsing", flush=True)
+    time.sleep(60)
+
+typer.core.TyperGroup.parse_args = slow
+sys.argv = ["uab", "--version"]
+"""
+
+
+@pytest.mark.parametrize("how", ["-m", "script"])
+@pytest.mark.parametrize("sig,code,said", [("SIGINT", 130, "interrupted"), ("SIGTERM", 143, "stopped by SIGTERM"),
+                                           ("SIGHUP", 129, "stopped by SIGHUP")])
+def test_a_stop_signal_while_uab_parses_its_command_line_is_one_line_too(how, sig, code, said):
+    """Between the imports and the command, while click parsed the command line, Ctrl-C exited 130
+    in silence (click's own handling), SIGTERM and SIGHUP ended uab on the spot (-15, -1 to a parent)."""
+    proc = subprocess.Popen([sys.executable, "-c", _SLOW_PARSE + _entry(how)], cwd=ROOT, env=env(),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # noqa: PLW1509
+    assert proc.stdout.readline() == b"parsing\n"
+    proc.send_signal(getattr(signal, sig))
+    rc, stderr = finish(proc)
+    assert (rc, stderr) == (code, f"{said}: nothing was written.\n")
+
+
 def test_backend_failure_exits_1_and_resumes(questions, reference, tmp_path):
     out = tmp_path / "run"
     rc, stderr = finish(start(run_args(questions, out), fail_after=M + 25))

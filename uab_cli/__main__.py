@@ -6,22 +6,16 @@ ended uab in silence (SIGTERM: 143, SIGHUP: 129)."""
 
 import sys
 
-from .errors import stopped, stopped_by, terminated_on_signals
+from .errors import stopped_before_work, terminated_on_signals
 
 
 def main() -> int | None:
     """Import the command line, then run it (``cli.main``)."""
     try:
-        with terminated_on_signals():  # back to their defaults after: the command takes them itself
+        with terminated_on_signals():  # back to their defaults after: the command line takes them itself
             from .cli import main as command
     except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM/SIGHUP (``errors.Terminated``)
-        signum = stopped_by(exc)
-        try:
-            sys.stderr.write(f"{stopped(signum)}: nothing was written.\n")
-            sys.stderr.flush()
-        except (OSError, ValueError):  # stderr closed, or its reader gone: the exit code says it
-            pass
-        return 128 + signum
+        return stopped_before_work(exc)
     return command()
 
 

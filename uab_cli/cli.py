@@ -27,7 +27,7 @@ from . import __version__, allocators, cost, gcpolicy, pipeline, runs, settings,
 from .backends import backend_factory
 from .backends import options as backend_options
 from .convert import PRESETS
-from .errors import BackendError, UabError, after_work, stopped, stopped_by, terminated_on_signals
+from .errors import BackendError, UabError, after_work, stopped, stopped_before_work, stopped_by, terminated_on_signals
 from .jsonl import (
     atomic_output,
     check_apart,
@@ -153,7 +153,10 @@ class _Group(_HelpOnStdout, typer.core.TyperGroup):
         click's Usage block, and exited 1 where stderr could not be written."""
         bare = not args  # the parser consumes args
         try:
-            return super().make_context(info_name, args, parent, **extra)
+            with terminated_on_signals():
+                return super().make_context(info_name, args, parent, **extra)
+        except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM or SIGHUP: click's silent exit 130 (SIGTERM's too)
+            raise typer.Exit(stopped_before_work(exc)) from None
         except _UsageError as exc:
             if bare:  # `uab` alone: the help, on stderr, exit 2 whether or not stderr takes it
                 with contextlib.suppress(OSError):

@@ -144,6 +144,18 @@ def stopped(signum: int) -> str:
     return "interrupted" if signum == signal.SIGINT else f"stopped by {signal.Signals(signum).name}"
 
 
+def stopped_before_work(exc: BaseException) -> int:
+    """Say on stderr that ``exc`` (Ctrl-C, SIGTERM, SIGHUP) stopped uab before its command began
+    (while it imported its modules, or parsed its command line); the exit code, 128 + the signal's number."""
+    signum = stopped_by(exc)
+    try:
+        sys.stderr.write(f"{stopped(signum)}: nothing was written.\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):  # stderr closed, or its reader gone: the exit code says it
+        pass
+    return 128 + signum
+
+
 def one_line(exc: BaseException) -> str:
     """An exception's message on one line: a pydantic validation error (vLLM's config) by its
     reason (``Value error, …``), else the message's first non-empty line."""

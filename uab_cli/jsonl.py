@@ -501,7 +501,8 @@ def write_files(files: dict[str, bytes], ready: Callable[[], None] | None = None
     them all as they were. ``ready()`` runs between the two (what is said of the files: a failure
     there leaves them as they were too). The files replace their old copies, and the ``removed``
     files go, as one step to Ctrl-C, SIGTERM and SIGHUP: one that comes meanwhile stops uab once
-    they are done (``errors.signals_held``), not part-way."""
+    they are done (``errors.signals_held``), not part-way. A removed file that cannot go (a folder
+    in its place, no permission) is a ``UabError`` naming it, the files written."""
     with signals_held() as hold:
         with contextlib.ExitStack() as stack:
             for path, data in files.items():
@@ -513,8 +514,12 @@ def write_files(files: dict[str, bytes], ready: Callable[[], None] | None = None
                 ready()
             hold()
         for path in removed:
-            with contextlib.suppress(FileNotFoundError):
+            try:
                 os.unlink(path)
+            except FileNotFoundError:
+                pass
+            except OSError as exc:  # else the boundary took it for a failure to write stdout, or a traceback
+                raise UabError(f"cannot remove: {exc.strerror or exc} (the new files are written)", path) from None
 
 
 @contextlib.contextmanager

@@ -10,6 +10,7 @@ import hashlib
 import importlib.util
 import io
 import os
+import re
 import shutil
 import socket
 import sys
@@ -178,6 +179,10 @@ def cache_root() -> Path:
     return Path(env).expanduser() if env else Path.home() / ".cache" / "uab"
 
 
+_STALE_STAMP = 600.0  # seconds: a stamp's temporary file this old is a killed writer's (one takes microseconds)
+_STAMP_TEMP = re.compile(r"\.[0-9a-f]{32}\.\d+")
+
+
 def content_digest(path: Path) -> str:
     """sha256 of a model file's bytes, hashed once per file version and remembered.
 
@@ -200,10 +205,28 @@ def content_digest(path: Path) -> str:
     digest = sha.hexdigest()
     with contextlib.suppress(OSError):  # an unwritable cache only costs a re-hash
         stamp.parent.mkdir(parents=True, exist_ok=True)
+        _sweep_stamps(stamp.parent)
         tmp = stamp.with_name(f".{stamp.name}.{os.getpid()}")
-        tmp.write_text(digest)
-        os.replace(tmp, stamp)
+        try:
+            tmp.write_text(digest)
+            os.replace(tmp, stamp)
+        finally:  # a write that failed (a full disk), or Ctrl-C, leaves no temporary file
+            with contextlib.suppress(OSError):
+                tmp.unlink(missing_ok=True)
     return digest
+
+
+def _sweep_stamps(folder: Path) -> None:
+    """Remove the temporary files of stamps whose writers were killed (``kill -9``) between writing
+    and renaming them: by age, which holds on a cache shared between machines, where a process id
+    says nothing; removing a live writer's (a clock far off) only costs it its stamp, a re-hash."""
+    now = time.time()
+    with os.scandir(folder) as entries:
+        for entry in entries:
+            if _STAMP_TEMP.fullmatch(entry.name):
+                with contextlib.suppress(OSError):
+                    if now - entry.stat(follow_symlinks=False).st_mtime > _STALE_STAMP:
+                        os.unlink(entry.path)
 
 
 def _cache_name(resolved: ResolvedModel) -> str:

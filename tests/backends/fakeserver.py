@@ -34,9 +34,10 @@ FAULTS = (
 #: Faults only injected when asked for: a 400, 401, 403, 502, 504, a 429 whose Retry-After is an
 #: HTTP-date (``retry_after`` seconds ahead), an empty reply that finished normally (a real, empty
 #: completion), JSON nested deeper than a parser goes, a gzip body that is no gzip, a reply cut
-#: before its Content-Length (``cut``: the connection closes; ``reset_body``: it is reset).
+#: before its Content-Length (``cut``: the connection closes; ``reset_body``: it is reset), a 200
+#: whose body is a router's ``{"error": {...}}`` in place of ``choices`` (``error_200``).
 EXTRA_FAULTS = ("400", "401", "403", "502", "504", "429_date", "empty_stop", "deep_json", "bad_gzip", "cut",
-                "reset_body")
+                "reset_body", "error_200")
 
 WORDS = ("alpha", "beta", "gamma", "delta", "omega", "sigma", "kappa", "theta")
 
@@ -341,6 +342,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(429, {"message": "slow down"}, {"Retry-After": when})
         elif fault in ("400", "401", "403", "429", "500", "502", "503", "504"):
             self._send(int(fault), {"message": f"injected {fault}"})
+        elif fault == "error_200":
+            self._send(200, {"error": {"message": "Provider returned error: upstream overloaded", "code": 502}})
         elif fault in ("cut", "reset_body"):
             self._send_cut(reset=fault == "reset_body")
         elif fault == "reset":

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import logging
 import os
 import re
 import subprocess
 import sys
+import time
 import warnings
 from pathlib import Path
 
@@ -332,6 +334,32 @@ def test_content_digest_is_remembered_until_the_file_changes(monkeypatch, tmp_pa
     stat = gguf.stat()
     os.utime(gguf, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))
     assert models.content_digest(gguf) != first
+
+
+def test_content_digest_leaves_no_temporary_file_and_sweeps_a_killed_writers(monkeypatch, tmp_path):
+    """A stamp's temporary file (``.STAMP.PID``) stayed in ``digests/`` when its write failed
+    (a full disk) or its writer was killed before the rename; now a failed write removes its own,
+    and the next stamp written removes those older than a killed writer's can be younger than."""
+    monkeypatch.setenv("UAB_CACHE_DIR", str(tmp_path / "cache"))
+    digests = tmp_path / "cache" / "digests"
+    digests.mkdir(parents=True)
+    killed, writing, other = (digests / f".{'a' * 32}.4242", digests / f".{'b' * 32}.4243", digests / ".notes")
+    for left in (killed, writing, other):
+        left.write_text("0" * 64)
+    old = time.time() - 3600
+    os.utime(killed, (old, old))
+    os.utime(other, (old, old))
+    gguf = tmp_path / "m.gguf"
+    gguf.write_bytes(b"model")
+
+    def full_disk(src, dst):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    with monkeypatch.context() as mp:
+        mp.setattr(models.os, "replace", full_disk)
+        first = models.content_digest(gguf)
+    assert sorted(p.name for p in digests.iterdir()) == sorted([writing.name, other.name])
+    assert models.content_digest(gguf) == first and len(list(digests.iterdir())) == 3  # now the stamp too
 
 
 @needs_wheel

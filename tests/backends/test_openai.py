@@ -142,6 +142,15 @@ def test_a_retry_after_longer_than_the_backoff_is_waited_and_capped():
     assert Retry(max_delay=30).delay(1, 3600.0) == 30.0
 
 
+def test_a_retry_after_beyond_the_cap_is_named_in_the_final_error():
+    """A server that asked for an hour got 30 s waits, and the final error did not say it had asked for more."""
+    for asked, said in ((3600, " (the server asked to wait 3,600 s; a retry waits at most 30 s)"), (7, "")):
+        with FakeServer(fault_rate=1.0, faults=("429_retry_after",), retry_after=asked) as server:
+            with pytest.raises(BackendError) as failed:
+                backend(server, retry=no_sleep(2)).generate(sample_requests(1), PARAMS)
+        assert str(failed.value).endswith("HTTP 429: {'message': 'slow down'}" + said)
+
+
 def test_retry_after_is_waited_for_real():
     with FakeServer(
         fault_rate=1.0, faults=("429_retry_after",), retry_after=0.3, fault_limit=1
@@ -168,6 +177,21 @@ def test_a_reply_body_that_cannot_be_decoded_is_retried(fault):
     with FakeServer(fault_rate=1.0, faults=(fault,), fault_limit=1) as server:
         (out,) = backend(server, retry=no_sleep()).generate(sample_requests(1), PARAMS)
     assert out.text == expected_text(sample_requests(1)[0]) and len(server.requests) == 2
+
+
+def test_a_200_that_carries_an_error_in_place_of_choices_says_the_servers_error():
+    """A router's 200 whose body is ``{"error": {...}}`` was retried and failed as `malformed
+    response: no choices`, never saying what the server said; its message now shows, on one line,
+    the key masked, in the retry notice and the final error alike."""
+    with FakeServer(fault_rate=1.0, faults=("error_200",)) as server:
+        with pytest.warns(RetryNotice) as said, pytest.raises(BackendError) as failed:
+            backend(server, retry=no_sleep(2)).generate(sample_requests(1), PARAMS)
+    told = "malformed response: no choices; the server's error: Provider returned error: upstream overloaded (502)"
+    assert str(said[0].message).startswith(f"openai: {told}; retrying") and str(failed.value).endswith(told)
+    echoed = {"rewrite": lambda reply: {"error": {"message": f"key {KEY}\nrefused upstream"}}}
+    with FakeServer(**echoed) as server, pytest.raises(BackendError) as failed:
+        backend(server, "completions", retry=no_sleep(1)).generate(sample_requests(1), PARAMS)
+    assert str(failed.value).endswith("no choices; the server's error: key *** refused upstream")
 
 
 def test_timeout_is_retried():
@@ -352,6 +376,19 @@ def test_a_401_says_where_the_key_comes_from(key, said):
             backend(server, api_key=key, retry=no_sleep()).generate(sample_requests(1), PARAMS)
     assert str(refused.value).endswith(f" ({said})") and len(server.requests) == 1
     assert KEY not in str(refused.value)
+
+
+@pytest.mark.parametrize(("key", "said"), [
+    (KEY, "the API key has no access to model 'fake-model' or to this endpoint: check its permissions, "
+          "or give another in --api-key or OPENAI_API_KEY"),
+    (None, "no API key was given: set --api-key or OPENAI_API_KEY")])
+def test_a_403_says_the_key_may_not_do_this(key, said):
+    """A 403 (a key the server took, without permission for the model or endpoint) ended in the
+    server's bare `HTTP 403: …`, where a 401 named where the key comes from."""
+    with FakeServer(fault_rate=1.0, faults=("403",)) as server:
+        with pytest.raises(BackendError, match=r"not retryable\): HTTP 403: ") as refused:
+            backend(server, api_key=key, retry=no_sleep()).generate(sample_requests(1), PARAMS)
+    assert str(refused.value).endswith(f" ({said})") and len(server.requests) == 1
 
 
 def test_key_from_environment_and_optional(monkeypatch):

@@ -32,6 +32,7 @@ from .remote import (
     malformed,
     parsed,
     read_key,
+    server_error,
     transport_failure,
 )
 from .tokens import ChatTokens
@@ -303,9 +304,12 @@ def _chunks(content) -> tuple[object, str | None]:
 
 
 def _first_choice(reply):
+    """The reply's first choice; a reply without one is malformed, with the server's own error
+    when it sent one in its place (a router's ``{"error": {"message": …}}`` with a 200)."""
     choices = getattr(reply, "choices", None)
     if not choices:
-        raise malformed("no choices")
+        error = getattr(reply, "error", None)
+        raise malformed("no choices" + (f"; the server's error: {server_error(error)}" if error else ""))
     return choices[0]
 
 

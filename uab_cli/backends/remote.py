@@ -80,6 +80,16 @@ def malformed(what: str) -> Failure:
     return Failure(f"malformed response: {what}")
 
 
+def server_error(error: object) -> str:
+    """What a reply's ``error`` member says (``{"message": …, "code": …}`` or a string), on one
+    short line: a gateway may send its own or its provider's failure as a 200 without ``choices``."""
+    if isinstance(error, Mapping):
+        message, code = error.get("message"), error.get("code") or error.get("type")
+        if isinstance(message, str) and message.strip():
+            return _short(f"{message} ({code})" if isinstance(code, (str, int)) and str(code) else message)
+    return _short(error)
+
+
 def parsed(parse: Callable[[object], Completion], reply: object) -> Completion:
     """``parse(reply)``; a reply of an unexpected shape (a number where a list belongs) is
     malformed, like one that is not JSON."""
@@ -477,16 +487,28 @@ class RemoteBackend(BaseBackend):
         spent = time.monotonic() - started
         raise BackendError(
             f"{self.name}: {what.format(index)} failed after {attempts} attempts over {spent:.1f} s: {message}"
+            f"{self._wait_hint(failure)}"
         )
 
+    def _wait_hint(self, failure: Failure) -> str:
+        """For a failure whose server asked for a longer wait than a retry waits, what it asked for."""
+        if failure.retry_after is None or failure.retry_after <= self.retry.max_delay:
+            return ""
+        return (f" (the server asked to wait {failure.retry_after:,.0f} s; a retry waits at most "
+                f"{self.retry.max_delay:g} s)")
+
     def _key_hint(self, failure: Failure) -> str:
-        """For a 401 (the server refused the request's credentials), where the key comes from."""
-        if failure.status != 401:
+        """For a 401 (the server refused the request's credentials) or a 403 (it took them, but
+        they may not do this), where the key comes from."""
+        if failure.status not in (401, 403):
             return ""
         *others, last = ("--api-key", *self.key_variables)
         where = f"{', '.join(others)} or {last}"
         if not self._keyed:
             return f" (no API key was given: set {where})"
+        if failure.status == 403:
+            return (f" (the API key has no access to model {self.model!r} or to this endpoint: check its "
+                    f"permissions, or give another in {where})")
         return f" (the server refused the API key: check {where})"
 
     def _pause(self, seconds: float, stop: threading.Event) -> None:
