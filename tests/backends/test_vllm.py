@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 
@@ -176,3 +177,52 @@ def test_phase1_on_vllm_writes_only_records_to_stdout(tmp_path):
     assert done.returncode == 0, done.stderr.decode()[-2000:]
     lines = done.stdout.splitlines()
     assert len(lines) == 6 and all(orjson.loads(line)["samples"] for line in lines), done.stdout[:500]
+
+
+ORPHAN_SCRIPT = """
+from uab_cli.backends.base import SampleRequest, SamplingParams
+from uab_cli.backends.vllm import VLLMBackend
+
+if __name__ == "__main__":  # vLLM's processes may import the main module again
+    backend = VLLMBackend(max_model_len=1024)
+    backend.llm
+    print("sampling", flush=True)
+    backend.generate([SampleRequest(({"role": "user", "content": "Write a long story."},), 1)],
+                     SamplingParams(temperature=1.0, max_tokens=1000, top_p=1.0))
+"""
+
+
+def test_a_process_killed_with_sigkill_leaves_no_engine_processes(tmp_path):
+    """Nothing runs in a process killed with `kill -9`: vLLM's engine-core process (and its
+    workers) must notice on their own that their parent is gone, not sample and hold the
+    model's memory on as orphans."""
+    import pathlib
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    import psutil
+
+    root = pathlib.Path(__file__).resolve().parents[2]
+    script = tmp_path / "sample.py"
+    script.write_text(ORPHAN_SCRIPT)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))}
+    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            env=env, cwd=tmp_path)
+    engine = []
+    try:
+        assert proc.stdout.readline() == b"sampling\n", "the engine did not start"
+        time.sleep(1)  # a step or two of sampling
+        engine = psutil.Process(proc.pid).children(recursive=True)
+        assert any("EngineCore" in " ".join(p.cmdline()) for p in engine), [p.cmdline() for p in engine]
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+        _, alive = psutil.wait_procs(engine, timeout=60)
+        assert not alive, [p.cmdline() for p in alive]
+    finally:
+        proc.kill()
+        proc.wait()
+        for p in engine:  # a failure leaves none behind either
+            with contextlib.suppress(psutil.Error):
+                p.kill()

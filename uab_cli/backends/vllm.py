@@ -10,8 +10,11 @@ import functools
 import gc
 import os
 import re
+import select
+import signal
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 
 from ..errors import BackendError, UabError, one_line
@@ -50,6 +53,7 @@ FITS = re.compile(r"the estimated maximum model length is (\d+)")  # vLLM's esti
 # rerun compares them.
 ENGINE_RECORDED = ("tensor_parallel_size", "gpu_memory_utilization", "max_model_len", "dtype", "enforce_eager")
 LOG_TAIL = 1 << 16  # bytes of the engine's log kept to read why it failed
+ORPHAN_GRACE = 30.0  # seconds an orphaned engine has to shut down (vLLM allows its workers 5 + 4) before a kill
 
 
 def _on_cpu(vllm) -> bool:
@@ -122,6 +126,65 @@ def _engine_log() -> Iterator[Callable[[], str]]:
             sys.stderr.flush()
         os.dup2(saved, 2)  # uab's own stderr again; the engine's processes keep the pipe
         os.close(saved)
+
+
+_run_engine_core: Callable | None = None  # vLLM's engine-core entry point where uab replaced it
+
+
+@contextlib.contextmanager
+def _ends_with_uab() -> Iterator[None]:
+    """Inside, the engine-core processes vLLM starts end themselves once this process is gone,
+    however it ended (``kill -9`` included, where nothing runs in it to stop them): their entry
+    point, ``EngineCoreProc.run_engine_core``, is ``_engine_core`` with this process's id. vLLM
+    (0.32) has no watch of its own there, only one from its workers to the engine core, so they
+    follow it. A vLLM without that entry point starts its engine unwatched."""
+    global _run_engine_core
+    try:
+        from vllm.v1.engine.core import EngineCoreProc
+    except ImportError:
+        yield
+        return
+    run = EngineCoreProc.__dict__.get("run_engine_core")
+    if not isinstance(run, staticmethod):
+        yield
+        return
+    _run_engine_core = run.__func__  # a forked engine process finds vLLM's entry point here
+    EngineCoreProc.run_engine_core = staticmethod(functools.partial(_engine_core, os.getpid()))
+    try:
+        yield
+    finally:
+        EngineCoreProc.run_engine_core = run
+
+
+def _engine_core(parent: int, *args, **kwargs):
+    """vLLM's engine-core process, watching ``parent`` (uab) from a thread: once it is gone, a
+    SIGTERM (vLLM's own shutdown: requests aborted, workers stopped), then after ``ORPHAN_GRACE``
+    seconds a SIGKILL."""
+    threading.Thread(target=_end_after, args=(parent,), name="uab-parent-watch", daemon=True).start()
+    run = _run_engine_core
+    if run is None:  # a spawned process imports vLLM afresh: its entry point is its own
+        from vllm.v1.engine.core import EngineCoreProc
+
+        run = EngineCoreProc.run_engine_core
+    return run(*args, **kwargs)
+
+
+def _end_after(parent: int) -> None:
+    """End this process once ``parent`` has exited: a Linux pidfd says so at once; elsewhere the
+    parent id is read each second (an orphan's changes)."""
+    try:
+        pidfd = os.pidfd_open(parent)
+    except ProcessLookupError:  # already gone
+        pidfd = None
+    except (AttributeError, OSError):  # no pidfd here: not Linux, or a kernel before 5.3
+        while os.getppid() == parent:
+            time.sleep(1)
+        pidfd = None
+    if pidfd is not None and os.getppid() == parent:  # the pidfd is the parent's: it was alive after it opened
+        select.select([pidfd], [], [])
+    os.kill(os.getpid(), signal.SIGTERM)
+    time.sleep(ORPHAN_GRACE)
+    os.kill(os.getpid(), signal.SIGKILL)
 
 
 def out_of_memory(text: str, on_cpu: bool, engine_args: dict) -> str | None:
@@ -304,7 +367,7 @@ class VLLMBackend(BaseBackend):
                     os.environ.setdefault(key, value)
                 if self.engine_args["max_model_len"] is None:
                     self.engine_args["max_model_len"] = _cpu_context(path)
-            with _engine_log() as logged:
+            with _engine_log() as logged, _ends_with_uab():
                 try:
                     self._llm = self._vllm.LLM(path, **self.engine_args)
                 except Exception as exc:
