@@ -11,6 +11,8 @@ import orjson
 import pytest
 from conftest import arithmetic, cli, read_jsonl, write_jsonl
 
+from uab_cli import __version__
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 OUTPUT = ("phase1", "allocate", "phase2", "vote", "regrade", "run", "pool", "simulate", "report", "convert")
 
@@ -436,6 +438,26 @@ def test_report_names_the_line_of_a_simulation_row_of_another_shape(tmp_path, ed
     assert result.exit_code == 2 and len(result.stderr.splitlines()) == 1, result.stderr
     assert f"bad.jsonl:1: {said}, not what `uab simulate -o` writes" in result.stderr, result.stderr
     assert not (tmp_path / "rep").exists()
+
+
+def test_a_report_of_a_regraded_pool_says_so_and_its_plots_say_what_made_them(tmp_path):
+    """The replays count the answers `uab regrade` read again, but the results file's first row, and
+    so summary.md, named only the uab that drew the pool; a plot held no word of what made it
+    (found alone, it could not tell its results file, pool or uab)."""
+    image = pytest.importorskip("PIL.Image")  # matplotlib's own dependency
+    _results(tmp_path)
+    pool = str(tmp_path / "regraded-pool.jsonl")
+    assert cli(["regrade", str(tmp_path / "pool" / "pool.jsonl"), "-o", pool, "-q"]).exit_code == 0
+    res = tmp_path / "regraded.jsonl"
+    assert cli(["simulate", pool, "--budgets", "2,4", "--seeds", "2", "-o", str(res),
+                "-q"]).exit_code == 0
+    made = orjson.loads(res.read_bytes().splitlines()[0])["simulation"]
+    assert made["regrade"] == {"version": __version__}
+    assert cli(["report", str(res), "-o", str(tmp_path / "rep")]).exit_code == 0
+    opening = (tmp_path / "rep" / "summary.md").read_text().splitlines()[2]
+    assert f"; answers regraded by uab {__version__}), 2 seeds" in opening, opening
+    with image.open(tmp_path / "rep" / "accuracy_vs_budget.png") as png:
+        assert png.text["Description"] == opening and png.text["Software"].startswith(f"uab {__version__} ")
 
 
 def test_report_of_a_check_draws_its_verdicts(tmp_path):

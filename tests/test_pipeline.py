@@ -9,8 +9,9 @@ import json
 import pytest
 from conftest import arithmetic, read_jsonl
 
-from uab_cli import pipeline, runs
+from uab_cli import __version__, pipeline, runs
 from uab_cli.errors import BackendError, UabError
+from uab_cli.records import STAGES
 from uab_cli.settings import Allocation
 
 GEN = pipeline.Generation(backend="scripted", model="scripted", seed=7)
@@ -185,6 +186,16 @@ def test_provenance_records_what_produced_output(drawn, fake_backend):
     assert prov["phase1"]["backend"] == "scripted" and prov["phase1"]["seed"] == 7
     assert prov["phase1"]["temperature"] == 0.9 and prov["allocate"]["T"] == 0.5
     assert prov["allocate"]["n"] == 2 and prov["allocate"]["signal"] == "anll"
+
+
+def test_every_stage_records_the_uab_that_ran_it(drawn, fake_backend):
+    """Phase 1, Phase 2 and the vote recorded uab's version; the allocation did not, so records
+    piped through stages of two uab versions could not tell which one allocated them."""
+    records = drawn(3)
+    pipeline.allocate(records, Allocation(2))
+    pipeline.phase2(records, fake_backend(), GEN)
+    prov = pipeline.vote(records[0])["uab"]
+    assert {stage: prov[stage].get("version") for stage in STAGES} == dict.fromkeys(STAGES, __version__)
 
 
 def test_a_backends_engine_options_are_recorded_and_no_rerun_or_pool_refuses_other_ones(tmp_path, fake_backend,

@@ -27,7 +27,7 @@ from .cost import Price
 from .errors import UabError
 from .pipeline import default_signal, generation_of, resolve_vote_signal
 from .pools import Pool
-from .records import is_int, level_name, level_order, questions_fingerprint, samples
+from .records import is_int, level_name, level_order, provenance, questions_fingerprint, samples
 from .settings import DEFAULT_CUT, JUDGE_TOKENS, TEMPLATE_DIGEST, Generation, Vote, changes
 from .signals import (
     DEFAULT_T,
@@ -426,7 +426,7 @@ def produced_by(records: Sequence[dict], pool: str, seeds: int, vote: Vote | Non
                 exit_test: tuple[str, int | None] = ("paper", None)) -> dict:
     """A results file's first row, what produced it: ``{"simulation": {...}}`` with the pool (its
     path, questions, and the generation settings it was drawn with: backend, model, seed,
-    temperature, …), the replay's seeds, ``--gain``, ``--exit-test`` (and ``--exit-nmax``, null: N) where
+    temperature, …; ``regrade``, the uab that read its answers again, where ``uab regrade`` did), the replay's seeds, ``--gain``, ``--exit-test`` (and ``--exit-nmax``, null: N) where
     official, and vote settings (``temperatures``: the
     ``vote_temperatures`` that ``vote_rules`` were replayed at, where several), the results file whose
     recommendations ``--check`` replayed (each with its own vote settings), ``--price`` (what
@@ -442,12 +442,19 @@ def produced_by(records: Sequence[dict], pool: str, seeds: int, vote: Vote | Non
                                      {"temperature": temps[0] if len(temps) == 1 else vote.temperature}),
                                   "keep": vote.keep, "cut_samples": vote.cut}}
     return {"simulation": {"pool": pool, "questions": len(records), "fingerprint": questions_fingerprint(records),
-                           "generation": generation_of(records[0]),
+                           "generation": generation_of(records[0]), **_regraded(records[0]),
                            "seeds": seeds, **({"gain": gain} if gain else {}),
                            **({"exit_test": exit_test[0], "exit_nmax": exit_test[1]} if exit_test[0] != "paper" else {}),
                            **(settings or {}),
                            **({"check": check} if check else {}), **({"price": price.to_json()} if price else {}),
                            "version": __version__}}
+
+
+def _regraded(rec: dict) -> dict:
+    """``{"regrade": {"version": …}}`` where the pool's answers were read again by ``uab regrade``
+    (the uab that extracted the answers the replays count is not the one that drew them), else ``{}``."""
+    info = provenance(rec).get("regrade")
+    return {"regrade": {"version": info.get("version")}} if isinstance(info, dict) else {}
 
 
 def about(rows: Sequence[dict]) -> dict | None:

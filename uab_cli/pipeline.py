@@ -560,7 +560,7 @@ class AllocationInputs:
         summary = AllocationSummary(budget, int(drawn.sum()), int(extra.sum()), saved, fallbacks,
                                     dict(zip(totals.tolist(), counts.tolist())), signal=signal,
                                     reads_p=settings.uses_signal)
-        info = settings.info(signal, budget, saved)
+        info = {**settings.info(signal, budget, saved), "version": __version__}  # as every stage's provenance
         if settings.allocator in allocators.ROUNDS:
             info["rounds"] = summary.rounds = job.rounds
         return AllocationPlan([None if math.isnan(x) else x for x in p.tolist()], extra.tolist(), info, summary)

@@ -7,7 +7,7 @@ import io
 import os
 from collections.abc import Callable, Sequence
 
-from . import analyses, plots, recommend, voting
+from . import __version__, analyses, plots, recommend, voting
 from .analyses import BASELINE, COST_KEY, at_accuracy
 from .answers import gold_answer
 from .cost import Price
@@ -175,12 +175,23 @@ def produced(source: str | None, simulation: dict | None) -> str:
         gen = simulation.get("generation") or {}
         drawn = ", ".join(f"{k} {gen[k]}" for k in ("backend", "model", "temperature", "max_tokens", "seed")
                           if gen.get(k) not in (None, ""))
+        regrade = simulation.get("regrade")  # a pool whose answers `uab regrade` read again: the ones replayed
+        regraded = regrade.get("version") if isinstance(regrade, dict) else None
         parts.append(f"from the pool `{simulation['pool']}` ({simulation['questions']} questions"
-                     + (f"; drawn with {drawn}" if drawn else "") + f"), {simulation['seeds']} seed{'s' * (simulation['seeds'] != 1)}"
+                     + (f"; drawn with {drawn}" if drawn else "") + (f"; answers regraded by uab {regraded}" if regraded else "")
+                     + f"), {simulation['seeds']} seed{'s' * (simulation['seeds'] != 1)}"
                      + "".join(f", {o}" for o in _replayed_with(simulation))
                      + (f", checking `{simulation['check']}`" if simulation.get("check") else "")
                      + f"; uab {simulation['version']}")
     return (" ".join(parts) + ".\n\n") if parts else ""
+
+
+def png_metadata(source: str | None, simulation: dict | None, plt) -> dict:
+    """A plot's PNG text chunks: what produced it, so that the image alone tells (``Description``:
+    ``summary.md``'s opening line, ``produced``; ``Software``: the uab that drew it)."""
+    described = produced(source, simulation).strip()
+    return {"Software": f"uab {__version__} (Matplotlib {plt.matplotlib.__version__})",
+            **({"Description": described} if described else {})}
 
 
 def _replayed_with(simulation: dict) -> list[str]:
@@ -460,7 +471,7 @@ def _draw(rows, records, targets, on_skipped, source, summary, plt) -> tuple[dic
     files = {}
     for name, fig in figures.items():
         files[name] = io.BytesIO()
-        fig.savefig(files[name], format="png", dpi=120)
+        fig.savefig(files[name], format="png", dpi=120, metadata=png_metadata(source, about(rows), plt))
         plt.close(fig)
     files["summary.md"] = io.BytesIO(text.encode("utf-8"))
     return files, skipped
