@@ -437,6 +437,38 @@ def test_a_stop_signal_that_comes_in_a_finalizer_still_stops_uab(sig, code, said
     assert (rc, stderr) == (code, f"{said}: nothing was written.\n")
 
 
+# A signal that a finalizer swallows as the block that takes signals ends (the last line of uab's
+# imports, of its command): nothing of the block is left to run when the signal is sent again.
+_IN_A_LAST_FINALIZER = """
+import signal, sys, time
+from uab_cli.errors import terminated_on_signals
+
+class Garbage:
+    def __del__(self):
+        signal.raise_signal(signal.SIG)
+
+try:
+    with terminated_on_signals():
+        Garbage()
+except KeyboardInterrupt as exc:
+    print("stopped in the block:", type(exc).__name__, flush=True)
+    sys.exit(0)
+time.sleep(1)  # where the signal, sent again after the block, came
+print("went on", flush=True)
+"""
+
+
+@pytest.mark.parametrize("sig,raised", [("SIGINT", "KeyboardInterrupt"), ("SIGTERM", "Terminated")])
+def test_a_stop_signal_a_finalizer_swallows_as_the_block_ends_stops_it(sig, raised):
+    """The signal a finalizer swallowed was sent again from a thread that ran after the block had
+    ended: a SIGTERM was lost (its handler back to the default, which Python does not run: uab went
+    on, exit 0), a Ctrl-C came past the boundary that says it. The block's end now waits for it."""
+    proc = subprocess.run([sys.executable, "-c", _IN_A_LAST_FINALIZER.replace("SIG)", f"{sig})")], cwd=ROOT,
+                          env=env(), capture_output=True, timeout=60,
+                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # noqa: PLW1509
+    assert (proc.returncode, proc.stdout.decode()) == (0, f"stopped in the block: {raised}\n"), proc.stderr.decode()
+
+
 # A ``uab`` that stops while click parses its command line: the parse waits for a signal (after
 # saying so on stdout), as a slow option callback would.
 _SLOW_PARSE = """

@@ -51,13 +51,14 @@ def _terminate(signum: int, frame) -> None:
     raise Terminated(signum)
 
 
-def _taken_again(previous: Callable) -> Callable:
+def _taken_again(previous: Callable, resent: list) -> Callable:
     """A ``sys.unraisablehook``: a stop signal's exception (Ctrl-C's, a ``Terminated``) raised in a
     finalizer (``__del__``, a weakref callback: the garbage collector runs them at any line, so the
     signal's handler may run in one) is swallowed there, and uab went on as if no signal had come
     (a Ctrl-C while the local model loads); the signal is taken again, from another thread, so at
     a line of the main thread's once the hook has returned (taken in a finalizer again, it comes
-    back here). Any other exception goes to ``previous``."""
+    back here). ``resent`` gets a lock per signal sent again, released once it is sent
+    (``terminated_on_signals`` waits for it). Any other exception goes to ``previous``."""
 
     def hook(unraisable) -> None:
         signum = stopped_by(unraisable.exc_value) if isinstance(unraisable.exc_value, KeyboardInterrupt) else None
@@ -66,9 +67,20 @@ def _taken_again(previous: Callable) -> Callable:
             return
         if signum in TERMINATING and signal.getsignal(signum) == signal.SIG_DFL:  # ``_terminate`` left it so
             signal.signal(signum, _terminate)  # for a second signal: this is still the first
-        _thread.start_new_thread(_thread.interrupt_main, (signum,))  # not threading's: its start waits for the thread
+        sent = _thread.allocate_lock()
+        sent.acquire()
+        resent.append(sent)
+        _thread.start_new_thread(_send, (signum, sent))  # not threading's: its start waits for the thread
 
     return hook
+
+
+def _send(signum: int, sent) -> None:
+    """Send ``signum`` to the main thread again (``_taken_again``), then release ``sent``."""
+    try:
+        _thread.interrupt_main(signum)
+    finally:
+        sent.release()
 
 
 @contextlib.contextmanager
@@ -82,13 +94,18 @@ def terminated_on_signals() -> Iterator[None]:
     taken = [s for s in TERMINATING if signal.getsignal(s) == signal.SIG_DFL]
     for s in taken:
         signal.signal(s, _terminate)
-    previous, sys.unraisablehook = sys.unraisablehook, _taken_again(sys.unraisablehook)
+    resent: list = []
+    previous, sys.unraisablehook = sys.unraisablehook, _taken_again(sys.unraisablehook, resent)
     try:
         yield
     finally:
-        sys.unraisablehook = previous
-        for s in taken:
-            signal.signal(s, signal.SIG_DFL)
+        try:  # a signal sent again near the block's end is taken here, by its handler, not lost after it
+            for sent in resent:
+                sent.acquire()
+        finally:
+            sys.unraisablehook = previous
+            for s in taken:
+                signal.signal(s, signal.SIG_DFL)
 
 
 @contextlib.contextmanager

@@ -170,8 +170,8 @@ def _engine_core(parent: int, *args, **kwargs):
 
 
 def _end_after(parent: int) -> None:
-    """End this process once ``parent`` has exited: a Linux pidfd says so at once; elsewhere the
-    parent id is read each second (an orphan's changes)."""
+    """End this process once ``parent`` (uab, its parent or an ancestor) has exited: a Linux pidfd
+    says so at once; elsewhere the parent id is read each second (an orphan's changes)."""
     try:
         pidfd = os.pidfd_open(parent)
     except ProcessLookupError:  # already gone
@@ -180,7 +180,7 @@ def _end_after(parent: int) -> None:
         while os.getppid() == parent:
             time.sleep(1)
         pidfd = None
-    if pidfd is not None and os.getppid() == parent:  # the pidfd is the parent's: it was alive after it opened
+    if pidfd is not None:  # uab's, opened while this process ran: uab was alive after it started
         select.select([pidfd], [], [])
     os.kill(os.getpid(), signal.SIGTERM)
     time.sleep(ORPHAN_GRACE)
