@@ -389,19 +389,24 @@ def _entry(how: str) -> str:
     return f"from {module} import {function}; sys.exit({function}())"
 
 
+def _stopped_once(script: str, ready: bytes, sig: str) -> tuple[int, str]:
+    """Run ``script`` (Ctrl-C taken as in a shell's foreground), send ``sig`` once it prints ``ready``:
+    its exit code and stderr."""
+    proc = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, env=env(),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # noqa: PLW1509
+    assert proc.stdout.readline() == ready
+    proc.send_signal(getattr(signal, sig))
+    return finish(proc)
+
+
 @pytest.mark.parametrize("how", ["-m", "script"])
 @pytest.mark.parametrize("sig,code,said", [("SIGINT", 130, "interrupted"), ("SIGTERM", 143, "stopped by SIGTERM"),
                                            ("SIGHUP", 129, "stopped by SIGHUP")])
 def test_a_stop_signal_while_uab_starts_is_one_line_too(how, sig, code, said):
     """Ctrl-C while uab imported its modules printed a KeyboardInterrupt traceback, SIGTERM ended it in
     silence (exit 143, -15 to a parent); as once it runs: one line, exit 128 + the signal's number."""
-    proc = subprocess.Popen([sys.executable, "-c", _SLOW_IMPORTS + _entry(how)], cwd=ROOT, env=env(),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # noqa: PLW1509
-    assert proc.stdout.readline() == b"importing\n"
-    proc.send_signal(getattr(signal, sig))
-    rc, stderr = finish(proc)
-    assert (rc, stderr) == (code, f"{said}: nothing was written.\n")
+    assert _stopped_once(_SLOW_IMPORTS + _entry(how), b"importing\n", sig) == (code, f"{said}: nothing was written.\n")
 
 
 # A signal that comes while a finalizer runs (the garbage collector runs them at any line: the local
@@ -428,13 +433,7 @@ sys.argv = ["uab", "--version"]
 def test_a_stop_signal_that_comes_in_a_finalizer_still_stops_uab(sig, code, said):
     """Python swallows an exception raised in a finalizer: the handler's KeyboardInterrupt or
     ``Terminated`` was lost there, and uab went on to the end (exit 0) as if no signal had come."""
-    proc = subprocess.Popen([sys.executable, "-c", _IN_A_FINALIZER + _entry("-m")], cwd=ROOT, env=env(),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # noqa: PLW1509
-    assert proc.stdout.readline() == b"finalizing\n"
-    proc.send_signal(getattr(signal, sig))
-    rc, stderr = finish(proc)
-    assert (rc, stderr) == (code, f"{said}: nothing was written.\n")
+    assert _stopped_once(_IN_A_FINALIZER + _entry("-m"), b"finalizing\n", sig) == (code, f"{said}: nothing was written.\n")
 
 
 # A signal that a finalizer swallows as the block that takes signals ends (the last line of uab's
@@ -490,13 +489,7 @@ sys.argv = ["uab", "--version"]
 def test_a_stop_signal_while_uab_parses_its_command_line_is_one_line_too(how, sig, code, said):
     """Between the imports and the command, while click parsed the command line, Ctrl-C exited 130
     in silence (click's own handling), SIGTERM and SIGHUP ended uab on the spot (-15, -1 to a parent)."""
-    proc = subprocess.Popen([sys.executable, "-c", _SLOW_PARSE + _entry(how)], cwd=ROOT, env=env(),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # noqa: PLW1509
-    assert proc.stdout.readline() == b"parsing\n"
-    proc.send_signal(getattr(signal, sig))
-    rc, stderr = finish(proc)
-    assert (rc, stderr) == (code, f"{said}: nothing was written.\n")
+    assert _stopped_once(_SLOW_PARSE + _entry(how), b"parsing\n", sig) == (code, f"{said}: nothing was written.\n")
 
 
 def test_backend_failure_exits_1_and_resumes(questions, reference, tmp_path):
