@@ -426,7 +426,7 @@ def test_a_confidence_range_is_cut_whole(text, expected):
 
 @pytest.mark.parametrize("text, expected", [
     ("We get 42.\nMy confidence level is 9.", "42"), ("We get 42. My confidence is 8 out of 10.", "42"),
-    ("We get 42.\nConfidence level is about 9/10", "42"), ("So 42 it is. Our confidence is 90%.", "42"),
+    ("We get 42.\nConfidence level is about 9/10", "42"), ("So 42 it is. Our confidence is 90%.", "42"), ("So 12. The confidence is 9", "12"),
     ("The 95% confidence interval ends at 4.1", "4.1"),  # no stated confidence
 ])
 def test_a_stated_confidence_is_never_the_last_number_graded(text, expected):

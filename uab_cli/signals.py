@@ -44,10 +44,10 @@ CONFIDENCE_PATTERN = (
     rf"(?P<value>-?{_VALUE}(?:{_TO}{_VALUE})?(?:\s*%|\s*{_SCALE}\s*\d+(?:\.\d+)?)?)"
 )
 _SCORE = re.compile(rf"({_VALUE})(?:{_TO}({_VALUE}))?(?:\s*{_SCALE}\s*10)?", re.IGNORECASE)  # its scale at most 10
-# A confidence stated in a sentence ("My confidence level is 9.", "Confidence is 8 out of 10"): no score (the
+# A confidence stated in a sentence ("My confidence level is 9.", "The confidence is 9", "Confidence is 8 out of 10"): no score (the
 # paper asks for "Confidence: <integer>"), but never the answer of a reply that marks none (its last number).
 STATED_CONFIDENCE = (
-    r"(?:\b(?:my|our)\s+|^[^\S\n]*|(?<=[.!?]\s))confidence" + _LEVEL +
+    r"(?:\b(?:my|our|the)\s+|^[^\S\n]*|(?<=[.!?]\s))confidence" + _LEVEL +
     r"(?:\s+in\s+(?:(?:my|the|this)\s+)?answer)?\s+(?:is|would\s+be|of|at|as|=)\s+"
     rf"(?:(?:about|around|roughly|approximately|an?)\s+)?-?{_VALUE}(?:{_TO}{_VALUE})?(?:\s*%|\s*{_SCALE}\s*\d+)?"
 )
