@@ -3,7 +3,7 @@ many seeds (``simulate``) and aggregate the rows (``summarize``); ``report`` ren
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import replace
 
 import numpy as np
@@ -66,7 +66,6 @@ def simulate(
     temperature: float | Sequence[float] = DEFAULT_T,
     gain: str = "algorithm1",
     exit_thresholds: dict | None = None,
-    on_progress: Callable[[int, int], None] | None = None,
     vote_rules: Sequence[str] = (voting.DEFAULT_RULE,),
     vote: Vote | None = None,
     vote_temperatures: Sequence[float] | None = None,
@@ -149,7 +148,7 @@ def simulate(
     if analyses:
         statistic = next((s for s in signals if s in SAMPLE_SIGNALS and pool.has_statistic(s)), None)
         analysis = (Deciles(statistic, pool.graded) if statistic else None, targets, price)
-    return _replay(pool, combos, skipped, seeds, gain, exit_thresholds, on_progress, variants, vote, recommendations,
+    return _replay(pool, combos, skipped, seeds, gain, exit_thresholds, variants, vote, recommendations,
                    analysis, max_per_question, exit_test)
 
 
@@ -174,7 +173,7 @@ def tempered_rules(vote: Vote, rules: Sequence[str]) -> list[str]:
     return [r for r in rules if replace(vote, rule=r).uses_temperature]
 
 
-def _replay(pool, combos, skipped, seeds, gain, thresholds, on_progress, variants, vote, advise,
+def _replay(pool, combos, skipped, seeds, gain, thresholds, variants, vote, advise,
             analysis=None, max_per_question=None, exit_test=("paper", None)) -> Iterator[dict]:
     yield from skipped
     results = list(skipped)  # for the analyses
@@ -195,7 +194,6 @@ def _replay(pool, combos, skipped, seeds, gain, thresholds, on_progress, variant
     capped: set[tuple] = set()  # (allocator, signal, T, N) the pool capped in some seed
     # the gain each allocator reads: a preset's own (uab-coverage), the replay's (uab and its exits), else none
     gains = {c[0]: preset(c[0]).get("--gain", gain if c[0] in replay_readers("--gain") else None) for c in combos}
-    done, total = 0, len(combos) * len(seeds)
     fixed: dict[tuple, tuple[np.ndarray, int, np.ndarray]] = {}  # upper bounds: one allocation for every seed
     for seed in seeds:
         perm = pool.permutations(seed)
@@ -263,9 +261,6 @@ def _replay(pool, combos, skipped, seeds, gain, thresholds, on_progress, variant
                 deciles.add((name, sig, t, n), bins, per_question,
                             {rule: votes[rule, vt][0][idx, per_question] for rule, vt in replayed
                              if vt in (None, headline)})
-            done += 1
-            if on_progress:
-                on_progress(done, total)
     if analysis:
         yield from deciles.rows() if deciles else ()
         yield from ({"cost_at_accuracy": c} for c in at_accuracy(summarize(results), analysis[1], analysis[2]))

@@ -121,7 +121,7 @@ def majority_allocate(
         cheap = m * budget * (top + 1) <= DP_LIMIT and (top + 1) * (budget + 1) <= DP_CELLS
         method = "dp" if cheap else "greedy"
     if method == "dp":
-        return _dp(_values(p, room, top, model, phase1), room, budget)
+        return _dp(_values(p, room, top, model, phase1), budget)
     # Look far enough ahead that the capped questions can still take the whole budget.
     need = max(GREEDY_EXTRA, 4 * -(-budget // m), math.isqrt(GREEDY_WORK // m))
     while int(np.minimum(room, need).sum()) < budget:
@@ -155,8 +155,9 @@ def _values(p, room, top, model, phase1) -> np.ndarray:
     return f
 
 
-def _dp(f: np.ndarray, room: np.ndarray, budget: int) -> np.ndarray:
-    """Exact knapsack over questions, vectorised over (extra, budget spent).
+def _dp(f: np.ndarray, budget: int) -> np.ndarray:
+    """Exact knapsack over questions, vectorised over (extra, budget spent); ``f[i, e]`` is
+    question i's value with e extra samples, -inf where it cannot take them.
 
     Near-ties (within 1e-12) prefer the count closest to an even share of what is left
     (b / (i + 1) for questions 0..i), then fewer samples; read back from the last question.
@@ -378,9 +379,9 @@ def _leaders(f: np.ndarray, e: np.ndarray, step: int) -> tuple[np.ndarray, np.nd
 
 
 def empirical_values(counts: Sequence[int], correct: Sequence[bool], order: Sequence[int] | None, none: int = 0,
-                     n_max: int | None = None, spellings: Sequence[Sequence[tuple[int, int]]] | None = None
+                     spellings: Sequence[Sequence[tuple[int, int]]] | None = None
                      ) -> np.ndarray:
-    """A(n), n = 0..n_max: the exact probability that a majority vote over n samples drawn
+    """A(n), n = 0..k (the pool's k samples): the exact probability that a majority vote over n samples drawn
     without replacement from one question's pool elects a correct answer.
 
     ``counts[b]``: the pool's samples of answer class b; ``correct[b]``: whether b is right;
@@ -402,7 +403,6 @@ def empirical_values(counts: Sequence[int], correct: Sequence[bool], order: Sequ
                for b, sp in enumerate(spellings)] if spellings is not None \
         else [[(int(order[b]), n_b, bool(correct[b]))] if n_b else [] for b, n_b in enumerate(counts)]
     k = sum(counts) + int(none)
-    n_max = k if n_max is None else min(int(n_max), k)
     big = k > _FLOAT_POOL
     ways = [0] * (k + 1) if big else np.zeros(k + 1)
     for a, n_a in enumerate(counts):
@@ -433,7 +433,7 @@ def empirical_values(counts: Sequence[int], correct: Sequence[bool], order: Sequ
                         ways[x + y] += w
                 else:
                     ways[x : x + poly.size] += poly
-    return np.array([ways[n] / _comb(k, n, big) for n in range(n_max + 1)], dtype=np.float64)
+    return np.array([ways[n] / _comb(k, n, big) for n in range(k + 1)], dtype=np.float64)
 
 
 _FLOAT_POOL = 1000  # 2^1000 < the largest float64
@@ -457,4 +457,4 @@ def allocate_values(values: np.ndarray, budget: int) -> np.ndarray:
     room = np.isfinite(values).sum(axis=1) - 1
     if int(room.sum()) < budget:
         raise UabError(f"the pool cannot serve {budget} more samples")
-    return _dp(values, room, budget)
+    return _dp(values, budget)

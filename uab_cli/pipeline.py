@@ -453,20 +453,18 @@ class AllocationSummary:
         return f"{self.fallbacks} question(s) {what} counted as {'score 5' if vcs else 'p = 0.5'}"
 
 
-def allocate(records: list[dict], settings: Allocation, lines: Sequence[int] | None = None,
-             path: str | None = None, margins=None) -> AllocationSummary:
+def allocate(records: list[dict], settings: Allocation, margins=None) -> AllocationSummary:
     """Set ``p`` and ``extra`` on every record so that all samples total N·M exactly.
 
     ``settings.signal=None`` picks ``vcs`` when Phase 1 asked for verbalised confidence,
-    else ``anll``. ``lines``/``path`` locate a record in error messages. ``margins``: for an
-    allocator that draws in rounds (``allocators.ROUNDS``), ``n -> vote margins`` once each
-    question holds ``n[i]`` samples (``uab run`` draws them there).
+    else ``anll``. ``margins``: for an allocator that draws in rounds (``allocators.ROUNDS``),
+    ``n -> vote margins`` once each question holds ``n[i]`` samples (``uab run`` draws them there).
     """
     with gcpolicy.paused():  # per-record lists and dicts, no cycles
         inputs = AllocationInputs(settings, settings.signal or default_signal(records[0] if records else None))
         for rec in records:
             inputs.add(rec)
-        plan = inputs.solve(lines, path, margins)
+        plan = inputs.solve(margins=margins)
         for i, rec in enumerate(records):
             plan.annotate(rec, i)
     return plan.summary

@@ -98,7 +98,6 @@ PRESETS: dict[str, tuple[str, dict[str, tuple[dict, ...]]]] = {
     "boxed": ("'Please reason step by step, and put your final answer within \\boxed{}.' after the question "
               "(DeepSeek-R1, Qwen2.5-Math)", {kind: _user("{question}\n" + BOXED_INSTRUCTION) for kind in _EXAMPLES}),
 }
-PROMPT_STYLES = tuple(PRESETS)
 # What a template may name: question -> its text in a prompt.
 TEMPLATE_FIELDS = {
     "question": "the question, multiple-choice options listed as 'A. text' lines",

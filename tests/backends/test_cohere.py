@@ -267,7 +267,7 @@ def test_without_logprobs():
         co = cohere_at(server, logprobs=False)
         (out,) = co.generate(sample_requests(1), SamplingParams())
         assert "logprobs" not in server.requests[0].body
-    assert out.token_logprobs is None and not co.returns_logprobs and co.supports_seed
+    assert out.token_logprobs is None and not co.returns_logprobs
 
 
 def test_an_empty_reply_has_the_empty_logprobs_a_signal_needs():

@@ -11,8 +11,6 @@ from ..errors import UabError
 from ..options import Option, as_path, without_unmet
 from .base import Backend, BaseBackend, Completion, Retry, SampleRequest, SamplingParams
 
-DEFAULT_BACKEND = "local"
-
 
 def _local():
     from .local import LocalBackend
@@ -141,5 +139,5 @@ def _shown_default(cls: type, name: str) -> str | None:
     return None if default is None else str(default)
 
 
-__all__ = ["BACKENDS", "DEFAULT_BACKEND", "Backend", "BaseBackend", "Completion", "SampleRequest",
+__all__ = ["BACKENDS", "Backend", "BaseBackend", "Completion", "SampleRequest",
            "SamplingParams", "backend_factory", "options", "sample_options"]

@@ -104,7 +104,6 @@ class Backend(Protocol):
     name: str
     model: str
     returns_logprobs: bool
-    supports_seed: bool
     context_length: int | None
 
     def prompt_lengths(self, prompts: Sequence[tuple[Message, ...]], limit: int) -> list[PromptLength | None]: ...
@@ -144,7 +143,6 @@ class BaseBackend:
     name = "base"
     model = ""
     returns_logprobs = False
-    supports_seed = False
     context_length: int | None = None
     options: tuple[Option, ...] = ()
     same_as: dict[str, dict] = {}

@@ -39,7 +39,6 @@ class CohereBackend(RemoteBackend):
     """
 
     name = "cohere"
-    supports_seed = True
     url_variable = URL_VAR
     key_variables = KEY_VARS
 

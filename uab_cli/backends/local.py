@@ -73,7 +73,6 @@ class LocalBackend(BaseBackend):
 
     name = "local"
     returns_logprobs = True
-    supports_seed = True
     options = (DTYPE, MAX_MODEL_LEN)
     same_as = {"dtype": {"auto": "float32"}}
     reports_status = True
@@ -368,7 +367,7 @@ def _sample(torch, logits, u, params: SamplingParams):
         best = logits.double().amax(dim=-1, keepdim=True)
         probs = torch.softmax((logits.double() - best) / params.temperature, dim=-1)
         if params.top_p < 1:
-            probs, order = _nucleus(torch, probs, params.top_p)
+            probs, order = _nucleus(probs, params.top_p)
         cum = probs.cumsum(dim=-1)
         target = (u * cum[:, -1]).unsqueeze(-1)
         pos = torch.searchsorted(cum, target, right=True).clamp_(max=cum.shape[-1] - 1)
@@ -378,7 +377,7 @@ def _sample(torch, logits, u, params: SamplingParams):
     return picked, raw.gather(-1, picked.unsqueeze(-1)).squeeze(-1)
 
 
-def _nucleus(torch, probs, top_p: float, k: int = 512):
+def _nucleus(probs, top_p: float, k: int = 512):
     """Most-probable-first probabilities with the tail beyond ``top_p`` zeroed, and their ids.
 
     A top-k of the head stands in for the full sort whenever it covers ``top_p`` in every

@@ -102,7 +102,6 @@ class OpenAIBackend(RemoteBackend):
     """
 
     name = "openai"
-    supports_seed = True
     url_variable = "OPENAI_BASE_URL"
     key_variables = ("OPENAI_API_KEY",)
     options = (*RemoteBackend.options, backend_option("--endpoint", "Chat or raw completions.", choices=ENDPOINTS,

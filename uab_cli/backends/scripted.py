@@ -30,7 +30,6 @@ class ScriptedBackend(BaseBackend):
 
     name = "scripted"
     returns_logprobs = True
-    supports_seed = True
     options = (MAX_MODEL_LEN,)
 
     def __init__(self, model: str = "scripted", fail_after: int | None = None, max_model_len: int | None = None):

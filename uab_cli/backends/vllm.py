@@ -293,7 +293,6 @@ class VLLMBackend(BaseBackend):
 
     name = "vllm"
     returns_logprobs = True
-    supports_seed = True
     options = (
         backend_option("--tensor-parallel-size", "Tensor parallel size.", type=int, minimum=1),
         backend_option("--gpu-memory-utilization", "GPU memory utilisation.", type=float, minimum=0, open_min=True,
