@@ -1156,6 +1156,41 @@ def test_mgsm_languages_remarks_on_the_answer_read_as_english_ones(text, expecte
     assert extract_answer(text, MATH) == expected
 
 
+@pytest.mark.parametrize("text, expected", [
+    ("Die Antwort ist nicht 49. Es ist 50.", "50"), ("Die Antwort ist nicht 49. Die richtige Antwort lautet 50.", "50"),
+    ("La respuesta es no 49. Es 50.", "50"), ("Respuesta: no es 49. La respuesta correcta es 50.", "50"),
+    ("Réponse : pas 49. C'est 50.", "50"), ("Réponse : pas 49. La bonne réponse est 50.", "50"),
+    ("Ответ — не 49. Это 50.", "50"), ("Ответ: не 49. Правильный ответ — 50.", "50"),
+    ("Antwort: 48. Die Antwort ist nicht 49. Es ist die größte Zahl.", "48"),  # a sentence that states no value
+])
+def test_mgsm_languages_correction_in_the_next_sentence(text, expected):
+    """"Die Antwort ist nicht 49. Es ist 50." read no answer, where "The answer is not 49. It is 50." reads 50: the
+    sentence after a denial restates the answer in MGSM's languages as in English."""
+    assert extract_answer(text, MATH) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("คำตอบคือ 18 ลูกและ 3 ลูก", "18,3"), ("คำตอบคือ 18และ3", "18,3"), ("คำตอบคือ 18 ลูกและ 3", "18,3"),
+    ("คำตอบคือ 18 ลูกและเราได้ 3 ลูก", "18"),  # before a word it opens the next clause
+    ("答案是 18 个苹果和 3 个梨", "18,3"),  # an unspaced "and" after a spaced unit goes on with the list
+])
+def test_thai_and_lists_items_unspaced(text, expected):
+    """"คำตอบคือ 18 ลูกและ 3 ลูก" read 18, as only a spaced "และ" joined a list: Thai writes no space between words
+    (and "答案是 18 个苹果和 3 个梨" read 18: a list went on past a spaced unit before a spaced "and" only)."""
+    assert extract_answer(text, MATH) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("The answer is no 5 is prime", "no5"), ("The answer is no 5. It is 7.", "7"),
+    ("La respuesta es no 49, sino 50", "50"), ("La respuesta es no 49. Es 50.", "50"),
+    ("Respuesta: no es 49.", None), ("Respuesta: no es 49. Es 50.", "50"), ("The answer is not 5 is prime", None),
+])
+def test_a_bare_no_before_a_number_denies_it_only_where_the_answer_follows(text, expected):
+    """"The answer is no 5 is prime" read no answer: Spanish's "no", also English's answer "no", denied the 5. A bare
+    "no" denies a number only where the answer is stated after it ("no 49, sino 50"); "no es 49" denies it always."""
+    assert extract_answer(text, MATH) == expected
+
+
 @pytest.mark.parametrize("text", [
     "Respuesta final: 18. Comprobación: 18 - 7 = 11", "La respuesta final es 18. Comprobación: 18 - 7 = 11",
     "Réponse finale : 18. Vérification : 18 - 7 = 11", "Endgültige Antwort: 18. Probe: 18 - 7 = 11",

@@ -58,12 +58,13 @@ _ANSWER_ABROAD = (  # the words (the answer, the final answer), its "is", its op
 # and 3 pears"), or, before a word after a number, open the next clause ("18 und wir sind fertig" is 18): spaced as
 # English's; Spanish's "y" names a variable too ("x y"), so only a number (and its unit's words) and a number it lists
 # (before a word after a number it ends the clause still: "18 y luego"; "e", its form before an /i/ sound, is none
-# before a number); Chinese's "和", "与", "及" (and "或", or) and
-# Japanese's "及び" unspaced before a number, and Japanese's "と" there after a digit, a counter or a unit in katakana
-# ("18個と3個", "18ドルと3セント"), as it is inside words elsewhere ("あと3個": 3 more).
-_AND_ABROAD = r"und|et|и|na|এবং|మరియు|และ"
+# before a number); Thai's "และ", Chinese's "和", "与", "及" (and "或", or) and Japanese's "及び" before a number, spaced
+# or not (Thai is written without spaces between words: "18 ลูกและ 3 ลูก"; a word that holds "และ" is split only before
+# a number), and Japanese's "と" there after a digit, a counter or a unit in katakana ("18個と3個", "18ドルと3セント"),
+# as it is inside words elsewhere ("あと3個": 3 more).
+_AND_ABROAD = r"und|et|и|na|এবং|మరియు"
 _AND_NUMBERS = "y"
-_AND_UNSPACED = r"[和与及或]|及び"
+_AND_UNSPACED = r"[和与及或]|及び|และ"
 _AND_AFTER_COUNTER = "と"
 
 
@@ -120,8 +121,9 @@ _CONNECTIVE = re.compile(
 # a list's next item ("2 and 3", "18 apples and 3 pears", "x and y": a number or a letter follows; "0 or pi", "2 and
 # sqrt(3)": math's word, ``_MATH_WORDS``, or a function's name before its bracket, follows)
 _AND_CLAUSE = re.compile(rf"\s(?:and|or|{_AND_ABROAD}|{_AND_NUMBERS})\s+([^\W\d_]{{2,}})(?![^\W\d_]|\s*\()", re.IGNORECASE)
-# a list going on past words of another script, its unit: "18 яблок и 3 груши" (a number after "and")
-_LIST_GOES_ON = re.compile(rf"(?:\s+(?:(?![\u0900-\u0e7f])[^\W\d_]|[\u0900-\u0e7f])+)*?\s+(?:{_AND_ABROAD})\s+(?=-?\.?\d)", re.IGNORECASE)
+# a list going on past words of another script, its unit: "18 яблок и 3 груши", "18 ลูกและ 3 ลูก" (a number after "and")
+_LIST_GOES_ON = re.compile(rf"(?:\s+(?:(?![\u0900-\u0e7f])[^\W\d_]|[\u0900-\u0e7f])+)*?"
+                           rf"(?:\s+(?:{_AND_ABROAD})\s+|\s*(?:{_AND_UNSPACED})\s*)(?=-?\.?\d)", re.IGNORECASE)
 _DIGIT = re.compile(r"\d")
 _OPEN, _CLOSE = "([{", ")]}"
 # a word of a script other than Latin or Greek after a space ends an answer too: its unit ("Ответ — 18 яблок"), or
@@ -136,31 +138,39 @@ _EMPHASIS = re.compile(r"\*+(?=[A-Za-z(])|(?<=[A-Za-z)])\*+")
 _PROSE = re.compile(r"[A-Za-z]{2,}\.?\s+[A-Za-z]{2}")  # a sentence, not an expression
 _VERB = re.compile(r"\s(?:is|are|was|equals|be)\s", re.IGNORECASE)
 # A remark on the answer after "the answer is", not one: a verdict ("correct", "not given", "unknown")
-# that ends its clause, or a denied value ("not 49"); a reason may follow it ("incorrect because 3 + 4 = 8"). In
-# English and MGSM's languages ("Die Antwort ist falsch, 7", "La respuesta es incorrecta porque …", "Ответ — не 49, а
-# 50"): the word "not" (None: the language denies in its verb, "Jibu si 49", "答案不是"), the verdicts, a reason's words.
+# that ends its clause, or a denied value ("not 49"); a reason may follow it ("incorrect because 3 + 4 = 8"), or the
+# next sentence may restate the answer ("The answer is not 49. It is 50."). In English and MGSM's languages ("Die
+# Antwort ist falsch, 7", "La respuesta es incorrecta porque …", "Ответ — не 49, а 50", "Die Antwort ist nicht 49. Es
+# ist 50."): the word "not" (None: the language denies in its verb, "Jibu si 49", "答案不是"), the verdicts, a reason's
+# words, and what opens a sentence that restates the answer (after a denial only: None where the language has no "not").
 _REMARKS = (
-    ("not", r"correct|incorrect|wrong|right|given(?!\s+(?:as|by)\b)|unknown|unclear", r"because|since|as|given"),
-    ("nicht", r"richtig|korrekt|falsch|inkorrekt|unbekannt|unklar", r"weil|da|denn"),
-    ("no", r"correct[ao]|incorrect[ao]|err[óo]ne[ao]|equivocad[ao]|desconocid[ao]", r"porque|ya\s+que|pues"),
-    ("pas", r"correcte|incorrecte|fausse|faux|inconnue", r"car|parce\s+que|puisque"),
+    ("not", r"correct|incorrect|wrong|right|given(?!\s+(?:as|by)\b)|unknown|unclear", r"because|since|as|given",
+     r"it(?:\s+is|'s|\u2019s|\s+should\s+be|\s+must\s+be)|the\s+(?:correct|right|actual)\s+(?:answer|value)\s+is"),
+    ("nicht", r"richtig|korrekt|falsch|inkorrekt|unbekannt|unklar", r"weil|da|denn",
+     r"(?:es|sie)\s+(?:ist|lautet)|die\s+(?:richtige|korrekte|tatsächliche)\s+antwort\s+(?:ist|lautet)"),
+    (r"no\s+es|no", r"correct[ao]|incorrect[ao]|err[óo]ne[ao]|equivocad[ao]|desconocid[ao]", r"porque|ya\s+que|pues",
+     r"es|la\s+respuesta\s+(?:correcta|real)\s+es"),
+    ("pas", r"correcte|incorrecte|fausse|faux|inconnue", r"car|parce\s+que|puisque",
+     r"c['\u2019]est|elle\s+est|la\s+(?:bonne\s+r[ée]ponse|r[ée]ponse\s+correcte)\s+est"),
     ("не", r"(?:не)?(?:верн(?:ый|ое|о)|верен|правильн(?:ый|ое|о))|неизвестн(?:ый|ое|о)|неизвестен",
-     r"потому\s+что|так\s+как|поскольку"),
-    (None, r"sahihi|makosa|kosa", r"kwa\s+sababu"), (None, r"不?正确的?|错误的?|不对", r"因为"),
+     r"потому\s+что|так\s+как|поскольку", r"это|(?:правильный|верный)\s+ответ\s*[—–]?"),
+    (None, r"sahihi|makosa|kosa", r"kwa\s+sababu", None), (None, r"不?正确的?|错误的?|不对", r"因为", None),
 )
-_NOT = "|".join(not_ for not_, _, _ in _REMARKS if not_)
-_VERDICT = re.compile(rf"(?=[^\W\d_])(?:(?:{_NOT})\s+)?(?:{'|'.join(verdicts for _, verdicts, _ in _REMARKS)})(?![\w-])|"
+_NOT = "|".join(not_ for not_, _, _, _ in _REMARKS if not_)
+# Spanish's bare "no" is also an answer, English's ("The answer is no 5 is prime" is `no5`): before a number it denies
+# the number only where the answer is stated after it ("no 49, sino 50", "no 49. Es 50."; "no es 49" denies always)
+_NOT_OR_ANSWER = "no"
+_VERDICT = re.compile(rf"(?=[^\W\d_])(?:(?:{_NOT})\s+)?(?:{'|'.join(verdicts for _, verdicts, _, _ in _REMARKS)})(?![\w-])|"
                       r"not(?![\w-])", re.IGNORECASE)  # "is given as 50" states 50; Spanish's "no" alone is an answer; a
                       # letter first, looked at once: an answer opening with a number tries no word
 _DENIAL = re.compile(rf"(?:{_NOT})\s+(?=\$?-?\.?\d|\$|\\\(|-?\\[dtc]?frac)", re.IGNORECASE)  # what _NUMBER opens with
 _REMARK_JOINT = re.compile(r"(?:[\s,:;%°]|\\%|[-\u2013\u2014](?![.\d]))*")  # ", ", ": ", " - " (not "-3"), a denied "49%"
-_REASON = re.compile(rf"\s*(?:{'|'.join(reasons for _, _, reasons in _REMARKS)})(?![\w-])", re.IGNORECASE)
+_REASON = re.compile(rf"\s*(?:{'|'.join(reasons for _, _, reasons, _ in _REMARKS)})(?![\w-])", re.IGNORECASE)
 _IN_WORDS = re.compile(r"(?:(?![\u0370-\u03ff])[^\W\d_]){2}|" + _OTHER_SCRIPT.pattern)  # Greek's letters are variables
 # a denial's sentence ended, the next restating the answer: "The answer is not 49. It is 50.", "… It's 50",
-# "… The correct answer is 50"; a value must open what follows ("It is the largest." states none)
-_CORRECTION = re.compile(r"\s*(?:[.!;]\s+|\n\s*)(?:it(?:\s+is|'s|\u2019s|\s+should\s+be|\s+must\s+be)|"
-                         r"the\s+(?:correct|right|actual)\s+(?:answer|value)\s+is)" + _ADVERB +
-                         r"[\s*:]*(?=\$|\\\(|-?\.?\d|-?\\[dtc]?frac)", re.IGNORECASE)
+# "… The correct answer is 50", "… Es ist 50."; a value must open what follows ("It is the largest." states none)
+_CORRECTION = re.compile(r"\s*(?:[.!;]\s+|\n\s*)(?:" + "|".join(again for _, _, _, again in _REMARKS if again) + ")"
+                         + _ADVERB + r"[\s*:]*(?=\$|\\\(|-?\.?\d|-?\\[dtc]?frac)", re.IGNORECASE)
 _SPAN_OPEN = re.compile(r"\$|\\\(")
 
 
@@ -334,28 +344,30 @@ def _marked(text: str, math: bool = True) -> str | None:
         line = tail.split("\n", 1)[0]
         if (remark := _remark(line)) is None:
             return _after_marker(tail)
-        rest, denies = remark
-        for value in (_stated(rest), denies and _corrected(tail[len(line) - len(rest):])):
+        rest, denial = remark
+        for value in (_stated(rest), denial and _corrected(tail[len(line) - len(rest):])):
             if value and normalize_math(value):
                 return value
-        denied = denied or denies
+        if denial.lower() == _NOT_OR_ANSWER:  # "no 5" with no answer stated after it: the answer
+            return _after_marker(tail)
+        denied = denied or bool(denial)
     return _DENIED if denied else None
 
 
-def _remark(line: str) -> tuple[str, bool] | None:
+def _remark(line: str) -> tuple[str, str] | None:
     """The rest of ``line`` (what follows "the answer is") after the remark on the answer that opens
-    it, and whether the remark denies a value: "not 49" (a number or math span), or a verdict that
-    ends its clause ("correct.", "wrong, …", "incorrect because …", "given in …", not "right angle");
-    None where no remark opens it."""
+    it, and the word denying a value where the remark denies one: "not 49" (a number or math span), else ""
+    for a verdict that ends its clause ("correct.", "wrong, …", "incorrect because …", "given in …", not
+    "right angle"); None where no remark opens it."""
     if denial := _DENIAL.match(line):
         i = denial.end()
         span = _LAST_SPAN.match(line, i)  # "not $49$", not dollars ("not $49, it is $50")
         if value := span if span and not _currency(span.group(1) or "") else _NUMBER.match(line, i + line.startswith("$", i)):
-            return line[value.end():], True
+            return line[value.end():], denial.group().strip()
     if verdict := _VERDICT.match(line):
         rest = line[verdict.end():]
         if re.match(r"\s*(?:[^\w\s$\\]|$)", rest) or _CONNECTIVE.match(rest) or _REASON.match(rest):
-            return rest, False
+            return rest, ""
     return None
 
 
