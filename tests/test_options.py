@@ -845,6 +845,8 @@ LINED = [  # (file name, text, command-line options, the line, the message)
      "--gain applies to the uab allocators, not --allocator uniform"),
     ("s.toml", 'budget = 2\n# sampling\ntemperature = "hot"\n', [], 3, "--temperature takes a number, got 'hot'"),
     ("s.toml", 'system_prompt = """\nbudget = 0\n"""\n"budget" = 0\n', [], 4, "--budget must be >= 1, got 0"),
+    ("s.toml", "system_prompt = '''\nbudget = 0\n'''\nbudget = 0\n", [], 4, "--budget must be >= 1, got 0"),
+    ("s.toml", 'system_prompt = """a\\\r\n"budget" = 0 \\"""\r\n"""\r\nbudget = 0\r\n', [], 4, "--budget must be >= 1, got 0"),
     # triple quotes in a comment or a one-line string open no multi-line string
     ("s.toml", 'budget = 2  # a prompt takes """\ntemperature = "hot"\n', [], 2, "--temperature takes a number, got 'hot'"),
     ("s.toml", "system_prompt = 'say \"\"\" here'\nbudget = 0\n", [], 2, "--budget must be >= 1, got 0"),

@@ -577,6 +577,10 @@ _FRAC = re.compile(r"\\[dtc]frac")
 _AM_PM = re.compile(r"(?<=:\d\d)\s*([AaPp])\.?\s*[Mm]\.?(?![A-Za-z])")
 _UNIT = r"[A-Za-z]+(?:/[A-Za-z]+)*\.?"
 _UNIT_TAIL = re.compile(rf"(?<![\\A-Za-z])({_UNIT}(?:\s+{_UNIT})*)(?:\s*\^\s*\{{?[23]\}}?)?\s*$")
+# the same read backwards, from the end of the reversed answer: a search for _UNIT_TAIL tried each word in turn,
+# each reading on to the end (16 kB of "a a a … 1" took seconds); this finds where the match starts, in one pass
+_TINU = r"\.?(?:[A-Za-z]+/)*[A-Za-z]+"  # _UNIT reversed
+_UNIT_TAIL_REVERSED = re.compile(rf"\s*(?:\}}?[23]\{{?\s*\^\s*)?{_TINU}(?:\s+{_TINU})*(?![\\A-Za-z])")
 _ORDINAL = re.compile(r"(?<=\d)\s*(?:\^\s*\{\s*(?:st|nd|rd|th)\s*\}|\^?(?:st|nd|rd|th)(?![A-Za-z]))")
 _UNICODE = str.maketrans({"\u2013": "-", "\u03c0": "\\pi ", "\u221e": "\\infty ", "\u00d7": "\\times ",
                           "\u22c5": "\\cdot ", "\u00b7": "\\cdot ", "\u2264": "\\le ", "\u2265": "\\ge ",
@@ -593,7 +597,8 @@ _POWERS = {"square", "sq", "cubic", "cu"}  # "square feet", "sq units", "cubic u
 _TEXT_UNIT = re.compile(r"\\(?:text|textrm|textnormal|mbox|mathrm)\s*\{\s*(" + _UNIT + r"(?:\s+" + _UNIT + r")*)"
                         r"(?:\s*\^\s*\{?[23]\}?)?\s*\}(?:\s*\^\s*\{?[23]\}?)?[\s.,;]*$")
 # a remark in words after a number: "12 (twelve)", "3.5 (approx.)", "18 (i.e., eighteen) apples"
-_REMARK = re.compile(r"(?<=[\d}])\s+\(\s*([A-Za-z][A-Za-z\s.,'-]*?)\s*\)(?!\S)")
+# (its words end where its spaces before the bracket start: tried at each of them, 60 kB of spaces took seconds)
+_REMARK = re.compile(r"(?<=[\d}])\s+\(\s*([A-Za-z](?:[A-Za-z\s.,'-]*[A-Za-z.,'-])?)\s*\)(?!\S)")
 # Up to three letters written onto a number are a product of variables ("2ab", "4xy^2"), not units,
 # unless they abbreviate a unit ("12cm", "5kg", "60mph"); a longer word is a unit ("5days"), and
 # units set apart ("12 cm", "12\text{cm}") always are
@@ -609,12 +614,18 @@ _OPERAND_AFTER = ("^", "_", "\\", "+", "-", "*", "/", "\\cdot", "\\times", "\\di
 _SCALES = {"hundred": 100, "thousand": 10**3, "million": 10**6, "billion": 10**9, "trillion": 10**12}
 # "2 and 3", "2, or 3", and MGSM's languages' "and" (``_AND_ABROAD``): "18 Äpfel und 3 Birnen", "18 manzanas y 3 peras"
 # (group 1: the number and its unit's words before "y", kept), "18个苹果和3个梨" and "18個と3個" are "18 apples and 3 pears"
-_AND_OR = re.compile(rf"\s+(?:and|or|{_AND_ABROAD})\s+|\s*,\s*(?:and|or|{_AND_ABROAD})\s+|"
-                     rf"(?<=[^\W_])\s*(?:{_AND_UNSPACED})\s*(?=-?\d)|"
-                     rf"(?<=[\dつ\u30a0-\u30ff\u4e00-\u9fff])\s*{_AND_AFTER_COUNTER}\s*(?=-?\d)|"
-                     rf"(\d(?:\s+[^\W\d_]{{2,}})*)\s+(?:{_AND_NUMBERS})\s+(?=-?\.?\d)")
+_AND_WORDS = rf"and|or|{_AND_ABROAD}"
+_AND_UNSPACED_OR_NUMBERS = (rf"(?<=[^\W_])\s*(?:{_AND_UNSPACED})\s*(?=-?\d)|"
+                            rf"(?<=[\dつ\u30a0-\u30ff\u4e00-\u9fff])\s*{_AND_AFTER_COUNTER}\s*(?=-?\d)|"
+                            rf"(\d(?:\s+[^\W\d_]{{2,}})*)\s+(?:{_AND_NUMBERS})\s+(?=-?\.?\d)")
+# (a spaced one from where no space precedes: else a run of spaces is read to its end from each of its spaces, 60 kB
+# took seconds)
+_AND_OR = re.compile(rf"(?<!\s)\s+(?:{_AND_WORDS})\s+|(?:(?<!\s)\s+)?,\s*(?:{_AND_WORDS})\s+|{_AND_UNSPACED_OR_NUMBERS}")
 # words before an answer: "either 4 or 5", "both 2 and 3" (a list), "approximately 3.14", "\approx 3.14"
-_LEAD = re.compile(rf"^(?:(?:either|both)\s+(?=.*?(?:{_AND_OR.pattern}))|"
+# whether _AND_OR finds a joint ahead: its spaced ones by their shortest forms, each read once (no run of tries)
+_JOINED = rf"\s(?:{_AND_WORDS})\s|,\s*(?:{_AND_WORDS})\s|{_AND_UNSPACED_OR_NUMBERS}"
+# (its spaces taken whole where a joint follows them, else but one where the joint opens with that one)
+_LEAD = re.compile(rf"^(?:(?:either|both)(?:\s+(?!\s)(?=.*?(?:{_JOINED}))|\s+(?=\s(?:{_AND_WORDS})\s))|"
                    r"(?:approximately|approx\.|about|roughly|around|\\approx|\\sim)\s*(?=[-\d.\\]))", re.IGNORECASE | re.DOTALL)
 _OR = re.compile(r"(?:,\s*)?(?<![\\A-Za-z])or(?![A-Za-z])|\\(?:lor|vee)(?![A-Za-z])")
 _LESS = re.compile(r"<=?|\\(?:le|leq|leqslant|lt)(?![A-Za-z])")
@@ -716,7 +727,7 @@ def _drop_units(a: str) -> str:
     if len(parts := _items(a)) > 1:
         return ",".join(map(_drop_units, parts))
     a = _drop_remark(_SCRIPT_TAIL.sub(_script_unit, a))
-    m = _UNIT_TAIL.search(a)
+    m = (back := _UNIT_TAIL_REVERSED.match(a[::-1])) and _UNIT_TAIL.match(a, len(a) - back.end())
     if not m:
         return a
     words = m.group(1).lower().replace(".", "").split()
@@ -725,11 +736,13 @@ def _drop_units(a: str) -> str:
     if words[0] in _SCALES and (value := as_number(re.sub(r"\s+", "", head).replace(",", ""))) is not None:
         value *= _SCALES[words[0]]  # "5 thousand" is 5000, not 5 (nor "5 thousand dollars")
         return str(value.numerator) if value.denominator == 1 else a
-    start = m.start()
+    start, skipped = m.start(), 0
     # a lone letter before more words is a variable when it would be one alone ("2\pi r units", "2x cm",
-    # "4 x y"): the unit, if any, is the words after it ("a" is the article: "5 a day")
-    while len(words) > 1 and a[start] != "a" and _variable(words[0], glued=not a[start - 1].isspace()):
-        start, words = re.compile(r"\S+\s+").match(a, start).end(), words[1:]
+    # "4 x y"): the unit, if any, is the words after it ("a" is the article: "5 a day"); counted, not sliced
+    # off one at a time (40 kB of "x y x y …" took seconds)
+    while len(words) - skipped > 1 and a[start] != "a" and _variable(words[skipped], glued=not a[start - 1].isspace()):
+        start, skipped = re.compile(r"\S+\s+").match(a, start).end(), skipped + 1
+    words = words[skipped:]
     tail = "".join(words)
     # a capitalised word written onto it opens the next sentence ("Answer: 56Yes."): no product of variables
     glued = (not a[start - 1].isspace() and len(tail) <= 3 and tail not in _GLUED_UNITS
@@ -885,7 +898,7 @@ def _mixed(a: str) -> str:
     """"1 1/2" → "3/2": a mixed number, as its value (its space is no product: not 11/2); "7 5/3"
     too (26/3, as math-verify reads "7\\frac{5}{3}"; its digits run together were 75/3)."""
     m = _MIXED.fullmatch(a)
-    if not m or int(m.group(4)) == 0:
+    if not m or len(a) > _DIGITS or int(m.group(4)) == 0:  # (more digits than int() reads: a string, as in as_number)
         return a
     value = int(m.group(2)) + Fraction(int(m.group(3)), int(m.group(4)))
     return str(-value if m.group(1) else value)

@@ -224,17 +224,24 @@ def _gold_letter(row: _Row, answer: Any, choices: list[str]) -> str:
     text = str(answer).strip()
     if len(text) == 1 and text.upper() in LETTERS[:n]:
         return text.upper()
-    if text.isdigit() and row.base is not None:
-        return _indexed(row, int(text), n)
+    index = _index(text)
+    if index is not None and row.base is not None:
+        return _indexed(row, index, n)
     if text in choices:  # before the digit rule: with numeric choices a digit string is the choice's text
         letter = LETTERS[choices.index(text)]
-        if text.isdigit() and int(text) < n and LETTERS[int(text)] != letter:
-            row.note = (f"gold {text!r} is the text of choice {letter} and the index of choice {LETTERS[int(text)]}: "
+        if index is not None and index < n and LETTERS[index] != letter:
+            row.note = (f"gold {text!r} is the text of choice {letter} and the index of choice {LETTERS[index]}: "
                         "read as the text (--answer-base 0 or 1 reads golds as indices)")
         return letter
-    if text.isdigit():
-        return _indexed(row, int(text), n)
+    if index is not None:
+        return _indexed(row, index, n)
     raise row.error(f"answer {text!r} is not a letter A-{LETTERS[n - 1]}, an index, or one of the choices")
+
+
+def _index(text: str) -> int | None:
+    """The index a string of digits writes ("2", "٢"), else None: a superscript is no digit int() reads ("10²"), nor
+    is a string of more digits than any index has (int() reads no more than 4,300)."""
+    return int(text) if text.isdecimal() and len(text) <= 20 else None
 
 
 def _indexed(row: _Row, index: int, n: int) -> str:
@@ -307,7 +314,7 @@ def _parse_level(value: Any) -> Any:
     """MATH level: "Level 3" or 3 -> 3; anything else is kept as is."""
     if isinstance(value, int) and not isinstance(value, bool):
         return value
-    match = re.fullmatch(r"\s*(?:level\s*)?(\d+)\s*", str(value), flags=re.IGNORECASE)
+    match = re.fullmatch(r"\s*(?:level\s*)?(\d{1,20})\s*", str(value), flags=re.IGNORECASE)  # (int() reads 4,300 digits)
     return int(match.group(1)) if match else value
 
 
@@ -724,12 +731,19 @@ Located = tuple[int, dict] | tuple[int, dict, int]
 _LONG_INTEGER = re.compile(rb"\d{20}")
 
 
-def _loads(raw: bytes):
+_TOO_DEEP = "a value here is nested too deeply for a record"
+
+
+def _loads(raw: bytes, path: Path | str, line: int | None = None):
     """JSON by orjson, or by json where a number may be an integer beyond 64 bits, which json
-    reads exactly (a gold answer of 30 digits kept its digits)."""
+    reads exactly (a gold answer of 30 digits kept its digits). A value nested deeper than json
+    reads is an error at ``line`` (orjson reads up to 1,024 levels, json fewer; no record is written that deep)."""
     value = orjson.loads(raw)
     if _LONG_INTEGER.search(raw):
-        value = json.loads(raw)
+        try:
+            value = json.loads(raw)
+        except RecursionError:
+            raise UabError(_TOO_DEEP, path=str(path), line=line) from None
     return value
 
 
@@ -752,7 +766,7 @@ def _read_jsonl(path: Path | str, text: bytes) -> Iterator[tuple[int, dict]]:
         if not line.strip():
             continue
         try:
-            row = _loads(line)
+            row = _loads(line, path, number)
         except orjson.JSONDecodeError as exc:
             raise UabError(f"invalid JSON: {exc}", path=str(path), line=number) from None
         if not isinstance(row, dict):
@@ -764,7 +778,7 @@ def _read_json(path: Path | str, text: bytes) -> Iterator[Located]:
     """Rows of a .json file: an array of objects, {"data"|"rows": [...]} (the datasets-server's
     ``{"row_idx", "row"}`` entries unwrapped), or JSON Lines (HF to_json)."""
     try:
-        doc = _loads(text)
+        doc = _loads(text, path)
     except orjson.JSONDecodeError as exc:
         if not _json_lines(text):  # one document (an array, a pretty-printed object): its error is where it breaks
             raise UabError(f"invalid JSON: {exc.msg} (column {exc.colno})", path=str(path), line=exc.lineno) from None
@@ -824,8 +838,8 @@ def _row_lines(path: Path | str, text: str, member: str | None) -> list[int]:
     def decode(at: int) -> tuple[Any, int]:  # the value at ``at``, and where it ends
         try:
             return raw_decode(text, at)
-        except RecursionError:  # orjson reads up to 1,024 levels, json fewer; no record is written that deep
-            raise UabError("a value here is nested too deeply for a record", path=str(path),
+        except RecursionError:  # as in _loads
+            raise UabError(_TOO_DEEP, path=str(path),
                            line=text.count("\n", 0, at) + 1) from None
 
     def skip(at: int) -> int:

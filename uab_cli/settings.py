@@ -12,6 +12,7 @@ import functools
 import json
 import os
 import re
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import ClassVar
 
@@ -1015,22 +1016,27 @@ def by_name(values: dict, path: str | None = None, line: int | None = None,
 _TOML_PART = r"""\s*(?:"(?:[^"\\]|\\.)*"|'[^']*'|[A-Za-z0-9_-]+)\s*"""
 _TOML_KEY = re.compile(rf"({_TOML_PART}(?:\.{_TOML_PART})*)=")
 _TOML_TABLE = re.compile(rf"\s*(\[\[?)({_TOML_PART}(?:\.{_TOML_PART})*)\]")
+# What a line of TOML (that parsed) holds that may span lines or hide a bracket: a multi-line string (its
+# closing quotes may take one or two more), a one-line string or comment, a bracket, a line's end.
+_TOML_TOKENS = re.compile(r'"""(?:[^"\\]|\\.|""?(?!"))*"{3,5}|\'\'\'(?:[^\']|\'\'?(?!\'))*\'{3,5}|'
+                          r'"(?:[^"\\\n]|\\.)*"|\'[^\'\n]*\'|#[^\n]*|[\[\]{}\n]', re.DOTALL)
 
 
 def _toml_keys(text: str) -> dict[tuple, list[int]]:
     """The lines of the keys of ``text`` (TOML that parsed) by their path from the top, as
     ``_json_keys``': a [table]'s at its header, a key's under its table (``[recommendation.settings]``),
     a dotted key's and a one-line inline table's each part (an [[array of tables]]'s keys are no
-    option's). A line that opens as a key (or a header) does so only where the lines before it
-    parse: not in a multi-line string or array, whatever quotes a comment or a one-line string holds."""
+    option's). A line that opens as a key (or a header) does so only where it starts outside any value:
+    not in a multi-line string or array, whatever quotes a comment or a one-line string holds (read in one
+    pass: parsing the lines before each line again took a minute for 50 kB of keys)."""
     import tomllib
 
     out: dict[tuple, list[int]] = {}
     table: tuple | None = ()  # the path of the [table] the lines are in (None: an [[array of tables]]'s)
-    lines = text.splitlines(keepends=True)
-    for lineno, line in enumerate(lines, 1):
-        found = _TOML_KEY.match(line)
-        if not (found or line.lstrip().startswith("[")) or not _toml_whole("".join(lines[: lineno - 1])):
+    starts, offset = set(_toml_line_starts(text)), 0
+    for lineno, line in enumerate(text.splitlines(keepends=True), 1):
+        found, outside, offset = _TOML_KEY.match(line), offset in starts, offset + len(line)
+        if not (found or line.lstrip().startswith("[")) or not outside:
             continue
         if not found:
             header = _TOML_TABLE.match(line)  # (a header the pattern misses: its keys go unnamed)
@@ -1069,16 +1075,15 @@ def _toml_paths(entries: dict, above: tuple = ()):
             yield from _toml_paths(value, (*above, key))
 
 
-def _toml_whole(text: str) -> bool:
-    """Whether ``text`` parses as TOML (the lines before a line of a TOML file that did: not inside
-    a multi-line string or array)."""
-    import tomllib
-
-    try:
-        tomllib.loads(text)
-    except ValueError:
-        return False
-    return True
+def _toml_line_starts(text: str) -> Iterator[int]:
+    """Where the lines of ``text`` (TOML that parsed) that start outside any value start."""
+    yield 0
+    depth = 0
+    for token in _TOML_TOKENS.finditer(text):
+        t = token.group()
+        depth += (t == "[" or t == "{") - (t == "]" or t == "}")
+        if t == "\n" and depth == 0:
+            yield token.end()
 
 
 def _toml_error(exc: Exception, path: str, data: bytes) -> UabError:

@@ -59,7 +59,7 @@ def confidence_score(found: str) -> int | None:
     said), each bound from 1 to 10; none for a value between ("8.5", "8,5": the prompt asks an integer), a
     percentage or a scale other than 10."""
     value = _SCORE.fullmatch(found)
-    if value is None:
+    if value is None or len(found) > 4000:  # (Fraction, as int(), reads no more than 4,300 digits: no score)
         return None
     bounds = [Fraction(bound.replace(",", ".")) for bound in value.groups() if bound]
     if bounds == [1, 10] or len(bounds) == 2 and bounds[0] >= bounds[1]:  # the scale restated ("1-10"); no range ("9 - 5 = 4")
