@@ -55,7 +55,7 @@ def test_parse_confidence(text, score):
 @pytest.mark.parametrize("text, score", [
     ("Confidence: 7-9", 8), ("Confidence: 7 to 9", 8), ("Confidence: 7–9/10", 8), ("Confidence: 8.0", 8),
     ("Confidence: 8-9", 8), ("Confidence: 8 - 9", 8), ("Confidence: 9-10", 9), ("Confidence: 8,5", None),
-    ("Confidence: 8,5/10", None), ("Confidence: 1-10", None), ("Confidence: 9-12", None), ("Confidence: 0-2", None), ("Confidence: 9 - 5 = 4", None),
+    ("Confidence: 8,5/10", None), ("Confidence: 1-10", None), ("Confidence: 9-12", None), ("Confidence: 0-2", None), ("Confidence: 9 - 5 = 4", None), ("Confidence 1-10: 8", 8), ("Confidence 0 - 10: 7", 7),
 ])
 def test_a_range_or_a_comma_decimal_is_one_value_on_the_scale(text, score):
     """A range and a comma decimal read their first number ("8-9" and "8,5" were 8, "7-9" 7, a bare scale

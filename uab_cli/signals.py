@@ -25,7 +25,7 @@ VCS_INSTRUCTION = (
 # "Confidence: 8", "Confidence level: 8", "Confidence (1-10): 8", "confidence 8/10", "{confidence: 8}",
 # "Confidence: \boxed{8}" (a box only after a colon on its line: "with confidence.\n\n\boxed{7}" is an
 # answer), "Confidence in my answer: 8" (before a colon or a scale: "confidence in the answer 7" is prose),
-# "Confidence - 8" and "Confidence -- 8" (a dash set apart is no sign): the scale a model restates ("(1-10)",
+# "Confidence - 8" and "Confidence -- 8" (a dash set apart is no sign): the scale a model restates ("(1-10)", "1-10:",
 # "(scale 1-10)", "(out of 10)") is no score, and a sign is part of the number (-2 is no score), as a
 # percent sign is (10% is no score 10) and a scale other than 10 ("4/5", "3 out of 5", "4 of 5"). A range
 # ("8-9", "8 to 9") and a comma decimal ("8,5"; "8, 5" is a list) are one value, read by ``confidence_score``.
@@ -39,7 +39,7 @@ CONFIDENCE_PATTERN = (
     r"confidence(?:\s+in\s+(?:(?:my|the|this)\s+)?answer(?=[^\S\n]*[*_]*[:(\[]))?"  # "in my answer:": filler
     + _LEVEL +
     r"(?:\s*[(\[]\s*(?:out\s+of\s+10|(?:(?:on\s+a\s+)?scale(?:\s+(?:of|from))?\s+)?"
-    r"[01]\s*(?:-|\u2013|to)\s*10(?:\s+scale)?)\s*[)\]])?"
+    r"[01]\s*(?:-|\u2013|to)\s*10(?:\s+scale)?)\s*[)\]]|[^\S\n]+[01]\s*(?:-|\u2013)\s*10(?=[^\S\n]*:))?"  # "Confidence 1-10: 8"
     r"(?:(?:[^\w-]|--?(?=\s)){0,6}|[^\S\n]*[*_]*:[*_]*[^\S\n]*\$?\\(?:boxed|fbox)\s*\{\s*)"
     rf"(?P<value>-?{_VALUE}(?:{_TO}{_VALUE})?(?:\s*%|\s*{_SCALE}\s*\d+(?:\.\d+)?)?)"
 )
