@@ -581,6 +581,7 @@ _UNIT_TAIL = re.compile(rf"(?<![\\A-Za-z])({_UNIT}(?:\s+{_UNIT})*)(?:\s*\^\s*\{{
 # each reading on to the end (16 kB of "a a a … 1" took seconds); this finds where the match starts, in one pass
 _TINU = r"\.?(?:[A-Za-z]+/)*[A-Za-z]+"  # _UNIT reversed
 _UNIT_TAIL_REVERSED = re.compile(rf"\s*(?:\}}?[23]\{{?\s*\^\s*)?{_TINU}(?:\s+{_TINU})*(?![\\A-Za-z])")
+_WORD_THEN_SPACE = re.compile(r"\S+\s+")  # a word of an answer and the blanks after it
 _ORDINAL = re.compile(r"(?<=\d)\s*(?:\^\s*\{\s*(?:st|nd|rd|th)\s*\}|\^?(?:st|nd|rd|th)(?![A-Za-z]))")
 _UNICODE = str.maketrans({"\u2013": "-", "\u03c0": "\\pi ", "\u221e": "\\infty ", "\u00d7": "\\times ",
                           "\u22c5": "\\cdot ", "\u00b7": "\\cdot ", "\u2264": "\\le ", "\u2265": "\\ge ",
@@ -741,7 +742,7 @@ def _drop_units(a: str) -> str:
     # "4 x y"): the unit, if any, is the words after it ("a" is the article: "5 a day"); counted, not sliced
     # off one at a time (40 kB of "x y x y …" took seconds)
     while len(words) - skipped > 1 and a[start] != "a" and _variable(words[skipped], glued=not a[start - 1].isspace()):
-        start, skipped = re.compile(r"\S+\s+").match(a, start).end(), skipped + 1
+        start, skipped = _WORD_THEN_SPACE.match(a, start).end(), skipped + 1
     words = words[skipped:]
     tail = "".join(words)
     # a capitalised word written onto it opens the next sentence ("Answer: 56Yes."): no product of variables
