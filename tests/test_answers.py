@@ -1191,6 +1191,49 @@ def test_a_bare_no_before_a_number_denies_it_only_where_the_answer_follows(text,
     assert extract_answer(text, MATH) == expected
 
 
+@pytest.mark.parametrize("text, expected", [
+    ("La respuesta no es 49", None), ("La respuesta no es 49.", None), ("Ответ не 49", None), ("答案不是49", None),
+    ("答案不是49。", None), ("La réponse n'est pas 49.", None), ("Jibu si 49.", None), ("คำตอบไม่ใช่ 49", None),
+    ("คำตอบไม่ใช่49", None), ("答えは49ではない", None), ("答えは49ではありません。", None), ("উত্তর 49 নয়।", None),
+    ("উত্তর হল ৪৯ নয়।", None), ("উত্তর 49 ন\u09df।", None), ("సమాధానం 49 కాదు.", None), ("The answer isn't 49.", None),
+    ("Die Antwort ist nicht 49", None), ("The answer is not 49", None),
+    # a correction after it is the answer
+    ("La respuesta no es 49, es 50.", "50"), ("Ответ не 49, а 50.", "50"), ("Ответ не 49. Это 50.", "50"),
+    ("La réponse n'est pas 49, c'est 50.", "50"), ("La réponse n'est pas 49. C'est 50.", "50"), ("Jibu si 49, ni 50.", "50"),
+    ("答案不是49，是50。", "50"), ("答えは49ではなく50です。", "50"), ("คำตอบไม่ใช่ 49 แต่เป็น 50", "50"),
+    ("The answer isn't 49, it is 50.", "50"), ("Die Antwort ist nicht 49. Es ist 50.", "50"),
+    # the marker before the denial states the answer
+    ("Respuesta: 48. La respuesta no es 49.", "48"), ("答案：48。答案不是49。", "48"), ("Jibu ni 48. Jibu si 49.", "48"),
+])
+def test_mgsm_languages_a_negated_verb_denies_the_value(text, expected):
+    """"La respuesta no es 49", "Ответ не 49", "答案不是49", "Jibu si 49", "答えは49ではない" read 49, where "The answer is
+    not 49" reads no answer: a language's negated verb (before the value, or after it where the verb comes last) after
+    its answer word denies the value as "is not" does, and a correction after it is the answer."""
+    assert extract_answer(text, MATH) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("La respuesta es no 49.", None), ("La respuesta es no 49", None), ("The answer is no 5.", None),
+    ("La respuesta es no 49, sino 50.", "50"), ("La respuesta es no.", "no"), ("The answer is no 5 is prime", "no5"),
+])
+def test_a_bare_no_before_a_number_that_ends_the_sentence_denies_it(text, expected):
+    """"La respuesta es no 49." read `no49`, a vote class no answer is: a bare "no" before a number that ends its
+    sentence denies it, as "no es 49" does; with the sentence going on ("no 5 is prime") it is still the answer "no"."""
+    assert extract_answer(text, MATH) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("คำตอบคือ 18 ชิ้น, และ 3 ชิ้น", "18,3"), ("คำตอบคือ 18 ชิ้น,และ 3 ชิ้น", "18,3"), ("คำตอบคือ 18, และ 3", "18,3"),
+    ("The answer is 1, 2, and 3.", "1,2,3"), ("Die Antwort ist 18 Äpfel, und 3 Birnen.", "18,3"),
+    ("Ответ — 18 яблок, и 3 груши.", "18,3"), ("答案是18个，和3个", "18,3"),
+    ("The answer is 18, and we are done.", "18"), ("คำตอบคือ 18 ชิ้น, และเราได้ 3 ชิ้น", "18"),  # a word: next clause
+])
+def test_a_comma_before_and_goes_on_with_the_list(text, expected):
+    """"คำตอบคือ 18 ชิ้น, และ 3 ชิ้น" read 18 (and "The answer is 1, 2, and 3." `1,2`): a comma before "and" and a
+    number cut the list, where "18 ชิ้น และ 3 ชิ้น" reads `18,3`."""
+    assert extract_answer(text, MATH) == expected
+
+
 @pytest.mark.parametrize("text", [
     "Respuesta final: 18. Comprobación: 18 - 7 = 11", "La respuesta final es 18. Comprobación: 18 - 7 = 11",
     "Réponse finale : 18. Vérification : 18 - 7 = 11", "Endgültige Antwort: 18. Probe: 18 - 7 = 11",

@@ -82,14 +82,6 @@ _ANSWER_WORD = "|".join((_APART if opener is not None else "") + f"(?:{'|'.join(
                         for words, _, opener in _ANSWER_ABROAD)  # too ("majibu ni A" is none)
 _ANSWER_IS = "|".join(is_ for _, is_, _ in _ANSWER_ABROAD)
 _SPACED = [(words, is_, opener) for words, is_, opener in _ANSWER_ABROAD if opener is not None]
-# (the spaced words under one look at their first letters, then _APART; the ones opening a line under one "^")
-_MARKER = re.compile(rf"(?:final\s+answer|the\s+answer)[\s*]*(?:is{_ADVERB}|:|=)|^(?:[^\S\n]|[*#>-])*answer[\s*]*(?:is{_ADVERB}|:|=)|"
-                     r"####|" + _opening(*(opener or words[0] for words, _, opener in _SPACED)) + _APART + "(?:"
-                     + "|".join(rf"{opener}(?:{'|'.join(words)})[\s*]*(?:{is_}){_ENDS}" for words, is_, opener in _SPACED) + ")|"
-                     + "|".join(rf"(?:{'|'.join(words)})[\s*]*(?:{is_})" for words, is_, opener in _ANSWER_ABROAD if opener is None)
-                     + r"|^(?:[^\S\n]|[*#>-])*(?:final\s+answer[\s*]*$|"  # a heading: "### Final Answer", the answer below it
-                     + "|".join(rf"(?:{'|'.join(words)})[\s*]*(?:(?:{is_}){_ENDS}|:|=)" for words, is_, _ in _ANSWER_ABROAD) + ")",
-                     re.IGNORECASE | re.MULTILINE)
 _LAST_SPAN = re.compile(r"(?<!\\)\$((?:\\\$|[^$])+)(?<!\\)\$|\\\(((?:(?!\\\().)+?)\\\)")
 _ENUMERATOR = re.compile(r"^(?:[^\S\n]|[*#])*\d+\.(?!\d)", re.MULTILINE)  # "**5. FORMAT:**" is no answer
 # the repeating digits of a decimal: 0.\overline{5}, 0.1\bar{6}, 0.\dot{3}, 0.\dot{1}4\dot{2} (142 repeats)
@@ -121,9 +113,11 @@ _CONNECTIVE = re.compile(
 # a list's next item ("2 and 3", "18 apples and 3 pears", "x and y": a number or a letter follows; "0 or pi", "2 and
 # sqrt(3)": math's word, ``_MATH_WORDS``, or a function's name before its bracket, follows)
 _AND_CLAUSE = re.compile(rf"\s(?:and|or|{_AND_ABROAD}|{_AND_NUMBERS})\s+([^\W\d_]{{2,}})(?![^\W\d_]|\s*\()", re.IGNORECASE)
-# a list going on past words of another script, its unit: "18 яблок и 3 груши", "18 ลูกและ 3 ลูก" (a number after "and")
-_LIST_GOES_ON = re.compile(rf"(?:\s+(?:(?![\u0900-\u0e7f])[^\W\d_]|[\u0900-\u0e7f])+)*?"
-                           rf"(?:\s+(?:{_AND_ABROAD})\s+|\s*(?:{_AND_UNSPACED})\s*)(?=-?\.?\d)", re.IGNORECASE)
+# "and" before a number, the list going on ("18 ลูกและ 3 ลูก"), after a comma too ("1, 2, and 3", "18 ชิ้น, และ 3 ชิ้น")
+_AND_THEN_NUMBER = rf",?(?:\s+(?:and|{_AND_ABROAD})\s+|\s*(?:{_AND_UNSPACED})\s*)(?=-?\.?\d)"
+_COMMA_LISTS_ON = re.compile(_AND_THEN_NUMBER, re.IGNORECASE)
+# a list going on past words of another script, its unit: "18 яблок и 3 груши", "18 ลูกและ 3 ลูก"
+_LIST_GOES_ON = re.compile(rf"(?:\s+(?:(?![\u0900-\u0e7f])[^\W\d_]|[\u0900-\u0e7f])+)*?{_AND_THEN_NUMBER}", re.IGNORECASE)
 _DIGIT = re.compile(r"\d")
 _OPEN, _CLOSE = "([{", ")]}"
 # a word of a script other than Latin or Greek after a space ends an answer too: its unit ("Ответ — 18 яблок"), or
@@ -141,37 +135,62 @@ _VERB = re.compile(r"\s(?:is|are|was|equals|be)\s", re.IGNORECASE)
 # that ends its clause, or a denied value ("not 49"); a reason may follow it ("incorrect because 3 + 4 = 8"), or the
 # next sentence may restate the answer ("The answer is not 49. It is 50."). In English and MGSM's languages ("Die
 # Antwort ist falsch, 7", "La respuesta es incorrecta porque …", "Ответ — не 49, а 50", "Die Antwort ist nicht 49. Es
-# ist 50."): the word "not" (None: the language denies in its verb, "Jibu si 49", "答案不是"), the verdicts, a reason's
-# words, and what opens a sentence that restates the answer (after a denial only: None where the language has no "not").
+# ist 50."): the words that deny a value before it, "not" or, where the language denies in its verb, the negated verb
+# ("La respuesta no es 49", "La réponse n'est pas 49", "Jibu si 49", "答案不是49", "คำตอบไม่ใช่ 49": the answer's word
+# before it marks the answer as before "is", ``_NEGATED``), the verdicts, a reason's words (None: none listed), and what
+# opens a sentence that restates the answer (after a denial only; None: none listed).
 _REMARKS = (
-    ("not", r"correct|incorrect|wrong|right|given(?!\s+(?:as|by)\b)|unknown|unclear", r"because|since|as|given",
+    (r"not|n['\u2019]t", r"correct|incorrect|wrong|right|given(?!\s+(?:as|by)\b)|unknown|unclear", r"because|since|as|given",
      r"it(?:\s+is|'s|\u2019s|\s+should\s+be|\s+must\s+be)|the\s+(?:correct|right|actual)\s+(?:answer|value)\s+is"),
     ("nicht", r"richtig|korrekt|falsch|inkorrekt|unbekannt|unklar", r"weil|da|denn",
      r"(?:es|sie)\s+(?:ist|lautet)|die\s+(?:richtige|korrekte|tatsächliche)\s+antwort\s+(?:ist|lautet)"),
     (r"no\s+es|no", r"correct[ao]|incorrect[ao]|err[óo]ne[ao]|equivocad[ao]|desconocid[ao]", r"porque|ya\s+que|pues",
      r"es|la\s+respuesta\s+(?:correcta|real)\s+es"),
-    ("pas", r"correcte|incorrecte|fausse|faux|inconnue", r"car|parce\s+que|puisque",
+    (r"n['\u2019]est\s+pas|pas", r"correcte|incorrecte|fausse|faux|inconnue", r"car|parce\s+que|puisque",
      r"c['\u2019]est|elle\s+est|la\s+(?:bonne\s+r[ée]ponse|r[ée]ponse\s+correcte)\s+est"),
     ("не", r"(?:не)?(?:верн(?:ый|ое|о)|верен|правильн(?:ый|ое|о))|неизвестн(?:ый|ое|о)|неизвестен",
      r"потому\s+что|так\s+как|поскольку", r"это|(?:правильный|верный)\s+ответ\s*[—–]?"),
-    (None, r"sahihi|makosa|kosa", r"kwa\s+sababu", None), (None, r"不?正确的?|错误的?|不对", r"因为", None),
+    ("si", r"sahihi|makosa|kosa", r"kwa\s+sababu", None), ("不是", r"不?正确的?|错误的?|不对", r"因为", None),
+    ("ไม่ใช่", None, None, None),
 )
+# the languages that put the verb last deny after the value: Japanese, Bengali ("নয়", its "য়" composed or not), Telugu
+# ("答えは49ではない", "উত্তর 49 নয়", "సమాధానం 49 కాదు"; "答えは49ではなく50です" states 50)
+_NOT_AFTER = re.compile(r"\s*(?:では(?:ない|なく|ありません)|じゃない|ন(?:\u09df|\u09af\u09bc)|కాదు)")
 _NOT = "|".join(not_ for not_, _, _, _ in _REMARKS if not_)
 # Spanish's bare "no" is also an answer, English's ("The answer is no 5 is prime" is `no5`): before a number it denies
-# the number only where the answer is stated after it ("no 49, sino 50", "no 49. Es 50."; "no es 49" denies always)
+# the number only where the number ends its sentence ("no 49.") or the answer is stated after it ("no 49, sino 50", "no
+# 49. Es 50."; "no es 49" denies always)
 _NOT_OR_ANSWER = "no"
-_VERDICT = re.compile(rf"(?=[^\W\d_])(?:(?:{_NOT})\s+)?(?:{'|'.join(verdicts for _, verdicts, _, _ in _REMARKS)})(?![\w-])|"
+_VERDICT = re.compile(rf"(?=[^\W\d_])(?:(?:{_NOT})\s+)?(?:{'|'.join(verdicts for _, verdicts, _, _ in _REMARKS if verdicts)})(?![\w-])|"
                       r"not(?![\w-])", re.IGNORECASE)  # "is given as 50" states 50; Spanish's "no" alone is an answer; a
                       # letter first, looked at once: an answer opening with a number tries no word
-_DENIAL = re.compile(rf"(?:{_NOT})\s+(?=\$?-?\.?\d|\$|\\\(|-?\\[dtc]?frac)", re.IGNORECASE)  # what _NUMBER opens with
+# (a space after the word, none needed after one of a script written without spaces: "答案不是49")
+_DENIAL = re.compile(rf"(?:{_NOT})(?:\s+|(?<=[{_UNSPACED}])\s*)(?=\$?-?\.?\d|\$|\\\(|-?\\[dtc]?frac)",  # what _NUMBER
+                     re.IGNORECASE)  # opens with
 _REMARK_JOINT = re.compile(r"(?:[\s,:;%°]|\\%|[-\u2013\u2014](?![.\d]))*")  # ", ", ": ", " - " (not "-3"), a denied "49%"
-_REASON = re.compile(rf"\s*(?:{'|'.join(reasons for _, _, reasons, _ in _REMARKS)})(?![\w-])", re.IGNORECASE)
-_IN_WORDS = re.compile(r"(?:(?![\u0370-\u03ff])[^\W\d_]){2}|" + _OTHER_SCRIPT.pattern)  # Greek's letters are variables
+_REASON = re.compile(rf"\s*(?:{'|'.join(reasons for _, _, reasons, _ in _REMARKS if reasons)})(?![\w-])", re.IGNORECASE)
+# two letters (Greek's are variables), an apostrophe between them too ("c'est 50")
+_IN_WORDS = re.compile(r"(?![\u0370-\u03ff])[^\W\d_]['\u2019]?(?![\u0370-\u03ff])[^\W\d_]|" + _OTHER_SCRIPT.pattern)
 # a denial's sentence ended, the next restating the answer: "The answer is not 49. It is 50.", "… It's 50",
 # "… The correct answer is 50", "… Es ist 50."; a value must open what follows ("It is the largest." states none)
 _CORRECTION = re.compile(r"\s*(?:[.!;]\s+|\n\s*)(?:" + "|".join(again for _, _, _, again in _REMARKS if again) + ")"
                          + _ADVERB + r"[\s*:]*(?=\$|\\\(|-?\.?\d|-?\\[dtc]?frac)", re.IGNORECASE)
 _SPAN_OPEN = re.compile(r"\$|\\\(")
+# a negated verb after a language's answer word, as its "is" is: a denial and its value, or a value and a denial after it
+# ("La respuesta no es 49", "Ответ не 49", "答案不是49", "উত্তর 49 নয়"; English's "is" before "n't 49"); the marker ends
+# before it, ``_remark`` reads it
+_NEGATED = rf"(?=[\s*]*(?:{_DENIAL.pattern}|(?:{_NUMBER.pattern}){_NOT_AFTER.pattern}))"
+# (the spaced words under one look at their first letters, then _APART; the ones opening a line under one "^")
+_MARKER = re.compile(rf"(?:final\s+answer|the\s+answer)[\s*]*(?:is{_ADVERB}|is{_NEGATED}|:|=)|^(?:[^\S\n]|[*#>-])*answer[\s*]*(?:is{_ADVERB}|:|=)|"
+                     r"####|" + _opening(*(opener or words[0] for words, _, opener in _SPACED)) + _APART + "(?:"
+                     + "|".join(rf"{opener}(?:{'|'.join(words)})(?:[\s*]*(?:{is_}){_ENDS}|{_NEGATED})"
+                                for words, is_, opener in _SPACED) + ")|"
+                     + "|".join(rf"(?:{'|'.join(words)})(?:[\s*]*(?:{is_})|{_NEGATED})"
+                                for words, is_, opener in _ANSWER_ABROAD if opener is None)
+                     + r"|^(?:[^\S\n]|[*#>-])*(?:final\s+answer[\s*]*$|"  # a heading: "### Final Answer", the answer below it
+                     + "|".join(rf"(?:{'|'.join(words)})(?:[\s*]*(?:(?:{is_}){_ENDS}|:|=)|{_NEGATED})"
+                                for words, is_, _ in _ANSWER_ABROAD) + ")",
+                     re.IGNORECASE | re.MULTILINE)
 
 
 def _closing(text: str, i: int) -> int | None:
@@ -240,7 +259,7 @@ def _clause(t: str, prose: bool = True) -> str:
         elif c in "!?;" or (c == "." and (i + 1 == len(t) or t[i + 1].isspace())
                              and not _ABBREVIATION.search(t, 0, i)):
             return t[:i]
-        elif prose and c == "," and _NEXT_CLAUSE.match(t, i + 1):
+        elif prose and c == "," and _NEXT_CLAUSE.match(t, i + 1) and not _COMMA_LISTS_ON.match(t, i):
             return t[:i]
         elif prose and c.isspace() and i > resume:
             if _CONNECTIVE.match(t, i) or _and_clause(t, i):
@@ -348,27 +367,34 @@ def _marked(text: str, math: bool = True) -> str | None:
         for value in (_stated(rest), denial and _corrected(tail[len(line) - len(rest):])):
             if value and normalize_math(value):
                 return value
-        if denial.lower() == _NOT_OR_ANSWER:  # "no 5" with no answer stated after it: the answer
-            return _after_marker(tail)
+        if denial.lower() == _NOT_OR_ANSWER and _sentence(rest):  # "no 5 is prime", no answer stated after it:
+            return _after_marker(tail)  # the answer; "no 49." ending its sentence denies 49
         denied = denied or bool(denial)
     return _DENIED if denied else None
 
 
 def _remark(line: str) -> tuple[str, str] | None:
     """The rest of ``line`` (what follows "the answer is") after the remark on the answer that opens
-    it, and the word denying a value where the remark denies one: "not 49" (a number or math span), else ""
+    it, and the word denying a value where the remark denies one: "not 49" (a number or math span), "49ではない", else ""
     for a verdict that ends its clause ("correct.", "wrong, …", "incorrect because …", "given in …", not
     "right angle"); None where no remark opens it."""
     if denial := _DENIAL.match(line):
-        i = denial.end()
-        span = _LAST_SPAN.match(line, i)  # "not $49$", not dollars ("not $49, it is $50")
-        if value := span if span and not _currency(span.group(1) or "") else _NUMBER.match(line, i + line.startswith("$", i)):
-            return line[value.end():], denial.group().strip()
+        if value := _value_at(line, denial.end()):
+            return line[value:], denial.group().strip()
+    elif (value := _value_at(line, 0)) and (denial := _NOT_AFTER.match(line, value)):  # "49ではない"
+        return line[denial.end():], denial.group().strip()
     if verdict := _VERDICT.match(line):
         rest = line[verdict.end():]
         if re.match(r"\s*(?:[^\w\s$\\]|$)", rest) or _CONNECTIVE.match(rest) or _REASON.match(rest):
             return rest, ""
     return None
+
+
+def _value_at(line: str, i: int) -> int | None:
+    """Where the number or math span at ``line[i]`` ends ("49", "$49$", not dollars: "$49, it is $50"), if one is there."""
+    span = _LAST_SPAN.match(line, i)
+    value = span if span and not _currency(span.group(1) or "") else _NUMBER.match(line, i + line.startswith("$", i))
+    return value.end() if value else None
 
 
 def _corrected(after: str) -> str | None:
@@ -378,12 +404,17 @@ def _corrected(after: str) -> str | None:
     return _after_marker(after[m.end():]) if (m := _CORRECTION.match(after)) else None
 
 
+def _sentence(rest: str) -> str:
+    """What the sentence goes on with after a remark's value or verdict (``rest``), its joint (", ", ": ") dropped."""
+    return _clause(rest[_REMARK_JOINT.match(rest).end():], prose=False).strip()
+
+
 def _stated(rest: str) -> str | None:
     """The answer stated after a remark on it, in the remark's sentence: what opens it, read as after
     "the answer is" (": $\\frac{1}{2}$", ", x+1"), or in words its first math span or number (", it is
     50", " but 50"); none after a reason ("because 3 + 4 = 8") or where the sentence ends."""
     rest = rest[_REMARK_JOINT.match(rest).end():]
-    if _REASON.match(rest) or not (sentence := _clause(rest, prose=False).strip()):
+    if _REASON.match(rest) or not (sentence := _sentence(rest)):
         return None
     if not _IN_WORDS.match(sentence):
         return _after_marker(rest)
@@ -616,7 +647,7 @@ _SCALES = {"hundred": 100, "thousand": 10**3, "million": 10**6, "billion": 10**9
 # "2 and 3", "2, or 3", and MGSM's languages' "and" (``_AND_ABROAD``): "18 Äpfel und 3 Birnen", "18 manzanas y 3 peras"
 # (group 1: the number and its unit's words before "y", kept), "18个苹果和3个梨" and "18個と3個" are "18 apples and 3 pears"
 _AND_WORDS = rf"and|or|{_AND_ABROAD}"
-_AND_UNSPACED_OR_NUMBERS = (rf"(?<=[^\W_])\s*(?:{_AND_UNSPACED})\s*(?=-?\d)|"
+_AND_UNSPACED_OR_NUMBERS = (rf"(?<=[^\W_])(?:\s*,)?\s*(?:{_AND_UNSPACED})\s*(?=-?\d)|"
                             rf"(?<=[\dつ\u30a0-\u30ff\u4e00-\u9fff])\s*{_AND_AFTER_COUNTER}\s*(?=-?\d)|"
                             rf"(\d(?:\s+[^\W\d_]{{2,}})*)\s+(?:{_AND_NUMBERS})\s+(?=-?\.?\d)")
 # (a spaced one from where no space precedes: else a run of spaces is read to its end from each of its spaces, 60 kB
