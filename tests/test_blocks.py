@@ -154,11 +154,16 @@ def test_workers_are_at_most_one_per_block(monkeypatch, setting, size, expected)
     assert blocks.workers(size) == expected
 
 
-def test_bad_worker_count_is_a_usage_error(tmp_path, monkeypatch):
-    monkeypatch.setenv("UAB_WORKERS", "many")
+@pytest.mark.parametrize("setting", ["many", "0", "-3", "1_0", "²"])
+def test_bad_worker_count_is_a_usage_error(tmp_path, monkeypatch, setting):
+    """A count that is no whole number >= 1 names the variable; 0 and -3 ran one process, silently,
+    and 1_0 (Python's int reads it) ten."""
+    monkeypatch.setenv("UAB_WORKERS", setting)
     path = write_jsonl(tmp_path / "p1.jsonl", sampled_rows(3))
     result = cli(["vote", path, "-o", str(tmp_path / OUT)])
-    assert result.exit_code == 2 and "UAB_WORKERS must be a whole number" in result.stderr
+    assert result.exit_code == 2, result.stderr
+    assert f"error: UAB_WORKERS must be a whole number >= 1, got {setting!r}" in result.stderr
+    assert not (tmp_path / OUT).exists()
 
 
 @settings(max_examples=200, deadline=None)

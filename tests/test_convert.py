@@ -723,6 +723,8 @@ def test_read_table_errors(tmp_path):
     (tmp_path / "folder.jsonl").mkdir()
     with pytest.raises(UabError, match="cannot read: "):  # it exists: not "no such file"
         read_table(tmp_path / "folder.jsonl")
+    with pytest.raises(UabError, match="cannot read: File name too long"):  # was an OSError traceback
+        read_table(tmp_path / ("a" * 300 + ".jsonl"))
 
 
 def test_read_table_parquet(tmp_path):

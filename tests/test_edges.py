@@ -1157,3 +1157,28 @@ def test_simulate_check_refused_is_one_line_without_notes_on_the_pool(tmp_path, 
     assert result.exit_code == 2 and len(result.stderr.splitlines()) == 1, result.stderr
     assert result.stderr.startswith("error: ") and says in result.stderr and "note:" not in result.stderr
     assert not (tmp_path / "chk.jsonl").exists()
+
+
+@pytest.mark.parametrize("given, option", [
+    (["--vote-rules", ""], "--vote-rules"),  # replayed majority alone, silently
+    (["--vote-rules", "majority,,weighted"], "--vote-rules"),
+    (["--allocators", "uab,"], "--allocators"),
+    (["--allocators", ""], "--allocators"),  # replayed uniform alone, silently
+    (["--signals", ""], "--signals"),  # the pool's own signal, as if not given
+    (["--budgets", "1,,2"], "--budgets"),
+    (["--vote-temperature", "0.1,,0.2"], "--vote-temperature"),
+    (["--targets", "50,"], "--targets"),
+])
+def test_simulate_lists_with_an_empty_item_are_refused_naming_the_option(tmp_path, given, option):
+    """An empty item of a comma-separated list was dropped: `a,,b` read as `a,b`, and an empty
+    list as the reference alone or the default."""
+    pool = write_jsonl(tmp_path / "p.jsonl", _sampled())
+    result = cli(["simulate", pool, "--seeds", "1", "-o", str(tmp_path / "r.jsonl"), *given])
+    lines = result.stderr.strip().splitlines()
+    assert result.exit_code == 2 and len(lines) == 1, result.stderr
+    assert lines[0] == f"error: {option} takes comma-separated {_LIST_ITEMS[option]}, got {given[1]!r}: an empty item"
+    assert not (tmp_path / "r.jsonl").exists()
+
+
+_LIST_ITEMS = {"--vote-rules": "names", "--allocators": "names", "--signals": "names", "--budgets": "integers",
+               "--vote-temperature": "numbers", "--targets": "numbers"}

@@ -180,3 +180,29 @@ def test_adaptive_reusing_part_of_a_checkpoint_shows_every_phase2_sample_it_draw
     assert [line for line in lines if line.startswith("phase2: ")][-1].startswith(
         f"phase2: {drawn['samples']}/{drawn['samples']} samples done in ")
     assert f" {drawn['completion_tokens']} tok, " in [line for line in lines if line.startswith("phase2: ")][-1]
+
+
+@pytest.mark.parametrize("interval", [float("inf"), 1e300])
+def test_an_endless_interval_prints_only_each_stages_last_line_and_the_ticker_sleeps_as_a_lock_can(interval):
+    """``UAB_PROGRESS_INTERVAL=inf`` (or 1e300) is accepted, so the ticker waits at most what a lock
+    takes: it waited ``inf`` seconds, an OverflowError traceback in its thread."""
+    import threading
+
+    timeouts = []
+
+    class Stop(threading.Event):
+        def wait(self, timeout=None):
+            timeouts.append(timeout)
+            threading.Lock().acquire(True, timeout)  # a free lock: at once, but an overlong timeout raises as Event's
+            return True  # stopped: the ticker ends
+
+    bar, out, clock = progress(interval=interval)
+    bar._stop = Stop()
+    bar._tick()
+    assert len(timeouts) == 1
+    with bar:
+        bar.stage("phase1", 2)
+        for t in (5.0, 1e6):
+            clock.now = t
+            bar.sample({}, {"n_tokens": 1})
+    assert out.getvalue().splitlines() == ["phase1: 2/2 samples done in 277:46:40, 2 tok, 0.0 tok/s"]

@@ -54,10 +54,10 @@ def workers(size: int | None = None) -> int:
     process may use, at most one per block (``None``: a size not known)."""
     value = os.environ.get("UAB_WORKERS")
     if value:
-        try:
-            n = max(1, int(value))
-        except ValueError:
-            raise UabError(f"UAB_WORKERS must be a whole number, got {value!r}") from None
+        digits = value.strip()
+        if not (digits.isascii() and digits.isdigit() and int(digits) >= 1):  # '0', '-3', '1_0', '²' are none
+            raise UabError(f"UAB_WORKERS must be a whole number >= 1, got {value!r}")
+        n = int(digits)
     else:
         n = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     return n if size is None else max(1, min(n, -(-size // _BLOCK)))

@@ -794,13 +794,18 @@ def pool(ctx: typer.Context, input: In,
         err.print(f"what it cost in {os.path.join(output, runs.SUMMARY)}", markup=False)
 
 
-def _csv(text: str) -> list[str]:
-    return [t.strip() for t in text.split(",") if t.strip()]
+def _csv(text: str, option: str, what: str = "names") -> list[str]:
+    """A comma-separated option value's items (``what`` they are); an empty one (``""``, ``a,,b``,
+    ``a,``) is an error naming ``option``."""
+    items = [t.strip() for t in text.split(",")]
+    if not all(items):
+        raise UabError(f"{option} takes comma-separated {what}, got {text!r}: an empty item")
+    return items
 
 
 def _ints(text: str, option: str) -> list[int]:
     try:
-        return [int(t) for t in _csv(text)]
+        return [int(t) for t in _csv(text, option, "integers")]
     except ValueError:
         raise UabError(f"{option} takes comma-separated integers, got {text!r}") from None
 
@@ -812,7 +817,7 @@ def _budgets(text: str | None) -> list[int] | None:
 
 def _floats(text: str, option: str) -> list[float]:
     try:
-        values = [float(t) for t in _csv(text)]
+        values = [float(t) for t in _csv(text, option, "numbers")]
     except ValueError:
         values = []
     if not values:
@@ -884,6 +889,8 @@ def simulate(
     if check is not None:
         return _check_recommendations(ctx, pool, check, budgets, seeds, output, quiet)
     accuracies = _targets(targets)
+    replayed, rules = _csv(allocators, "--allocators"), _csv(vote_rules, "--vote-rules")
+    chosen_signals = [] if signals is None else _csv(signals, "--signals")  # []: the pool's own
     check_output(output)
     check_apart(output, POOL=runs.pool_file(pool))
     records, pool_name = _pool(pool)
@@ -895,13 +902,12 @@ def simulate(
              for t in _floats(signal_temperature, "-T/--signal-temperature")]
     vote_temps = [from_params(Vote, {"vote_temperature": t}).temperature  # checked like vote's
                   for t in _floats(vote_temperature, "--vote-temperature")]
-    rules = _csv(vote_rules)
     if "vote_temperature" in _given(ctx) or "vote_temperature" in ctx.meta.get("uab.from_file", ()):
         Vote.check_candidates(vote_temps, rules, vote_signal, pipeline.default_signal(records[0]))
     rule = from_params(Vote, {**ctx.params, "vote_signal": vote_signal, "vote_temperature": None})
-    hard = Allocation.replayed(ctx.params, _csv(allocators))
+    hard = Allocation.replayed(ctx.params, replayed)
     gain, exit_test = hard.gain, (hard.exit_test, hard.exit_nmax)
-    rows = list(evaluation.simulate(records, _budgets(budgets), _csv(allocators), _csv(signals or ""),
+    rows = list(evaluation.simulate(records, _budgets(budgets), replayed, chosen_signals,
                                     seeds, temps if len(temps) > 1 else temps[0], gain, vote_rules=rules,
                                     vote=rule, vote_temperatures=vote_temps, recommendations=True, analyses=True,
                                     targets=accuracies, price=price, exit_test=exit_test,

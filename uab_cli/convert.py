@@ -1104,8 +1104,12 @@ def read_table(path: str | Path, columns: str | None = None, preset: str | None 
         kinds = ", ".join(READERS)
         raise UabError(f"unsupported file type {suffix or '(none)'!r}; expected one of: {kinds}", path=str(path))
     _no_columns(path, suffix, names)
-    if not path.exists():
-        raise UabError("no such file", path=str(path))
+    try:
+        path.stat()
+    except (FileNotFoundError, NotADirectoryError):
+        raise UabError("no such file", path=str(path)) from None
+    except OSError as exc:  # a name too long, a loop of links, no permission on the way
+        raise UabError(f"cannot read: {exc.strerror}", path=str(path)) from None
     if suffix == ".parquet":
         return _read_parquet(path)
     try:  # a FIFO reads as a file does; a directory, or no permission, is an error naming it

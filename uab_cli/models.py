@@ -72,9 +72,9 @@ def resolve_model(model: str | None) -> ResolvedModel:
     if not model:
         raise UabError("the model name is empty")
     local = Path(model).expanduser()
-    if local.is_dir():
+    if os.path.isdir(local):  # os.path's: a name too long for a path is none, not an OSError
         return ResolvedModel(local.resolve().name, str(local.resolve()), None)
-    if local.is_file():
+    if os.path.isfile(local):
         if local.suffix.lower() != ".gguf":
             raise UabError(
                 f"{model}: a model file must be a .gguf; pass a model directory otherwise"

@@ -24,10 +24,12 @@ from .errors import UabError
 
 INTERVAL_ENV = "UAB_PROGRESS_INTERVAL"
 DEFAULT_INTERVAL = 10.0
+_MAX_WAIT = 3600.0  # the ticker's longest sleep: a longer one (inf) overflows, and it looks again when it wakes
 
 
 def interval_from_env() -> float:
-    """Seconds between plain progress lines: ``$UAB_PROGRESS_INTERVAL`` or 10 (0: every sample)."""
+    """Seconds between plain progress lines: ``$UAB_PROGRESS_INTERVAL`` or 10 (0: every sample; ``inf``:
+    none but each stage's last)."""
     text = os.environ.get(INTERVAL_ENV, "").strip()
     if not text:
         return DEFAULT_INTERVAL
@@ -158,7 +160,7 @@ class StageProgress:
 
     def _tick(self) -> None:
         """Print on time while samples are slow to arrive."""
-        while not self._stop.wait(max(0.1, self.last + self.interval - self.clock())):
+        while not self._stop.wait(min(_MAX_WAIT, max(0.1, self.last + self.interval - self.clock()))):
             self._maybe_print()
 
 

@@ -78,6 +78,12 @@ def test_non_gguf_file_and_missing_path_are_user_errors(tmp_path):
         resolve_model(str(tmp_path / "weights.bin"))
     with pytest.raises(UabError, match="no such model"):
         resolve_model(str(tmp_path / "absent"))
+
+
+def test_a_model_path_too_long_for_the_system_is_no_such_model(tmp_path):
+    """A name longer than a path may be: one line, not pathlib's OSError (ENAMETOOLONG) traceback."""
+    with pytest.raises(UabError, match="no such model file or directory"):
+        resolve_model(str(tmp_path / ("m" * 300)))
     with pytest.raises(UabError, match="no such model"):
         resolve_model("absent.gguf")
 
