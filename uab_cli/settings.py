@@ -116,9 +116,11 @@ class Generation:
     derived: frozenset = field(default=frozenset(), compare=False, repr=False)
 
     # Fields that do not change what a drawn sample is: a rerun may change them (another
-    # --judge-max-tokens asks the judge again: ``runs._judge_once``); and ``engine``, the backend's
-    # engine options a sampling stage records beside these fields (``pipeline.drawn_info``).
-    SAMPLE_FREE: ClassVar[frozenset[str]] = frozenset({"too_long", "judge_max_tokens", "engine"})
+    # --judge-max-tokens asks the judge again: ``runs._judge_once``); and what a sampling stage
+    # records beside these fields (``pipeline.drawn_info``): ``engine``, the backend's engine
+    # options, and ``model_package``, the distribution that supplied the model's file (the same
+    # file from the uab cache records none).
+    SAMPLE_FREE: ClassVar[frozenset[str]] = frozenset({"too_long", "judge_max_tokens", "engine", "model_package"})
 
     def __post_init__(self) -> None:
         check_fields(self)
@@ -559,7 +561,7 @@ class Configured(FileValues):
 
 # The entries of a config section beside its options' (as ``info`` names them): what a run records
 # that no option sets, and a generation's backend options (each its own option, ``recorded_options``).
-_RECORDED_ONLY = {Generation: {"backend_options", "version", TEMPLATE_DIGEST, "engine"},
+_RECORDED_ONLY = {Generation: {"backend_options", "version", TEMPLATE_DIGEST, "engine", "model_package"},
                   Allocation: {"budget", "saved", "rounds"}, Vote: {"version"}}
 
 

@@ -232,6 +232,92 @@ def test_the_vllm_engine_options_are_the_backends_engine_record(monkeypatch):
         "enforce_eager": True}
 
 
+def test_the_vllm_engines_socket_files_are_its_own_and_a_killed_uabs_are_removed(monkeypatch, tmp_path):
+    """vLLM names its ZeroMQ socket files ``TMPDIR/<uuid4>``: a uab killed with ``kill -9`` left them
+    there for good, and no name says whose they are. Each engine's go in ``TMPDIR/uab-vllm.XXXXXXXX``,
+    removed when it closes (or fails to start); one a killed uab left (its lock held by no process)
+    is removed at the next start, one whose lock a process holds is kept, and so is what is not uab's."""
+    import tempfile
+
+    filelock = pytest.importorskip("filelock")
+    tmp = tmp_path / "tmp"
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp))
+    monkeypatch.delenv("VLLM_RPC_BASE_PATH", raising=False)
+    for left in ("uab-vllm.dead0000", "uab-vllm.live0000"):
+        (tmp / left).mkdir(parents=True)
+        (tmp / left / "lock").touch()
+        (tmp / left / "5f0c2b8e-socket").touch()
+    (tmp / "9d3a7c1e-socket").touch()  # another program's (or a uab's before this version): not uab's to remove
+    (tmp_path / "model").mkdir()
+    used = []
+
+    def engine(path, **engine_args):
+        used.append(Path(os.environ["VLLM_RPC_BASE_PATH"]))
+        (used[-1] / "2b7e9f4a-socket").touch()  # as vLLM binds its sockets there
+        return object()
+
+    backend = _vllm_engine_failing_with(monkeypatch, ENGINE_DIED)
+    monkeypatch.setattr(sys.modules["vllm"], "LLM", engine)
+    started = backend(model=str(tmp_path / "model"))
+    with filelock.FileLock(str(tmp / "uab-vllm.live0000" / "lock")):  # a live uab's
+        assert started.llm
+    assert used[0].parent == tmp and used[0].name.startswith("uab-vllm.")
+    assert sorted(p.name for p in used[0].iterdir()) == ["2b7e9f4a-socket", "lock"]
+    assert sorted(p.name for p in tmp.iterdir()) == sorted(["9d3a7c1e-socket", "uab-vllm.live0000", used[0].name])
+    started.close()
+    assert sorted(p.name for p in tmp.iterdir()) == ["9d3a7c1e-socket", "uab-vllm.live0000"]
+    assert "VLLM_RPC_BASE_PATH" not in os.environ
+    monkeypatch.setattr(sys.modules["vllm"], "LLM", lambda path, **engine_args: engine(path) and 1 / 0)
+    with pytest.raises(UabError, match="cannot load model"):
+        assert backend(model=str(tmp_path / "model")).llm
+    assert len(used) == 2 and not used[1].exists() and "VLLM_RPC_BASE_PATH" not in os.environ
+    (tmp_path / "mine").mkdir()
+    monkeypatch.setenv("VLLM_RPC_BASE_PATH", str(tmp_path / "mine"))  # the user's: kept
+    monkeypatch.setattr(sys.modules["vllm"], "LLM", engine)
+    assert backend(model=str(tmp_path / "model")).llm
+    assert used[2] == tmp_path / "mine"
+
+
+_ORPHANED_WATCH = """
+import os, subprocess, sys, threading, time
+if len(sys.argv) == 1:  # the parent: starts the watching child, sees it go on while it lives, exits
+    child = subprocess.Popen([sys.executable, __file__, str(os.getpid())])
+    time.sleep(1.5)
+    print("alive" if child.poll() is None else "ended", flush=True)
+    sys.exit()
+from uab_cli.backends import vllm
+del os.pidfd_open  # a system without pidfds: the parent id read each second
+threading.Thread(target=vllm._end_after, args=(int(sys.argv[1]),), daemon=True).start()
+time.sleep(60)
+"""
+
+
+def test_an_engine_without_a_pidfd_ends_itself_when_uab_is_gone(tmp_path):
+    """``_ends_with_uab``'s watch where ``os.pidfd_open`` is missing (not Linux, a kernel before 5.3):
+    reading its parent id each second, the engine's process notices that uab has exited, and ends."""
+    import psutil
+
+    script = tmp_path / "watch.py"
+    script.write_text(_ORPHANED_WATCH)
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))}
+    parent = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, env=env)
+    child = psutil.Process(parent.pid).children()[0] if _wait_for_child(parent.pid) else None
+    out, _ = parent.communicate(timeout=30)
+    assert out == b"alive\n" and child is not None
+    child.wait(timeout=30)  # ended (its main thread sleeps a minute): by the SIGTERM of vLLM's own shutdown
+
+
+def _wait_for_child(pid: int) -> bool:
+    import psutil
+
+    for _ in range(100):
+        if psutil.Process(pid).children():
+            return True
+        time.sleep(0.05)
+    return False
+
+
 def test_hub_id_passes_through():
     hub = "HuggingFaceTB/SmolLM2-135M-Instruct"
     assert resolve_model(hub) == ResolvedModel(hub, hub, None)

@@ -99,6 +99,7 @@ class LocalBackend(BaseBackend):
         self.batch_size = batch_size
         resolved = resolve_model(model)
         self.model = resolved.name
+        self.model_package = resolved.package
         path = vllm_model_dir(model, on_status) if resolved.gguf_file else resolved.path
         if threads is not None:
             torch.set_num_threads(max(1, threads))

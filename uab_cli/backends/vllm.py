@@ -11,8 +11,10 @@ import gc
 import os
 import re
 import select
+import shutil
 import signal
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -54,6 +56,7 @@ FITS = re.compile(r"the estimated maximum model length is (\d+)")  # vLLM's esti
 ENGINE_RECORDED = ("tensor_parallel_size", "gpu_memory_utilization", "max_model_len", "dtype", "enforce_eager")
 LOG_TAIL = 1 << 16  # bytes of the engine's log kept to read why it failed
 ORPHAN_GRACE = 30.0  # seconds an orphaned engine has to shut down (vLLM allows its workers 5 + 4) before a kill
+SOCKETS = "uab-vllm."  # TMPDIR/uab-vllm.XXXXXXXX/: one engine's ZeroMQ socket files and its lock
 
 
 def _on_cpu(vllm) -> bool:
@@ -126,6 +129,39 @@ def _engine_log() -> Iterator[Callable[[], str]]:
             sys.stderr.flush()
         os.dup2(saved, 2)  # uab's own stderr again; the engine's processes keep the pipe
         os.close(saved)
+
+
+@contextlib.contextmanager
+def _socket_dir() -> Iterator[None]:
+    """Inside, vLLM puts its ZeroMQ socket files (``VLLM_RPC_BASE_PATH``, else ``TMPDIR``; named
+    ``<uuid4>``, which says nothing of whose they are) in a directory of this process's,
+    ``TMPDIR/uab-vllm.XXXXXXXX``, whose lock file it holds; removed on exit. One a uab killed with
+    ``kill -9`` left is removed at the next start, by the cache sweep's rule (``models.unheld``).
+    A ``VLLM_RPC_BASE_PATH`` that is set is kept."""
+    from ..models import unheld
+
+    if os.environ.get("VLLM_RPC_BASE_PATH"):
+        yield
+        return
+    filelock = require("filelock", "vllm")
+    root = tempfile.gettempdir()
+    for folder in os.scandir(root):
+        if folder.name.startswith(SOCKETS):
+            with unheld(os.path.join(folder.path, "lock"), filelock) as dead:
+                if dead:
+                    shutil.rmtree(folder.path, ignore_errors=True)
+    made = tempfile.mkdtemp(prefix="." + SOCKETS, dir=root)  # the sweep reads it only once it is locked
+    lock = filelock.FileLock(os.path.join(made, "lock"))
+    lock.acquire()
+    folder = os.path.join(root, os.path.basename(made)[1:])
+    os.rename(made, folder)
+    os.environ["VLLM_RPC_BASE_PATH"] = folder
+    try:
+        yield
+    finally:
+        os.environ.pop("VLLM_RPC_BASE_PATH", None)
+        shutil.rmtree(folder, ignore_errors=True)
+        lock.release()
 
 
 _run_engine_core: Callable | None = None  # vLLM's engine-core entry point where uab replaced it
@@ -324,7 +360,8 @@ class VLLMBackend(BaseBackend):
         for key, value in LOGGING_ENV.items():  # before vllm is imported: it configures its logging then
             os.environ.setdefault(key, value)
         self._vllm = require("vllm", "vllm")
-        self.model = resolve_model(model).name
+        resolved = resolve_model(model)
+        self.model, self.model_package = resolved.name, resolved.package
         self._model_arg = model
         self.on_cpu = _on_cpu(self._vllm)
         if enforce_eager is None:
@@ -352,6 +389,7 @@ class VLLMBackend(BaseBackend):
         self.engine = {k: self.engine_args[k] for k in ENGINE_RECORDED}
         self._llm = None
         self._chat = None
+        self._sockets = contextlib.ExitStack()  # the engine's socket directory (``_socket_dir``)
 
     @property
     def llm(self):
@@ -366,12 +404,14 @@ class VLLMBackend(BaseBackend):
                     os.environ.setdefault(key, value)
                 if self.engine_args["max_model_len"] is None:
                     self.engine_args["max_model_len"] = _cpu_context(path)
+            self._sockets.enter_context(_socket_dir())
             with _engine_log() as logged, _ends_with_uab():
                 try:
                     self._llm = self._vllm.LLM(path, **self.engine_args)
                 except Exception as exc:
                     failure = exc
             if self._llm is None:
+                self._sockets.close()
                 self._failed_to_start(failure, logged(), path, offline)
         return self._llm
 
@@ -465,21 +505,23 @@ class VLLMBackend(BaseBackend):
         return results  # type: ignore[return-value]
 
     def close(self) -> None:
-        """Shut the engine and its worker processes down and free the process group."""
+        """Shut the engine and its worker processes down, free the process group and remove the
+        engine's socket directory."""
         llm, self._llm = self._llm, None
-        if llm is None:
-            return
-        engine = getattr(llm, "llm_engine", None)
-        for owner in (engine, getattr(engine, "engine_core", None)):
-            shutdown = getattr(owner, "shutdown", None)
-            if shutdown is not None:  # stops the engine-core and worker processes
-                with contextlib.suppress(Exception):
-                    shutdown()
-                break
-        del llm, engine
-        gc.collect()
-        with contextlib.suppress(Exception):
-            import torch.distributed as dist
+        with self._sockets:  # on exit, after the engine is down
+            if llm is None:
+                return
+            engine = getattr(llm, "llm_engine", None)
+            for owner in (engine, getattr(engine, "engine_core", None)):
+                shutdown = getattr(owner, "shutdown", None)
+                if shutdown is not None:  # stops the engine-core and worker processes
+                    with contextlib.suppress(Exception):
+                        shutdown()
+                    break
+            del llm, engine
+            gc.collect()
+            with contextlib.suppress(Exception):
+                import torch.distributed as dist
 
-            if dist.is_available() and dist.is_initialized():
-                dist.destroy_process_group()
+                if dist.is_available() and dist.is_initialized():
+                    dist.destroy_process_group()
