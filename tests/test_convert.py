@@ -441,6 +441,15 @@ def test_csv_reads_a_header_row_and_names_each_rows_line(tmp_path):
         "What is\n1 + 1?", "Name a colour."]
 
 
+@pytest.mark.parametrize("blank", [b"   ", b" \t "], ids=["spaces", "tab"])
+def test_csv_whitespace_only_lines_are_blank_lines(tmp_path, blank):
+    """An empty line was skipped, one of spaces or a tab (an editor's indent, a trailing line) was
+    a row: 'row has 1 cells, the header 2'. It is a blank line too, as in a JSON Lines file."""
+    path = tmp_path / "bench.csv"
+    path.write_bytes(b"question,answer\n" + blank + b"\nWhat is 1 + 1?,2\n" + blank + b"\n" + blank + b"\n")
+    assert list(read_table(path)) == [(3, {"question": "What is 1 + 1?", "answer": "2"})]
+
+
 @pytest.mark.parametrize("block", [1, 2, 3, 5, 1 << 20])
 def test_csv_checked_as_utf8_a_block_at_a_time_names_the_bad_byte_and_line(tmp_path, monkeypatch, block):
     """Characters split across blocks are no error; a bad byte in a later block is named, by its line."""

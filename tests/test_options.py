@@ -834,6 +834,25 @@ def test_a_settings_file_json_cannot_hold_is_one_line(tmp_path, questions, name,
     assert not (tmp_path / "r").exists()
 
 
+def test_a_settings_file_with_a_control_character_says_so_whole(tmp_path, questions):
+    """json's message for a raw control character (a NUL, a tab in a string) is 'Invalid control
+    character at', its place after the colon: the line ended on 'at'. Now it ends on the character."""
+    path = tmp_path / "s.json"
+    path.write_bytes(b'{"budget": 2,\n "model": "a\x00b"}')
+    result = run(questions, tmp_path / "r", "--settings", str(path))
+    refused(result, f"error: {path}:2: not JSON: Invalid control character")
+    assert result.stderr.rstrip().endswith("Invalid control character") and not (tmp_path / "r").exists()
+
+
+def test_settings_from_stdin_is_refused_as_such(tmp_path, questions):
+    """`--settings -` said '-: cannot read: No such file or directory' (a file named '-'), where every
+    input takes '-' for stdin: it says --settings reads a file."""
+    result = cli(["run", questions, "--backend", "scripted", "-q", "-N", "2", "-o", str(tmp_path / "r"),
+                  "--settings", "-"], stdin=b'{"seed": 7}')
+    refused(result, "error: --settings reads a file, not stdin ('-')")
+    assert not (tmp_path / "r").exists()
+
+
 LINED = [  # (file name, text, command-line options, the line, the message)
     ("s.json", '{\n  "budget": 2,\n  "temperature": "hot"\n}', [], 3, "--temperature takes a number, got 'hot'"),
     ("s.json", '{\n  "seed": 1,\n\n  "budget": -1\n}', [], 4, "--budget must be >= 1, got -1"),

@@ -7,7 +7,7 @@ import errno
 import os
 
 import pytest
-from conftest import BAD, check_error, cli, sampled_rows, write_jsonl
+from conftest import BAD, arithmetic, check_error, cli, sampled_rows, write_jsonl
 
 from uab_cli import jsonl
 from uab_cli.errors import UabError
@@ -430,3 +430,41 @@ def test_a_fifo_output_is_watched_from_its_readers_first_look(tmp_path):
         assert os.read(reader, 1) == b""  # let go at the block's end
     finally:
         os.close(reader)
+
+
+# Each command that writes one file, with a valid input for it ({i}) and the options it needs.
+READS_AND_WRITES = {
+    "phase1": (["phase1", "{i}", "--backend", "scripted", "-q", "-o", "{o}"], "questions"),
+    "allocate": (["allocate", "{i}", "--budget", "3", "-q", "-o", "{o}"], "sampled"),
+    "phase2": (["phase2", "{i}", "--backend", "scripted", "-q", "-o", "{o}"], "allocated"),
+    "vote": (["vote", "{i}", "-q", "-o", "{o}"], "sampled"),
+    "regrade": (["regrade", "{i}", "-q", "-o", "{o}"], "sampled"),
+    "convert": (["convert", "{i}", "-o", "{o}"], "questions"),
+    "convert-csv": (["convert", "{i}", "-o", "{o}"], "csv"),
+}
+
+
+@pytest.mark.parametrize("command", READS_AND_WRITES)
+@pytest.mark.parametrize("same", ["path", "another-path"])
+def test_an_output_that_is_the_input_is_refused(tmp_path, command, same):
+    """`uab convert bench.csv -o bench.csv` replaced the benchmark export with its question records,
+    `uab phase1 q.jsonl -o q.jsonl` the questions with their samples (and vote, allocate, phase2,
+    regrade likewise), exit 0: only `simulate` refused an `-o` that is its input. Now every command
+    that writes a file does, naming it, exit 2, the input as it was."""
+    template, kind = READS_AND_WRITES[command]
+    if kind == "csv":
+        (tmp_path / "in.csv").write_bytes(b"question,answer\nWhat is 1 + 2?,3\nWhat is 2 + 2?,4\n")
+        path = str(tmp_path / "in.csv")
+    elif kind == "allocated":
+        sampled_file = write_jsonl(tmp_path / "s.jsonl", sampled_rows(6))
+        path = str(tmp_path / "in.jsonl")
+        assert cli(["allocate", sampled_file, "--budget", "3", "-q", "-o", path]).exit_code == 0
+    else:
+        path = write_jsonl(tmp_path / "in.jsonl", arithmetic(4) if kind == "questions" else sampled_rows(6))
+    before = open(path, "rb").read()
+    output = path if same == "path" else os.path.join(str(tmp_path), ".", os.path.basename(path))
+    result = cli([a.replace("{i}", path).replace("{o}", output) for a in template])
+    check_error(result, output, None, "-o is INPUT, which this command reads: its output would replace it")
+    assert open(path, "rb").read() == before
+    assert sorted(os.listdir(tmp_path)) == sorted(n for n in ("s.jsonl", os.path.basename(path)) if
+                                                  (tmp_path / n).exists())

@@ -110,6 +110,22 @@ def test_lone_carriage_return_line_ends_are_named(tmp_path, rows):
         assert "`tr '\\r' '\\n' <" in result.stderr
 
 
+@pytest.mark.parametrize("where", [b'{"id\x00": "q1"}', b'{"id": "q1", "question": "Q\x00?"}', b"\x00" * 64])
+def test_a_nul_byte_is_named_with_its_column(tmp_path, where):
+    """A NUL byte (binary data; a file that a crash padded with zeros) was 'invalid JSON: unexpected
+    character, expected ':' after key: line 1 column 6 (char 5)', or 'unexpected control character
+    in string', naming no NUL; now the byte and its column, in every JSONL reader (convert's too)."""
+    path = tmp_path / "in.jsonl"
+    column = where.index(b"\x00") + 1
+    for args, first in ((["phase1", "--backend", "scripted"], {"id": "q0", "question": "What is 1 + 1?"}),
+                        (["vote"], sampled(0)), (["convert"], {"question": "What is 1 + 1?"})):
+        path.write_bytes(orjson.dumps(first) + b"\n" + where + b"\n")
+        result = cli([args[0], str(path), *args[1:], "-o", str(tmp_path / "out.jsonl")])
+        assert result.exit_code == 2 and not (tmp_path / "out.jsonl").exists()
+        assert result.stderr == (f"error: {path}:2: a NUL byte at column {column}: binary data, not JSON text "
+                                 "(a file padded with zeros?)\n"), result.stderr
+
+
 def test_a_huge_extra_without_an_allocation_is_refused():
     """A record with no allocation in its provenance was taken with any 'extra': 10**12 made
     phase2 build every request first and run out of memory."""

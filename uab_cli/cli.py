@@ -625,6 +625,7 @@ def phase1(ctx: typer.Context, input: In, output: Out = "-", samples: K = 1,
                                                "judge.")] = False, quiet: Quiet = False) -> None:
     """Phase 1: draw K samples per question and record their uncertainty statistics."""
     check_output(output)
+    check_apart(output, INPUT=input)
     settings.check_judge_tokens(_given(ctx), judge=judge)
     records, lines = _load(input, "question")
     pipeline.phase1_takes(records, display_name(input), lines)
@@ -658,6 +659,7 @@ def allocate(ctx: typer.Context, input: In, output: Out = "-", quiet: Quiet = Fa
 def phase2(ctx: typer.Context, input: In, output: Out = "-", quiet: Quiet = False) -> None:
     """Phase 2: draw each question's extra samples (generation settings default to Phase 1's)."""
     check_output(output)
+    check_apart(output, INPUT=input)
     records, lines = _load(input, "allocated")
     gen = Generation.from_params(ctx.params, pipeline.phase1_settings(records, display_name(input), lines))
     _same_template(ctx, gen)
@@ -689,6 +691,7 @@ def regrade(input: Annotated[str, typer.Argument(
 def _stream(input: str, output: str, quiet: bool, stage, show, *settings) -> None:
     """A streaming stage: ``stage(input, *settings, output)``, then its summary unless quiet."""
     check_output(output)
+    check_apart(output, INPUT=input)
     _stdin_hint(input)
     summary = stage(input, *settings, output)
     if not quiet:
@@ -756,6 +759,7 @@ def convert(
     from .convert import convert_records, read_table
 
     check_output(output)
+    check_apart(output, INPUT=input)
     _stdin_hint(input)
     write_records(output, convert_records(read_table(input, columns, preset), preset, question_field, answer_field, choices_field,
                                           id_field, path=display_name(input), answer_base=answer_base), streaming=True)

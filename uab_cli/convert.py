@@ -23,7 +23,7 @@ import orjson
 
 from uab_cli.answers import gold_answer
 from uab_cli.errors import UabError
-from uab_cli.jsonl import display_name, dumps, stdin
+from uab_cli.jsonl import display_name, dumps, nul_byte, stdin
 from uab_cli.records import MAX_CHOICES, MIN_CHOICES, check_record
 
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -768,7 +768,7 @@ def _read_jsonl(path: Path | str, text: bytes) -> Iterator[tuple[int, dict]]:
         try:
             row = _loads(line, path, number)
         except orjson.JSONDecodeError as exc:
-            raise UabError(f"invalid JSON: {exc}", path=str(path), line=number) from None
+            raise UabError(nul_byte(line) or f"invalid JSON: {exc}", path=str(path), line=number) from None
         if not isinstance(row, dict):
             raise UabError(f"expected a JSON object, got {type(row).__name__}", path=str(path), line=number)
         yield number, row
@@ -1032,7 +1032,8 @@ def _read_csv(path: Path | str, text: bytes, columns: tuple[str, ...] | None = N
     null (a missing value). Its first row names the columns, unless ``columns`` does (a file
     without a header row), or else the ``preset``'s ``header`` (a first row that names them, and maybe more
     columns, is read as the file's header); a column with no name is left out. Split at the delimiter a first line
-    ``sep=;`` names, else at ``delimiter``, else at the one ``_delimiter`` finds. Blank lines are skipped."""
+    ``sep=;`` names, else at ``delimiter``, else at the one ``_delimiter`` finds. Blank (or whitespace-only)
+    lines are skipped, as a JSON Lines file's are."""
     own = columns is None and preset is not None and bool(preset.header)  # the preset's files have no header row
     columns = preset.header if own else columns
     head = _utf8_head(path, text)
@@ -1055,7 +1056,7 @@ def _read_csv(path: Path | str, text: bytes, columns: tuple[str, ...] | None = N
                 raise UabError(f"invalid CSV: {exc}", path=str(path), line=start) from None
             if cells is None:
                 break
-            if not cells:
+            if not cells or (len(cells) == 1 and not cells[0].strip()):  # a blank (or whitespace-only) line
                 continue
             if header is None:
                 header = _header(path, cells, start)

@@ -171,10 +171,22 @@ def _unparsable(raw: bytes, error: str, lineno: int, last: bool, name: str) -> s
         return f"not valid UTF-8 at column {column} (byte {exc.start + 1}: 0x{raw[exc.start]:02x})"
     if _lone_cr(raw):
         return _lone_cr_how(name)
+    if (nul := nul_byte(raw)) is not None:
+        return nul
     what = "invalid JSON"
     if last and what == "invalid JSON":
         what = "invalid JSON (truncated last line?)"
     return f"{what}: {error}"
+
+
+def nul_byte(raw: bytes) -> str | None:
+    """Why a line holding a NUL byte is no JSON (binary data, or a file padded with zeros after a crash),
+    naming its column; ``None`` for a line without one. A NUL inside a JSON string is written as an escape."""
+    at = raw.find(b"\0")
+    if at < 0:
+        return None
+    column = len(raw[:at].decode("utf-8", "replace")) + 1
+    return f"a NUL byte at column {column}: binary data, not JSON text (a file padded with zeros?)"
 
 
 def _too_long(raw: bytes, name: str) -> str:

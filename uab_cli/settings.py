@@ -835,6 +835,8 @@ def load_file(path: str, budget: int | None = None, recommendation: bool = True,
 
     if not path:  # no file to name: the option
         raise UabError("--settings: the path is empty (give a JSON/TOML file of option values)")
+    if path == "-":  # every input's stdin, not a file named '-' ("cannot read: No such file or directory")
+        raise UabError("--settings reads a file, not stdin ('-'): give the path of a JSON/TOML file of option values")
     if os.path.isdir(path):  # a run or pool directory: its config
         if not os.path.exists(os.path.join(path, runs.CONFIG)):
             raise UabError(f"no {runs.CONFIG}: not a run or pool directory (give one, or a JSON/TOML file of "
@@ -871,7 +873,8 @@ def load_file(path: str, budget: int | None = None, recommendation: bool = True,
                 orjson.loads(first)
             except orjson.JSONDecodeError:  # not JSONL either: one JSON object, broken where json says
                 where = _error_line(exc, lambda: _json_text(data), json.loads)
-                raise UabError(f"not JSON: {getattr(exc, 'msg', exc)}", path, where) from None
+                why = str(getattr(exc, "msg", exc)).removesuffix(" at")  # json's "Invalid control character at"
+                raise UabError(f"not JSON: {why}", path, where) from None
             objects = []
             for lineno, line in enumerate(data.splitlines(), 1):
                 if not line.strip():
