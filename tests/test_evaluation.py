@@ -1477,3 +1477,22 @@ def test_a_recommendation_carries_the_official_exit_test_to_uab_run_and_check(tm
     # at N_max = 64 no question's chance of a right sample is below 0.5: none exits, uab's gain
     none_exit = gain(uab_at(3, "uab-exit-hard-skip", exit_test="official", exit_nmax=64))
     assert none_exit == gain(uab_at(3)) != gain(uab_at(3, "uab-exit-hard-skip"))
+
+
+def test_a_pool_groups_each_questions_answers_once(monkeypatch):
+    """Preparing a pool compares a question's distinct answers as one ``answers.group`` does: it
+    grouped them again for every answer that joins another's class (cubic in the distinct answers)."""
+    from uab_cli import answers
+
+    monkeypatch.setattr(answers, "math_equal", lambda a, b: a.removesuffix("+0") == b.removesuffix("+0"))
+    joins, real = [], answers._joins
+    monkeypatch.setattr(answers, "_joins", lambda a, b, kind: joins.append((a, b)) or real(a, b, kind))
+    said = [f"x_{{{i}}}{tail}" for i in range(12) for tail in ("", "+0")]  # 12 values, each spelled twice
+    rec = {"id": "q", "question": "q", "answer": "x_{0}",
+           "samples": [{"index": j, "phase": 1, "text": a, "answer": a} for j, a in enumerate(said)]}
+    answers.group(sorted(said), "math")
+    once, joins[:] = len(joins), []
+    pool = evaluation.Pool([rec])
+    assert len(joins) == once
+    classes = pool.cls[0]
+    assert len(set(classes.tolist())) == 12 and (classes[0::2] == classes[1::2]).all()

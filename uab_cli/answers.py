@@ -1113,6 +1113,13 @@ def group(answers: Sequence[str | None], kind: str) -> dict[str, int]:
     return _classes(answers, kind)[0]
 
 
+def class_keys(answers: Sequence[str | None], kind: str) -> dict[str, str]:
+    """Each distinct answer's class key (``group``'s), from the one grouping ``group`` makes."""
+    rep_of: dict[str, str] = {}
+    _classes(answers, kind, rep_of)
+    return {a: rep_of.get(a, a) for a in answers if a}
+
+
 def _classes(answers: Sequence[str | None], kind: str, rep_of: dict | None = None) -> tuple[dict[str, int], bool]:
     """``group``'s counts, and whether the classes are plain strings (two answers are equal iff
     they are the same string: not math, or every answer a canonical integer). ``rep_of``, when

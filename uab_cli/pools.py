@@ -11,7 +11,7 @@ from collections.abc import Hashable, Sequence
 import numpy as np
 
 from . import allocation, majority, voting
-from .answers import gold_answer, group, is_correct
+from .answers import class_keys, gold_answer, is_correct
 from .errors import UabError
 from .pipeline import is_cut, voted_answer
 from .records import question_type, samples
@@ -197,14 +197,14 @@ def _counts(pool: list[list[dict]], key: str, kmax: int) -> np.ndarray | None:
 
 
 def _classes(rec: dict, answers: list) -> tuple[dict, dict, list[bool]]:
-    """Class id and lexicographic rank per distinct answer (classes from ``answers.group``),
+    """Class id and lexicographic rank per distinct answer (classes from ``answers.class_keys``, one grouping),
     and whether each answer, by rank, is correct (graded once per distinct answer)."""
     kind = question_type(rec)
     distinct = sorted({a for a in answers if a is not None})
-    ids = {r: c for c, r in enumerate(group(distinct, kind))}
-    reps, classes = list(ids), {}
-    for a in distinct:
-        # A non-representative joins the representative it groups with (count 2).
-        joined = [a] if a in ids else [r for r, n in group([*reps, a], kind).items() if n == 2]
-        classes[a] = ids[joined[0]] if joined else ids.setdefault(a, len(ids))
+    key = class_keys(distinct, kind)  # one grouping: each answer joins its class's key
+    ids: dict[str, int] = {}
+    for a in distinct:  # the keys first, in order ("" has none: a class of its own, after them)
+        if a in key:
+            ids.setdefault(key[a], len(ids))
+    classes = {a: ids[key[a]] if a in key else ids.setdefault(a, len(ids)) for a in distinct}
     return classes, {a: r for r, a in enumerate(distinct)}, [bool(is_correct(rec, a)) for a in distinct]
