@@ -1182,3 +1182,28 @@ def test_simulate_lists_with_an_empty_item_are_refused_naming_the_option(tmp_pat
 
 _LIST_ITEMS = {"--vote-rules": "names", "--allocators": "names", "--signals": "names", "--budgets": "integers",
                "--vote-temperature": "numbers", "--targets": "numbers"}
+
+
+@pytest.mark.parametrize("command, given, says", [
+    ("simulate", ["--seeds", "0"], "Invalid value for '--seeds'"),  # a single value: refused as it is parsed
+    ("simulate", ["--budgets", "2,x"], "--budgets takes comma-separated integers, got '2,x'"),
+    ("simulate", ["--allocators", "uab,"], "--allocators takes comma-separated names, got 'uab,': an empty item"),
+    ("simulate", ["-T", "abc"], "-T/--signal-temperature takes comma-separated numbers, got 'abc'"),
+    ("simulate", ["-T", "0.2,inf"], "--signal-temperature must be a finite number, got inf"),
+    ("simulate", ["--vote-temperature", "0.1,0"], "--vote-temperature must be > 0, got 0.0"),
+    ("simulate", ["--targets", "0.5"], "--targets takes percentages, e.g. 27.5 (not 0.275), got '0.5'"),
+    ("simulate", ["--settings", "{settings}"], "{settings}:1: --budgets takes comma-separated integers, got '2,x'"),
+    ("report", ["--targets", "101"], "--targets takes comma-separated accuracies in percent"),
+])
+def test_a_bad_list_value_is_refused_before_the_input_is_read(tmp_path, command, given, says):
+    """simulate's (and report's --targets) list options were parsed in the command, some after the
+    pool was read: a bad --budgets or -T on a big pool was reported after seconds of reading, and
+    one beside a missing pool not at all. Now each is refused as it is parsed, as --seeds is."""
+    settings = tmp_path / "s.json"
+    settings.write_text('{"budgets": "2,x"}')
+    given = [a.replace("{settings}", str(settings)) for a in given]
+    out = ["-o", str(tmp_path / ("r.jsonl" if command == "simulate" else "rep"))]
+    result = cli([command, str(tmp_path / "missing.jsonl"), *out, *given])
+    lines = result.stderr.strip().splitlines()
+    assert result.exit_code == 2 and len(lines) == 1, result.stderr
+    assert says.replace("{settings}", str(settings)) in lines[0] and "missing.jsonl" not in lines[0]

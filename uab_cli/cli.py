@@ -440,8 +440,12 @@ PoolPrice = _price_option("the one a POOL directory's summary.json records")  # 
 
 
 NOT_FROM_FILE = frozenset({"settings", "input", "output", "force"})
-# simulate's own options that list numbers in a string (``_ints``, ``_floats``): the kind of each
-NUMBER_LISTS = {"budgets": int, "signal_temperature": float, "vote_temperature": float, "targets": float}
+
+
+def _listed(param: typer.CallbackParam, value: str | None) -> list | None:
+    """An option that lists values in one string (``settings.LISTS``), parsed and checked as it is
+    read (from the command line or a settings file), before any input is."""
+    return settings.LISTS[param.name].parse(value)
 
 
 def _given(ctx: typer.Context) -> dict:
@@ -537,8 +541,9 @@ def _file_values(ctx: typer.Context, command, loaded: dict, path: str | None = N
                 declared[name].check(value)
             elif value is not None:  # the same type rule (click would read "2" as 2, and true as 1), then click's bounds
                 own = params[name]
+                listed = settings.LISTS.get(name)
                 check_type(value, own.type_descriptor.annotation, next(o for o in own.opts if o.startswith("--")),
-                           listed=NUMBER_LISTS.get(name))
+                           listed=listed and listed.kind)
                 value = own.process_value(ctx, value)
         except UabError as exc:  # the file's value: the file says where
             raise UabError(exc.message, path, settings.line_of(lines, [name])) from None
@@ -798,58 +803,15 @@ def pool(ctx: typer.Context, input: In,
         err.print(f"what it cost in {os.path.join(output, runs.SUMMARY)}", markup=False)
 
 
-def _csv(text: str, option: str, what: str = "names") -> list[str]:
-    """A comma-separated option value's items (``what`` they are); an empty one (``""``, ``a,,b``,
-    ``a,``) is an error naming ``option``."""
-    items = [t.strip() for t in text.split(",")]
-    if not all(items):
-        raise UabError(f"{option} takes comma-separated {what}, got {text!r}: an empty item")
-    return items
-
-
-def _ints(text: str, option: str) -> list[int]:
-    try:
-        return [int(t) for t in _csv(text, option, "integers")]
-    except ValueError:
-        raise UabError(f"{option} takes comma-separated integers, got {text!r}") from None
-
-
-def _budgets(text: str | None) -> list[int] | None:
-    """``--budgets`` of ``simulate``; None when not given (the command's default)."""
-    return None if text is None else _ints(text, "--budgets")
-
-
-def _floats(text: str, option: str) -> list[float]:
-    try:
-        values = [float(t) for t in _csv(text, option, "numbers")]
-    except ValueError:
-        values = []
-    if not values:
-        raise UabError(f"{option} takes comma-separated numbers, got {text!r}")
-    return values
-
-
-def _targets(text: str | None) -> list[float] | None:
-    """``--targets`` in percent as fractions (None: the default grid)."""
-    if text is None:
-        return None
-    values = _floats(text, "--targets")
-    if values and all(0 < v <= 100 for v in values) and min(values) < 1:  # a fraction where a percentage belongs
-        raise UabError(f"--targets takes percentages, e.g. 27.5 (not 0.275), got {text!r}")
-    if not values or not all(1 <= v <= 100 for v in values):  # nan and inf fail too
-        raise UabError(f"--targets takes comma-separated accuracies in percent (1 <= t <= 100), got {text!r}")
-    return [v / 100 for v in values]
-
-
 OWN_SIGNAL = "the pool's own: vcs for a pool drawn with --vcs, else anll"
 PAPER_BUDGETS = "2,4,8 (the paper's), those the pool holds"
 _TARGETS_HELP = ("Target accuracies in percent for the cost at fixed accuracy: the least N that reaches each, and "
                  "the saving against Uniform + majority.")
 Targets = Annotated[str | None, typer.Option(metavar="PCT,...", show_default="5 inside Uniform + majority's range",
-                                             help=_TARGETS_HELP)]
+                                             callback=_listed, help=_TARGETS_HELP)]
 ReportTargets = Annotated[str | None, typer.Option(
     metavar="PCT,...", show_default="the results file's (simulate's targets), else 5 inside Uniform + majority's range",
-    help=_TARGETS_HELP)]
+    callback=_listed, help=_TARGETS_HELP)]
 
 
 @command
@@ -858,24 +820,29 @@ def simulate(
     pool: Annotated[str, typer.Argument(metavar="POOL", help="Pool JSONL from `uab pool` (or its run directory).",
                                         show_default=False, callback=_input)],
     output: Out = "-",
-    budgets: Annotated[str | None, typer.Option(help="Comma-separated N values.", show_default=PAPER_BUDGETS)] = None,
+    budgets: Annotated[str | None, typer.Option(help="Comma-separated N values.", show_default=PAPER_BUDGETS,
+                                                callback=_listed)] = None,
     allocators: Annotated[str, typer.Option(help="Comma-separated allocators (uniform is always replayed: Uniform + "
-                                            "majority is the reference)." + _one_per_line(allocators.SUMMARIES))]
+                                            "majority is the reference)." + _one_per_line(allocators.SUMMARIES),
+                                            callback=_listed)]
     = ",".join(allocators.SIMULATED),
     signals: Annotated[str | None, typer.Option(help="Comma-separated signals." + _one_per_line(SIGNAL_SUMMARIES),
-                                                show_default=OWN_SIGNAL)] = None,
+                                                show_default=OWN_SIGNAL, callback=_listed)] = None,
     seeds: Annotated[int, typer.Option(min=1, max=100_000, help="Number of replay seeds (0..seeds-1).")] = 20,
-    signal_temperature: Annotated[str, typer.Option("--signal-temperature", "-T", help="T, or comma-separated Ts.")]
+    signal_temperature: Annotated[str, typer.Option("--signal-temperature", "-T", help="T, or comma-separated Ts.",
+                                                    callback=_listed)]
     = str(DEFAULT_T),
     vote_rules: Annotated[str, typer.Option(help="Comma-separated vote rules (majority is always replayed: Uniform + "
                                             "majority is the reference)." + _one_per_line(
-                                                {r.name: r.summary for r in voting.RULES.values()}))]
+                                                {r.name: r.summary for r in voting.RULES.values()}),
+                                            callback=_listed)]
     = ",".join(voting.RULES),
     vote_signal: Annotated[VoteSignalName | None, typer.Option(help="Per-sample signal the confidence rules read.",
                                                                show_default=OWN_SIGNAL)] = None,
     vote_temperature: Annotated[str, typer.Option(
         help="Temperature of the confidence, w = exp(-s/T), or comma-separated temperatures: weighted is replayed "
-        "at each, a candidate of its own (the rules that read only the confidences' order need none).")]
+        "at each, a candidate of its own (the rules that read only the confidences' order need none).",
+        callback=_listed)]
     = ",".join(map(str, voting.SIMULATED_TEMPERATURES)),
     targets: Targets = None,
     price: PoolPrice = None,
@@ -890,11 +857,9 @@ def simulate(
     headroom to the oracle, the cost at fixed accuracy and what to run, chosen on held-out questions."""
     from . import analyses, evaluation, report
 
+    # the options that list values arrive as lists (``_listed``), checked before POOL is read
     if check is not None:
         return _check_recommendations(ctx, pool, check, budgets, seeds, output, quiet)
-    accuracies = _targets(targets)
-    replayed, rules = _csv(allocators, "--allocators"), _csv(vote_rules, "--vote-rules")
-    chosen_signals = [] if signals is None else _csv(signals, "--signals")  # []: the pool's own
     check_output(output)
     check_apart(output, POOL=runs.pool_file(pool))
     records, pool_name = _pool(pool)
@@ -902,22 +867,19 @@ def simulate(
     if price and price.source and not quiet:
         err.print(f"note: the cost at fixed accuracy is priced at {price.input:g} in / {price.output:g} out per 1M "
                   f"tokens, the --price {price.source} records", markup=False, highlight=False, soft_wrap=True)
-    temps = [from_params(Allocation, {"signal_temperature": t}).temperature  # checked like run's -T
-             for t in _floats(signal_temperature, "-T/--signal-temperature")]
-    vote_temps = [from_params(Vote, {"vote_temperature": t}).temperature  # checked like vote's
-                  for t in _floats(vote_temperature, "--vote-temperature")]
     if "vote_temperature" in _given(ctx) or "vote_temperature" in ctx.meta.get("uab.from_file", ()):
-        Vote.check_candidates(vote_temps, rules, vote_signal, pipeline.default_signal(records[0]))
+        Vote.check_candidates(vote_temperature, vote_rules, vote_signal, pipeline.default_signal(records[0]))
     rule = from_params(Vote, {**ctx.params, "vote_signal": vote_signal, "vote_temperature": None})
-    hard = Allocation.replayed(ctx.params, replayed)
+    hard = Allocation.replayed(ctx.params, allocators)
     gain, exit_test = hard.gain, (hard.exit_test, hard.exit_nmax)
-    rows = list(evaluation.simulate(records, _budgets(budgets), replayed, chosen_signals,
-                                    seeds, temps if len(temps) > 1 else temps[0], gain, vote_rules=rules,
-                                    vote=rule, vote_temperatures=vote_temps, recommendations=True, analyses=True,
-                                    targets=accuracies, price=price, exit_test=exit_test,
+    temps = signal_temperature if len(signal_temperature) > 1 else signal_temperature[0]
+    rows = list(evaluation.simulate(records, budgets, allocators, signals or [],  # []: the pool's own signal
+                                    seeds, temps, gain, vote_rules=vote_rules,
+                                    vote=rule, vote_temperatures=vote_temperature, recommendations=True,
+                                    analyses=True, targets=targets, price=price, exit_test=exit_test,
                                     pool_name=pool_name))
     write_records(output, [evaluation.produced_by(records, pool, seeds, rule, gain, price=price,
-                                                  vote_rules=rules, vote_temperatures=vote_temps,
+                                                  vote_rules=vote_rules, vote_temperatures=vote_temperature,
                                                   exit_test=exit_test), *rows])
     if not quiet:
         typer.echo(report.markdown_table(evaluation.summarize(rows), evaluation.anll_correlation(records),
@@ -931,7 +893,7 @@ COMBINATION = ("allocators", "signals", "signal_temperature", "vote_rules", "vot
 # writes no cost at fixed accuracy), as it does every declared one but --settings
 
 
-def _check_recommendations(ctx: typer.Context, pool: str, results: str, budgets: str | None, seeds: int,
+def _check_recommendations(ctx: typer.Context, pool: str, results: str, budgets: list[int] | None, seeds: int,
                            output: str, quiet: bool) -> None:
     """`uab simulate POOL --check RESULTS`: ``evaluation.check`` with its table."""
     from . import evaluation, recommend, report
@@ -944,7 +906,7 @@ def _check_recommendations(ctx: typer.Context, pool: str, results: str, budgets:
     check_output(output)
     numbered = _numbered(results)
     result_rows = [row for _, row in numbered]
-    recs = recommend.from_results(results, _budgets(budgets), numbered, functools.partial(_as_run, ctx))
+    recs = recommend.from_results(results, budgets, numbered, functools.partial(_as_run, ctx))
     records, pool_name = _pool(pool)
     check_apart(output, check=results, POOL=pool_name)
     replays = evaluation.check(records, recs, seeds, pool_name, evaluation.whole_pool(result_rows))  # refused before the notes
@@ -983,14 +945,13 @@ def report(
     allocation by signal decile) and Markdown tables."""
     from . import report as reports
 
-    accuracies = _targets(targets)
     check_inputs(RESULTS=results, pool=pool)
     check_output(output, "report directory")
     stdout()  # it lists the files written: refused closed, as where stdout is the output (nothing written)
     numbered = _numbered(results)
     lines, rows = [n for n, _ in numbered], [row for _, row in numbered]
     records, pool_name = _pool(pool) if pool else (None, None)
-    reports.report(rows, records, output, accuracies, _plot_skipped, source=display_name(results), lines=lines,
+    reports.report(rows, records, output, targets, _plot_skipped, source=display_name(results), lines=lines,
                    pool=pool_name, listed=_list_paths)
 
 

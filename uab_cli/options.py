@@ -154,14 +154,56 @@ class Option:
         return self
 
 
+_ITEMS = {str: "names", int: "integers", float: "numbers"}  # a listed value's kind, as messages name it
+
+
+@dataclass(frozen=True)
+class Listed:
+    """A command's own option that lists values in one string, comma-separated (`uab simulate
+    --budgets 2,4,8`; a ``--settings`` file's value is that string too). ``parse`` reads and checks
+    it as the option is read, from the command line or the file, so a bad value is refused before
+    any input is. ``kind``: each item's (``str``: a name); ``then``: the values checked further and
+    as the command takes them, given the text too (``-T``'s each checked as `uab run`'s)."""
+
+    flag: str
+    kind: type = str
+    short: str | None = None
+    then: Callable[[str, list], list] | None = None
+
+    @property
+    def name(self) -> str:
+        return param_name(self.flag)
+
+    @property
+    def shown(self) -> str:
+        """The option as messages name it: ``-T/--signal-temperature``."""
+        return f"{self.short}/{self.flag}" if self.short else self.flag
+
+    def parse(self, text: str | None) -> list | None:
+        """The values of ``text`` (``None``: not given); ``UabError`` naming the option for an empty
+        item (``""``, ``a,,b``, ``a,``: one dropped silently would change what is replayed) or one
+        not of ``kind``."""
+        if text is None:
+            return None
+        items = [t.strip() for t in text.split(",")]
+        what = _ITEMS[self.kind]
+        if not all(items):
+            raise UabError(f"{self.shown} takes comma-separated {what}, got {text!r}: an empty item")
+        try:
+            values = [self.kind(t) for t in items]
+        except ValueError:
+            raise UabError(f"{self.shown} takes comma-separated {what}, got {text!r}") from None
+        return values if self.then is None else self.then(text, values)
+
+
 def check_type(value, kind, flag: str, secret: bool = False, listed: type | None = None) -> None:
     """``UabError`` unless ``value`` is of an option's ``kind`` (``bool``, ``int``, ``float``; any
     other, a choice's ``Literal`` say, takes a string): the one type rule for every value an
     option takes from a ``--settings`` file, a declared option's or a command's own (``-K "2"``
     is no integer there, as ``"budget": "2"`` is none). ``secret``: the message names the
-    value's type, not the value. ``listed``: the kind of the numbers a string option lists,
-    comma-separated (``simulate --vote-temperature``): the message spells a number (or a list of
-    them) as the string to write."""
+    value's type, not the value. ``listed``: the kind of the items a string option lists,
+    comma-separated (``Listed.kind``: ``simulate --vote-temperature``): for numbers, the message
+    spells a number (or a list of them) as the string to write."""
     kind = kind if kind in _KINDS else str
     if not _is(value, kind):
         name = type(value).__name__
@@ -172,7 +214,7 @@ def check_type(value, kind, flag: str, secret: bool = False, listed: type | None
 def _as_listed(value, listed: type | None) -> str:
     """How ``check_type`` tells the string to write for ``value``, numbers of kind ``listed``."""
     numbers = value if isinstance(value, list) else [value]
-    if listed is None or not numbers or not all(_is(v, listed) for v in numbers):
+    if listed in (None, str) or not numbers or not all(_is(v, listed) for v in numbers):
         return ""
     return f' (comma-separated numbers: write "{",".join(map(str, numbers))}")'
 

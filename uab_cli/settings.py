@@ -30,6 +30,7 @@ from .options import (
     AS_RECORDED,
     GENERATING,
     INT64,
+    Listed,
     Option,
     as_path,
     check_fields,
@@ -509,6 +510,33 @@ def _readers(name: str, users: list[str]) -> str:
     tempered = [r.name for r in voting.RULES.values() if r.tempered]
     unscaled = [s for s in SAMPLE_SIGNALS if not REGISTRY[s].tempered]
     return f"the vote rule{'s' * (len(tempered) > 1)} {', '.join(tempered)} (of a signal other than {', '.join(unscaled)})"
+
+
+def _signal_temperatures(_text: str, values: list[float]) -> list[float]:
+    """`uab simulate -T 0.5,1`: each checked as `uab run -T` checks one."""
+    return [from_params(Allocation, {"signal_temperature": t}).temperature for t in values]
+
+
+def _vote_temperatures(_text: str, values: list[float]) -> list[float]:
+    """`uab simulate --vote-temperature 0.05,0.1`: each checked as `uab vote`'s."""
+    return [from_params(Vote, {"vote_temperature": t}).temperature for t in values]
+
+
+def _accuracies(text: str, values: list[float]) -> list[float]:
+    """``--targets``: accuracies in percent, as fractions."""
+    if all(0 < v <= 100 for v in values) and min(values) < 1:  # a fraction where a percentage belongs
+        raise UabError(f"--targets takes percentages, e.g. 27.5 (not 0.275), got {text!r}")
+    if not all(1 <= v <= 100 for v in values):  # nan and inf fail too
+        raise UabError(f"--targets takes comma-separated accuracies in percent (1 <= t <= 100), got {text!r}")
+    return [v / 100 for v in values]
+
+
+# `uab simulate`'s (and `report`'s --targets) own options that list values in one string, by name: each
+# parsed and checked as it is read (``Listed.parse``), before any input is
+LISTS = {o.name: o for o in (
+    Listed("--budgets", int), Listed("--allocators"), Listed("--signals"), Listed("--vote-rules"),
+    Listed("--signal-temperature", float, short="-T", then=_signal_temperatures),
+    Listed("--vote-temperature", float, then=_vote_temperatures), Listed("--targets", float, then=_accuracies))}
 
 
 SETTINGS = (Generation, Allocation, Vote)
