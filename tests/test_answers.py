@@ -1234,6 +1234,41 @@ def test_a_comma_before_and_goes_on_with_the_list(text, expected):
     assert extract_answer(text, MATH) == expected
 
 
+@pytest.mark.parametrize("text, expected", [
+    ("The answer is 18, and 18 is even.", "18"), ("The answer is 7, and 7 + 3 = 10.", "7"),
+    ("So the answer is 20, and 5 bags will be needed.", "20"), ("The answer is 6, and 2 of them are red.", "6"),
+    ("The answer is 12, and 12 divided by 4 is 3.", "12"), ("Answer: 18, and 18 is the final count.", "18"),
+    ("The answer is 18 apples, and 3 were eaten.", "18"), ("Die Antwort ist 18, und 18 ist gerade.", "18"),
+    ("Die Antwort ist 18 Äpfel, und 3 davon sind rot.", "18"), ("La réponse est 49, et 3 sont rouges.", "49"),
+    ("Ответ — 18, и 18 делится на 2.", "18"), ("Jibu ni 18, na 3 ni nyekundu.", "18"), ("答案是49，和3个梨无关。", "49"),
+    ("คำตอบคือ 18 ชิ้น, และ 3 ชิ้นเป็นสีแดง", "18"),
+    # the item after "and" as the one before: the list goes on
+    ("The answer is 1, 2, 3, and 4.", "1,2,3,4"), ("The answer is 2 cm, and 3 cm.", "2,3"),
+    ("The answer is -2, and -3.", "-2,-3"), ("答案是18个苹果，和3个梨。", "18,3"),
+])
+def test_a_comma_before_and_then_a_clause_ends_the_list(text, expected):
+    """"The answer is 18, and 18 is even." read `18,18` ("The answer is 7, and 7 + 3 = 10." 10): after a comma, "and"
+    and a number go on with the list only where the item after it ends its clause with no more words of a unit than
+    the item before ("1, 2, and 3", "18 Äpfel, und 3 Birnen"); else they open the next clause."""
+    assert extract_answer(text, MATH) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("答えは49ではないでしょうか。", "49"), ("答えは49ではないかと思います。", "49"), ("答えは49ではありませんか？", "49"),
+    ("答えは49ではないですか？", "49"), ("答えは49じゃないか。", "49"), ("答案不是49吗？", "49"), ("答案不是49吧。", "49"),
+    ("উত্তর 49 নয় কি?", "49"),
+    # a denial still
+    ("答えは49ではないです。", None), ("答えは49ではないでしょう。", None), ("答案不是49。", None), ("উত্তর 49 নয়।", None),
+    # "、" after the denial: the answer stated after it
+    ("答えは49ではなく、50です。", "50"),
+])
+def test_a_negated_verb_asked_as_a_question_affirms_the_value(text, expected):
+    """"答えは49ではないでしょうか" ("isn't the answer 49?", a hedge stating 49), "答案不是49吗？" and "উত্তর 49 নয় কি?"
+    read no answer, a denial: a question particle after the negated verb (or, in Chinese, the value) asks, it denies
+    nothing; "答えは49ではなく、50です。" read "、50": "、" joins a denial to the answer after it as "," does."""
+    assert extract_answer(text, MATH) == expected
+
+
 @pytest.mark.parametrize("text", [
     "Respuesta final: 18. Comprobación: 18 - 7 = 11", "La respuesta final es 18. Comprobación: 18 - 7 = 11",
     "Réponse finale : 18. Vérification : 18 - 7 = 11", "Endgültige Antwort: 18. Probe: 18 - 7 = 11",

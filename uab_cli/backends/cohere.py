@@ -5,8 +5,12 @@ Uses Cohere's token logprobs (for ANLL) when the response carries them.
 
 from __future__ import annotations
 
+import contextlib
+import json
 import math
 import os
+import threading
+from collections.abc import Mapping
 
 from ..errors import UabError
 from .base import Completion, SampleRequest, SamplingParams, require
@@ -64,6 +68,11 @@ class CohereBackend(RemoteBackend):
             max_retries=0,
             log_warning_experimental_features=False,
         )
+        # each thread's last HTTP response: the body of a 200 the SDK cannot make a reply of (an error in
+        # its place) is gone with its exception. The SDK's own httpx client (its __exit__ closes this one).
+        self._responses = threading.local()
+        with contextlib.suppress(AttributeError):  # an SDK laid out otherwise: no body to quote, as before
+            self._client._client_wrapper.httpx_client.httpx_client.event_hooks["response"].append(self._keep)
 
     def close(self) -> None:
         """Close the HTTP connection pool."""
@@ -81,11 +90,26 @@ class CohereBackend(RemoteBackend):
                 seed=request.seed,
                 **extra,
             )
-        except TypeError:  # the SDK builds its reply from JSON that is no object (a list, a string)
-            raise malformed("unexpected reply shape (not a JSON object)") from None
+        except TypeError:  # the SDK builds its reply from JSON that is no object (a list, a string), or
+            # whose message is none (Cohere's error, {"message": "…"}, sent with a 200)
+            body = self._last_body()
+            shape = "TypeError" if isinstance(body, Mapping) else "not a JSON object"
+            raise _unusable(body, f"unexpected reply shape ({shape})") from None
         return parsed(self._parse, reply)
 
+    def _keep(self, response) -> None:
+        self._responses.last = response
+
+    def _last_body(self) -> object:
+        """The JSON of this thread's last response, as the SDK read it; None when there is none."""
+        try:
+            return json.loads(self._responses.last.content)
+        except (AttributeError, self._httpx.ResponseNotRead, *UNREADABLE):
+            return None
+
     def _parse(self, reply) -> Completion:
+        if getattr(reply, "message", None) is None and getattr(reply, "error", None):
+            raise malformed("no reply", reply.error)  # a gateway's {"error": …} in its place
         content = getattr(getattr(reply, "message", None), "content", None)
         if content is not None and not isinstance(content, list):
             raise malformed("message content is not a list")
@@ -122,9 +146,21 @@ class CohereBackend(RemoteBackend):
             return transport_failure(exc, timeout=self.timeout)
         if isinstance(exc, self._httpx.RequestError):  # a transport error, a body that does not decode (gzip)
             return transport_failure(exc)
-        if isinstance(exc, (self._parsing_error, *UNREADABLE)):
+        if isinstance(exc, self._parsing_error):
+            return _unusable(exc.body, type(exc).__name__)
+        if isinstance(exc, UNREADABLE):
             return malformed(type(exc).__name__)
         return None
+
+
+def _unusable(body: object, what: str) -> Failure:
+    """A 200 the SDK could not make a reply of (``what`` went wrong) from its JSON ``body``: malformed,
+    with the server's words where it sent an error in the reply's place (Cohere's ``{"message": "…"}``,
+    whose message is no reply's, or a gateway's ``{"error": …}``)."""
+    error = None
+    if isinstance(body, Mapping):
+        error = body.get("error") or (body if isinstance(body.get("message"), str) else None)
+    return malformed("no reply", error) if error else malformed(what)
 
 
 def _blocks(content: list, kind: str, optional: bool = False) -> str:

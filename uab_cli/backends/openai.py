@@ -32,7 +32,6 @@ from .remote import (
     malformed,
     parsed,
     read_key,
-    server_error,
     transport_failure,
 )
 from .tokens import ChatTokens
@@ -307,8 +306,7 @@ def _first_choice(reply):
     when it sent one in its place (a router's ``{"error": {"message": …}}`` with a 200)."""
     choices = getattr(reply, "choices", None)
     if not choices:
-        error = getattr(reply, "error", None)
-        raise malformed("no choices" + (f"; the server's error: {server_error(error)}" if error else ""))
+        raise malformed("no choices", getattr(reply, "error", None))
     return choices[0]
 
 

@@ -75,14 +75,16 @@ class _Skipped(Exception):
     """A request not attempted because another one already failed for good."""
 
 
-def malformed(what: str) -> Failure:
-    """A retryable failure for a reply the service sent but that cannot be used."""
-    return Failure(f"malformed response: {what}")
+def malformed(what: str, error: object = None) -> Failure:
+    """A retryable failure for a reply the service sent but that cannot be used; ``error``: what
+    the server sent in the reply's place (``server_error``'s), said after ``what`` it lacks."""
+    return Failure(f"malformed response: {what}" + (f"; the server's error: {server_error(error)}" if error else ""))
 
 
 def server_error(error: object) -> str:
     """What a reply's ``error`` member says (``{"message": …, "code": …}`` or a string), on one
-    short line: a gateway may send its own or its provider's failure as a 200 without ``choices``."""
+    short line: a gateway may send its own or its provider's failure as a 200 without ``choices``
+    (or, to Cohere's API, a 200 whose whole body is such an error)."""
     if isinstance(error, Mapping):
         message, code = error.get("message"), error.get("code") or error.get("type")
         if isinstance(message, str) and message.strip():
