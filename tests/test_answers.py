@@ -1281,3 +1281,69 @@ def test_mgsm_languages_final_answer_marks_the_answer(text):
     """"Respuesta final: 18. Comprobación: 18 - 7 = 11" read 11 (its last number), where "Final answer: 18" marks 18."""
     assert extract_answer(text, MATH) == "18"
     assert extract_answer(text.replace("18", "C", 1), MC) == "C"
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("La respuesta es 18, y 3.", "18,3"), ("La respuesta es 18 manzanas, y 3 peras.", "18,3"),
+    ("La respuesta es 18, y 3 es impar.", "18"),  # a clause after it: the next clause, as "18, and 18 is even"
+    ("La respuesta es 18, y luego 3.", "18"), ("The answer is x, y and z", "x y and z"),  # "y" a variable
+])
+def test_a_comma_before_spanish_y_goes_on_with_the_list(text, expected):
+    """"La respuesta es 18, y 3." read `18,y3`: Spanish's "y" after a comma lists a number as "18 y 3" does, and as a
+    comma before "and" does in English ("18, y 3 es impar" is 18 as "18, and 18 is even" is)."""
+    assert extract_answer(text, MATH) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("The answer is 1, 2, and 3 respectively.", "1,2,3"), ("The answer is 1, 2, and 3 respectively", "1,2,3"),
+    ("La respuesta es 1, y 3 respectivamente.", "1,3"), ("คำตอบคือ 18 ชิ้น, และ 3 ชิ้น ตามลำดับ", "18,3"),
+    ("The answer is 18, and 3 respectively are red.", "18"),  # a clause after it still ends the list
+])
+def test_respectively_after_a_list_is_no_unit_of_its_last_item(text, expected):
+    """"The answer is 1, 2, and 3 respectively" read `1,2`: "respectively" after the last item counted as its unit's
+    word, so the item was unlike the one before and the comma ended the list."""
+    assert extract_answer(text, MATH) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("答えは49ではない。50だ。", "50"), ("答えは49ではない。正解は50です。", "50"), ("答えは49ではない。50個です。", "50"),
+    ("答案不是49。是50。", "50"), ("答案不是49。应该是50。", "50"), ("答案不是49。正确答案是50。", "50"),
+    # no correction: "only 50", a question, a sentence that opens otherwise
+    ("答えは49ではない。50だけ残る。", None), ("答えは49ではない。50ですか？", None), ("答えは49ではない。", None),
+    ("答案不是49。", None), ("答えは49です。50だ。", "49"),  # no denial: nothing to correct
+])
+def test_japanese_and_chinese_correction_in_the_next_sentence(text, expected):
+    """"答えは49ではない。50だ。" and "答案不是49。是50。" read no answer, where "The answer is not 49. It is 50." reads 50:
+    Japanese restates the answer as its value and copula ("50だ", "50です") or "正解は", Chinese as "是"."""
+    assert extract_answer(text, MATH) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("答えは18個、と3個です。", "18,3"), ("答えは18ドル、と3セント", "18,3"), ("答案是18个、和3个", "18,3"),
+    ("答えは18個、あと3個", "18個、あと3"),  # "あと" (more) is no "と"
+])
+def test_a_japanese_comma_before_to_goes_on_with_the_list(text, expected):
+    """"答えは18個、と3個です。" read `18個、と3`: "、" before "と" (and Chinese's "和") lists on as "," does."""
+    assert extract_answer(text, MATH) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("答えは49個ではない", None), ("答えは49個ではありません。", None), ("答えは49ドルではない。", None),
+    ("答えは49個ではなく50個です。", "50"), ("答えは49個ではない。50個です。", "50"), ("答えは49個ではないでしょうか。", "49"),
+])
+def test_a_japanese_counter_before_the_denial_is_the_values(text, expected):
+    """"答えは49個ではない" read 49: a counter or unit between the number and the negated verb hid the denial."""
+    assert extract_answer(text, MATH) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("The answer is not 5, 6, and 7 but 8", "8"), ("The answer is not 5, 6 but 8.", "8"),
+    ("The answer is not 5 or 6.", None), ("The answer is not 5, 6, and 7.", None),
+    ("La respuesta no es 5, 6 y 7, sino 8.", "8"), ("Die Antwort ist nicht 5 und 6, sondern 8.", "8"),
+    # a comma alone: the value after it states the answer, as before
+    ("The answer is not 49, 50.", "50"), ("The answer is not 49, 50 apples.", "50"),
+])
+def test_a_denial_denies_the_list_its_value_opens(text, expected):
+    """"The answer is not 5, 6, and 7 but 8" read 6 ("not 5 or 6." 6): the denial covers the list the value opens, and
+    the answer is the one stated after it (8), none without one."""
+    assert extract_answer(text, MATH) == expected

@@ -403,8 +403,8 @@ def test_simulate_replays_the_allocation_that_allocate_makes_on_the_same_phase1_
     with pytest.MonkeyPatch.context() as mp, tempfile.TemporaryDirectory() as tmp:
         rows = [{"id": f"q{i}", "question": f"What is {i % 3} + {i // 2}?", "answer": str(i % 3 + i // 2)}
                 for i in range(m)]
-        pool = write_jsonl(Path(tmp) / "pool.jsonl", rows)
-        assert cli(["phase1", pool, "-K", str(k), "--judge", "--backend", "scripted", "--max-tokens", "9", "-o", pool,
+        questions, pool = write_jsonl(Path(tmp) / "q.jsonl", rows), str(Path(tmp) / "pool.jsonl")
+        assert cli(["phase1", questions, "-K", str(k), "--judge", "--backend", "scripted", "--max-tokens", "9", "-o", pool,
                     "-q", *(["--vcs"] if vcs else [])]).exit_code == 0
         replayed = []
 

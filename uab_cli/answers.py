@@ -61,11 +61,15 @@ _ANSWER_ABROAD = (  # the words (the answer, the final answer), its "is", its op
 # before a number); Thai's "และ", Chinese's "和", "与", "及" (and "或", or) and Japanese's "及び" before a number, spaced
 # or not (Thai is written without spaces between words: "18 ลูกและ 3 ลูก"; a word that holds "และ" is split only before
 # a number), and Japanese's "と" there after a digit, a counter or a unit in katakana ("18個と3個", "18ドルと3セント"),
-# as it is inside words elsewhere ("あと3個": 3 more).
+# as it is inside words elsewhere ("あと3個": 3 more). A comma before any of them lists on too ("18, y 3"), as
+# Chinese's and Japanese's "、" does before an unspaced one ("18個、と3個").
 _AND_ABROAD = r"und|et|и|na|এবং|మరియు"
 _AND_NUMBERS = "y"
 _AND_UNSPACED = r"[和与及或]|及び|และ"
 _AND_AFTER_COUNTER = "と"
+_COUNTER = "つ\u30a0-\u30ff\u4e00-\u9fff"  # what Japanese writes after a number: a counter or a unit ("3つ", "18個", "18ドル")
+# a word that closes a list after its last item, no unit of it ("1, 2, and 3 respectively", "18 และ 3 ตามลำดับ")
+_RESPECTIVELY = re.compile(r"\s*(?:respectively|respectivamente|respectivement|соответственно|ตามลำดับ)\s*$", re.IGNORECASE)
 
 
 def _opening(*words: str) -> str:
@@ -114,7 +118,7 @@ _CONNECTIVE = re.compile(
 # sqrt(3)": math's word, ``_MATH_WORDS``, or a function's name before its bracket, follows)
 _AND_CLAUSE = re.compile(rf"\s(?:and|or|{_AND_ABROAD}|{_AND_NUMBERS})\s+([^\W\d_]{{2,}})(?![^\W\d_]|\s*\()", re.IGNORECASE)
 # "and" before a number, the list going on ("18 ลูกและ 3 ลูก"), after a comma too ("1, 2, and 3", "18 ชิ้น, และ 3 ชิ้น")
-_AND_THEN_NUMBER = rf",?(?:\s+(?:and|{_AND_ABROAD})\s+|\s*(?:{_AND_UNSPACED})\s*)(?=-?\.?\d)"
+_AND_THEN_NUMBER = rf",?(?:\s+(?:and|{_AND_ABROAD}|{_AND_NUMBERS})\s+|\s*(?:{_AND_UNSPACED})\s*)(?=-?\.?\d)"
 _COMMA_AND = re.compile(_AND_THEN_NUMBER, re.IGNORECASE)
 # a list item's unit: its words, each letter of a script written without spaces one ("18 Äpfel", "18个", "18 ชิ้น")
 _UNIT_CHAR = re.compile(r"[^\W\d_]|[\u0900-\u0e7f%\u00b0]")
@@ -127,8 +131,9 @@ _OPEN, _CLOSE = "([{", ")]}"
 # a word of a script other than Latin or Greek after a space ends an answer too: its unit ("Ответ — 18 яблок"), or
 # the next sentence where no full stop ends the first ("คำตอบคือ 18 ตรวจสอบ 18 - 7 = 11", "答案是 18 验证 …")
 _OTHER_SCRIPT = re.compile(r"(?![A-Za-z\u00aa-\u024f\u0370-\u03ff])[^\W\d_]")
-# ", <word>" opens the next clause: two ASCII letters, or a letter of another script ("答案是18，因为…": "，" is ",")
-_NEXT_CLAUSE = re.compile(r"\s*(?:[A-Za-z]{2}|" + _OTHER_SCRIPT.pattern + ")")
+# ", <word>" opens the next clause: two ASCII letters, Spanish's "y" before a number ("18, y 3 es impar"), or a letter
+# of another script ("答案是18，因为…": "，" is ",")
+_NEXT_CLAUSE = re.compile(rf"\s*(?:[A-Za-z]{{2}}|(?:{_AND_NUMBERS})\s+(?=-?\.?\d)|{_OTHER_SCRIPT.pattern})")
 _ABBREVIATION = re.compile(r"(?<![A-Za-z])(?:Mr|Mrs|Ms|Dr|St|vs|approx)$")  # "Mr. Brennan" goes on
 _SPAN_JOINT = re.compile(r"\s*(?:,\s*(?:(?:and|or)\s*)?|(?:and|or)\s*)(?=\$|\\\()")
 _BOLD = re.compile(r"\*\*(.+?)\*\*")
@@ -154,14 +159,19 @@ _REMARKS = (
      r"c['\u2019]est|elle\s+est|la\s+(?:bonne\s+r[ée]ponse|r[ée]ponse\s+correcte)\s+est"),
     ("не", r"(?:не)?(?:верн(?:ый|ое|о)|верен|правильн(?:ый|ое|о))|неизвестн(?:ый|ое|о)|неизвестен",
      r"потому\s+что|так\s+как|поскольку", r"это|(?:правильный|верный)\s+ответ\s*[—–]?"),
-    ("si", r"sahihi|makosa|kosa", r"kwa\s+sababu", None), ("不是", r"不?正确的?|错误的?|不对", r"因为", None),
+    ("si", r"sahihi|makosa|kosa", r"kwa\s+sababu", None),
+    ("不是", r"不?正确的?|错误的?|不对", r"因为", r"(?:而|应该|应)?是"),
     ("ไม่ใช่", None, None, None),
+    # Japanese denies after the value (``_NOT_AFTER``); "正解は50です", or the value and its copula ("50だ", "50個です";
+    # not "50だけ": only 50, nor "50ですか": is it 50?)
+    (None, None, None, rf"正解は|(?=(?:{_NUMBER.pattern})[{_COUNTER}]*(?:です|だ)(?![けか]))"),
 )
 # the languages that put the verb last deny after the value: Japanese, Bengali ("নয়", its "য়" composed or not), Telugu
-# ("答えは49ではない", "উত্তর 49 নয়", "సమాధానం 49 కాదు"; "答えは49ではなく50です" states 50); a question after it asks
+# ("答えは49ではない", "উত্তর 49 নয়", "సమాధానం 49 కాదు"; "答えは49ではなく50です" states 50; a Japanese counter or unit
+# may come between, "答えは49個ではない"); a question after it asks
 # no denial, it affirms ("答えは49ではないでしょうか", "49ではないかと思います", "49ではありませんか", "উত্তর 49 নয় কি?":
 # isn't it 49?)
-_NOT_AFTER = re.compile(r"\s*(?:(?:では(?:ない|ありません)|じゃない)(?!(?:です|でしょう|だろう)?か)|ではなく|"
+_NOT_AFTER = re.compile(rf"[{_COUNTER}]*\s*(?:(?:では(?:ない|ありません)|じゃない)(?!(?:です|でしょう|だろう)?か)|ではなく|"
                         r"ন(?:\u09df|\u09af\u09bc)(?!\s*কি)|కాదు)")
 _NOT = "|".join(not_ for not_, _, _, _ in _REMARKS if not_)
 # Spanish's bare "no" is also an answer, English's ("The answer is no 5 is prime" is `no5`): before a number it denies
@@ -176,14 +186,18 @@ _VERDICT = re.compile(rf"(?=[^\W\d_])(?:(?:{_NOT})\s+)?(?:{'|'.join(verdicts for
 _DENIAL = re.compile(rf"(?:{_NOT})(?:\s+|(?<=[{_UNSPACED}])\s*)(?=\$?-?\.?\d|\$|\\\(|-?\\[dtc]?frac)"  # what _NUMBER
                      rf"(?!(?:{_NUMBER.pattern})\s*[吗嗎么麼吧])", re.IGNORECASE)  # opens with
 # ", ", ": ", " - " (not "-3"), Japanese's "、", a denied "49%"
+# a denied value's list going on: "and" (or "or") and a number ("not 5, 6, and 7", "not 5 or 6", "no es 5, 6 y 7"), or a
+# comma and a number
+_DENIED_JOINT = re.compile(rf"(?P<and>{_AND_THEN_NUMBER}|,?\s+or\s+(?=-?\.?\d))|,\s*(?=-?\.?\d)", re.IGNORECASE)
 _REMARK_JOINT = re.compile(r"(?:[\s,:;%°\u3001]|\\%|[-\u2013\u2014](?![.\d]))*")
 _REASON = re.compile(rf"\s*(?:{'|'.join(reasons for _, _, reasons, _ in _REMARKS if reasons)})(?![\w-])", re.IGNORECASE)
 # two letters (Greek's are variables), an apostrophe between them too ("c'est 50")
 _IN_WORDS = re.compile(r"(?![\u0370-\u03ff])[^\W\d_]['\u2019]?(?![\u0370-\u03ff])[^\W\d_]|" + _OTHER_SCRIPT.pattern)
 # a denial's sentence ended, the next restating the answer: "The answer is not 49. It is 50.", "… It's 50",
-# "… The correct answer is 50", "… Es ist 50."; a value must open what follows ("It is the largest." states none)
+# "… The correct answer is 50", "… Es ist 50.", "答案不是49。是50。"; a value must open what follows ("It is the largest."
+# states none; no word boundary after a word of a script written without spaces: "是50")
 _CORRECTION = re.compile(r"\s*(?:[.!;]\s+|\n\s*)(?:" + "|".join(again for _, _, _, again in _REMARKS if again) + ")"
-                         + _ADVERB + r"[\s*:]*(?=\$|\\\(|-?\.?\d|-?\\[dtc]?frac)", re.IGNORECASE)
+                         + rf"(?:{_ADVERB}|(?<=[{_UNSPACED}]))" + r"[\s*:]*(?=\$|\\\(|-?\.?\d|-?\\[dtc]?frac)", re.IGNORECASE)
 _SPAN_OPEN = re.compile(r"\$|\\\(")
 # a negated verb after a language's answer word, as its "is" is: a denial and its value, or a value and a denial after it
 # ("La respuesta no es 49", "Ответ не 49", "答案不是49", "উত্তর 49 নয়"; English's "is" before "n't 49"); the marker ends
@@ -283,7 +297,8 @@ def _clause(t: str, prose: bool = True) -> str:
 def _comma_lists_on(t: str, i: int) -> bool:
     """Whether "and" and a number after the comma ``t[i]`` go on with the list, not the next clause: the item after
     it is as the one before, a number that ends its clause with no more words of a unit than the one before has
-    ("1, 2, and 3", "18 Äpfel, und 3 Birnen", "18个，和3个"; not "18, and 18 is even", "7, and 7 + 3 = 10")."""
+    ("1, 2, and 3", "18 Äpfel, und 3 Birnen", "18个，和3个", "1, 2, and 3 respectively"; not "18, and 18 is even",
+    "7, and 7 + 3 = 10")."""
     if not (joint := _COMMA_AND.match(t, i)) or not (number := _NUMBER.match(t, joint.end())):
         return False
     start = i  # the unit of the item before: the letters back to its number
@@ -292,8 +307,9 @@ def _comma_lists_on(t: str, i: int) -> bool:
     end = number.end()
     while end < len(t) and (t[end] in " \t" or _UNIT_CHAR.match(t[end])):
         end += 1
+    unit = _RESPECTIVELY.sub("", t[number.end():end])  # "and 3 respectively": no unit
     return (start > 0 and t[start - 1].isdigit() and _ITEM_END.match(t, end) is not None
-            and len(_UNIT_WORD.findall(t, number.end(), end)) <= len(_UNIT_WORD.findall(t, start, i)))
+            and len(_UNIT_WORD.findall(unit)) <= len(_UNIT_WORD.findall(t, start, i)))
 
 
 def _and_clause(t: str, i: int) -> bool:
@@ -405,7 +421,7 @@ def _remark(line: str) -> tuple[str, str] | None:
     "right angle"); None where no remark opens it."""
     if denial := _DENIAL.match(line):
         if value := _value_at(line, denial.end()):
-            return line[value:], denial.group().strip()
+            return line[_denied_list(line, value):], denial.group().strip()
     elif (value := _value_at(line, 0)) and (denial := _NOT_AFTER.match(line, value)):  # "49ではない"
         return line[denial.end():], denial.group().strip()
     if verdict := _VERDICT.match(line):
@@ -420,6 +436,17 @@ def _value_at(line: str, i: int) -> int | None:
     span = _LAST_SPAN.match(line, i)
     value = span if span and not _currency(span.group(1) or "") else _NUMBER.match(line, i + line.startswith("$", i))
     return value.end() if value else None
+
+
+def _denied_list(line: str, value: int) -> int:
+    """Where the denial of the value ending at ``line[value]`` ends: after the list the value opens where "and" or "or"
+    lists it ("not 5, 6, and 7 but 8" denies 5, 6 and 7: the answer is 8; "not 5 or 6." states none), or where commas
+    alone list it and the sentence states the answer after the list ("not 5, 6 but 8"); else at the value, so that
+    the value after a comma states the answer ("not 49, 50." is 50)."""
+    end, listed = value, False
+    while (joint := _DENIED_JOINT.match(line, end)) and (item := _value_at(line, joint.end())):
+        end, listed = item, listed or joint.group("and") is not None
+    return end if end != value and (listed or _stated(line[end:])) else value
 
 
 def _corrected(after: str) -> str | None:
@@ -672,9 +699,9 @@ _SCALES = {"hundred": 100, "thousand": 10**3, "million": 10**6, "billion": 10**9
 # "2 and 3", "2, or 3", and MGSM's languages' "and" (``_AND_ABROAD``): "18 Äpfel und 3 Birnen", "18 manzanas y 3 peras"
 # (group 1: the number and its unit's words before "y", kept), "18个苹果和3个梨" and "18個と3個" are "18 apples and 3 pears"
 _AND_WORDS = rf"and|or|{_AND_ABROAD}"
-_AND_UNSPACED_OR_NUMBERS = (rf"(?<=[^\W_])(?:\s*,)?\s*(?:{_AND_UNSPACED})\s*(?=-?\d)|"
-                            rf"(?<=[\dつ\u30a0-\u30ff\u4e00-\u9fff])\s*{_AND_AFTER_COUNTER}\s*(?=-?\d)|"
-                            rf"(\d(?:\s+[^\W\d_]{{2,}})*)\s+(?:{_AND_NUMBERS})\s+(?=-?\.?\d)")
+_AND_UNSPACED_OR_NUMBERS = (rf"(?<=[^\W_])(?:\s*[,\u3001])?\s*(?:{_AND_UNSPACED})\s*(?=-?\d)|"
+                            rf"(?<=[\d{_COUNTER}])(?:\s*[,\u3001])?\s*{_AND_AFTER_COUNTER}\s*(?=-?\d)|"
+                            rf"(\d(?:\s+[^\W\d_]{{2,}})*)(?:\s*,)?\s+(?:{_AND_NUMBERS})\s+(?=-?\.?\d)")
 # (a spaced one from where no space precedes: else a run of spaces is read to its end from each of its spaces, 60 kB
 # took seconds)
 _AND_OR = re.compile(rf"(?<!\s)\s+(?:{_AND_WORDS})\s+|(?:(?<!\s)\s+)?,\s*(?:{_AND_WORDS})\s+|{_AND_UNSPACED_OR_NUMBERS}")
