@@ -1207,3 +1207,24 @@ def test_a_bad_list_value_is_refused_before_the_input_is_read(tmp_path, command,
     lines = result.stderr.strip().splitlines()
     assert result.exit_code == 2 and len(lines) == 1, result.stderr
     assert says.replace("{settings}", str(settings)) in lines[0] and "missing.jsonl" not in lines[0]
+
+
+@pytest.mark.parametrize("given, says", [
+    (["--allocators", "uab,bogus"], "unknown allocator 'bogus'; choose from uab, "),
+    (["--signals", "anll,nope"], "unknown signal 'nope'; choose from anll, "),
+    (["--vote-rules", "majority,nope"], "unknown vote rule 'nope'; choose from majority, "),
+    (["--settings", "{settings}"], "{settings}:1: unknown allocator 'bogus'"),
+])
+def test_an_unknown_name_in_a_list_is_refused_before_the_pool_is_read(tmp_path, given, says):
+    """simulate's --allocators, --signals and --vote-rules were parsed before the pool, but their
+    names were checked only by the replay, after it was read: a typo on a big pool cost its reading
+    first, and beside a missing pool only the pool's error showed. Now each name is checked
+    against its registry as the list is parsed, with the replay's message."""
+    settings = tmp_path / "s.json"
+    settings.write_text('{"allocators": "bogus"}')
+    given = [a.replace("{settings}", str(settings)) for a in given]
+    result = cli(["simulate", str(tmp_path / "missing.jsonl"), "-o", str(tmp_path / "r.jsonl"), *given])
+    lines = result.stderr.strip().splitlines()
+    assert result.exit_code == 2 and len(lines) == 1, result.stderr
+    assert says.replace("{settings}", str(settings)) in lines[0] and "missing.jsonl" not in lines[0]
+    assert not (tmp_path / "r.jsonl").exists()

@@ -444,7 +444,10 @@ NOT_FROM_FILE = frozenset({"settings", "input", "output", "force"})
 
 def _listed(param: typer.CallbackParam, value: str | None) -> list | None:
     """An option that lists values in one string (``settings.LISTS``), parsed and checked as it is
-    read (from the command line or a settings file), before any input is."""
+    read (from the command line or a settings file), before any input is. Such an option is
+    declared ``str`` to typer and reaches its command as this list: typer reads a ``list[...]``
+    annotation as an option given once per value (``--budgets 2 --budgets 4``), and a settings
+    file's value is checked as the declared type, the one string."""
     return settings.LISTS[param.name].parse(value)
 
 
@@ -857,7 +860,7 @@ def simulate(
     headroom to the oracle, the cost at fixed accuracy and what to run, chosen on held-out questions."""
     from . import analyses, evaluation, report
 
-    # the options that list values arrive as lists (``_listed``), checked before POOL is read
+    # the options that list values (declared str) arrive as lists (``_listed``), checked before POOL is read
     if check is not None:
         return _check_recommendations(ctx, pool, check, budgets, seeds, output, quiet)
     check_output(output)

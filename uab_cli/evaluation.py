@@ -10,7 +10,7 @@ import numpy as np
 
 from . import __version__, allocation, recommend, voting
 from .allocators import (
-    ALLOCATORS,
+    ALLOCATORS,  # noqa: F401  (the registry simulate replays from, read here by its callers and tests)
     NEEDS_JUDGE,
     PHASE1,
     ROUNDS,
@@ -28,12 +28,11 @@ from .errors import UabError
 from .pipeline import default_signal, generation_of, resolve_vote_signal
 from .pools import Pool
 from .records import is_int, level_name, level_order, provenance, questions_fingerprint, samples
-from .settings import DEFAULT_CUT, JUDGE_TOKENS, TEMPLATE_DIGEST, Generation, Vote, changes
+from .settings import DEFAULT_CUT, JUDGE_TOKENS, LISTS, TEMPLATE_DIGEST, Generation, Vote, changes
 from .signals import (
     DEFAULT_T,
     SAMPLE_SIGNALS,
     SCALAR_SIGNALS,
-    SIGNALS,
     lacks,
     log_p,
 )
@@ -364,12 +363,8 @@ def fitting_budgets(pool: Pool, name: str | None = None) -> list[int]:
 
 
 def _check(pool, budgets, allocators, signals, seeds, temps, gain, name=None) -> None:
-    unknown = [a for a in allocators if a not in ALLOCATORS]
-    if unknown:
-        raise UabError(f"unknown allocator {unknown[0]!r}; choose from {', '.join(ALLOCATORS)}")
-    bad = [s for s in signals if s not in SIGNALS]
-    if bad:
-        raise UabError(f"unknown signal {bad[0]!r}; choose from {', '.join(SIGNALS)}")
+    LISTS["allocators"].check_names(allocators)  # simulate's parsed them already: a caller's own names
+    LISTS["signals"].check_names(signals)
     if not budgets or min(budgets) < 1:
         raise UabError("--budgets must be positive integers")
     fits(pool, budgets, name)

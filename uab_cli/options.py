@@ -107,10 +107,8 @@ class Option:
             return
         flag = self.flag.split("/")[0]
         check_type(value, self.type, flag, self.secret)
-        allowed = self.names()
-        if allowed and value not in allowed:
-            noun = self.noun or self.name.replace("_", " ")
-            raise UabError(f"unknown {noun} {value!r}; choose from {', '.join(allowed)}")
+        if allowed := self.names():
+            check_choice(value, allowed, self.noun or self.name.replace("_", " "))
         if self.type is float and not math.isfinite(value):
             raise UabError(f"{flag} must be a finite number, got {value}")
         if self.type is int and not INT64[0] <= value <= INT64[1]:
@@ -154,6 +152,14 @@ class Option:
         return self
 
 
+def check_choice(value, allowed: Iterable[str], noun: str) -> None:
+    """The one rule for a value that names an entry of a registry (an option's choices, a listed
+    name): ``UabError`` naming it as a ``noun`` and the choices unless it is one of ``allowed``."""
+    allowed = tuple(allowed)
+    if value not in allowed:
+        raise UabError(f"unknown {noun} {value!r}; choose from {', '.join(allowed)}")
+
+
 _ITEMS = {str: "names", int: "integers", float: "numbers"}  # a listed value's kind, as messages name it
 
 
@@ -162,12 +168,16 @@ class Listed:
     """A command's own option that lists values in one string, comma-separated (`uab simulate
     --budgets 2,4,8`; a ``--settings`` file's value is that string too). ``parse`` reads and checks
     it as the option is read, from the command line or the file, so a bad value is refused before
-    any input is. ``kind``: each item's (``str``: a name); ``then``: the values checked further and
-    as the command takes them, given the text too (``-T``'s each checked as `uab run`'s)."""
+    any input is. ``kind``: each item's (``str``: a name); ``choices``: the registry a name is one
+    of (read when checked, so registries can grow first), ``noun`` what messages call one
+    (``unknown allocator 'x'; choose from ...``); ``then``: the values checked further and as the
+    command takes them, given the text too (``-T``'s each checked as `uab run`'s)."""
 
     flag: str
     kind: type = str
     short: str | None = None
+    choices: Callable[[], Iterable[str]] | None = None
+    noun: str | None = None
     then: Callable[[str, list], list] | None = None
 
     @property
@@ -193,7 +203,17 @@ class Listed:
             values = [self.kind(t) for t in items]
         except ValueError:
             raise UabError(f"{self.shown} takes comma-separated {what}, got {text!r}") from None
+        self.check_names(values)
         return values if self.then is None else self.then(text, values)
+
+    def check_names(self, values: Iterable) -> None:
+        """``UabError`` for the first of ``values`` not in ``choices`` (``check_choice``; none: any
+        value goes): as the option is parsed, and where a caller passes names no option parsed
+        (``evaluation.simulate``)."""
+        if self.choices is not None:
+            allowed = tuple(self.choices())
+            for value in values:
+                check_choice(value, allowed, self.noun or self.name.replace("_", " "))
 
 
 def check_type(value, kind, flag: str, secret: bool = False, listed: type | None = None) -> None:

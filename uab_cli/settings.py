@@ -442,9 +442,7 @@ class Vote:
         rule) reads, as ``Allocation`` refuses one its allocator ignores: ``--tie-seed`` is
         majority's, the confidence options are the confidence rules', ``--vote-keep`` filtered's;
         and a rule this version does not know, first (else the message named none)."""
-        unknown = [r for r in (rules or (self.rule,)) if r not in voting.RULES]
-        if unknown:
-            raise UabError(f"unknown vote rule {unknown[0]!r}; choose from {', '.join(voting.RULES)}")
+        LISTS["vote_rules"].check_names(rules or (self.rule,))
         chosen = [voting.RULES[r] for r in (rules or (self.rule,))]
         readers = {"tie_seed": [r.name for r in voting.RULES.values() if not r.confidence],
                    "signal": [r.name for r in voting.RULES.values() if r.confidence],
@@ -532,9 +530,11 @@ def _accuracies(text: str, values: list[float]) -> list[float]:
 
 
 # `uab simulate`'s (and `report`'s --targets) own options that list values in one string, by name: each
-# parsed and checked as it is read (``Listed.parse``), before any input is
+# parsed and checked as it is read (``Listed.parse``), its names against their registry, before any input is
 LISTS = {o.name: o for o in (
-    Listed("--budgets", int), Listed("--allocators"), Listed("--signals"), Listed("--vote-rules"),
+    Listed("--budgets", int), Listed("--allocators", choices=lambda: allocators.ALLOCATORS, noun="allocator"),
+    Listed("--signals", choices=lambda: REGISTRY, noun="signal"),
+    Listed("--vote-rules", choices=lambda: voting.RULES, noun="vote rule"),
     Listed("--signal-temperature", float, short="-T", then=_signal_temperatures),
     Listed("--vote-temperature", float, then=_vote_temperatures), Listed("--targets", float, then=_accuracies))}
 
