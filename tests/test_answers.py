@@ -1224,8 +1224,8 @@ def test_a_bare_no_before_a_number_that_ends_the_sentence_denies_it(text, expect
 
 @pytest.mark.parametrize("text, expected", [
     ("คำตอบคือ 18 ชิ้น, และ 3 ชิ้น", "18,3"), ("คำตอบคือ 18 ชิ้น,และ 3 ชิ้น", "18,3"), ("คำตอบคือ 18, และ 3", "18,3"),
-    ("The answer is 1, 2, and 3.", "1,2,3"), ("Die Antwort ist 18 Äpfel, und 3 Birnen.", "18,3"),
-    ("Ответ — 18 яблок, и 3 груши.", "18,3"), ("答案是18个，和3个", "18,3"),
+    ("The answer is 1, 2, and 3.", "1,2,3"), ("Die Antwort ist 18 Äpfel, und 3 Äpfel.", "18,3"),
+    ("Ответ — 18 яблок, и 3 яблок.", "18,3"), ("答案是18个，和3个", "18,3"),
     ("The answer is 18, and we are done.", "18"), ("คำตอบคือ 18 ชิ้น, และเราได้ 3 ชิ้น", "18"),  # a word: next clause
 ])
 def test_a_comma_before_and_goes_on_with_the_list(text, expected):
@@ -1244,12 +1244,40 @@ def test_a_comma_before_and_goes_on_with_the_list(text, expected):
     ("คำตอบคือ 18 ชิ้น, และ 3 ชิ้นเป็นสีแดง", "18"),
     # the item after "and" as the one before: the list goes on
     ("The answer is 1, 2, 3, and 4.", "1,2,3,4"), ("The answer is 2 cm, and 3 cm.", "2,3"),
-    ("The answer is -2, and -3.", "-2,-3"), ("答案是18个苹果，和3个梨。", "18,3"),
+    ("The answer is -2, and -3.", "-2,-3"), ("The answer is 3 cm, and 4.", "3,4"),
 ])
 def test_a_comma_before_and_then_a_clause_ends_the_list(text, expected):
     """"The answer is 18, and 18 is even." read `18,18` ("The answer is 7, and 7 + 3 = 10." 10): after a comma, "and"
     and a number go on with the list only where the item after it ends its clause with no more words of a unit than
     the item before ("1, 2, and 3", "18 Äpfel, und 3 Birnen"); else they open the next clause."""
+    assert extract_answer(text, MATH) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("The answer is 8 cookies, and 2 left.", "8"), ("The answer is 5 boxes, and 3 remaining.", "5"),
+    ("The answer is 40 dollars, and 10 saved.", "40"), ("The answer is 12 eggs, and 4 broke.", "12"),
+    ("Die Antwort ist 18 Äpfel, und 3 Birnen.", "18"), ("Ответ — 18 яблок, и 3 груши.", "18"),
+    ("答案是18个苹果，和3个梨。", "18"), ("La respuesta es 18 manzanas, y 3 peras.", "18"),
+    # the same unit, or none after "and": the list goes on
+    ("The answer is 3 cm, and 4 cm respectively.", "3,4"), ("The answer is 90°, and 45°.", "90,45"),
+    ("The answer is 25%, and 75%.", "25,75"), ("The answer is 20 Students, and 5 students.", "20,5"),
+])
+def test_a_comma_before_and_then_another_unit_ends_the_list(text, expected):
+    """"The answer is 8 cookies, and 2 left." read `8,2` (8 before this cycle's lists): a unit word after "and" counted
+    as a list item's however it differed from the item's before the comma, though "left", "remaining" are a clause's;
+    the list now goes on only where the item after "and" has the unit of the one before, or none."""
+    assert extract_answer(text, MATH) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("La respuesta no es 49 ni 50, sino 51.", "51"), ("La respuesta no es 49 o 50, es 51.", "51"),
+    ("The answer is not 49 nor 50, it is 51.", "51"), ("Die Antwort ist nicht 49 oder 50, sondern 51.", "51"),
+    ("La réponse n'est pas 49 ni 50, c'est 51.", "51"), ("La respuesta no es 49 ni 50.", None),
+    ("Jibu si 49 au 50, jibu ni 51.", "51"), ("Jibu si 49, ni 50.", "50"),  # Swahili's "ni" after a comma: "is"
+])
+def test_a_denial_of_values_listed_with_nor_or_their_or_denies_them_all(text, expected):
+    """"La respuesta no es 49 ni 50, sino 51." read 50 (51 before "no es" denied): "ni" ("nor"), and "o", "oder" (MGSM's
+    languages' "or") after a denied value list more denied values, as "or" does in English."""
     assert extract_answer(text, MATH) == expected
 
 
@@ -1284,7 +1312,7 @@ def test_mgsm_languages_final_answer_marks_the_answer(text):
 
 
 @pytest.mark.parametrize("text, expected", [
-    ("La respuesta es 18, y 3.", "18,3"), ("La respuesta es 18 manzanas, y 3 peras.", "18,3"),
+    ("La respuesta es 18, y 3.", "18,3"), ("La respuesta es 18 manzanas, y 3 manzanas.", "18,3"),
     ("La respuesta es 18, y 3 es impar.", "18"),  # a clause after it: the next clause, as "18, and 18 is even"
     ("La respuesta es 18, y luego 3.", "18"), ("The answer is x, y and z", "x y and z"),  # "y" a variable
 ])

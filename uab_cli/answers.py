@@ -186,9 +186,11 @@ _VERDICT = re.compile(rf"(?=[^\W\d_])(?:(?:{_NOT})\s+)?(?:{'|'.join(verdicts for
 _DENIAL = re.compile(rf"(?:{_NOT})(?:\s+|(?<=[{_UNSPACED}])\s*)(?=\$?-?\.?\d|\$|\\\(|-?\\[dtc]?frac)"  # what _NUMBER
                      rf"(?!(?:{_NUMBER.pattern})\s*[吗嗎么麼吧])", re.IGNORECASE)  # opens with
 # ", ", ": ", " - " (not "-3"), Japanese's "、", a denied "49%"
-# a denied value's list going on: "and" (or "or") and a number ("not 5, 6, and 7", "not 5 or 6", "no es 5, 6 y 7"), or a
-# comma and a number
-_DENIED_JOINT = re.compile(rf"(?P<and>{_AND_THEN_NUMBER}|,?\s+or\s+(?=-?\.?\d))|,\s*(?=-?\.?\d)", re.IGNORECASE)
+# a denied value's list going on: "and" (or "or", "nor" and theirs in MGSM's languages) and a number ("not 5, 6, and 7",
+# "not 5 or 6", "no es 5, 6 y 7", "no es 49 ni 50", "no es 49 o 50"), or a comma and a number
+# (Spanish's and French's "ni" with no comma before it: Swahili's "ni" after one is "is", "Jibu si 49, ni 50")
+_OR_DENIED = r",?\s+(?:or|nor|o|ou|oder|noch|или|ни|au)\s+|\s+ni\s+"
+_DENIED_JOINT = re.compile(rf"(?P<and>{_AND_THEN_NUMBER}|(?:{_OR_DENIED})(?=-?\.?\d))|,\s*(?=-?\.?\d)", re.IGNORECASE)
 _REMARK_JOINT = re.compile(r"(?:[\s,:;%°\u3001]|\\%|[-\u2013\u2014](?![.\d]))*")
 _REASON = re.compile(rf"\s*(?:{'|'.join(reasons for _, _, reasons, _ in _REMARKS if reasons)})(?![\w-])", re.IGNORECASE)
 # two letters (Greek's are variables), an apostrophe between them too ("c'est 50")
@@ -296,9 +298,9 @@ def _clause(t: str, prose: bool = True) -> str:
 
 def _comma_lists_on(t: str, i: int) -> bool:
     """Whether "and" and a number after the comma ``t[i]`` go on with the list, not the next clause: the item after
-    it is as the one before, a number that ends its clause with no more words of a unit than the one before has
-    ("1, 2, and 3", "18 Äpfel, und 3 Birnen", "18个，和3个", "1, 2, and 3 respectively"; not "18, and 18 is even",
-    "7, and 7 + 3 = 10")."""
+    it is as the one before, a number that ends its clause with the unit of the one before or none ("1, 2, and 3",
+    "2 cm, and 3 cm", "18个，和3个", "1, 2, and 3 respectively"; not "18, and 18 is even", "7, and 7 + 3 = 10", nor
+    "8 cookies, and 2 left": words of another unit may be a clause's)."""
     if not (joint := _COMMA_AND.match(t, i)) or not (number := _NUMBER.match(t, joint.end())):
         return False
     start = i  # the unit of the item before: the letters back to its number
@@ -308,8 +310,9 @@ def _comma_lists_on(t: str, i: int) -> bool:
     while end < len(t) and (t[end] in " \t" or _UNIT_CHAR.match(t[end])):
         end += 1
     unit = _RESPECTIVELY.sub("", t[number.end():end])  # "and 3 respectively": no unit
+    after = [word.casefold() for word in _UNIT_WORD.findall(unit)]
     return (start > 0 and t[start - 1].isdigit() and _ITEM_END.match(t, end) is not None
-            and len(_UNIT_WORD.findall(unit)) <= len(_UNIT_WORD.findall(t, start, i)))
+            and after in ([], [word.casefold() for word in _UNIT_WORD.findall(t, start, i)]))
 
 
 def _and_clause(t: str, i: int) -> bool:
