@@ -271,6 +271,65 @@ def test_judge_tokens_are_apart_from_the_samples(tmp_path):
     assert "judge calls (an earlier run's)" in " ".join(result.stderr.split())  # not paid now
 
 
+def _stopped(stop: str, fake_backend, monkeypatch) -> None:
+    """The next `uab run --allocator judge` of 6 questions at -N 3 (6 judge calls, then 18 samples)
+    stops at ``stop``: a backend failure mid-judging, mid-Phase 1 or mid-Phase 2, or one right after
+    Phase 1; a Ctrl-C between the judge's last verdict and judge.json, or before the vote."""
+    fails = {"mid-judging": 4, "mid-phase1": 6 + 3, "after-phase1": 6 + 6, "mid-phase2": 6 + 6 + 5}
+    fake_backend.in_cli(fail_after=fails.get(stop))
+    where = {"judged": (runs.RunDir, "judge_done"), "before-vote": (pipeline, "vote")}.get(stop)
+    if where:
+        real = getattr(*where)
+
+        def interrupted(*_a, **_k):
+            monkeypatch.setattr(*where, real)  # once: the resume runs the real one
+            raise KeyboardInterrupt
+
+        monkeypatch.setattr(*where, interrupted)
+
+
+@pytest.mark.parametrize("stop", ["mid-judging", "judged", "mid-phase1", "after-phase1", "mid-phase2", "before-vote"])
+def test_a_resumed_run_counts_what_it_drew_and_reused_wherever_it_stopped(tmp_path, fake_backend, monkeypatch, stop):
+    """A judge run stopped at each point, then resumed, then rerun with another vote rule: per stage
+    and in total, the samples and tokens drawn now plus those reused are what the stage holds, the
+    drawn ones are those the resume's backend drew, the reused ones those the stopped attempt
+    checkpointed; the printed lines say the same; the judge's labels count as reused wherever the
+    resume asked no judge (mid-judging it asked the rest: not reused, every label's call counted)."""
+    q = write_jsonl(tmp_path / "q.jsonl", arithmetic(6))
+    out = tmp_path / "run"
+    run = ["run", q, "-N", "3", "--backend", "scripted", "--allocator", "judge", "-o", str(out)]
+    _stopped(stop, fake_backend, monkeypatch)
+    assert cli([*run, "-q"]).exit_code == (130 if stop in ("judged", "before-vote") else 1)
+    stored = len(read_jsonl(out / runs.CHECKPOINT))
+    verdicts = len(read_jsonl(out / runs.JUDGE_CHECKPOINT)) if (out / runs.JUDGE_CHECKPOINT).exists() else None
+    assert verdicts == {"mid-judging": 4, "judged": 6}.get(stop) and (out / runs.JUDGE).exists() == (verdicts is None)
+    for again in ([], ["--vote-rule", "weighted"]):  # the resume, then a rerun that draws nothing
+        fake_backend.in_cli()
+        result = cli([*run, *again])
+        assert result.exit_code == 0, result.stderr
+        summary = orjson.loads((out / "summary.json").read_bytes())
+        backend = fake_backend.made[-1]
+        asked = sum("easy or hard" in r.messages[-1]["content"] for call in backend.calls for r in call)
+        drawn = backend.drawn - asked
+        for name in ("phase1", "phase2"):
+            stage = summary["stages"][name]
+            assert totals(stage) == stage_tokens(out / f"{name}.jsonl", int(name[-1]))
+            assert tuple(map(sum, zip(totals(stage["drawn"]), totals(stage["reused"])))) == totals(stage)
+        total = summary["total"]
+        assert tuple(map(sum, zip(totals(total["drawn"]), totals(total["reused"])))) == totals(total)
+        assert (total["samples"], total["drawn"]["samples"], total["reused"]["samples"]) == (18, drawn, stored)
+        said = " ".join(result.stderr.split())
+        assert f"drawn now {drawn}, reused {stored}" in said and f"; drawn now {drawn} (" in said
+        for name, words in (("phase1", "phase 1"), ("phase2", "phase 2")):
+            reused = summary["stages"][name]["reused"]["samples"]
+            assert (f"({reused} reused)" in said.split(f"{words}: ")[1].split(" s ")[0]) == (reused > 0)
+        judge = summary["stages"]["judge"]
+        assert judge["calls"] == 6 and asked == (6 - 4 if stop == "mid-judging" and not again else 0)
+        assert judge["reused"] == (not asked)
+        assert ("(labels reused)" in said) == (not asked)
+        stored = 18
+
+
 def test_reused_judge_labels_are_counted_over_this_runs_questions(tmp_path):
     """A rerun whose --too-long skip leaves out a question the labels cover: the judge line and
     summary.json counted the calls, verdicts and tokens of the earlier, larger question set."""
