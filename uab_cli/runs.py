@@ -607,7 +607,8 @@ def run(
             rundir.open({**config, "generation": gen.info(judged)}, force,
                         lambda store: _reusable(records, store, k, signal if alloc.uses_signal else None, out))
             result = _stages(rundir, records, be, gen, alloc, vote, k, signal, callbacks, skipped)
-            about = {"input": input_name, "generation": gen.info(judged), "k": k, "vote": vote.info(),
+            about = {"input": input_name, "generation": pipeline.drawn_info(gen, be, judged), "k": k,
+                     "vote": vote.info(),
                      "allocate": {**alloc.info(signal, result.planned, result.allocation.saved),
                                   **({"rounds": result.allocation.rounds} if result.allocation.rounds is not None else {})},
                      "votes_file": result.votes_file, "skipped": [t.id for t in result.skipped]}
@@ -783,7 +784,8 @@ def pool(
             drawn = pipeline.phase1(records, be, gen, k, keep, skipped=len(skipped)).samples
             rundir.write(POOL, records)
             held = cost.Tokens().add(s for rec in records for s in samples(rec))
-            about = {"input": input_name, "generation": gen.info(), "k": k, "skipped": [t.id for t in skipped]}
+            about = {"input": input_name, "generation": pipeline.drawn_info(gen, be), "k": k,
+                     "skipped": [t.id for t in skipped]}
             now = time.perf_counter()
             summary = cost.pool_summary(held, cost.Tokens().add(drawn_now.values()), now - start, now - started,
                                         len(records), about, price)
