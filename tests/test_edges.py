@@ -1127,6 +1127,27 @@ def test_a_run_stopped_before_its_first_sample_does_not_say_samples_are_kept(tmp
     assert "kept;" not in result.stderr and not (tmp_path / "new").exists()
 
 
+@pytest.mark.parametrize("stop", ["backend", "interrupt"])
+def test_a_run_stopped_after_its_judge_before_its_first_sample_says_the_labels_are_kept(tmp_path, monkeypatch,
+                                                                                        fake_backend, stop):
+    """A run whose judge answered but that stopped before its first sample keeps the judge's labels (paid
+    calls), and its rerun reuses them: it said "no sample was finished, so none is kept"."""
+    q = write_jsonl(tmp_path / "q.jsonl", arithmetic(3))
+    out = tmp_path / "r"
+    fake_backend.in_cli(fail_after=3 if stop == "backend" else None)  # the 3 judge calls, then no sample
+    if stop == "interrupt":
+        def interrupted(*_a, **_k):
+            raise KeyboardInterrupt
+
+        monkeypatch.setattr("uab_cli.pipeline.phase1", interrupted)
+    result = cli(["run", q, "--budget", "2", "--allocator", "judge", "--backend", "scripted", "-o", str(out)])
+    said = {"backend": "No sample was finished; the judge's labels are kept: re-run the same command to resume.",
+            "interrupt": "interrupted: no sample was finished; the judge's labels are kept: re-run the same "
+                         "command to resume."}[stop]
+    assert (result.exit_code, result.stderr.splitlines()[-1]) == ({"backend": 1, "interrupt": 130}[stop], said)
+    assert (out / "judge.json").exists() or (out / "judge.ckpt.jsonl").exists()
+
+
 def test_a_run_out_of_memory_says_its_finished_samples_are_kept(tmp_path, monkeypatch):
     """Out of memory was one line, exit 2, and said nothing of the samples the run directory
     holds, which a rerun with a smaller budget reuses."""

@@ -175,7 +175,9 @@ class _Group(_HelpOnStdout, typer.core.TyperGroup):
 
     def invoke(self, ctx):
         resumable = lambda: ctx.meta.get("uab.command") in RESUMABLE  # noqa: E731
-        # a run or pool that failed before its first sample keeps none (the directory it made is gone)
+        # a run or pool that failed before its first sample keeps none (the directory it made is gone), or
+        # its judge's labels only
+        note = lambda: runs.kept_note(ctx.meta.get("uab.output"))  # noqa: E731
         kept = lambda: resumable() and "uab.output" in ctx.meta and runs.holds_samples(ctx.meta["uab.output"])  # noqa: E731
         try:
             with terminated_on_signals():
@@ -188,14 +190,12 @@ class _Group(_HelpOnStdout, typer.core.TyperGroup):
             _unwritten(exc)
         except BackendError as exc:
             _tell(f"[red]backend error:[/red] {escape(str(exc))}")
-            _tell("Finished samples are kept; re-run the same command to resume." if kept()
-                  else "No sample was finished, so none is kept." if resumable() else "Nothing was written.")
+            _tell(note() if resumable() else "Nothing was written.")
             raise typer.Exit(1) from None
         except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM/SIGHUP: 128 + the signal's number
             said, cut = stopped(stopped_by(exc)), cut_short(exc)
             with contextlib.suppress(OSError, SystemExit):  # the terminal or stderr's reader may be gone too
-                err.print(f"{said}: finished samples are kept; re-run the same command to resume." if kept()
-                          else f"{said}: no sample was finished, so none is kept." if resumable()
+                err.print(f"{said}: {note()[0].lower()}{note()[1:]}" if resumable()
                           else f"{said}: the output to {cut} is cut short (its last line says so)." if cut
                           else f"{said} after its output was written in full." if after_work(exc)
                           else f"{said}: nothing was written.", highlight=False, soft_wrap=True)

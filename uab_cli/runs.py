@@ -89,6 +89,22 @@ def holds_samples(path: str) -> bool:
     return bool({n for n in names if not n.endswith(".tmp")} - {".lock", *_BOOKKEEPING})
 
 
+def holds_labels(path: str) -> bool:
+    """Whether run directory ``path`` holds its judge's labels or some of its verdicts (paid calls a
+    rerun reuses)."""
+    return os.path.exists(os.path.join(path, JUDGE)) or _size(os.path.join(path, JUDGE_CHECKPOINT)) > 0
+
+
+def kept_note(path: str | None) -> str:
+    """What a run or pool directory ``path`` (None: not made yet) that stopped keeps for its rerun, in
+    one sentence: its finished samples, else its judge's labels, else nothing."""
+    if path is not None and holds_samples(path):
+        return "Finished samples are kept; re-run the same command to resume."
+    if path is not None and holds_labels(path):
+        return "No sample was finished; the judge's labels are kept: re-run the same command to resume."
+    return "No sample was finished, so none is kept."
+
+
 class RunDir:
     """A run directory: an exclusive lock, the run's configuration, a sample store.
 
@@ -141,10 +157,6 @@ class RunDir:
             raise UabError(f"this directory holds samples drawn with other settings ({'; '.join(changed)}); "
                            "use a new --output, or --force to discard them", self.path)
         return changed
-
-    def _holds_verdicts(self) -> bool:
-        """Whether the directory holds the judge's labels or some of its verdicts (paid calls)."""
-        return os.path.exists(self.file(JUDGE)) or _size(self.file(JUDGE_CHECKPOINT)) > 0
 
     def open(self, config: dict, force: bool = False,
              reuse: Callable[[dict[str, dict[int, dict]]], None] | None = None) -> None:
@@ -267,7 +279,7 @@ class RunDir:
                 fh.close()
         try:  # still holding the lock: no other run can take the directory while it goes
             if self._made and set(os.listdir(self.path)) <= {".lock", *_BOOKKEEPING} \
-                    and not holds_samples(self.path) and not self._holds_verdicts():
+                    and not holds_samples(self.path) and not holds_labels(self.path):
                 with contextlib.suppress(OSError):
                     for name in (*_BOOKKEEPING, ".lock"):
                         with contextlib.suppress(FileNotFoundError):
