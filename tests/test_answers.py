@@ -1375,3 +1375,46 @@ def test_a_denial_denies_the_list_its_value_opens(text, expected):
     """"The answer is not 5, 6, and 7 but 8" read 6 ("not 5 or 6." 6): the denial covers the list the value opens, and
     the answer is the one stated after it (8), none without one."""
     assert extract_answer(text, MATH) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("答えは、50です。", "50"), ("答案是，50", "50"), ("答案是：50", "50"), ("La respuesta es, 50", "50"),
+    ("The answer is, 50.", "50"), ("答えは、49ではない。50だ。", "50"),  # a remark after the comma reads as after "は"
+])
+def test_a_comma_after_the_marker_is_no_part_of_the_answer(text, expected):
+    """"答えは、50です。" read `、50` and "La respuesta es, 50" `,50`: a comma between the marker and its answer is
+    dropped as a colon is."""
+    assert extract_answer(text, MATH) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("答案是1、2和3", "1,2,3"), ("答えは1、2と3です。", "1,2,3"), ("答案是1、2、3。", "1,2,3"),
+    ("答案是18个苹果、3个梨", "18,3"), ("\\boxed{1、2}", "1,2"),
+    ("答案不是5、6和7", None), ("答案不是5、6，是8", "8"),  # a denied list too
+    ("答えは18個、あと3個", "18個、あと3"),  # no number after "、": as before
+])
+def test_a_chinese_and_japanese_list_comma_between_numbers_lists_them(text, expected):
+    """"答案是1、2和3" read `1、2,3`: "、" between numbers of an answer lists them as "," does ("1, 2 and 3")."""
+    assert extract_answer(text, MATH) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("The answer is not 5 , 6 and 7", None), ("The answer is not 5 , 6 and 7 but 8", "8"),
+    ("The answer is not 5 , 6 but 8.", "8"), ("The answer is not 49 , or 50.", None),
+    ("The answer is not 49 , 50.", "50"),  # a comma alone: the value after it states the answer, as without the space
+])
+def test_a_space_before_the_comma_of_a_denied_list_denies_it_still(text, expected):
+    """"The answer is not 5 , 6 and 7" read `6,7`: a space before the comma hid the list the denial covers."""
+    assert extract_answer(text, MATH) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("La respuesta si 5", "5"),  # no Swahili marker "respuesta si", the value after the Spanish one
+    ("Jibu si 49", None), ("Jibu ni si 49", None), ("Jibu si 49, ni 50", "50"), ("La respuesta no es 49", None),
+    ("The answer is si 49", None),  # English's marker: any language's word, as before
+])
+def test_a_denial_is_in_the_language_of_the_answer_word(text, expected):
+    """"La respuesta es si 5 es par" read no answer: Swahili's "si" (is not) denied the value after Spanish's marker;
+    a language's answer word takes its own language's denial only."""
+    assert extract_answer(text, MATH) == expected
+    assert extract_answer("La respuesta es si 5 es par", MATH) is not None  # Spanish's "si" (if) denies nothing

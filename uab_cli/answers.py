@@ -46,14 +46,14 @@ _ADVERB = r"(?:\s+(?:actually|indeed|still|really|clearly|definitely|certainly|s
 # "is", ":" or "=" marks the answer as "Answer:" does ("Respuesta: 11", "Ответ: 11"); so does it before a letter.
 # A word hyphenated onto another is part of it ("Schritt-für-Schritt-Antwort:"), one after a dash alone is not ("-Antwort").
 _APART = r"(?<![\w\u0900-\u0dff])(?<![\w\u0900-\u0dff]-)"
-_ANSWER_ABROAD = (  # the words (the answer, the final answer), its "is", its opener (None: words are not spaced)
-    (("respuesta", r"respuesta\s+final"), "es|:", r"la\s+"), (("r[ée]ponse", r"r[ée]ponse\s+finale"), "est|:", r"la\s+"),
-    (("antwort", r"endg[üu]ltige\s+antwort"), "ist|lautet|:", r"die\s+"),
-    (("ответ", r"окончательный\s+ответ", r"итоговый\s+ответ"), "[—–]", ""), (("jibu", r"jibu\s+la\s+mwisho"), "ni", ""),
-    (("উত্তর", r"চূড়ান্ত\s+উত্তর"), "হলো|হল|ঃ", ""), (("సమాధానం", r"తుది\s+సమాధానం"), r"(?=-?\d)", ""),  # "సమాధానం 11": no "is"
-    (("ค(?:ำ|ํา)ตอบ(?:สุดท้าย)?",), "คือ|:", None),  # "ำ" as written, or as NFKC writes it (a letter's reply is read so)
-    (("答案",), "是|为|:", None), (("答え",), "は|:", None),  # "最终答案：", "最終的な答え：" end so
-)
+_ANSWER_ABROAD = {  # by language: the words (the answer, the final answer), its "is", its opener (None: words are not spaced)
+    "es": (("respuesta", r"respuesta\s+final"), "es|:", r"la\s+"), "fr": (("r[ée]ponse", r"r[ée]ponse\s+finale"), "est|:", r"la\s+"),
+    "de": (("antwort", r"endg[üu]ltige\s+antwort"), "ist|lautet|:", r"die\s+"),
+    "ru": (("ответ", r"окончательный\s+ответ", r"итоговый\s+ответ"), "[—–]", ""), "sw": (("jibu", r"jibu\s+la\s+mwisho"), "ni", ""),
+    "bn": (("উত্তর", r"চূড়ান্ত\s+উত্তর"), "হলো|হল|ঃ", ""), "te": (("సమాధానం", r"తుది\s+సమాధానం"), r"(?=-?\d)", ""),  # "సమాధానం 11": no "is"
+    "th": (("ค(?:ำ|ํา)ตอบ(?:สุดท้าย)?",), "คือ|:", None),  # "ำ" as written, or as NFKC writes it (a letter's reply is read so)
+    "zh": (("答案",), "是|为|:", None), "ja": (("答え",), "は|:", None),  # "最终答案：", "最終的な答え：" end so
+}
 # "And" in MGSM's languages, as the words that join a list's items ("18 Äpfel und 3 Birnen" is 18 and 3, as "18 apples
 # and 3 pears"), or, before a word after a number, open the next clause ("18 und wir sind fertig" is 18): spaced as
 # English's; Spanish's "y" names a variable too ("x y"), so only a number (and its unit's words) and a number it lists
@@ -64,6 +64,9 @@ _ANSWER_ABROAD = (  # the words (the answer, the final answer), its "is", its op
 # as it is inside words elsewhere ("あと3個": 3 more). A comma before any of them lists on too ("18, y 3"), as
 # Chinese's and Japanese's "、" does before an unspaced one ("18個、と3個").
 _AND_ABROAD = r"und|et|и|na|এবং|మరియు"
+# a comma between a list's items: "," or Chinese's and Japanese's enumeration comma "、" ("1、2和3" is "1, 2 and 3"), a
+# space before it too ("5 , 6")
+_LIST_COMMA = r"\s*[,\u3001]"
 _AND_NUMBERS = "y"
 _AND_UNSPACED = r"[和与及或]|及び|และ"
 _AND_AFTER_COUNTER = "と"
@@ -83,9 +86,9 @@ def _opening(*words: str) -> str:
 
 _ENDS = r"(?![^\W\d_]|[\u0900-\u0dff])"  # no letter or Indic sign after ("হল", not "হলে": if); a number may follow
 _ANSWER_WORD = "|".join((_APART if opener is not None else "") + f"(?:{'|'.join(words)})"  # a letter's marker: apart
-                        for words, _, opener in _ANSWER_ABROAD)  # too ("majibu ni A" is none)
-_ANSWER_IS = "|".join(is_ for _, is_, _ in _ANSWER_ABROAD)
-_SPACED = [(words, is_, opener) for words, is_, opener in _ANSWER_ABROAD if opener is not None]
+                        for words, _, opener in _ANSWER_ABROAD.values())  # too ("majibu ni A" is none)
+_ANSWER_IS = "|".join(is_ for _, is_, _ in _ANSWER_ABROAD.values())
+_SPACED = {language: entry for language, entry in _ANSWER_ABROAD.items() if entry[2] is not None}
 _LAST_SPAN = re.compile(r"(?<!\\)\$((?:\\\$|[^$])+)(?<!\\)\$|\\\(((?:(?!\\\().)+?)\\\)")
 _ENUMERATOR = re.compile(r"^(?:[^\S\n]|[*#])*\d+\.(?!\d)", re.MULTILINE)  # "**5. FORMAT:**" is no answer
 # the repeating digits of a decimal: 0.\overline{5}, 0.1\bar{6}, 0.\dot{3}, 0.\dot{1}4\dot{2} (142 repeats)
@@ -118,7 +121,7 @@ _CONNECTIVE = re.compile(
 # sqrt(3)": math's word, ``_MATH_WORDS``, or a function's name before its bracket, follows)
 _AND_CLAUSE = re.compile(rf"\s(?:and|or|{_AND_ABROAD}|{_AND_NUMBERS})\s+([^\W\d_]{{2,}})(?![^\W\d_]|\s*\()", re.IGNORECASE)
 # "and" before a number, the list going on ("18 ลูกและ 3 ลูก"), after a comma too ("1, 2, and 3", "18 ชิ้น, และ 3 ชิ้น")
-_AND_THEN_NUMBER = rf",?(?:\s+(?:and|{_AND_ABROAD}|{_AND_NUMBERS})\s+|\s*(?:{_AND_UNSPACED})\s*)(?=-?\.?\d)"
+_AND_THEN_NUMBER = rf"(?:{_LIST_COMMA})?(?:\s+(?:and|{_AND_ABROAD}|{_AND_NUMBERS})\s+|\s*(?:{_AND_UNSPACED})\s*)(?=-?\.?\d)"
 _COMMA_AND = re.compile(_AND_THEN_NUMBER, re.IGNORECASE)
 # a list item's unit: its words, each letter of a script written without spaces one ("18 Äpfel", "18个", "18 ชิ้น")
 _UNIT_CHAR = re.compile(r"[^\W\d_]|[\u0900-\u0e7f%\u00b0]")
@@ -146,26 +149,26 @@ _VERB = re.compile(r"\s(?:is|are|was|equals|be)\s", re.IGNORECASE)
 # Antwort ist falsch, 7", "La respuesta es incorrecta porque …", "Ответ — не 49, а 50", "Die Antwort ist nicht 49. Es
 # ist 50."): the words that deny a value before it, "not" or, where the language denies in its verb, the negated verb
 # ("La respuesta no es 49", "La réponse n'est pas 49", "Jibu si 49", "答案不是49", "คำตอบไม่ใช่ 49": the answer's word
-# before it marks the answer as before "is", ``_NEGATED``), the verdicts, a reason's words (None: none listed), and what
-# opens a sentence that restates the answer (after a denial only; None: none listed).
-_REMARKS = (
-    (r"not|n['\u2019]t", r"correct|incorrect|wrong|right|given(?!\s+(?:as|by)\b)|unknown|unclear", r"because|since|as|given",
+# before it marks the answer as before "is", ``_negated``), the verdicts, a reason's words (None: none listed), and what
+# opens a sentence that restates the answer (after a denial only; None: none listed); by language, as ``_ANSWER_ABROAD``.
+_REMARKS = {
+    "en": (r"not|n['\u2019]t", r"correct|incorrect|wrong|right|given(?!\s+(?:as|by)\b)|unknown|unclear", r"because|since|as|given",
      r"it(?:\s+is|'s|\u2019s|\s+should\s+be|\s+must\s+be)|the\s+(?:correct|right|actual)\s+(?:answer|value)\s+is"),
-    ("nicht", r"richtig|korrekt|falsch|inkorrekt|unbekannt|unklar", r"weil|da|denn",
+    "de": ("nicht", r"richtig|korrekt|falsch|inkorrekt|unbekannt|unklar", r"weil|da|denn",
      r"(?:es|sie)\s+(?:ist|lautet)|die\s+(?:richtige|korrekte|tatsächliche)\s+antwort\s+(?:ist|lautet)"),
-    (r"no\s+es|no", r"correct[ao]|incorrect[ao]|err[óo]ne[ao]|equivocad[ao]|desconocid[ao]", r"porque|ya\s+que|pues",
+    "es": (r"no\s+es|no", r"correct[ao]|incorrect[ao]|err[óo]ne[ao]|equivocad[ao]|desconocid[ao]", r"porque|ya\s+que|pues",
      r"es|la\s+respuesta\s+(?:correcta|real)\s+es"),
-    (r"n['\u2019]est\s+pas|pas", r"correcte|incorrecte|fausse|faux|inconnue", r"car|parce\s+que|puisque",
+    "fr": (r"n['\u2019]est\s+pas|pas", r"correcte|incorrecte|fausse|faux|inconnue", r"car|parce\s+que|puisque",
      r"c['\u2019]est|elle\s+est|la\s+(?:bonne\s+r[ée]ponse|r[ée]ponse\s+correcte)\s+est"),
-    ("не", r"(?:не)?(?:верн(?:ый|ое|о)|верен|правильн(?:ый|ое|о))|неизвестн(?:ый|ое|о)|неизвестен",
+    "ru": ("не", r"(?:не)?(?:верн(?:ый|ое|о)|верен|правильн(?:ый|ое|о))|неизвестн(?:ый|ое|о)|неизвестен",
      r"потому\s+что|так\s+как|поскольку", r"это|(?:правильный|верный)\s+ответ\s*[—–]?"),
-    ("si", r"sahihi|makosa|kosa", r"kwa\s+sababu", None),
-    ("不是", r"不?正确的?|错误的?|不对", r"因为", r"(?:而|应该|应)?是"),
-    ("ไม่ใช่", None, None, None),
+    "sw": ("si", r"sahihi|makosa|kosa", r"kwa\s+sababu", None),
+    "zh": ("不是", r"不?正确的?|错误的?|不对", r"因为", r"(?:而|应该|应)?是"),
+    "th": ("ไม่ใช่", None, None, None),
     # Japanese denies after the value (``_NOT_AFTER``); "正解は50です", or the value and its copula ("50だ", "50個です";
     # not "50だけ": only 50, nor "50ですか": is it 50?)
-    (None, None, None, rf"正解は|(?=(?:{_NUMBER.pattern})[{_COUNTER}]*(?:です|だ)(?![けか]))"),
-)
+    "ja": (None, None, None, rf"正解は|(?=(?:{_NUMBER.pattern})[{_COUNTER}]*(?:です|だ)(?![けか]))"),
+}
 # the languages that put the verb last deny after the value: Japanese, Bengali ("নয়", its "য়" composed or not), Telugu
 # ("答えは49ではない", "উত্তর 49 নয়", "సమాధానం 49 కాదు"; "答えは49ではなく50です" states 50; a Japanese counter or unit
 # may come between, "答えは49個ではない"); a question after it asks
@@ -173,48 +176,69 @@ _REMARKS = (
 # isn't it 49?)
 _NOT_AFTER = re.compile(rf"[{_COUNTER}]*\s*(?:(?:では(?:ない|ありません)|じゃない)(?!(?:です|でしょう|だろう)?か)|ではなく|"
                         r"ন(?:\u09df|\u09af\u09bc)(?!\s*কি)|కాదు)")
-_NOT = "|".join(not_ for not_, _, _, _ in _REMARKS if not_)
+_NOT = "|".join(not_ for not_, _, _, _ in _REMARKS.values() if not_)
 # Spanish's bare "no" is also an answer, English's ("The answer is no 5 is prime" is `no5`): before a number it denies
 # the number only where the number ends its sentence ("no 49.") or the answer is stated after it ("no 49, sino 50", "no
 # 49. Es 50."; "no es 49" denies always)
 _NOT_OR_ANSWER = "no"
-_VERDICT = re.compile(rf"(?=[^\W\d_])(?:(?:{_NOT})\s+)?(?:{'|'.join(verdicts for _, verdicts, _, _ in _REMARKS if verdicts)})(?![\w-])|"
+_VERDICT = re.compile(rf"(?=[^\W\d_])(?:(?:{_NOT})\s+)?(?:{'|'.join(verdicts for _, verdicts, _, _ in _REMARKS.values() if verdicts)})(?![\w-])|"
                       r"not(?![\w-])", re.IGNORECASE)  # "is given as 50" states 50; Spanish's "no" alone is an answer; a
                       # letter first, looked at once: an answer opening with a number tries no word
-# (a space after the word, none needed after one of a script written without spaces: "答案不是49"; Chinese's question
-# "答案不是49吗" affirms 49: isn't it 49?)
-_DENIAL = re.compile(rf"(?:{_NOT})(?:\s+|(?<=[{_UNSPACED}])\s*)(?=\$?-?\.?\d|\$|\\\(|-?\\[dtc]?frac)"  # what _NUMBER
-                     rf"(?!(?:{_NUMBER.pattern})\s*[吗嗎么麼吧])", re.IGNORECASE)  # opens with
+
+
+def _denial(words: str | None) -> str:
+    """A word of ``words`` that denies the value after it (a space after the word, none needed after one of a script
+    written without spaces: "答案不是49"; Chinese's question "答案不是49吗" affirms 49: isn't it 49?); none for None."""
+    if words is None:
+        return "(?!)"
+    return (rf"(?:{words})(?:\s+|(?<=[{_UNSPACED}])\s*)(?=\$?-?\.?\d|\$|\\\(|-?\\[dtc]?frac)"  # what _NUMBER opens with
+            rf"(?!(?:{_NUMBER.pattern})\s*[吗嗎么麼吧])")
+
+
+# a denial after English's marker, any language's word ("Answer: 不是49"), or after a language's own answer word, its
+# own word only: Swahili's "si" (is not) is Spanish's "si" (if), "La respuesta es si 5 es par" denies nothing
+_DENIAL = re.compile(_denial(_NOT), re.IGNORECASE)
+_DENIALS = {language: re.compile(_denial(_REMARKS.get(language, (None,))[0]), re.IGNORECASE) for language in _ANSWER_ABROAD}
+# the language of a marker that names its answer word
+_LANGUAGE = {language: re.compile("|".join(words), re.IGNORECASE) for language, (words, _, _) in _ANSWER_ABROAD.items()}
 # ", ", ": ", " - " (not "-3"), Japanese's "、", a denied "49%"
 # a denied value's list going on: "and" (or "or", "nor" and theirs in MGSM's languages) and a number ("not 5, 6, and 7",
 # "not 5 or 6", "no es 5, 6 y 7", "no es 49 ni 50", "no es 49 o 50"), or a comma and a number
 # (Spanish's and French's "ni" with no comma before it: Swahili's "ni" after one is "is", "Jibu si 49, ni 50")
-_OR_DENIED = r",?\s+(?:or|nor|o|ou|oder|noch|или|ни|au)\s+|\s+ni\s+"
-_DENIED_JOINT = re.compile(rf"(?P<and>{_AND_THEN_NUMBER}|(?:{_OR_DENIED})(?=-?\.?\d))|,\s*(?=-?\.?\d)", re.IGNORECASE)
+_OR_DENIED = rf"(?:{_LIST_COMMA})?\s+(?:or|nor|o|ou|oder|noch|или|ни|au)\s+|\s+ni\s+"
+_DENIED_JOINT = re.compile(rf"(?P<and>{_AND_THEN_NUMBER}|(?:{_OR_DENIED})(?=-?\.?\d))|{_LIST_COMMA}\s*(?=-?\.?\d)", re.IGNORECASE)
 _REMARK_JOINT = re.compile(r"(?:[\s,:;%°\u3001]|\\%|[-\u2013\u2014](?![.\d]))*")
-_REASON = re.compile(rf"\s*(?:{'|'.join(reasons for _, _, reasons, _ in _REMARKS if reasons)})(?![\w-])", re.IGNORECASE)
+_REASON = re.compile(rf"\s*(?:{'|'.join(reasons for _, _, reasons, _ in _REMARKS.values() if reasons)})(?![\w-])", re.IGNORECASE)
 # two letters (Greek's are variables), an apostrophe between them too ("c'est 50")
 _IN_WORDS = re.compile(r"(?![\u0370-\u03ff])[^\W\d_]['\u2019]?(?![\u0370-\u03ff])[^\W\d_]|" + _OTHER_SCRIPT.pattern)
 # a denial's sentence ended, the next restating the answer: "The answer is not 49. It is 50.", "… It's 50",
 # "… The correct answer is 50", "… Es ist 50.", "答案不是49。是50。"; a value must open what follows ("It is the largest."
 # states none; no word boundary after a word of a script written without spaces: "是50")
-_CORRECTION = re.compile(r"\s*(?:[.!;]\s+|\n\s*)(?:" + "|".join(again for _, _, _, again in _REMARKS if again) + ")"
+_CORRECTION = re.compile(r"\s*(?:[.!;]\s+|\n\s*)(?:" + "|".join(again for _, _, _, again in _REMARKS.values() if again) + ")"
                          + rf"(?:{_ADVERB}|(?<=[{_UNSPACED}]))" + r"[\s*:]*(?=\$|\\\(|-?\.?\d|-?\\[dtc]?frac)", re.IGNORECASE)
 _SPAN_OPEN = re.compile(r"\$|\\\(")
-# a negated verb after a language's answer word, as its "is" is: a denial and its value, or a value and a denial after it
-# ("La respuesta no es 49", "Ответ не 49", "答案不是49", "উত্তর 49 নয়"; English's "is" before "n't 49"); the marker ends
-# before it, ``_remark`` reads it
-_NEGATED = rf"(?=[\s*]*(?:{_DENIAL.pattern}|(?:{_NUMBER.pattern}){_NOT_AFTER.pattern}))"
+# what may stand between a marker and its answer: "Answer: 50", "**Answer:** 50", "#### 50", and a comma ("La respuesta
+# es, 50", "答案是，50", "答えは、50です")
+_MARKER_JOINT = " \t\n*:#,\u3001"
+
+
+def _negated(denial: re.Pattern) -> str:
+    """A negated verb after a language's answer word, as its "is" is: a ``denial`` (``_DENIALS``: its language's) and its
+    value, or a value and a denial after it ("La respuesta no es 49", "Ответ не 49", "答案不是49", "উত্তর 49 নয়";
+    English's "is" before "n't 49"); the marker ends before it, ``_remark`` reads it."""
+    return rf"(?=[\s*]*(?:{denial.pattern}|(?:{_NUMBER.pattern}){_NOT_AFTER.pattern}))"
+
+
 # (the spaced words under one look at their first letters, then _APART; the ones opening a line under one "^")
-_MARKER = re.compile(rf"(?:final\s+answer|the\s+answer)[\s*]*(?:is{_ADVERB}|is{_NEGATED}|:|=)|^(?:[^\S\n]|[*#>-])*answer[\s*]*(?:is{_ADVERB}|:|=)|"
-                     r"####|" + _opening(*(opener or words[0] for words, _, opener in _SPACED)) + _APART + "(?:"
-                     + "|".join(rf"{opener}(?:{'|'.join(words)})(?:[\s*]*(?:{is_}){_ENDS}|{_NEGATED})"
-                                for words, is_, opener in _SPACED) + ")|"
-                     + "|".join(rf"(?:{'|'.join(words)})(?:[\s*]*(?:{is_})|{_NEGATED})"
-                                for words, is_, opener in _ANSWER_ABROAD if opener is None)
+_MARKER = re.compile(rf"(?:final\s+answer|the\s+answer)[\s*]*(?:is{_ADVERB}|is{_negated(_DENIAL)}|:|=)|^(?:[^\S\n]|[*#>-])*answer[\s*]*(?:is{_ADVERB}|:|=)|"
+                     r"####|" + _opening(*(opener or words[0] for words, _, opener in _SPACED.values())) + _APART + "(?:"
+                     + "|".join(rf"{opener}(?:{'|'.join(words)})(?:[\s*]*(?:{is_}){_ENDS}|{_negated(_DENIALS[language])})"
+                                for language, (words, is_, opener) in _SPACED.items()) + ")|"
+                     + "|".join(rf"(?:{'|'.join(words)})(?:[\s*]*(?:{is_})|{_negated(_DENIALS[language])})"
+                                for language, (words, is_, opener) in _ANSWER_ABROAD.items() if opener is None)
                      + r"|^(?:[^\S\n]|[*#>-])*(?:final\s+answer[\s*]*$|"  # a heading: "### Final Answer", the answer below it
-                     + "|".join(rf"(?:{'|'.join(words)})(?:[\s*]*(?:(?:{is_}){_ENDS}|:|=)|{_NEGATED})"
-                                for words, is_, _ in _ANSWER_ABROAD) + ")",
+                     + "|".join(rf"(?:{'|'.join(words)})(?:[\s*]*(?:(?:{is_}){_ENDS}|:|=)|{_negated(_DENIALS[language])})"
+                                for language, (words, is_, _) in _ANSWER_ABROAD.items()) + ")",
                      re.IGNORECASE | re.MULTILINE)
 
 
@@ -360,7 +384,7 @@ def _currency(span: str) -> bool:
 def _after_marker(tail: str) -> str:
     """The expression after "the answer is": a math span if one opens it, else the bold part
     of its line or its first sentence, cut at its first clause."""
-    t = tail.lstrip(" \t\n*:#")
+    t = tail.lstrip(_MARKER_JOINT)
     if (span := _math_span(t)) is not None:
         return span
     line = t.split("\n", 1)[0]
@@ -399,13 +423,13 @@ def _marked(text: str, math: bool = True) -> str | None:
     none, and no marker before it that states one, is no answer (``_DENIED``)."""
     found = list(_MARKER.finditer(text))
     if not math:
-        return _clause(text[found[-1].end():].lstrip(" \t\n*:#").split("\n", 1)[0], prose=False) if found else None
+        return _clause(text[found[-1].end():].lstrip(_MARKER_JOINT).split("\n", 1)[0], prose=False) if found else None
     ends = [m.start() for m in found[1:]] + [len(text)]  # an earlier marker's answer ends at the next marker
     denied = False
     for marker, end in zip(reversed(found), reversed(ends)):
-        tail = text[marker.end():end].lstrip(" \t\n*:#")
+        tail = text[marker.end():end].lstrip(_MARKER_JOINT)
         line = tail.split("\n", 1)[0]
-        if (remark := _remark(line)) is None:
+        if (remark := _remark(line, _language(marker.group()))) is None:
             return _after_marker(tail)
         rest, denial = remark
         for value in (_stated(rest), denial and _corrected(tail[len(line) - len(rest):])):
@@ -417,12 +441,18 @@ def _marked(text: str, math: bool = True) -> str | None:
     return _DENIED if denied else None
 
 
-def _remark(line: str) -> tuple[str, str] | None:
+def _language(marker: str) -> str | None:
+    """The language whose answer word a marker names ("La respuesta es": "es"), None for English's ("The answer is")."""
+    return next((language for language, word in _LANGUAGE.items() if word.search(marker)), None)
+
+
+def _remark(line: str, language: str | None = None) -> tuple[str, str] | None:
     """The rest of ``line`` (what follows "the answer is") after the remark on the answer that opens
     it, and the word denying a value where the remark denies one: "not 49" (a number or math span), "49ではない", else ""
     for a verdict that ends its clause ("correct.", "wrong, …", "incorrect because …", "given in …", not
-    "right angle"); None where no remark opens it."""
-    if denial := _DENIAL.match(line):
+    "right angle"); None where no remark opens it. A denial before the value is in the ``language`` of the marker's
+    answer word (``_DENIALS``), any language's after English's."""
+    if denial := _DENIALS.get(language, _DENIAL).match(line):
         if value := _value_at(line, denial.end()):
             return line[_denied_list(line, value):], denial.group().strip()
     elif (value := _value_at(line, 0)) and (denial := _NOT_AFTER.match(line, value)):  # "49ではない"
@@ -545,7 +575,7 @@ _MC_IS = r"(?i:(?:is|must\s+be|should\s+be)" + _ADVERB + "|" + _ANSWER_IS + r")[
 _MC_MARKED = re.compile(  # upper-case letters, or a lower-case one that ends its phrase ("answer: d"); "the
     # answer must be C", "is indeed: D" too (not "would be": "… the answer would be A if …" is no answer);
     # "the solution is D" with its verb only ("Solution A has 5 litres" names no answer)
-    _opening("answer", "choice", "option", "solution", *(words[0] for words, _, _ in _ANSWER_ABROAD)) +
+    _opening("answer", "choice", "option", "solution", *(words[0] for words, _, _ in _ANSWER_ABROAD.values())) +
     r"(?:(?i:answer|choice|option|" + _ANSWER_WORD + r")[\s*:(\[]*(?:" + _MC_IS + r")?|(?i:solution)\s+" + _MC_IS + r")"
     r"(?:(?i:option|choice)[\s*(\[]*)?"
     r"(?:([A-Z])(?![A-Za-z])|([a-z])(?=[).\]:*]|\s*$))")
@@ -702,8 +732,8 @@ _SCALES = {"hundred": 100, "thousand": 10**3, "million": 10**6, "billion": 10**9
 # "2 and 3", "2, or 3", and MGSM's languages' "and" (``_AND_ABROAD``): "18 Äpfel und 3 Birnen", "18 manzanas y 3 peras"
 # (group 1: the number and its unit's words before "y", kept), "18个苹果和3个梨" and "18個と3個" are "18 apples and 3 pears"
 _AND_WORDS = rf"and|or|{_AND_ABROAD}"
-_AND_UNSPACED_OR_NUMBERS = (rf"(?<=[^\W_])(?:\s*[,\u3001])?\s*(?:{_AND_UNSPACED})\s*(?=-?\d)|"
-                            rf"(?<=[\d{_COUNTER}])(?:\s*[,\u3001])?\s*{_AND_AFTER_COUNTER}\s*(?=-?\d)|"
+_AND_UNSPACED_OR_NUMBERS = (rf"(?<=[^\W_])(?:{_LIST_COMMA})?\s*(?:{_AND_UNSPACED})\s*(?=-?\d)|"
+                            rf"(?<=[\d{_COUNTER}])(?:(?:{_LIST_COMMA})?\s*{_AND_AFTER_COUNTER}|\s*\u3001)\s*(?=-?\d)|"
                             rf"(\d(?:\s+[^\W\d_]{{2,}})*)(?:\s*,)?\s+(?:{_AND_NUMBERS})\s+(?=-?\.?\d)")
 # (a spaced one from where no space precedes: else a run of spaces is read to its end from each of its spaces, 60 kB
 # took seconds)
