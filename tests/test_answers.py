@@ -1418,3 +1418,40 @@ def test_a_denial_is_in_the_language_of_the_answer_word(text, expected):
     a language's answer word takes its own language's denial only."""
     assert extract_answer(text, MATH) == expected
     assert extract_answer("La respuesta es si 5 es par", MATH) is not None  # Spanish's "si" (if) denies nothing
+
+
+# A prose answer that math-verify reads as a product of letters ("7backround": 7·b·a·c·k·…) against numbers:
+# the grouping and grading of a pool's answers spent most of their time in sympy simplifying such pairs.
+_MONOMIALS = ["7", "12", "0", "\\frac{1}{2}", "7backround", "7back", "24x", "x^2", "x x", "xy", "yx", "2ab", "ab", "a b",
+              "0x", "e", "3e", "\\pi", "2\\pi", "x, 2x", "\\{x, 2x\\}", "1, x", "x, x", "7, 7back", "1asalongway"]
+
+
+def test_a_number_and_a_product_of_letters_are_told_apart_without_sympy(monkeypatch):
+    """A number and a prose answer read as a product of variables never reach sympy: no simplification
+    makes a monomial in variables a number, nor one monomial another with other variables."""
+    from math_verify import grader
+
+    compared = []
+    real = grader.sympy_expr_eq
+    monkeypatch.setattr(grader, "sympy_expr_eq", lambda g, p, *a, **k: compared.append((g, p)) or real(g, p, *a, **k))
+    math_equal.cache_clear()
+    pairs = [("7", "7backround"), ("7backround", "12"), ("7back", "7backround"), ("\\frac{1}{2}", "24x"),
+             ("24x", "x^2"), ("12", "x, 2x"), ("3e", "7back")]
+    assert not any(math_equal(g, p) for g, p in pairs)
+    assert compared == []
+    assert group(["7", "7", "7backround", "12", "7back"], "math") == {"7": 2, "7backround": 1, "12": 1, "7back": 1}
+    assert compared == []
+
+
+def test_telling_monomials_apart_changes_no_verdict(monkeypatch):
+    """Every pair graded with the shortcut as math-verify grades it alone (the symbol ``ab`` is still
+    the product ``a b`` to it, ``0x`` is still 0, ``x x`` still ``x^2``)."""
+    from uab_cli import answers
+
+    math_equal.cache_clear()
+    fast = {(g, p): math_equal(g, p) for g in _MONOMIALS for p in _MONOMIALS}
+    monkeypatch.setattr(answers, "_apart", lambda a, b: False)
+    math_equal.cache_clear()
+    assert fast == {(g, p): math_equal(g, p) for g in _MONOMIALS for p in _MONOMIALS}
+    assert fast[("0", "0x")] and fast[("x^2", "x x")] and fast[("xy", "yx")] and fast[("ab", "a b")]
+    math_equal.cache_clear()

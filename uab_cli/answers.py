@@ -1129,9 +1129,58 @@ def math_equal(gold: str, pred: str) -> bool:
 
     try:
         g, p = _parsed(gold), _parsed(pred)
-        return bool(verify(g, p, timeout_seconds=_timeout(), allow_set_relation_comp=_solves_interval(g, p)))
+        sets = _solves_interval(g, p)
+        # math-verify's verdict is whether some pair of the two sides' readings compares equal: a pair
+        # that ``_apart`` proves unequal is not compared (sympy's simplify, most of a pool's preparation)
+        return any(verify([a], [b], timeout_seconds=_timeout(), allow_set_relation_comp=sets)
+                   for a, b in itertools.product(g, p) if not _apart(a, b))
     except Exception:  # a pathological expression is simply not equal
         return False
+
+
+def _apart(a, b) -> bool:
+    """Whether math-verify surely compares its readings ``a`` and ``b`` unequal: two nonzero monomials
+    with different variables or powers (``7``, ``7 b a c k``, ``24 x``: a prose answer read as a product of
+    letters), which no simplification equates, or a monomial and a set of several values one of which is
+    such a different monomial. Neither side a lone symbol when compared directly: math-verify equates
+    the symbol ``ab`` with the product ``a b``."""
+    from sympy import FiniteSet, Symbol
+
+    if isinstance(b, FiniteSet) and not isinstance(a, FiniteSet):
+        a, b = b, a
+    if isinstance(a, FiniteSet) and not isinstance(b, FiniteSet):
+        one = _monomial(b)
+        return one is not None and len(a.args) > 1 and any(_monomial(x) not in (None, one) for x in a.args)
+    if isinstance(a, Symbol) or isinstance(b, Symbol):
+        return False
+    one, other = _monomial(a), _monomial(b)
+    return one is not None and other is not None and one != other
+
+
+def _monomial(e) -> dict | None:
+    """The variables and their powers of a nonzero monomial: a product of nonzero rationals, constants
+    (e, π), variables and their positive integer powers ({} for a number); None for anything else."""
+    from sympy import Integer, Mul, NumberSymbol, Pow, Rational, Symbol
+
+    if isinstance(e, Rational):
+        return {} if e != 0 else None
+    if isinstance(e, NumberSymbol):
+        return {}
+    if isinstance(e, Symbol):
+        return {e: 1}
+    if isinstance(e, Pow) and isinstance(e.exp, Integer) and e.exp > 0:
+        base = _monomial(e.base)
+        return None if base is None else {v: n * int(e.exp) for v, n in base.items()}
+    if isinstance(e, Mul):
+        powers: dict = {}
+        for factor in e.args:
+            part = _monomial(factor)
+            if part is None:
+                return None
+            for v, n in part.items():
+                powers[v] = powers.get(v, 0) + n
+        return powers
+    return None
 
 
 def _in_base(a: str) -> bool:
