@@ -375,6 +375,8 @@ def test_phase2_help_shows_phase1s_sample_options_as_their_default():
     ("run", "--model", "cohere: command-a-03-2025; openai: none, give one; a rerun: the directory's]"),  # was the local model's for all
     ("phase1", "--base-url", "cohere: CO_API_URL, else Cohere's]"),  # cohere reads CO_API_URL first
     ("simulate", "--price", "[default: the one a POOL directory's summary.json records]"),  # was none shown
+    ("phase1", "--vcs", "[default: off; on for cohere]"),  # was `on for cohere` alone: off for every other backend
+    ("vote", "--vote-signal", "[default: the allocation's signal, else vcs after a --vcs Phase 1, else anll]"),  # was `else anll or vcs`
 ])
 def test_help_defaults_are_the_real_ones(verb, flag, says):
     """Defaults the help spelled out by hand say what the command takes where the option is not given."""
@@ -433,6 +435,68 @@ def test_the_defaults_the_help_names_are_taken(tmp_path):
     assert missing.exit_code == 2 and "Missing option '-K'" in missing.stderr, missing.stderr
     assert __import__("inspect").signature(CohereBackend).parameters["model"].default == MODEL
     assert "[default" not in _shown("run", "--price")
+    from uab_cli.pipeline import default_vote_signal
+    from uab_cli.settings import default_vcs
+
+    assert [default_vcs(b) for b in ("local", "vllm", "openai", "cohere")] == [False, False, False, True]
+    assert [default_vote_signal(s, vcs) for s, vcs in ((None, True), (None, False), ("max-nll", True),
+                                                       ("vote-entropy", False))] == ["vcs", "anll", "max-nll", "anll"]
+
+
+@pytest.mark.parametrize("columns", ["100", "60"])
+def test_help_wraps_at_spaces_only(monkeypatch, columns):
+    """click's wrapper broke lines after a hyphen too, cutting an option the help names in two
+    (`(--exclude-` / `phase1:` in `vote -h` and `run -h`, `--allocator (--vote-` / `rule)` in `run -h`)."""
+    monkeypatch.setenv("COLUMNS", columns)
+    for verb in ("", *COMMANDS):
+        text = uab(*([verb] if verb else []), "-h").stdout
+        cut = [line for line in text.splitlines() if re.search(r"[A-Za-z]-$", line)]
+        assert not cut, (verb, cut)
+    assert "(--exclude-phase1:" in uab("vote", "-h").stdout and "(--vote-rule)" in uab("run", "-h").stdout
+
+
+def _readme_flags(text: str) -> set[str]:
+    """The options a README passage names in code spans: `-K/--samples` both, `--exit*` a prefix."""
+    return {f for span in re.findall(r"`(-[^`]*)`", text) for f in re.split(r"[/ ]", span) if f.startswith("-")}
+
+
+def _named(option, flags: set[str]) -> bool:
+    spellings = [*option.flag.split("/"), *([option.short] if option.short else [])]
+    return any(s in flags or any(f.endswith("*") and s.startswith(f[:-1]) for f in flags) for s in spellings)
+
+
+def test_readme_names_every_option_of_fixed_choices():
+    """README's list of the options whose choices `-h` lists and a wrong one exits 2 left out
+    --vote-rule, --vote-signal, --cut-samples, --signal-span, --too-long and convert's --preset."""
+    from uab_cli.backends import options as backend_options
+    from uab_cli.settings import options as setting_options
+
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    listed = _readme_flags(re.search(r"Options are checked before anything is read or drawn: choices \((.*?)\)", readme)[1])
+    chosen = [o for o in (*setting_options(), *backend_options()) if o.names()]
+    assert len(chosen) >= 16
+    for option in chosen:
+        assert _named(option, listed), option.flag
+    assert "--preset" in listed and "--preset" in uab("convert", "-h").stdout
+
+
+def test_readme_names_every_option_a_rerun_takes_from_its_directory():
+    """`run -h` marks each option a rerun takes from its directory (`a rerun: the directory's`);
+    README's "Runs: resume and grow" lists them, but left out --cut-samples (a vote option a rerun
+    may change) and --too-long (taken from config.json, and changing no sample)."""
+    from uab_cli.backends import options as backend_options
+    from uab_cli.options import declared
+    from uab_cli.settings import Allocation, Generation, Vote
+
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    changes = _readme_flags(re.search(r"A rerun on the same directory may change the (.*?): it reuses", readme)[1])
+    remembers = _readme_flags(re.search(r"\*\*A rerun remembers how the samples were drawn\*\*(.*?)Giving `--prompt`",
+                                        readme)[1])
+    for options, named in (([*declared(Allocation), *declared(Vote)], changes),
+                           ([*declared(Generation), *(o for o in backend_options() if o.samples)], remembers)):
+        for option in (o for o in options if "run" in o.commands):
+            assert _named(option, named), option.flag
+            assert "a rerun: the directory's]" in _shown("run", option.flag.split("/")[0]) or option.required
 
 
 def test_every_option_the_readme_gives_a_command_is_one_it_takes():

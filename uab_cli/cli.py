@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
+import importlib
 import inspect
 import os
 import re
@@ -130,6 +131,10 @@ class _HelpOnStdout:
     """``-h`` refuses a closed stdout (`uab -h >&-`) as every output there does, one line and exit 2,
     where click's help printed nothing and exited 0."""
 
+    def format_help(self, ctx, formatter):
+        with _whole_words(formatter):
+            super().format_help(ctx, formatter)
+
     def get_help_option(self, ctx):
         option = super().get_help_option(ctx)
         shown = option.callback if option is not None else None
@@ -142,6 +147,30 @@ class _HelpOnStdout:
             show.uab_stdout = True
             option.callback = show
         return option
+
+
+@contextlib.contextmanager
+def _whole_words(formatter):
+    """Help wrapped at spaces only: click's text wrapper (``_textwrap``, beside the module of
+    ``formatter``: typer's own copy of click) also breaks after a hyphen, which cut an option a help
+    text names in two (`--exclude-` / `phase1`), a flag no one could copy. Where that module is not
+    found, click's wrapping stays."""
+    try:
+        module = importlib.import_module(f"{sys.modules[type(formatter).__module__].__package__}._textwrap")
+        wrapper = module.TextWrapper
+    except (ImportError, AttributeError, KeyError):
+        yield
+        return
+
+    class WholeWords(wrapper):
+        def __init__(self, *args, **kw):
+            super().__init__(*args, **{**kw, "break_on_hyphens": False})
+
+    module.TextWrapper = WholeWords
+    try:
+        yield
+    finally:
+        module.TextWrapper = wrapper
 
 
 class _Group(_HelpOnStdout, typer.core.TyperGroup):

@@ -95,7 +95,7 @@ class Generation:
     max_tokens: int = _gen("--max-tokens", 1024, "Max new tokens per sample.", minimum=1)
     top_p: float = _gen("--top-p", 1.0, "Nucleus sampling top-p.", minimum=0, open_min=True, maximum=1)
     prompt: str = _gen("--prompt", "fewshot", "Built-in prompt:", described={k: v[0] for k, v in PRESETS.items()})
-    vcs: bool = _gen("--vcs/--no-vcs", False, "Ask for a verbalised confidence.", show_default="on for cohere",
+    vcs: bool = _gen("--vcs/--no-vcs", False, "Ask for a verbalised confidence.", show_default="off; on for cohere",
                      commands=("phase1", "run", "pool"))
     system_prompt: str | None = _gen("--system-prompt", None, "System message, replacing the prompt's own "
                                      "('': none).", show_default="the prompt's")
@@ -409,7 +409,7 @@ class Vote:
     rule: str = _vote("--vote-rule", voting.DEFAULT_RULE, "Vote rule:",
                       described=lambda: {r.name: r.summary for r in voting.RULES.values()})
     signal: str | None = _vote("--vote-signal", None, "Per-sample signal the confidence rules read.",
-                               choices=SAMPLE_SIGNALS, show_default="the allocation's signal, else anll or vcs")
+                               choices=SAMPLE_SIGNALS, show_default="the allocation's signal, else vcs after a --vcs Phase 1, else anll")
     temperature: float = _vote("--vote-temperature", DEFAULT_T, "Temperature of the confidence: w = exp(-s/T).",
                                minimum=0, open_min=True)  # simulate: its own, a list of candidates
     keep: float = _vote("--vote-keep", voting.DEFAULT_KEEP, "filtered: the fraction of a question's answered samples "
