@@ -1455,3 +1455,29 @@ def test_telling_monomials_apart_changes_no_verdict(monkeypatch):
     assert fast == {(g, p): math_equal(g, p) for g in _MONOMIALS for p in _MONOMIALS}
     assert fast[("0", "0x")] and fast[("x^2", "x x")] and fast[("xy", "yx")] and fast[("ab", "a b")]
     math_equal.cache_clear()
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("The answer is, therefore, 12.", "12"), ("The answer is, indeed, $\\frac{3}{4}$.", "\\frac{3}{4}"),
+    ("The answer is, I think, 42.", "42"), ("The answer is, after adding the 9 apples, 12 apples.", "12"),
+    ("Answer: 49. The answer is, however, wrong.", "49"),  # a verdict after the aside: the marker before counts
+    ("The answer is, unfortunately, not 7 but 8.", "8"), ("The answer is, in fact, not 49.", None),
+    ("答案是，当然，18。", "18"), ("Die Antwort ist, natürlich, 12.", "12"), ("答えは、もちろん、18です。", "18"),
+    # no aside: a value after the comma, one letter, words after the next comma (as before)
+    ("The answer is, yes, because 3 + 4 = 7.", "yes"), ("The answer is, 8 cookies, and 2 left over.", "8"),
+    ("The answer is, x, y", "x,y"), ("The answer is, 1, 2", "1,2"), ("The answer is, in total, 12", "12"),
+])
+def test_an_aside_after_the_marker_comma_is_no_part_of_the_answer(text, expected):
+    """"The answer is, therefore, 12." read `therefore,12` once the comma after the marker was dropped (and "is,
+    however, wrong." `however`, hiding "Answer: 49" before it): words up to the next comma are an aside."""
+    assert extract_answer(text, MATH) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("Jibu ni not 49", None), ("答案是not 49", None), ("La respuesta es not 49, es 50", "50"),
+    ("La respuesta es si 5 es par", "si5espar"),  # Swahili's "si" still denies nothing after Spanish's marker
+])
+def test_english_not_denies_after_any_language_marker(text, expected):
+    """"Jibu ni not 49" read `not49` once each language took its own denial only: English's "not", no word of
+    another language, denies after any marker as any language's does after English's."""
+    assert extract_answer(text, MATH) == expected

@@ -196,9 +196,11 @@ def _denial(words: str | None) -> str:
 
 
 # a denial after English's marker, any language's word ("Answer: 不是49"), or after a language's own answer word, its
-# own word only: Swahili's "si" (is not) is Spanish's "si" (if), "La respuesta es si 5 es par" denies nothing
+# own word or English's only ("Jibu ni not 49": "not" is no word of another): Swahili's "si" (is not) is Spanish's "si"
+# (if), "La respuesta es si 5 es par" denies nothing
 _DENIAL = re.compile(_denial(_NOT), re.IGNORECASE)
-_DENIALS = {language: re.compile(_denial(_REMARKS.get(language, (None,))[0]), re.IGNORECASE) for language in _ANSWER_ABROAD}
+_DENIALS = {language: re.compile(_denial("|".join(filter(None, (_REMARKS["en"][0], _REMARKS.get(language, (None,))[0])))),
+                                 re.IGNORECASE) for language in _ANSWER_ABROAD}
 # the language of a marker that names its answer word
 _LANGUAGE = {language: re.compile("|".join(words), re.IGNORECASE) for language, (words, _, _) in _ANSWER_ABROAD.items()}
 # ", ", ": ", " - " (not "-3"), Japanese's "、", a denied "49%"
@@ -220,6 +222,9 @@ _SPAN_OPEN = re.compile(r"\$|\\\(")
 # what may stand between a marker and its answer: "Answer: 50", "**Answer:** 50", "#### 50", and a comma ("La respuesta
 # es, 50", "答案是，50", "答えは、50です")
 _MARKER_JOINT = " \t\n*:#,\u3001"
+# after that comma, an aside in words up to the next one ("The answer is, therefore, 12", "is, I think, 42", "es, por
+# supuesto, 12", "is, after adding the 3 apples, 12"; not a value: "is, 8 cookies, and 2 left", nor math: "is, x = 5")
+_ASIDE = re.compile(r"(?=[^\W\d_])(?=[^,\u3001\n]*?[^\W\d_]{2})[^,\u3001\n$\\=]+[,\u3001][ \t*]*")
 
 
 def _negated(denial: re.Pattern) -> str:
@@ -427,7 +432,7 @@ def _marked(text: str, math: bool = True) -> str | None:
     ends = [m.start() for m in found[1:]] + [len(text)]  # an earlier marker's answer ends at the next marker
     denied = False
     for marker, end in zip(reversed(found), reversed(ends)):
-        tail = text[marker.end():end].lstrip(_MARKER_JOINT)
+        tail = _past_joint(text[marker.end():end])
         line = tail.split("\n", 1)[0]
         if (remark := _remark(line, _language(marker.group()))) is None:
             return _after_marker(tail)
@@ -439,6 +444,18 @@ def _marked(text: str, math: bool = True) -> str | None:
             return _after_marker(tail)  # the answer; "no 49." ending its sentence denies 49
         denied = denied or bool(denial)
     return _DENIED if denied else None
+
+
+def _past_joint(tail: str) -> str:
+    """What follows a marker (``tail``) from its answer on: past the joint (``_MARKER_JOINT``) and, after a comma, an
+    aside (``_ASIDE``) where no words but a remark follow it ("The answer is, therefore, 12", "is, however, wrong.",
+    "is, in fact, not 49"), not where words do ("The answer is, yes, because …": yes)."""
+    t = tail.lstrip(_MARKER_JOINT)
+    if (aside := _ASIDE.match(t)) and tail[:len(tail) - len(t)].rstrip(" \t*").endswith((",", "\u3001")):
+        rest = t[aside.end():]
+        if not _IN_WORDS.match(rest) or _VERDICT.match(rest) or _DENIAL.match(rest):
+            return rest
+    return t
 
 
 def _language(marker: str) -> str | None:
