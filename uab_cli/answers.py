@@ -137,6 +137,8 @@ _OTHER_SCRIPT = re.compile(r"(?![A-Za-z\u00aa-\u024f\u0370-\u03ff])[^\W\d_]")
 # ", <word>" opens the next clause: two ASCII letters, Spanish's "y" before a number ("18, y 3 es impar"), or a letter
 # of another script ("答案是18，因为…": "，" is ",")
 _NEXT_CLAUSE = re.compile(rf"\s*(?:[A-Za-z]{{2}}|(?:{_AND_NUMBERS})\s+(?=-?\.?\d)|{_OTHER_SCRIPT.pattern})")
+# the characters ``_clause`` may cut at: a sentence's or a clause's end, a comma, a space
+_CLAUSE_END = re.compile(r"[!?;.,\s]")
 _ABBREVIATION = re.compile(r"(?<![A-Za-z])(?:Mr|Mrs|Ms|Dr|St|vs|approx)$")  # "Mr. Brennan" goes on
 _SPAN_JOINT = re.compile(r"\s*(?:,\s*(?:(?:and|or)\s*)?|(?:and|or)\s*)(?=\$|\\\()")
 _BOLD = re.compile(r"\*\*(.+?)\*\*")
@@ -174,6 +176,7 @@ _REMARKS = {
 # may come between, "答えは49個ではない"); a question after it asks
 # no denial, it affirms ("答えは49ではないでしょうか", "49ではないかと思います", "49ではありませんか", "উত্তর 49 নয় কি?":
 # isn't it 49?)
+# (never ASCII: ``_remark`` looks for it in non-ASCII lines only; an ASCII word here would need that check gone)
 _NOT_AFTER = re.compile(rf"[{_COUNTER}]*\s*(?:(?:では(?:ない|ありません)|じゃない)(?!(?:です|でしょう|だろう)?か)|ではなく|"
                         r"ন(?:\u09df|\u09af\u09bc)(?!\s*কি)|కాదు)")
 _NOT = "|".join(not_ for not_, _, _, _ in _REMARKS.values() if not_)
@@ -302,6 +305,8 @@ def _clause(t: str, prose: bool = True) -> str:
     connective word, "and"/"or" before a word after a number, or a word of another script unless a list goes
     on after it) at bracket depth 0: "4, which is even", "4 and we are done" and "4 и мы" are "4", "(1, 2)",
     "2 and 3" and "18 яблок и 3 груши" stay whole."""
+    if not _CLAUSE_END.search(t):  # nothing to cut at (a bare "42", "x^2+1"): not read a character at a time
+        return t
     depth = resume = 0  # (after a list's unit and "and", gone over: a run of words is scanned once)
     for i, c in enumerate(t):
         if c in _OPEN:
@@ -434,7 +439,7 @@ def _marked(text: str, math: bool = True) -> str | None:
     for marker, end in zip(reversed(found), reversed(ends)):
         tail = _past_joint(text[marker.end():end])
         line = tail.split("\n", 1)[0]
-        if (remark := _remark(line, _language(marker.group()))) is None:
+        if (remark := _remark(line, marker.group())) is None:
             return _after_marker(tail)
         rest, denial = remark
         for value in (_stated(rest), denial and _corrected(tail[len(line) - len(rest):])):
@@ -463,16 +468,20 @@ def _language(marker: str) -> str | None:
     return next((language for language, word in _LANGUAGE.items() if word.search(marker)), None)
 
 
-def _remark(line: str, language: str | None = None) -> tuple[str, str] | None:
+def _remark(line: str, marker: str = "") -> tuple[str, str] | None:
     """The rest of ``line`` (what follows "the answer is") after the remark on the answer that opens
     it, and the word denying a value where the remark denies one: "not 49" (a number or math span), "49ではない", else ""
     for a verdict that ends its clause ("correct.", "wrong, …", "incorrect because …", "given in …", not
-    "right angle"); None where no remark opens it. A denial before the value is in the ``language`` of the marker's
-    answer word (``_DENIALS``), any language's after English's."""
-    if denial := _DENIALS.get(language, _DENIAL).match(line):
+    "right angle"); None where no remark opens it. A denial before the value is in the language of the ``marker``'s
+    answer word (``_DENIALS``), any language's after English's: each is one of any language's (``_DENIAL``), which
+    is looked at first (most lines open with no denial: no marker's language is sought for them). A denial after the
+    value is never ASCII (``_NOT_AFTER``): an ASCII line (most) is read for no value there."""
+    if (denial := _DENIAL.match(line)) and (language := _language(marker)) is not None:
+        denial = _DENIALS.get(language, _DENIAL).match(line)
+    if denial:
         if value := _value_at(line, denial.end()):
             return line[_denied_list(line, value):], denial.group().strip()
-    elif (value := _value_at(line, 0)) and (denial := _NOT_AFTER.match(line, value)):  # "49ではない"
+    elif not line.isascii() and (value := _value_at(line, 0)) and (denial := _NOT_AFTER.match(line, value)):  # "49ではない"
         return line[denial.end():], denial.group().strip()
     if verdict := _VERDICT.match(line):
         rest = line[verdict.end():]
