@@ -1133,7 +1133,7 @@ def test_free_text_drops_punctuation_of_any_script(text, gold):
     ("La réponse est 18 et nous avons 3 de plus.", "18"), ("Jibu ni 18 na tumemaliza 3.", "18"),
     ("Ответ — 18 и мы закончили.", "18"),
     # Spanish's "y" is a variable too: "and" only between numbers; Japanese's "と" inside a word ("あと3個": 3 more)
-    ("La respuesta es x y", "xy"), ("La respuesta es 2x y 3", "2xy3"), ("答えは18個、あと3個", "18個、あと3"),
+    ("La respuesta es x y", "xy"), ("La respuesta es 2x y 3", "2xy3"), ("答えは18個、あと3個", "18"),
 ])
 def test_mgsm_languages_and_lists_items_as_english_and_does(text, expected):
     """"Die Antwort ist 18 Äpfel und 3 Birnen" read `18Äpfelund3Birnen` and "Ответ — 18 и 3" `18`, where "Answer: 18
@@ -1348,7 +1348,7 @@ def test_japanese_and_chinese_correction_in_the_next_sentence(text, expected):
 
 @pytest.mark.parametrize("text, expected", [
     ("答えは18個、と3個です。", "18,3"), ("答えは18ドル、と3セント", "18,3"), ("答案是18个、和3个", "18,3"),
-    ("答えは18個、あと3個", "18個、あと3"),  # "あと" (more) is no "と"
+    ("答えは18個、あと3個", "18"),  # "あと" (more) is no "と": "、" before a word ends the answer
 ])
 def test_a_japanese_comma_before_to_goes_on_with_the_list(text, expected):
     """"答えは18個、と3個です。" read `18個、と3`: "、" before "と" (and Chinese's "和") lists on as "," does."""
@@ -1391,10 +1391,35 @@ def test_a_comma_after_the_marker_is_no_part_of_the_answer(text, expected):
     ("答案是1、2和3", "1,2,3"), ("答えは1、2と3です。", "1,2,3"), ("答案是1、2、3。", "1,2,3"),
     ("答案是18个苹果、3个梨", "18,3"), ("\\boxed{1、2}", "1,2"),
     ("答案不是5、6和7", None), ("答案不是5、6，是8", "8"),  # a denied list too
-    ("答えは18個、あと3個", "18個、あと3"),  # no number after "、": as before
 ])
 def test_a_chinese_and_japanese_list_comma_between_numbers_lists_them(text, expected):
     """"答案是1、2和3" read `1、2,3`: "、" between numbers of an answer lists them as "," does ("1, 2 and 3")."""
+    assert extract_answer(text, MATH) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("答案是18、因为每个人有6个", "18"), ("答えは3、つまり3個", "3"), ("答えは3、です。", "3"), ("答案是18、对吗", "18"),
+    ("答えは18個、あと3個", "18"), ("答案是 18、 因为", "18"), ("答案是18，因为每个人有6个", "18"),  # as "，" does
+    # a number, or "and" and a number, after it: the list goes on
+    ("答えは18個、と3個です", "18,3"), ("答案是1、2和3", "1,2,3"), ("答案是18个、和3个梨", "18,3"), ("答えは18、3です", "18,3"),
+    ("答えは2022年、3月です", "2022,3"),  # a date's numbers listed, as "2022, 3" is
+])
+def test_a_chinese_and_japanese_list_comma_before_a_word_ends_the_answer(text, expected):
+    """"答案是18、因为每个人有6个" read `18、因为每个人有6` and "答えは3、つまり3個" `3、つまり3`: "、" before a word ends the
+    answer as "，" does, where no "and" and number go on with the list."""
+    assert extract_answer(text, MATH) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("答えは49と50ではない", None), ("答えは49個と50個ではない。", None), ("答えは49、50ではない", None),
+    ("答えは49と50ではなく、51です", "51"), ("答えは49と50ではないでしょうか", "49,50"),  # asked: affirmed
+    ("答えは18個と3個です", "18,3"),  # no denial
+    ("答案不是5个和6个，是8", "8"),  # a counter after a denied item before the denial too
+    ("答えは18個，と3個", "18,3"),  # "と" after a counter lists on after "，" as "和" does ("18个，和3个")
+])
+def test_a_japanese_denial_after_a_list_denies_each_item(text, expected):
+    """"答えは49と50ではない" (neither 49 nor 50) read `49,50` and "答えは49と50ではなく、51です" `49,50ではなく、51`: a
+    denial after a list's last item denies the list, as "not 49 nor 50" does."""
     assert extract_answer(text, MATH) == expected
 
 

@@ -71,6 +71,8 @@ _AND_NUMBERS = "y"
 _AND_UNSPACED = r"[和与及或]|及び|และ"
 _AND_AFTER_COUNTER = "と"
 _COUNTER = "つ\u30a0-\u30ff\u4e00-\u9fff"  # what Japanese writes after a number: a counter or a unit ("3つ", "18個", "18ドル")
+# Japanese's "と" after a digit, counter or unit, a comma before it too ("18個と3個", "18個、と3個"), before a number
+_AND_AFTER_COUNTERS = rf"(?<=[\d{_COUNTER}])(?:{_LIST_COMMA})?\s*{_AND_AFTER_COUNTER}\s*"
 # a word that closes a list after its last item, no unit of it ("1, 2, and 3 respectively", "18 และ 3 ตามลำดับ")
 _RESPECTIVELY = re.compile(r"\s*(?:respectively|respectivamente|respectivement|соответственно|ตามลำดับ)\s*$", re.IGNORECASE)
 
@@ -121,7 +123,8 @@ _CONNECTIVE = re.compile(
 # sqrt(3)": math's word, ``_MATH_WORDS``, or a function's name before its bracket, follows)
 _AND_CLAUSE = re.compile(rf"\s(?:and|or|{_AND_ABROAD}|{_AND_NUMBERS})\s+([^\W\d_]{{2,}})(?![^\W\d_]|\s*\()", re.IGNORECASE)
 # "and" before a number, the list going on ("18 ลูกและ 3 ลูก"), after a comma too ("1, 2, and 3", "18 ชิ้น, และ 3 ชิ้น")
-_AND_THEN_NUMBER = rf"(?:{_LIST_COMMA})?(?:\s+(?:and|{_AND_ABROAD}|{_AND_NUMBERS})\s+|\s*(?:{_AND_UNSPACED})\s*)(?=-?\.?\d)"
+_AND_THEN_NUMBER = (rf"(?:(?:{_LIST_COMMA})?(?:\s+(?:and|{_AND_ABROAD}|{_AND_NUMBERS})\s+|\s*(?:{_AND_UNSPACED})\s*)|"
+                    rf"{_AND_AFTER_COUNTERS})(?=-?\.?\d)")
 _COMMA_AND = re.compile(_AND_THEN_NUMBER, re.IGNORECASE)
 # a list item's unit: its words, each letter of a script written without spaces one ("18 Äpfel", "18个", "18 ชิ้น")
 _UNIT_CHAR = re.compile(r"[^\W\d_]|[\u0900-\u0e7f%\u00b0]")
@@ -138,7 +141,7 @@ _OTHER_SCRIPT = re.compile(r"(?![A-Za-z\u00aa-\u024f\u0370-\u03ff])[^\W\d_]")
 # of another script ("答案是18，因为…": "，" is ",")
 _NEXT_CLAUSE = re.compile(rf"\s*(?:[A-Za-z]{{2}}|(?:{_AND_NUMBERS})\s+(?=-?\.?\d)|{_OTHER_SCRIPT.pattern})")
 # the characters ``_clause`` may cut at: a sentence's or a clause's end, a comma, a space
-_CLAUSE_END = re.compile(r"[!?;.,\s]")
+_CLAUSE_END = re.compile(r"[!?;.,\s\u3001]")
 _ABBREVIATION = re.compile(r"(?<![A-Za-z])(?:Mr|Mrs|Ms|Dr|St|vs|approx)$")  # "Mr. Brennan" goes on
 _SPAN_JOINT = re.compile(r"\s*(?:,\s*(?:(?:and|or)\s*)?|(?:and|or)\s*)(?=\$|\\\()")
 _BOLD = re.compile(r"\*\*(.+?)\*\*")
@@ -210,8 +213,9 @@ _LANGUAGE = {language: re.compile("|".join(words), re.IGNORECASE) for language, 
 # a denied value's list going on: "and" (or "or", "nor" and theirs in MGSM's languages) and a number ("not 5, 6, and 7",
 # "not 5 or 6", "no es 5, 6 y 7", "no es 49 ni 50", "no es 49 o 50"), or a comma and a number
 # (Spanish's and French's "ni" with no comma before it: Swahili's "ni" after one is "is", "Jibu si 49, ni 50")
+# (a Japanese or Chinese counter or unit may end an item: "49個と50個", "5个和6个")
 _OR_DENIED = rf"(?:{_LIST_COMMA})?\s+(?:or|nor|o|ou|oder|noch|или|ни|au)\s+|\s+ni\s+"
-_DENIED_JOINT = re.compile(rf"(?P<and>{_AND_THEN_NUMBER}|(?:{_OR_DENIED})(?=-?\.?\d))|{_LIST_COMMA}\s*(?=-?\.?\d)", re.IGNORECASE)
+_DENIED_JOINT = re.compile(rf"[{_COUNTER}]*?(?:(?P<and>{_AND_THEN_NUMBER}|(?:{_OR_DENIED})(?=-?\.?\d))|{_LIST_COMMA}\s*(?=-?\.?\d))", re.IGNORECASE)
 _REMARK_JOINT = re.compile(r"(?:[\s,:;%°\u3001]|\\%|[-\u2013\u2014](?![.\d]))*")
 _REASON = re.compile(rf"\s*(?:{'|'.join(reasons for _, _, reasons, _ in _REMARKS.values() if reasons)})(?![\w-])", re.IGNORECASE)
 # two letters (Greek's are variables), an apostrophe between them too ("c'est 50")
@@ -318,7 +322,7 @@ def _clause(t: str, prose: bool = True) -> str:
         elif c in "!?;" or (c == "." and (i + 1 == len(t) or t[i + 1].isspace())
                              and not _ABBREVIATION.search(t, 0, i)):
             return t[:i]
-        elif prose and c == "," and _NEXT_CLAUSE.match(t, i + 1) and not _comma_lists_on(t, i):
+        elif prose and c in ",\u3001" and _NEXT_CLAUSE.match(t, i + 1) and not _comma_lists_on(t, i):
             return t[:i]
         elif prose and c.isspace() and i > resume:
             if _CONNECTIVE.match(t, i) or _and_clause(t, i):
@@ -334,9 +338,12 @@ def _comma_lists_on(t: str, i: int) -> bool:
     """Whether "and" and a number after the comma ``t[i]`` go on with the list, not the next clause: the item after
     it is as the one before, a number that ends its clause with the unit of the one before or none ("1, 2, and 3",
     "2 cm, and 3 cm", "18个，和3个", "1, 2, and 3 respectively"; not "18, and 18 is even", "7, and 7 + 3 = 10", nor
-    "8 cookies, and 2 left": words of another unit may be a clause's)."""
+    "8 cookies, and 2 left": words of another unit may be a clause's); after the enumeration comma "、", which lists
+    only, any item does ("18個、と3個です", "18个、和3个梨")."""
     if not (joint := _COMMA_AND.match(t, i)) or not (number := _NUMBER.match(t, joint.end())):
         return False
+    if t[i] == "\u3001":
+        return True
     start = i  # the unit of the item before: the letters back to its number
     while start and (t[start - 1] in " \t" or _UNIT_CHAR.match(t[start - 1])):
         start -= 1
@@ -481,7 +488,8 @@ def _remark(line: str, marker: str = "") -> tuple[str, str] | None:
     if denial:
         if value := _value_at(line, denial.end()):
             return line[_denied_list(line, value):], denial.group().strip()
-    elif not line.isascii() and (value := _value_at(line, 0)) and (denial := _NOT_AFTER.match(line, value)):  # "49ではない"
+    elif (not line.isascii() and (value := _value_at(line, 0))  # "49ではない", a list's last item "49と50ではない"
+          and (denial := _NOT_AFTER.match(line, _list_after(line, value)[0]))):
         return line[denial.end():], denial.group().strip()
     if verdict := _VERDICT.match(line):
         rest = line[verdict.end():]
@@ -502,10 +510,17 @@ def _denied_list(line: str, value: int) -> int:
     lists it ("not 5, 6, and 7 but 8" denies 5, 6 and 7: the answer is 8; "not 5 or 6." states none), or where commas
     alone list it and the sentence states the answer after the list ("not 5, 6 but 8"); else at the value, so that
     the value after a comma states the answer ("not 49, 50." is 50)."""
+    end, listed = _list_after(line, value)
+    return end if end != value and (listed or _stated(line[end:])) else value
+
+
+def _list_after(line: str, value: int) -> tuple[int, bool]:
+    """Where the list the value ending at ``line[value]`` opens ends (``_DENIED_JOINT``; a Japanese counter or unit after
+    an item: "49個と50個"), and whether "and" or "or" lists it."""
     end, listed = value, False
     while (joint := _DENIED_JOINT.match(line, end)) and (item := _value_at(line, joint.end())):
         end, listed = item, listed or joint.group("and") is not None
-    return end if end != value and (listed or _stated(line[end:])) else value
+    return end, listed
 
 
 def _corrected(after: str) -> str | None:
@@ -759,7 +774,7 @@ _SCALES = {"hundred": 100, "thousand": 10**3, "million": 10**6, "billion": 10**9
 # (group 1: the number and its unit's words before "y", kept), "18个苹果和3个梨" and "18個と3個" are "18 apples and 3 pears"
 _AND_WORDS = rf"and|or|{_AND_ABROAD}"
 _AND_UNSPACED_OR_NUMBERS = (rf"(?<=[^\W_])(?:{_LIST_COMMA})?\s*(?:{_AND_UNSPACED})\s*(?=-?\d)|"
-                            rf"(?<=[\d{_COUNTER}])(?:(?:{_LIST_COMMA})?\s*{_AND_AFTER_COUNTER}|\s*\u3001)\s*(?=-?\d)|"
+                            rf"(?:{_AND_AFTER_COUNTERS}|(?<=[\d{_COUNTER}])\s*\u3001\s*)(?=-?\d)|"
                             rf"(\d(?:\s+[^\W\d_]{{2,}})*)(?:\s*,)?\s+(?:{_AND_NUMBERS})\s+(?=-?\.?\d)")
 # (a spaced one from where no space precedes: else a run of spaces is read to its end from each of its spaces, 60 kB
 # took seconds)
