@@ -239,9 +239,12 @@ def test_the_vllm_engines_socket_files_are_its_own_and_a_killed_uabs_are_removed
     is removed at the next start, one whose lock a process holds is kept, and so is what is not uab's."""
     import tempfile
 
+    from uab_cli.backends import vllm
+
     filelock = pytest.importorskip("filelock")
     tmp = tmp_path / "tmp"
     monkeypatch.setattr(tempfile, "tempdir", str(tmp))
+    monkeypatch.setattr(vllm, "IPC_PATH_MAX", 4096)  # pytest's tmp_path is too long for real sockets (the next test)
     monkeypatch.delenv("VLLM_RPC_BASE_PATH", raising=False)
     for left in ("uab-vllm.dead0000", "uab-vllm.live0000"):
         (tmp / left).mkdir(parents=True)
@@ -277,6 +280,41 @@ def test_the_vllm_engines_socket_files_are_its_own_and_a_killed_uabs_are_removed
     assert backend(model=str(tmp_path / "model")).llm
     assert used[2] == tmp_path / "mine"
 
+
+
+def test_the_vllm_engine_starts_in_tmpdir_itself_where_uabs_socket_folder_cannot_be(monkeypatch, tmp_path):
+    """A socket path may have 107 bytes: a TMPDIR long enough that vLLM's ``TMPDIR/<uuid4>`` fits but
+    ``TMPDIR/uab-vllm.XXXXXXXX/<uuid4>`` does not (53 to 70 bytes on Linux), or one that takes no folder
+    (full: ENOSPC), failed the engine's start (ZeroMQ's 'longer than 107 characters'; an OSError the
+    boundary read as stdout's full disk) where vLLM alone starts: there vLLM's own place is used."""
+    import tempfile
+
+    from uab_cli.backends import vllm
+
+    pytest.importorskip("filelock")
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp))
+    monkeypatch.delenv("VLLM_RPC_BASE_PATH", raising=False)
+    (tmp_path / "model").mkdir()
+    used = []
+    backend = _vllm_engine_failing_with(monkeypatch, ENGINE_DIED)
+    monkeypatch.setattr(sys.modules["vllm"], "LLM", lambda path, **args: used.append(os.environ.get("VLLM_RPC_BASE_PATH")) or 1)
+    own = len(os.fsencode(os.path.join(tmp, "2b7e9f4a-1c3d-4e5f-8a9b-0c1d2e3f4a5b")))  # vLLM's: TMPDIR/<uuid4>
+    monkeypatch.setattr(vllm, "IPC_PATH_MAX", own + len("uab-vllm.XXXXXXXX/") - 1, raising=False)
+    assert backend(model=str(tmp_path / "model")).llm
+    monkeypatch.setattr(vllm, "IPC_PATH_MAX", own + len("uab-vllm.XXXXXXXX/"), raising=False)
+    fits = backend(model=str(tmp_path / "model"))
+    assert fits.llm
+    fits.close()
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(tempfile, "mkdtemp", full)
+    assert backend(model=str(tmp_path / "model")).llm
+    assert used[0] is None and Path(used[1]).parent == tmp and used[2] is None
+    assert list(tmp.iterdir()) == [] and "VLLM_RPC_BASE_PATH" not in os.environ
 
 _ORPHANED_WATCH = """
 import os, subprocess, sys, threading, time

@@ -80,6 +80,7 @@ class CohereBackend(RemoteBackend):
 
     def _call(self, request: SampleRequest, params: SamplingParams) -> Completion:
         extra = {"logprobs": True} if self.returns_logprobs else {}
+        self._responses.last = None  # this call's response only: never an earlier one's body
         try:
             reply = self._client.chat(
                 model=self.model,

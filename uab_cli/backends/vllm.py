@@ -17,6 +17,7 @@ import sys
 import tempfile
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterator, Sequence
 
 from ..errors import BackendError, UabError, one_line
@@ -57,6 +58,7 @@ ENGINE_RECORDED = ("tensor_parallel_size", "gpu_memory_utilization", "max_model_
 LOG_TAIL = 1 << 16  # bytes of the engine's log kept to read why it failed
 ORPHAN_GRACE = 30.0  # seconds an orphaned engine has to shut down (vLLM allows its workers 5 + 4) before a kill
 SOCKETS = "uab-vllm."  # TMPDIR/uab-vllm.XXXXXXXX/: one engine's ZeroMQ socket files and its lock
+IPC_PATH_MAX = 107  # bytes a Unix socket's path may have (Linux: sockaddr_un.sun_path less its NUL; zmq.IPC_PATH_MAX_LEN)
 
 
 def _on_cpu(vllm) -> bool:
@@ -137,24 +139,13 @@ def _socket_dir() -> Iterator[None]:
     ``<uuid4>``, which says nothing of whose they are) in a directory of this process's,
     ``TMPDIR/uab-vllm.XXXXXXXX``, whose lock file it holds; removed on exit. One a uab killed with
     ``kill -9`` left is removed at the next start, by the cache sweep's rule (``models.unheld``).
-    A ``VLLM_RPC_BASE_PATH`` that is set is kept."""
-    from ..models import unheld
-
-    if os.environ.get("VLLM_RPC_BASE_PATH"):
+    A ``VLLM_RPC_BASE_PATH`` that is set is kept; where ``_made_socket_dir`` makes none, vLLM's
+    own place (``TMPDIR``) is."""
+    made = None if os.environ.get("VLLM_RPC_BASE_PATH") else _made_socket_dir()
+    if made is None:
         yield
         return
-    filelock = require("filelock", "vllm")
-    root = tempfile.gettempdir()
-    for folder in os.scandir(root):
-        if folder.name.startswith(SOCKETS):
-            with unheld(os.path.join(folder.path, "lock"), filelock) as dead:
-                if dead:
-                    shutil.rmtree(folder.path, ignore_errors=True)
-    made = tempfile.mkdtemp(prefix="." + SOCKETS, dir=root)  # the sweep reads it only once it is locked
-    lock = filelock.FileLock(os.path.join(made, "lock"))
-    lock.acquire()
-    folder = os.path.join(root, os.path.basename(made)[1:])
-    os.rename(made, folder)
+    folder, lock = made
     os.environ["VLLM_RPC_BASE_PATH"] = folder
     try:
         yield
@@ -162,6 +153,40 @@ def _socket_dir() -> Iterator[None]:
         os.environ.pop("VLLM_RPC_BASE_PATH", None)
         shutil.rmtree(folder, ignore_errors=True)
         lock.release()
+
+
+def _made_socket_dir() -> tuple[str, object] | None:
+    """``_socket_dir``'s directory, made and locked, and its lock, after the sweep of those dead;
+    ``None`` where a socket path in it would be longer than a Unix socket's may be (a long
+    ``TMPDIR``: vLLM's own, a folder up, may still fit) or ``TMPDIR`` takes no directory (full,
+    read-only): uab is then no worse than vLLM alone."""
+    from ..models import unheld
+
+    filelock = require("filelock", "vllm")
+    root = tempfile.gettempdir()
+    if len(os.fsencode(os.path.join(root, SOCKETS + "X" * 8, str(uuid.UUID(int=0))))) > IPC_PATH_MAX:
+        return None
+    made = None
+    try:
+        for folder in os.scandir(root):
+            if folder.name.startswith(SOCKETS):
+                with unheld(os.path.join(folder.path, "lock"), filelock) as dead:
+                    if dead:
+                        shutil.rmtree(folder.path, ignore_errors=True)
+        made = tempfile.mkdtemp(prefix="." + SOCKETS, dir=root)  # the sweep reads it only once it is locked
+        lock = filelock.FileLock(os.path.join(made, "lock"))
+        lock.acquire()
+        folder = os.path.join(root, os.path.basename(made)[1:])
+        try:
+            os.rename(made, folder)
+        except OSError:
+            lock.release()
+            raise
+    except OSError:
+        if made is not None:
+            shutil.rmtree(made, ignore_errors=True)
+        return None
+    return folder, lock
 
 
 _run_engine_core: Callable | None = None  # vLLM's engine-core entry point where uab replaced it
