@@ -209,13 +209,13 @@ _DENIALS = {language: re.compile(_denial("|".join(filter(None, (_REMARKS["en"][0
                                  re.IGNORECASE) for language in _ANSWER_ABROAD}
 # the language of a marker that names its answer word
 _LANGUAGE = {language: re.compile("|".join(words), re.IGNORECASE) for language, (words, _, _) in _ANSWER_ABROAD.items()}
-# ", ", ": ", " - " (not "-3"), Japanese's "、", a denied "49%"
 # a denied value's list going on: "and" (or "or", "nor" and theirs in MGSM's languages) and a number ("not 5, 6, and 7",
 # "not 5 or 6", "no es 5, 6 y 7", "no es 49 ni 50", "no es 49 o 50"), or a comma and a number
 # (Spanish's and French's "ni" with no comma before it: Swahili's "ni" after one is "is", "Jibu si 49, ni 50")
 # (a Japanese or Chinese counter or unit may end an item: "49個と50個", "5个和6个")
 _OR_DENIED = rf"(?:{_LIST_COMMA})?\s+(?:or|nor|o|ou|oder|noch|или|ни|au)\s+|\s+ni\s+"
 _DENIED_JOINT = re.compile(rf"[{_COUNTER}]*?(?:(?P<and>{_AND_THEN_NUMBER}|(?:{_OR_DENIED})(?=-?\.?\d))|{_LIST_COMMA}\s*(?=-?\.?\d))", re.IGNORECASE)
+# ", ", ": ", " - " (not "-3"), Japanese's "、", a denied "49%"
 _REMARK_JOINT = re.compile(r"(?:[\s,:;%°\u3001]|\\%|[-\u2013\u2014](?![.\d]))*")
 _REASON = re.compile(rf"\s*(?:{'|'.join(reasons for _, _, reasons, _ in _REMARKS.values() if reasons)})(?![\w-])", re.IGNORECASE)
 # two letters (Greek's are variables), an apostrophe between them too ("c'est 50")
