@@ -1248,8 +1248,8 @@ def test_a_comma_before_and_goes_on_with_the_list(text, expected):
 ])
 def test_a_comma_before_and_then_a_clause_ends_the_list(text, expected):
     """"The answer is 18, and 18 is even." read `18,18` ("The answer is 7, and 7 + 3 = 10." 10): after a comma, "and"
-    and a number go on with the list only where the item after it ends its clause with no more words of a unit than
-    the item before ("1, 2, and 3", "18 Äpfel, und 3 Birnen"); else they open the next clause."""
+    and a number go on with the list only where the item after it ends its clause with the unit of the item before
+    or none ("1, 2, and 3", "2 cm, and 3 cm"); else they open the next clause."""
     assert extract_answer(text, MATH) == expected
 
 

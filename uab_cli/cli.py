@@ -104,6 +104,11 @@ def _unwritten(exc: OSError) -> NoReturn:
     raise typer.Exit(_code(exc, 2)) from None
 
 
+def _mid_sentence(sentence: str) -> str:
+    """``sentence`` after a colon: its first letter lower-case."""
+    return sentence[:1].lower() + sentence[1:]
+
+
 def _refuse(exc: UabError) -> NoReturn:
     """A user error as the boundary's one line, exit 2."""
     _tell(f"[red]error:[/red] {escape(str(exc))}")
@@ -204,9 +209,8 @@ class _Group(_HelpOnStdout, typer.core.TyperGroup):
 
     def invoke(self, ctx):
         resumable = lambda: ctx.meta.get("uab.command") in RESUMABLE  # noqa: E731
-        # a run or pool that failed before its first sample keeps none (the directory it made is gone), or
-        # its judge's labels only
-        note = lambda: runs.kept_note(ctx.meta.get("uab.output"))  # noqa: E731
+        note = lambda: runs.kept_note(ctx.meta.get("uab.output"))  # noqa: E731  (what a stopped run keeps)
+        # a run or pool that failed before its first sample keeps none (the directory it made is gone)
         kept = lambda: resumable() and "uab.output" in ctx.meta and runs.holds_samples(ctx.meta["uab.output"])  # noqa: E731
         try:
             with terminated_on_signals():
@@ -224,7 +228,7 @@ class _Group(_HelpOnStdout, typer.core.TyperGroup):
         except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM/SIGHUP: 128 + the signal's number
             said, cut = stopped(stopped_by(exc)), cut_short(exc)
             with contextlib.suppress(OSError, SystemExit):  # the terminal or stderr's reader may be gone too
-                err.print(f"{said}: {note()[0].lower()}{note()[1:]}" if resumable()
+                err.print(f"{said}: {_mid_sentence(note())}" if resumable()
                           else f"{said}: the output to {cut} is cut short (its last line says so)." if cut
                           else f"{said} after its output was written in full." if after_work(exc)
                           else f"{said}: nothing was written.", highlight=False, soft_wrap=True)
