@@ -1402,7 +1402,9 @@ def test_a_chinese_and_japanese_list_comma_between_numbers_lists_them(text, expe
     ("答えは18個、あと3個", "18"), ("答案是 18、 因为", "18"), ("答案是18，因为每个人有6个", "18"),  # as "，" does
     # a number, or "and" and a number, after it: the list goes on
     ("答えは18個、と3個です", "18,3"), ("答案是1、2和3", "1,2,3"), ("答案是18个、和3个梨", "18,3"), ("答えは18、3です", "18,3"),
-    ("答えは2022年、3月です", "2022,3"),  # a date's numbers listed, as "2022, 3" is
+    # a date's or a duration's numbers listed, as English's are ("5 years, 3 months" is 5,3): a counter is a unit
+    ("答えは2022年、3月です", "2022,3"), ("答えは5年、3か月です", "5,3"), ("The answer is 5 years, 3 months", "5,3"),
+    ("答えは3時間、20分です", "3,20"), ("The answer is 3 hours, 20 minutes", "3,20"), ("答えは5年、つまり60か月です", "5"),
 ])
 def test_a_chinese_and_japanese_list_comma_before_a_word_ends_the_answer(text, expected):
     """"答案是18、因为每个人有6个" read `18、因为每个人有6` and "答えは3、つまり3個" `3、つまり3`: "、" before a word ends the
@@ -1411,7 +1413,7 @@ def test_a_chinese_and_japanese_list_comma_before_a_word_ends_the_answer(text, e
 
 
 @pytest.mark.parametrize("text, expected", [
-    ("答えは49と50ではない", None), ("答えは49個と50個ではない。", None), ("答えは49、50ではない", None),
+    ("答えは49と50ではない", None), ("答えは49個と50個ではない。", None), ("答えは1、2と3ではない", None),
     ("答えは49と50ではなく、51です", "51"), ("答えは49と50ではないでしょうか", "49,50"),  # asked: affirmed
     ("答えは18個と3個です", "18,3"),  # no denial
     ("答案不是5个和6个，是8", "8"),  # a counter after a denied item before the denial too
@@ -1420,6 +1422,41 @@ def test_a_chinese_and_japanese_list_comma_before_a_word_ends_the_answer(text, e
 def test_a_japanese_denial_after_a_list_denies_each_item(text, expected):
     """"答えは49と50ではない" (neither 49 nor 50) read `49,50` and "答えは49と50ではなく、51です" `49,50ではなく、51`: a
     denial after a list's last item denies the list, as "not 49 nor 50" does."""
+    assert extract_answer(text, MATH) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("答えは49、50ではない", "49"), ("答えは49、50ではありません。", "49"), ("答えは49，50ではない", "49"),
+    ("答えは49個、50個ではない", "49"), ("答えは48、49、50ではない", "48,49"), ("উত্তর হল 49, 50 নয়।", "49"),
+    ("సమాధానం 49, 50 కాదు.", "49"), ("The answer is 49, not 50", "49"),
+    # "and" lists the denied items, or the answer is stated after the list: the list is denied
+    ("答えは49と50ではない", None), ("答えは49、50と51ではない", None), ("答えは49、50ではなく51です", "51"),
+    ("答えは49、50ではない。51だ。", "51"), ("答えは49、50ではないでしょうか", "49,50"),  # asked: affirmed
+    ("答えは49、50です", "49,50"),  # no denial
+])
+def test_a_denial_after_a_comma_denies_the_last_item_only(text, expected):
+    """"答えは49、50ではない" (49, not 50) read no answer: a denial after a list commas alone join denied every item. It
+    denies the last one, the items before are the answer, as "The answer is 49, not 50" reads; the whole list only where
+    "and" joins it or the answer is stated after it, as "not 5, 6 but 8" denies 5 and 6."""
+    assert extract_answer(text, MATH) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("คำตอบไม่ใช่ 49. คือ 50", "50"), ("คำตอบไม่ใช่ 49\nคือ 50", "50"), ("คำตอบไม่ใช่ 49. มันคือ 50", "50"),
+    ("คำตอบไม่ใช่ 49. คำตอบที่ถูกต้องคือ 50", "50"), ("Jibu si 49. Ni 50.", "50"), ("Jibu si 49.\nNi 50", "50"),
+    ("Jibu si 49. Jibu sahihi ni 50.", "50"), ("উত্তর 49 নয়। এটি 50।", "50"), ("উত্তর 49 নয়। এটা হল 50।", "50"),
+    ("উত্তর হল ৪৯ নয়। এটি ৫০।", "50"), ("సమాధానం 49 కాదు. అది 50.", "50"), ("సమాధానం 49 కాదు. ఇది 50.", "50"),
+    # the next sentence states no value, or no denial came before it, or the word is another language's
+    ("คำตอบไม่ใช่ 49. เป็นเลขคี่", None), ("คำตอบไม่ใช่ 49. ตรวจสอบ 18 - 7 = 11", None), ("คำตอบคือ 49. คือ 50", "49"),
+    ("Jibu si 49. Ni namba kubwa.", None), ("Jibu si 49. Nini 50?", None), ("Jibu ni 49. Ni 50.", "49"),
+    ("উত্তর 49 নয়। এটি একটি বিজোড় সংখ্যা।", None), ("উত্তর 49 নয়। এটিতে 50", None), ("উত্তর হল 49। এটি 50 থেকে কম।", "49"),
+    ("సమాధానం 49 కాదు. అది బేసి సంఖ్య.", None), ("సమాధానం 49. అది 50 కంటే తక్కువ.", "49"),
+    ("La respuesta no es 49. Ni 50.", None), ("La réponse n'est pas 49. Ni 50.", None),  # "ni": nor, not Swahili's "it is"
+])
+def test_thai_swahili_bengali_telugu_correction_in_the_next_sentence(text, expected):
+    """"Jibu si 49. Ni 50.", "উত্তর 49 নয়। এটি 50।", "సమాధానం 49 కాదు. అది 50." and "คำตอบไม่ใช่ 49. คือ 50" read no answer,
+    where "La respuesta no es 49. Es 50." reads 50: these languages had no words that restate the answer. A language's
+    words restate after its own answer word (and English's): Swahili's "Ni" is Spanish's and French's "ni" (nor)."""
     assert extract_answer(text, MATH) == expected
 
 

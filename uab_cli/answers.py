@@ -137,9 +137,6 @@ _OPEN, _CLOSE = "([{", ")]}"
 # a word of a script other than Latin or Greek after a space ends an answer too: its unit ("Ответ — 18 яблок"), or
 # the next sentence where no full stop ends the first ("คำตอบคือ 18 ตรวจสอบ 18 - 7 = 11", "答案是 18 验证 …")
 _OTHER_SCRIPT = re.compile(r"(?![A-Za-z\u00aa-\u024f\u0370-\u03ff])[^\W\d_]")
-# ", <word>" opens the next clause: two ASCII letters, Spanish's "y" before a number ("18, y 3 es impar"), or a letter
-# of another script ("答案是18，因为…": "，" is ",")
-_NEXT_CLAUSE = re.compile(rf"\s*(?:[A-Za-z]{{2}}|(?:{_AND_NUMBERS})\s+(?=-?\.?\d)|{_OTHER_SCRIPT.pattern})")
 # the characters ``_clause`` may cut at: a sentence's or a clause's end, a comma, a space
 _CLAUSE_END = re.compile(r"[!?;.,\s\u3001]")
 _ABBREVIATION = re.compile(r"(?<![A-Za-z])(?:Mr|Mrs|Ms|Dr|St|vs|approx)$")  # "Mr. Brennan" goes on
@@ -167,9 +164,11 @@ _REMARKS = {
      r"c['\u2019]est|elle\s+est|la\s+(?:bonne\s+r[ée]ponse|r[ée]ponse\s+correcte)\s+est"),
     "ru": ("не", r"(?:не)?(?:верн(?:ый|ое|о)|верен|правильн(?:ый|ое|о))|неизвестн(?:ый|ое|о)|неизвестен",
      r"потому\s+что|так\s+как|поскольку", r"это|(?:правильный|верный)\s+ответ\s*[—–]?"),
-    "sw": ("si", r"sahihi|makosa|kosa", r"kwa\s+sababu", None),
+    "sw": ("si", r"sahihi|makosa|kosa", r"kwa\s+sababu", r"ni|jibu\s+sahihi\s+ni"),
     "zh": ("不是", r"不?正确的?|错误的?|不对", r"因为", r"(?:而|应该|应)?是"),
-    "th": ("ไม่ใช่", None, None, None),
+    "th": ("ไม่ใช่", None, None, r"(?:มัน|แต่)?(?:คือ|เป็น)|ค(?:ำ|ํา)ตอบที่ถูกต้องคือ"),
+    # Bengali and Telugu deny after the value (``_NOT_AFTER``); "এটি 50" (it is 50), "అది 50" (that is 50)
+    "bn": (None, None, None, r"(?:এটি|এটা|সেটি|সেটা)(?:\s+(?:হলো|হল))?"), "te": (None, None, None, r"అది|ఇది"),
     # Japanese denies after the value (``_NOT_AFTER``); "正解は50です", or the value and its copula ("50だ", "50個です";
     # not "50だけ": only 50, nor "50ですか": is it 50?)
     "ja": (None, None, None, rf"正解は|(?=(?:{_NUMBER.pattern})[{_COUNTER}]*(?:です|だ)(?![けか]))"),
@@ -183,6 +182,11 @@ _REMARKS = {
 _NOT_AFTER = re.compile(rf"[{_COUNTER}]*\s*(?:(?:では(?:ない|ありません)|じゃない)(?!(?:です|でしょう|だろう)?か)|ではなく|"
                         r"ন(?:\u09df|\u09af\u09bc)(?!\s*কি)|కాదు)")
 _NOT = "|".join(not_ for not_, _, _, _ in _REMARKS.values() if not_)
+# ", <word>" opens the next clause: two ASCII letters, Spanish's "y" before a number ("18, y 3 es impar"), a letter
+# of another script ("答案是18，因为…": "，" is ","), or a value its denial follows ("答えは49、50ではない": 49, not 50, as
+# "The answer is 49, not 50"; ``_remark`` reads a list so denied where the answer is stated after it)
+_NEXT_CLAUSE = re.compile(rf"\s*(?:[A-Za-z]{{2}}|(?:{_AND_NUMBERS})\s+(?=-?\.?\d)|{_OTHER_SCRIPT.pattern}|"
+                          rf"(?:{_NUMBER.pattern}){_NOT_AFTER.pattern})")
 # Spanish's bare "no" is also an answer, English's ("The answer is no 5 is prime" is `no5`): before a number it denies
 # the number only where the number ends its sentence ("no 49.") or the answer is stated after it ("no 49, sino 50", "no
 # 49. Es 50."; "no es 49" denies always)
@@ -220,11 +224,22 @@ _REMARK_JOINT = re.compile(r"(?:[\s,:;%°\u3001]|\\%|[-\u2013\u2014](?![.\d]))*"
 _REASON = re.compile(rf"\s*(?:{'|'.join(reasons for _, _, reasons, _ in _REMARKS.values() if reasons)})(?![\w-])", re.IGNORECASE)
 # two letters (Greek's are variables), an apostrophe between them too ("c'est 50")
 _IN_WORDS = re.compile(r"(?![\u0370-\u03ff])[^\W\d_]['\u2019]?(?![\u0370-\u03ff])[^\W\d_]|" + _OTHER_SCRIPT.pattern)
-# a denial's sentence ended, the next restating the answer: "The answer is not 49. It is 50.", "… It's 50",
-# "… The correct answer is 50", "… Es ist 50.", "答案不是49。是50。"; a value must open what follows ("It is the largest."
-# states none; no word boundary after a word of a script written without spaces: "是50")
-_CORRECTION = re.compile(r"\s*(?:[.!;]\s+|\n\s*)(?:" + "|".join(again for _, _, _, again in _REMARKS.values() if again) + ")"
-                         + rf"(?:{_ADVERB}|(?<=[{_UNSPACED}]))" + r"[\s*:]*(?=\$|\\\(|-?\.?\d|-?\\[dtc]?frac)", re.IGNORECASE)
+
+
+def _correction(again: str) -> re.Pattern:
+    """A denial's sentence ended, the next restating the answer with a word of ``again``: "The answer is not 49. It is
+    50.", "… It's 50", "… The correct answer is 50", "… Es ist 50.", "答案不是49。是50。", "Jibu si 49. Ni 50."; a value
+    must open what follows ("It is the largest." states none; no word boundary after a word of a script written without
+    spaces, "是50", nor after an Indic vowel sign, "এটি 50")."""
+    return re.compile(rf"\s*(?:[.!;]\s+|\n\s*)(?:{again})(?:{_ADVERB}|(?<=[{_UNSPACED}\u0900-\u0dff]))"
+                      r"[\s*:]*(?=\$|\\\(|-?\.?\d|-?\\[dtc]?frac)", re.IGNORECASE)
+
+
+# after English's marker any language's words, after a language's own answer word its own or English's, as ``_DENIALS``:
+# Swahili's "ni" (it is) is Spanish's and French's "ni" (nor), "La respuesta no es 49. Ni 50." restates nothing
+_CORRECTION = _correction("|".join(again for _, _, _, again in _REMARKS.values() if again))
+_CORRECTIONS = {language: _correction("|".join(filter(None, (_REMARKS["en"][3], _REMARKS.get(language, (None,) * 4)[3]))))
+                for language in _ANSWER_ABROAD}
 _SPAN_OPEN = re.compile(r"\$|\\\(")
 # what may stand between a marker and its answer: "Answer: 50", "**Answer:** 50", "#### 50", and a comma ("La respuesta
 # es, 50", "答案是，50", "答えは、50です")
@@ -449,7 +464,7 @@ def _marked(text: str, math: bool = True) -> str | None:
         if (remark := _remark(line, marker.group())) is None:
             return _after_marker(tail)
         rest, denial = remark
-        for value in (_stated(rest), denial and _corrected(tail[len(line) - len(rest):])):
+        for value in (_stated(rest), denial and _corrected(tail[len(line) - len(rest):], marker.group())):
             if value and normalize_math(value):
                 return value
         if denial.lower() == _NOT_OR_ANSWER and _sentence(rest):  # "no 5 is prime", no answer stated after it:
@@ -482,15 +497,21 @@ def _remark(line: str, marker: str = "") -> tuple[str, str] | None:
     "right angle"); None where no remark opens it. A denial before the value is in the language of the ``marker``'s
     answer word (``_DENIALS``), any language's after English's: each is one of any language's (``_DENIAL``), which
     is looked at first (most lines open with no denial: no marker's language is sought for them). A denial after the
-    value is never ASCII (``_NOT_AFTER``): an ASCII line (most) is read for no value there."""
+    value is never ASCII (``_NOT_AFTER``): an ASCII line (most) is read for no value there; after a list it denies the
+    whole list where "and" or "or" joins it or the answer is stated after it, else the last item only (no remark: "答えは
+    49、50ではない" is 49)."""
     if (denial := _DENIAL.match(line)) and (language := _language(marker)) is not None:
         denial = _DENIALS.get(language, _DENIAL).match(line)
     if denial:
         if value := _value_at(line, denial.end()):
             return line[_denied_list(line, value):], denial.group().strip()
-    elif (not line.isascii() and (value := _value_at(line, 0))  # "49ではない", a list's last item "49と50ではない"
-          and (denial := _NOT_AFTER.match(line, _list_after(line, value)[0]))):
-        return line[denial.end():], denial.group().strip()
+    elif not line.isascii() and (value := _value_at(line, 0)):  # "49ではない", a list's last item "49と50ではない"
+        end, listed = _list_after(line, value)
+        # commas alone, as ``_denied_list``: all denied where the answer is stated after, in the sentence or the next
+        # ("49、50ではなく51です"), else the last item only ("49、50ではない": 49, not 50; ``_NEXT_CLAUSE`` ends it there)
+        if (denial := _NOT_AFTER.match(line, end)) and (end == value or listed or _stated(line[denial.end():])
+                                                         or _corrected(line[denial.end():], marker)):
+            return line[denial.end():], denial.group().strip()
     if verdict := _VERDICT.match(line):
         rest = line[verdict.end():]
         if re.match(r"\s*(?:[^\w\s$\\]|$)", rest) or _CONNECTIVE.match(rest) or _REASON.match(rest):
@@ -523,11 +544,13 @@ def _list_after(line: str, value: int) -> tuple[int, bool]:
     return end, listed
 
 
-def _corrected(after: str) -> str | None:
+def _corrected(after: str, marker: str) -> str | None:
     """The answer the sentence after a denial's restates ("The answer is not 49. It is 50."), read as after
-    "the answer is"; ``after`` is the text from the end of the denied value on. None where the next sentence
-    opens otherwise ("It is the largest.")."""
-    return _after_marker(after[m.end():]) if (m := _CORRECTION.match(after)) else None
+    "the answer is"; ``after`` is the text from the end of the denied value on, ``marker`` the one before the denial
+    (its language's words restate, ``_CORRECTIONS``). None where the next sentence opens otherwise ("It is the
+    largest.")."""
+    correction = _CORRECTIONS.get(_language(marker), _CORRECTION)
+    return _after_marker(after[m.end():]) if (m := correction.match(after)) else None
 
 
 def _sentence(rest: str) -> str:
