@@ -1461,6 +1461,30 @@ def test_thai_swahili_bengali_telugu_correction_in_the_next_sentence(text, expec
 
 
 @pytest.mark.parametrize("text, expected", [
+    ("答えは49、50ではない\n51だ", "51"), ("答えは49、50ではない。\n正解は51です。", "51"), ("答えは1、2、3ではない\n4だ", "4"),
+    ("答えは49個、50個ではありません\n\n51個です", "51"), ("The answer is 49、50ではない\n51だ", "51"),
+    ("উত্তর হল 49, 50 নয়\nএটি 51", "51"), ("సమాధానం 49, 50 కాదు\nఅది 51", "51"),
+    ("答えは49、50ではない\n50は偶数です", "49"), ("答えは49、50ではない\n51", "49"),  # no correction: the last item denied
+])
+def test_a_correction_on_the_next_line_after_a_comma_list_denies_the_whole_list(text, expected):
+    """"答えは49、50ではない" then "51だ" on the next line read 49: whether a denial after a comma list denied the whole
+    list was decided on the denial's line alone, so a correction on the next line was missed (the same sentence's or one
+    after "。" was read)."""
+    assert extract_answer(text, MATH) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("উত্তর 49 নয়। এটি 50 নয়।", None), ("উত্তর 49 নয়। এটি ৫০ নয়।", None), ("సమాధానం 49 కాదు. అది 50 కాదు.", None),
+    ("উত্তর 49 নয়। এটি $50$ নয়।", None), ("উত্তর হল 49, 50 নয়। এটি 51 নয়।", "49"),
+    ("উত্তর 49 নয়। এটি 50 নয় কি?", "50"), ("উত্তর 49 নয়। এটি 50।", "50"),  # asked: affirmed; no denial
+])
+def test_a_bengali_or_telugu_correction_denied_after_its_value_restates_nothing(text, expected):
+    """"উত্তর 49 নয়। এটি 50 নয়।" (the answer is not 49. It is not 50.) read 50: "এটি 50" restated the answer before
+    the denial after the value was looked at, as "It is not 50." restates nothing."""
+    assert extract_answer(text, MATH) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
     ("The answer is not 5 , 6 and 7", None), ("The answer is not 5 , 6 and 7 but 8", "8"),
     ("The answer is not 5 , 6 but 8.", "8"), ("The answer is not 49 , or 50.", None),
     ("The answer is not 49 , 50.", "50"),  # a comma alone: the value after it states the answer, as without the space

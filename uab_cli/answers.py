@@ -230,9 +230,10 @@ def _correction(again: str) -> re.Pattern:
     """A denial's sentence ended, the next restating the answer with a word of ``again``: "The answer is not 49. It is
     50.", "… It's 50", "… The correct answer is 50", "… Es ist 50.", "答案不是49。是50。", "Jibu si 49. Ni 50."; a value
     must open what follows ("It is the largest." states none; no word boundary after a word of a script written without
-    spaces, "是50", nor after an Indic vowel sign, "এটি 50")."""
+    spaces, "是50", nor after an Indic vowel sign, "এটি 50"), and no denial after it ("এটি 50 নয়": it is not 50)."""
     return re.compile(rf"\s*(?:[.!;]\s+|\n\s*)(?:{again})(?:{_ADVERB}|(?<=[{_UNSPACED}\u0900-\u0dff]))"
-                      r"[\s*:]*(?=\$|\\\(|-?\.?\d|-?\\[dtc]?frac)", re.IGNORECASE)
+                      rf"[\s*:]*(?=\$|\\\(|-?\.?\d|-?\\[dtc]?frac)(?!\$?(?:{_NUMBER.pattern})\$?{_NOT_AFTER.pattern})",
+                      re.IGNORECASE)
 
 
 # after English's marker any language's words, after a language's own answer word its own or English's, as ``_DENIALS``:
@@ -461,7 +462,7 @@ def _marked(text: str, math: bool = True) -> str | None:
     for marker, end in zip(reversed(found), reversed(ends)):
         tail = _past_joint(text[marker.end():end])
         line = tail.split("\n", 1)[0]
-        if (remark := _remark(line, marker.group())) is None:
+        if (remark := _remark(line, marker.group(), tail)) is None:
             return _after_marker(tail)
         rest, denial = remark
         for value in (_stated(rest), denial and _corrected(tail[len(line) - len(rest):], marker.group())):
@@ -490,7 +491,7 @@ def _language(marker: str) -> str | None:
     return next((language for language, word in _LANGUAGE.items() if word.search(marker)), None)
 
 
-def _remark(line: str, marker: str = "") -> tuple[str, str] | None:
+def _remark(line: str, marker: str = "", tail: str = "") -> tuple[str, str] | None:
     """The rest of ``line`` (what follows "the answer is") after the remark on the answer that opens
     it, and the word denying a value where the remark denies one: "not 49" (a number or math span), "49ではない", else ""
     for a verdict that ends its clause ("correct.", "wrong, …", "incorrect because …", "given in …", not
@@ -499,7 +500,8 @@ def _remark(line: str, marker: str = "") -> tuple[str, str] | None:
     is looked at first (most lines open with no denial: no marker's language is sought for them). A denial after the
     value is never ASCII (``_NOT_AFTER``): an ASCII line (most) is read for no value there; after a list it denies the
     whole list where "and" or "or" joins it or the answer is stated after it, else the last item only (no remark: "答えは
-    49、50ではない" is 49)."""
+    49、50ではない" is 49); ``tail``, the text the line opens, is read for a correction on the next
+    line too ("49、50ではない", then "51だ": 51)."""
     if (denial := _DENIAL.match(line)) and (language := _language(marker)) is not None:
         denial = _DENIALS.get(language, _DENIAL).match(line)
     if denial:
@@ -510,7 +512,7 @@ def _remark(line: str, marker: str = "") -> tuple[str, str] | None:
         # commas alone, as ``_denied_list``: all denied where the answer is stated after, in the sentence or the next
         # ("49、50ではなく51です"), else the last item only ("49、50ではない": 49, not 50; ``_NEXT_CLAUSE`` ends it there)
         if (denial := _NOT_AFTER.match(line, end)) and (end == value or listed or _stated(line[denial.end():])
-                                                         or _corrected(line[denial.end():], marker)):
+                                                         or _corrected((tail or line)[denial.end():], marker)):
             return line[denial.end():], denial.group().strip()
     if verdict := _VERDICT.match(line):
         rest = line[verdict.end():]
