@@ -255,7 +255,7 @@ STAGES = {
 CASES = [
     ("invalid_json.jsonl", "phase1", "invalid JSON", 2),
     ("truncated_last_line.jsonl", "phase1", "truncated last line", 3),
-    ("non_utf8.jsonl", "phase1", "not valid UTF-8 at column 30 (byte 30: 0xe9)", 2),
+    ("non_utf8.jsonl", "phase1", "not valid UTF-8 at column 30 (byte 0xe9): save the file as UTF-8", 2),
     ("blank_line.jsonl", "phase1", "blank line", 2),
     ("whitespace_line.jsonl", "run", "blank line", 3),
     ("toplevel_array.jsonl", "phase1", "expected a JSON object, got list", 1),

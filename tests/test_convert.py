@@ -460,12 +460,12 @@ def test_csv_checked_as_utf8_a_block_at_a_time_names_the_bad_byte_and_line(tmp_p
     path = tmp_path / "utf8.csv"
     path.write_bytes(good)
     assert [row["question"] for _, row in read_table(path)] == ["q\u00e9\u20ac\U0001f600"]
-    for bad, line in [(good + b"q\xe9t,2\n", 3), (good + b"q,\xf0\x9f\x98", 3), (b"\xff" + good, 1)]:
+    for bad, line, column in [(good + b"q\xe9t,2\n", 3, 2), (good + b"q,\xf0\x9f\x98", 3, 3), (b"\xff" + good, 1, 1)]:
         path.write_bytes(bad)
         with pytest.raises(UabError) as info:
             list(read_table(path))
         byte = bad[bad.index(b"\xe9t") if b"\xe9t" in bad else bad.rindex(b"\xf0") if bad.endswith(b"\x98") else 0]
-        assert str(info.value) == f"{path}:{line}: not valid UTF-8 (byte 0x{byte:02x}): save the file as UTF-8"
+        assert str(info.value) == f"{path}:{line}: not valid UTF-8 at column {column} (byte 0x{byte:02x}): save the file as UTF-8"
 
 
 def test_csv_utf8_check_holds_no_str_of_the_whole_file():
@@ -488,7 +488,7 @@ def test_csv_utf8_check_holds_no_str_of_the_whole_file():
 @pytest.mark.parametrize("body,line,message", [
     (b"question,answer\nq1,1\nq2,2,3\n", 3, "row has 3 cells, the header 2"),
     (b'question,answer\nq1,1\n"q2\n,2\nq3,3\n', 3, "invalid CSV: unexpected end of data"),
-    (b"question,answer\nq1,1\n\xe9t\xe9,2\n", 3, "not valid UTF-8 (byte 0xe9): save the file as UTF-8"),
+    (b"question,answer\nq1,1\n\xe9t\xe9,2\n", 3, "not valid UTF-8 at column 1 (byte 0xe9): save the file as UTF-8"),
     (b"question,answer,question\nq1,1,q\n", 1, "the header names a column twice: 'question'"),
     (b'question,answer\nq1,1\n" \n ",2\n', 3, "field 'question' is empty"),
 ])
@@ -500,12 +500,12 @@ def test_csv_errors_name_the_line(tmp_path, body, line, message):
     assert str(info.value).startswith(f"{path}:{line}: {message}")
 
 
-@pytest.mark.parametrize("name,body,line", [
-    ("latin1.jsonl", b'{"question": "a", "answer": "1"}\n{"question": "\xe9t\xe9", "answer": "2"}\n', 2),
-    ("latin1.json", b'[{"question": "a", "answer": "1"},\n {"question": "\xe9t\xe9", "answer": "2"}]\n', 2),
-    ("-", b'{"question": "\xe9t\xe9", "answer": "2"}\n', 1),
+@pytest.mark.parametrize("name,body,line,column", [
+    ("latin1.jsonl", b'{"question": "a", "answer": "1"}\n{"question": "\xe9t\xe9", "answer": "2"}\n', 2, 15),
+    ("latin1.json", b'[{"question": "a", "answer": "1"},\n {"question": "\xe9t\xe9", "answer": "2"}]\n', 2, 16),
+    ("-", b'{"question": "\xe9t\xe9", "answer": "2"}\n', 1, 15),
 ])
-def test_json_not_utf8_is_named_as_a_csv_is(tmp_path, name, body, line):
+def test_json_not_utf8_is_named_as_a_csv_is(tmp_path, name, body, line, column):
     """A JSON or JSON Lines file in Latin-1 was `invalid JSON: str is not valid UTF-8: surrogates
     not allowed: line 1 column 1 (char 0)`, naming no byte; a CSV file's says what to do."""
     path = tmp_path / name
@@ -514,7 +514,7 @@ def test_json_not_utf8_is_named_as_a_csv_is(tmp_path, name, body, line):
     result = cli(["convert", str(path) if name != "-" else "-", "-o", str(tmp_path / "out.jsonl")], stdin=body)
     where = path if name != "-" else "<stdin>"
     assert result.exit_code == 2 and not (tmp_path / "out.jsonl").exists()
-    assert result.stderr == f"error: {where}:{line}: not valid UTF-8 (byte 0xe9): save the file as UTF-8\n"
+    assert result.stderr == f"error: {where}:{line}: not valid UTF-8 at column {column} (byte 0xe9): save the file as UTF-8\n"
 
 
 def test_csv_is_read_without_a_copy_of_4_bytes_a_character(tmp_path):

@@ -9,7 +9,7 @@ import re
 
 import orjson
 import pytest
-from conftest import arithmetic, cli, read_jsonl, write_jsonl
+from conftest import arithmetic, cli, read_jsonl, sampled, write_jsonl
 
 from uab_cli import __version__
 
@@ -1249,3 +1249,69 @@ def test_an_unknown_name_in_a_list_is_refused_before_the_pool_is_read(tmp_path, 
     assert result.exit_code == 2 and len(lines) == 1, result.stderr
     assert says.replace("{settings}", str(settings)) in lines[0] and "missing.jsonl" not in lines[0]
     assert not (tmp_path / "r.jsonl").exists()
+
+
+NOT_UTF8 = "not valid UTF-8 at column 3 (byte 0xe9): save the file as UTF-8"  # one wording, every reader
+
+
+@pytest.mark.parametrize("name,data,args", [
+    ("in.jsonl", orjson.dumps(sampled(0)) + b'\n{"\xe9": 1}\n', ["vote", "{f}"]),
+    ("in.csv", b"question,answer\nqq\xe9,1\n", ["convert", "{f}"]),
+    ("in.json", b'[{"question": "a", "answer": "1"},\n{"\xe9": 1}]\n', ["convert", "{f}"]),
+    ("s.json", b'{"budget": 2,\n "\xe9": 1}\n', ["vote", "{q}", "--settings", "{f}"]),
+    ("s.toml", b"budget = 2\nxy\xe9 = 1\n", ["vote", "{q}", "--settings", "{f}"]),
+    ("t.json", b'[{"role": "user",\n "\xe9": "{question}"}]', ["phase1", "{q}", "--backend", "scripted",
+                                                             "--prompt-template", "{f}"]),
+], ids=["jsonl-stage", "convert-csv", "convert-json", "settings-json", "settings-toml", "prompt-template"])
+def test_every_reader_words_a_byte_that_is_no_utf8_alike(tmp_path, name, data, args):
+    """A Latin-1 'é' was worded four ways: 'not valid UTF-8 at column 3 (byte 3: 0xe9)' (a JSONL
+    stage), '... (byte 0xe9): save the file as UTF-8' (convert, no column), 'not JSON: 'utf-8' codec
+    can't decode byte 0xe9 in position 16: invalid continuation byte' (a settings file) and
+    'prompt template is not UTF-8: byte 21 is 0xe9'. Now one line, from one place: file, line, column, byte."""
+    path = tmp_path / name
+    path.write_bytes(data)
+    q = write_jsonl(tmp_path / "q.jsonl", [sampled(0)])
+    out = tmp_path / "out.jsonl"
+    result = cli([a.format(f=path, q=q) for a in args] + ["-o", str(out)])
+    assert result.exit_code == 2 and not out.exists()
+    assert result.stderr == f"error: {path}:2: {NOT_UTF8}\n"
+
+
+@pytest.mark.parametrize("data,line,column", [
+    (b"question,answer\nWhat is \x00 2 + 2?,4\n", 2, 9),
+    (b'question,answer\n"a\n b\x00",4\n', 3, 3),  # a quoted cell's second line: the NUL's own line
+    (b"quest\x00ion,answer\nq,4\n", 1, 6),
+    (b"question,answer\nq,4\n\x00\x00\x00\x00\n", 3, 1),  # a file padded with zeros after a crash
+])
+def test_a_nul_byte_in_a_csv_is_refused_as_in_jsonl(tmp_path, data, line, column):
+    """A NUL inside a CSV cell converted silently (csv reads it as a character: the question held
+    '\\u0000'), and zero padding was 'row has 1 cells'; a JSONL input's NUL was refused. Now a CSV
+    one is too, naming its line and column."""
+    path, out = tmp_path / "in.csv", tmp_path / "out.jsonl"
+    path.write_bytes(data)
+    result = cli(["convert", str(path), "-o", str(out)])
+    assert result.exit_code == 2 and not out.exists()
+    assert result.stderr == (f"error: {path}:{line}: a NUL byte at column {column}: binary data, not CSV text "
+                             "(a file padded with zeros?)\n")
+
+
+def test_a_blank_model_name_names_the_option(tmp_path):
+    """`--model " "` said 'the model name is empty', naming no option (`--model ""` is the default)."""
+    q, out = write_jsonl(tmp_path / "q.jsonl", arithmetic(1)), tmp_path / "out.jsonl"
+    result = cli(["phase1", q, "--model", " ", "-o", str(out)])
+    assert result.exit_code == 2 and not out.exists()
+    assert result.stderr.startswith("error: --model: the model name is empty") and result.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("command", ["", "allocate", "run", "simulate"])
+def test_the_help_under_a_latin1_locale_escapes_what_it_cannot_encode(command):
+    """`PYTHONIOENCODING=latin-1 uab -h` (a Latin-1 terminal) was a traceback, exit 1, at the help's
+    first '→' or '−'; now the character is written as an escape, as Python writes stderr's."""
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONIOENCODING": "latin-1"}
+    result = subprocess.run([sys.executable, "-m", "uab_cli", *filter(None, [command]), "-h"],
+                            capture_output=True, env=env, timeout=60)
+    assert result.returncode == 0 and result.stderr == b"", result.stderr[-300:]
+    assert result.stdout.startswith(b"Usage: ") and b"\\u2" in result.stdout

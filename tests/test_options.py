@@ -820,9 +820,9 @@ DEEP = b"[" * 5000 + b"]" * 5000
     ("s.toml", b"budget = 2\nx = " + DEEP + b"\n", 2, "not a TOML file: maximum recursion depth exceeded"),
     ("s.json", b'{"budget": 2,\n "x": ' + DEEP + b"}", 2, "not JSON: maximum recursion depth exceeded"),
     ("s.json", b'{"budget": 2,\n "model": "\\ud800"}', 2, "not JSON text: \\ud800 is half of a UTF-16 surrogate pair"),
-    ("s.toml", b'budget = 2\nmodel = "\xff"\n', 2, "not a TOML file: 'utf-8' codec can't decode byte 0xff"),
-    ("s.toml", b'\xef\xbb\xbfbudget = 2\nmodel = "\xff"\n', 2, "not a TOML file: 'utf-8' codec can't decode byte 0xff"),
-    ("s.json", b'{"budget": 2,\n "model": "\xff"}', 2, "not JSON: 'utf-8' codec can't decode byte 0xff"),
+    ("s.toml", b'budget = 2\nmodel = "\xff"\n', 2, "not valid UTF-8 at column 10 (byte 0xff): save the file as UTF-8"),
+    ("s.toml", b'\xef\xbb\xbfbudget = 2\nmodel = "\xff"\n', 2, "not valid UTF-8 at column 10 (byte 0xff): save the file as UTF-8"),
+    ("s.json", b'{"budget": 2,\n "model": "\xff"}', 2, "not valid UTF-8 at column 12 (byte 0xff): save the file as UTF-8"),
 ], ids=["deep-toml", "deep-json", "lone-surrogate", "bad-utf8-toml", "bad-utf8-toml-bom", "bad-utf8-json"])
 def test_a_settings_file_json_cannot_hold_is_one_line(tmp_path, questions, name, data, line, says):
     """Refused where it is read, naming the file: a TOML nesting past Python's recursion (a

@@ -73,6 +73,18 @@ def test_interval_comes_from_the_environment(monkeypatch):
         interval_from_env()
 
 
+def test_a_bad_interval_is_refused_under_q_too(tmp_path, monkeypatch):
+    """Checked whether or not progress is shown (``-q``, a terminal's bar): one line naming the
+    variable, before anything is drawn, so a typo set for every CI job is found the first time."""
+    from conftest import arithmetic, cli, write_jsonl
+
+    monkeypatch.setenv("UAB_PROGRESS_INTERVAL", "soon")
+    q, out = write_jsonl(tmp_path / "q.jsonl", arithmetic(2)), tmp_path / "p1.jsonl"
+    result = cli(["phase1", q, "--backend", "scripted", "-q", "-o", str(out)])
+    assert result.exit_code == 2 and not out.exists()
+    assert result.stderr == "error: UAB_PROGRESS_INTERVAL must be a number of seconds >= 0, got 'soon'\n"
+
+
 def _run(tmp_path, *extra):
     env = {**os.environ, "PYTHONPATH": str(ROOT), "UAB_PROGRESS_INTERVAL": "0"}
     log = tmp_path / "stderr.log"

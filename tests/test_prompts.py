@@ -109,10 +109,10 @@ def test_a_prompt_that_drops_the_options_warns_once_a_run(tmp_path):
     ('[{"role": "user", "content": "{question}"}, {"role": "assistant", "content": "A"}]',
      "the last message must be the user's"),
     ('[{"role": "user", "content": "Solve it."}]', "no message names the question"),
-    ('[{"role": "user",\n "content": "{question} \xff"}]', ":2: prompt template is not UTF-8: byte 43 is 0xff"),
-    # after a byte-order mark the byte is counted in the file (it said "byte 40 is 0x6e", a byte of the text)
+    ('[{"role": "user",\n "content": "{question} \xff"}]', ":2: not valid UTF-8 at column 25 (byte 0xff): save the file as UTF-8"),
+    # its column in its line, as every reader names one (it said "byte 46 is 0xff", counted in the file)
     ('\xef\xbb\xbf[{"role": "user",\n "content": "{question} \xff"}]',
-     ":2: prompt template is not UTF-8: byte 46 is 0xff"),
+     ":2: not valid UTF-8 at column 25 (byte 0xff): save the file as UTF-8"),
     ("", ":1: prompt template is not JSON: Input is a zero-length, empty document"),
 ])
 def test_a_bad_template_is_one_error_naming_the_file(tmp_path, content, says):

@@ -36,6 +36,7 @@ from .jsonl import (
     check_output,
     cut_short,
     display_name,
+    escaping_stdout,
     load_records,
     read_jsonl,
     reader_gone,
@@ -1095,6 +1096,7 @@ def _print_regrade(s: pipeline.RegradeSummary) -> None:
 
 def main() -> None:
     """Console-script entry point."""
+    escaping_stdout()
     app()
 
 

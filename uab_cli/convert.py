@@ -22,7 +22,7 @@ from typing import Any
 import orjson
 
 from uab_cli.answers import gold_answer
-from uab_cli.errors import UabError
+from uab_cli.errors import UabError, not_utf8
 from uab_cli.jsonl import display_name, dumps, nul_byte, stdin
 from uab_cli.records import MAX_CHOICES, MIN_CHOICES, check_record
 
@@ -1021,9 +1021,7 @@ def _utf8_head(path: Path | str, text: bytes) -> str:
         try:
             chars = decoder.decode(text[at:at + _BLOCK], final=at + _BLOCK >= len(text))
         except UnicodeDecodeError as exc:
-            bad = at - carried + exc.start
-            raise UabError(f"not valid UTF-8 (byte 0x{text[bad]:02x}): save the file as UTF-8", path=str(path),
-                           line=text.count(b"\n", 0, bad) + 1) from None
+            raise not_utf8(text, at - carried + exc.start, str(path)) from None
         if len(head) < _SNIFF:
             head += chars[:_SNIFF - len(head)]
     return head
@@ -1040,6 +1038,8 @@ def _read_csv(path: Path | str, text: bytes, columns: tuple[str, ...] | None = N
     own = columns is None and preset is not None and bool(preset.header)  # the preset's files have no header row
     columns = preset.header if own else columns
     head = _utf8_head(path, text)
+    if (nul := nul_byte(text, "CSV")) is not None:  # csv reads it as a cell's character, into the question
+        raise UabError(nul, path=str(path), line=text.count(b"\n", 0, text.index(b"\0")) + 1)
     limit = csv.field_size_limit(max(csv.field_size_limit(), len(text)))  # a long cell (a solution) is no error
     sep = _SEP.match(head)
     try:

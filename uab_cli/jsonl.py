@@ -20,7 +20,7 @@ from typing import IO
 import orjson
 
 from . import gcpolicy
-from .errors import UabError, signals_held
+from .errors import UabError, not_utf8, signals_held
 from .records import NotARecord, validate_batch
 
 MAX_LINE_BYTES = 8 * 1024 * 1024  # a longer line is almost surely not a question record
@@ -167,8 +167,7 @@ def _unparsable(raw: bytes, error: str, lineno: int, last: bool, name: str) -> s
     try:
         raw.decode("utf-8")
     except UnicodeDecodeError as exc:  # orjson names column 1 whatever the byte
-        column = len(raw[: exc.start].decode("utf-8")) + 1
-        return f"not valid UTF-8 at column {column} (byte {exc.start + 1}: 0x{raw[exc.start]:02x})"
+        return not_utf8(raw, exc.start).message
     if _lone_cr(raw):
         return _lone_cr_how(name)
     if (nul := nul_byte(raw)) is not None:
@@ -179,14 +178,15 @@ def _unparsable(raw: bytes, error: str, lineno: int, last: bool, name: str) -> s
     return f"{what}: {error}"
 
 
-def nul_byte(raw: bytes) -> str | None:
-    """Why a line holding a NUL byte is no JSON (binary data, or a file padded with zeros after a crash),
-    naming its column; ``None`` for a line without one. A NUL inside a JSON string is written as an escape."""
+def nul_byte(raw: bytes, kind: str = "JSON") -> str | None:
+    """Why a line (or a file: the column is in the NUL's line) holding a NUL byte is no ``kind`` text
+    (binary data, or a file padded with zeros after a crash), naming its column; ``None`` for one
+    without. A NUL inside a JSON string is written as an escape; a CSV cell has no way to hold one."""
     at = raw.find(b"\0")
     if at < 0:
         return None
-    column = len(raw[:at].decode("utf-8", "replace")) + 1
-    return f"a NUL byte at column {column}: binary data, not JSON text (a file padded with zeros?)"
+    column = len(raw[raw.rfind(b"\n", 0, at) + 1:at].decode("utf-8", "replace")) + 1
+    return f"a NUL byte at column {column}: binary data, not {kind} text (a file padded with zeros?)"
 
 
 def _too_long(raw: bytes, name: str) -> str:
@@ -251,6 +251,16 @@ def stdout() -> IO[bytes]:
     if sys.stdout is None:
         raise UabError("cannot write: it is closed", "stdout")
     return sys.stdout.buffer
+
+
+def escaping_stdout() -> None:
+    """stdout's text (the help) with a character its encoding lacks written as an escape
+    (``\\u2192``), as Python writes stderr's: under a Latin-1 locale (``PYTHONIOENCODING=latin-1``)
+    ``uab -h`` was a traceback, exit 1, at the help's first '→'. What uab writes there as data is
+    bytes: records UTF-8 whatever the locale, report's paths as the file system names them."""
+    reconfigure = getattr(sys.stdout, "reconfigure", None)  # None: stdout closed (``>&-``), or replaced
+    if reconfigure is not None:
+        reconfigure(errors="backslashreplace")
 
 
 @contextlib.contextmanager

@@ -96,7 +96,7 @@ def resolve_model(model: str | None) -> ResolvedModel:
         return ResolvedModel(DEFAULT_MODEL, str(gguf.parent), gguf.name, _package(gguf))
     model = model.strip()
     if not model:
-        raise UabError("the model name is empty")
+        raise UabError("--model: the model name is empty (leave --model out for the default model)")
     local = Path(model).expanduser()
     if os.path.isdir(local):  # os.path's: a name too long for a path is none, not an OSError
         return ResolvedModel(local.resolve().name, str(local.resolve()), None)

@@ -16,7 +16,7 @@ import string
 import warnings
 from dataclasses import dataclass, field
 
-from .errors import UabError
+from .errors import UabError, not_utf8
 from .reasoning import final_text
 from .records import letters, question_type
 from .signals import VCS_INSTRUCTION
@@ -206,9 +206,7 @@ def load_template(path: str, replaces_system: bool = False) -> tuple[tuple[dict,
     try:
         text = data[bom:].decode("utf-8")
     except UnicodeDecodeError as exc:  # orjson says "surrogates not allowed" at column 1, whatever the byte
-        at = bom + exc.start  # in the file, byte-order mark included
-        raise UabError(f"prompt template is not UTF-8: byte {at + 1} is 0x{data[at]:02x}", path,
-                       data.count(b"\n", 0, at) + 1) from None
+        raise not_utf8(data[bom:], exc.start, path) from None
     try:
         messages = orjson.loads(text)
     except orjson.JSONDecodeError as exc:

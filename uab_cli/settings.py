@@ -23,7 +23,7 @@ from .backends import BACKENDS, sample_options
 from .backends import options as backend_options
 from .backends.base import SamplingParams
 from .backends.cohere import MODEL as COHERE_MODEL
-from .errors import UabError
+from .errors import UabError, not_utf8
 from .majority import MODELS as VOTE_MODELS
 from .models import ALIASES, DEFAULT_MODEL
 from .options import (
@@ -895,6 +895,8 @@ def load_file(path: str, budget: int | None = None, recommendation: bool = True,
             twice = next((lines[1] for at, lines in keys.items() if at[-1] == exc.args[0] and len(lines) > 1), None)
             raise UabError(f"an option is given twice: {exc.args[0]!r}", path, twice) from None
         except (ValueError, RecursionError) as exc:  # else JSONL (a results file)
+            if (bad := _not_utf8(exc, path)) is not None:
+                raise bad from None
             data = data.removeprefix(codecs.BOM_UTF8)  # a byte-order mark, as the JSONL readers skip it
             first = next((line for line in data.splitlines() if line.strip()), b"")
             try:
@@ -1124,6 +1126,8 @@ def _toml_error(exc: Exception, path: str, data: bytes) -> UabError:
     ``(at end of document)``: the last line of ``data``), else ``_error_line``'s."""
     import tomllib
 
+    if (bad := _not_utf8(exc, path)) is not None:
+        return bad
     message = str(exc)
     if found := re.search(r"\s*\(at line (\d+), column \d+\)$", message):
         return UabError(f"not a TOML file: {message[:found.start()]}", path, int(found.group(1)))
@@ -1132,13 +1136,20 @@ def _toml_error(exc: Exception, path: str, data: bytes) -> UabError:
     return UabError(f"not a TOML file: {message}", path, where)
 
 
+def _not_utf8(exc: Exception, path: str) -> UabError | None:
+    """``errors.not_utf8`` for ``exc``, a failure to read a settings file as UTF-8; None for any other."""
+    if isinstance(exc, UnicodeDecodeError) and exc.encoding.startswith("utf-8"):
+        return not_utf8(exc.object, exc.start, path)
+    return None
+
+
 def _error_line(exc: Exception, text, load) -> int | None:
     """The line of a settings file that ``exc``, ``load``'s error reading it, is about (``text``:
-    reads the file's text; ``load``: parses a text): the first byte that is no UTF-8, where the
-    nesting gets deeper than ``load`` reads (the first line that ends a part of the file too
-    deep for it), or the line a syntax error names (None: none)."""
+    reads the file's text; ``load``: parses a text): where the nesting gets deeper than ``load``
+    reads (the first line that ends a part of the file too deep for it), or the line a syntax
+    error names (None: none)."""
     if isinstance(exc, UnicodeDecodeError):  # a UTF-16 file's bytes hold other \n bytes than its newlines
-        return exc.object.count(b"\n", 0, exc.start) + 1 if exc.encoding.startswith("utf-8") else None
+        return None
     if not isinstance(exc, RecursionError):
         return getattr(exc, "lineno", None)
     lines = text().splitlines(keepends=True)
