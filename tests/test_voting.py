@@ -235,6 +235,57 @@ def test_the_replay_votes_every_rule_and_temperature_at_once_as_each_alone():
     assert together["weighted", 0.05][1].any()  # some prefix fell back
 
 
+@st.composite
+def ballots(draw):
+    """Rows of samples to elect on every prefix of: answer classes with no answer among them (-1),
+    tie ranks shared within a class or not, and log confidences that tie, are missing (NaN) or
+    infinite (a tiny or negative vote temperature)."""
+    rows, width = draw(st.integers(1, 6)), draw(st.integers(1, 12))
+    n = draw(st.integers(1, 5))
+    cls = np.array(draw(st.lists(st.integers(-1, n - 1), min_size=rows * width, max_size=rows * width)),
+                   dtype=np.int64).reshape(rows, width)
+    spelled = draw(st.booleans())  # a class written several ways: its samples' ranks differ
+    rank = np.where(cls >= 0, 2 * cls + (np.array(draw(st.lists(st.integers(0, 1), min_size=rows * width,
+                                                               max_size=rows * width))).reshape(rows, width)
+                                          if spelled else 0), 1 << 30)
+    values = [-0.5, -1.0, -1.5, -2.0, -3.7, -60.0, -800.0, np.nan, -np.inf, np.inf]
+    log_w = np.array(draw(st.lists(st.sampled_from(values[:draw(st.integers(1, len(values)))]),
+                                   min_size=rows * width, max_size=rows * width))).reshape(rows, width)
+    return cls, rank, log_w, draw(st.sampled_from([0.1, 0.5, 0.75, 1.0]))
+
+
+@given(ballot=ballots())
+@settings(max_examples=300, deadline=None)
+@example(ballot=(np.array([[0, 1, 0, 1]]), np.array([[0, 2, 0, 2]]), np.array([[-1.0, -0.5, -2.0, -0.25]]), 0.5))
+def test_every_prefix_elected_at_once_as_elect_elects_each(ballot):
+    """``voting.elect_prefixes`` (the replay: running counts, each top's weights summed once, the
+    kept samples from one order) elects on every prefix what ``elect`` elects on it alone."""
+    cls, rank, log_w, keep = ballot
+    got = voting.elect_prefixes(cls, rank, {rule: (rule, log_w) for rule in voting.RULES}, keep)
+    for rule in voting.RULES:
+        for t in range(1, cls.shape[1] + 1):
+            win, fell = voting.elect(cls[:, :t], log_w[:, :t], rank[:, :t], rule, keep)
+            assert got[rule][0][:, t - 1].tolist() == win.tolist(), (rule, t)
+            assert got[rule][1][:, t - 1].tolist() == fell.tolist(), (rule, t)
+
+
+@given(ballot=ballots())
+@settings(max_examples=200, deadline=None)
+def test_weighted_sums_every_prefix_as_elect_sums_it_to_the_bit(ballot):
+    """``weighted``'s running sums are ``elect``'s own, bit for bit, wherever two classes or more
+    are counted (with one, which alone can win, numpy sums pairwise): a class's weight near
+    another's is no new tie or win."""
+    cls, _, log_w, _ = ballot
+    w = np.where((cls >= 0) & ~np.isnan(log_w), log_w, -np.inf)
+    hit = cls[:, :, None] == np.arange(max(int(cls.max(initial=-1)) + 1, 1))
+    sums = voting._weight_prefixes(hit, w)
+    for t in range(1, cls.shape[1] + 1):
+        if int(cls[:, :t].max()) >= 1:
+            top = w[:, :t].max(axis=1, initial=-np.inf)[:, None]
+            alone = (hit[:, :t, :int(cls[:, :t].max()) + 1] * voting._relative(w[:, :t], top)[:, :, None]).sum(axis=1)
+            np.testing.assert_array_equal(sums[:, t - 1, :alone.shape[1]], alone)
+
+
 # Answer classes written several ways, per question type; an equation is no spelling of its value.
 SPELLINGS = {"math": [["0.5", "1/2", "\\frac{1}{2}"], ["1000", "1,000"], ["2\\sqrt{3}", "\\sqrt{12}"], ["7"],
                       ["25", "x^2+y^2=25"], ["18", "f(-2)=18"], ["2,3", "3,2", "(2,3)", "(3,2)"]],

@@ -19,6 +19,7 @@ from .settings import DEFAULT_CUT
 from .signals import log_p, sample_statistic, success_probabilities, vote_outcomes
 
 _BIG = 1 << 30  # the rank of no answer: after every answer
+_CELLS = 1 << 22  # how many (row, prefix, class or sample) cells the replay's vote tables hold at once
 
 
 class Pool:
@@ -110,7 +111,8 @@ class Pool:
     def votes(self, perm: np.ndarray, ballots: dict[Hashable, tuple[str, np.ndarray | None]],
               keep: float = voting.DEFAULT_KEEP) -> tuple[dict[Hashable, tuple[np.ndarray, np.ndarray]], np.ndarray]:
         """``outcomes`` of several votes by key, each a rule and the samples' log confidence it
-        reads (None: none): each prefix is counted once for all of them (``voting.tally``)."""
+        reads (None: none): every prefix of the draws at once, counted once for all of them
+        (``voting.elect_prefixes``)."""
         cp = np.take_along_axis(self.cls, perm, 1)
         rp = np.take_along_axis(self.rank, perm, 1)
         right = np.take_along_axis(self.correct, perm, 1)
@@ -118,20 +120,23 @@ class Pool:
         wp = {key: np.take_along_axis(missing if log_w is None else log_w, perm, 1) for key, (_, log_w) in ballots.items()}
         m, kmax = cp.shape
         out = {key: (np.zeros((m, kmax + 1), dtype=bool), np.zeros((m, kmax + 1), dtype=bool)) for key in ballots}
-        # elect's work grows with the most answer classes among the questions it is given: the
+        # the tables grow with the most answer classes among the questions counted together: the
         # questions go in groups of similar class counts, so one question whose answers all
-        # differ does not make every question's vote count hundreds of classes
-        group = np.ceil(np.log2(np.maximum(self.cls.max(axis=1, initial=-1) + 1, 1))).astype(np.int64)
+        # differ does not make every question's vote count hundreds of classes, and in blocks
+        # of rows that hold the memory (rows × K × max(K, classes)) to a few tens of MB
+        classes = np.maximum(self.cls.max(axis=1, initial=-1) + 1, 1)
+        group = np.ceil(np.log2(classes)).astype(np.int64)
         for g in np.unique(group):
-            rows = np.flatnonzero(group == g)
-            c, r, ok = cp[rows], rp[rows], right[rows]
-            w = {key: v[rows] for key, v in wp.items()}
-            for t in range(1, kmax + 1):
-                counted = voting.tally(c[:, :t], r[:, :t])
-                for key, (rule, _) in ballots.items():
-                    win, fell = voting.elect(c[:, :t], w[key][:, :t], r[:, :t], rule, keep, counted)
-                    out[key][0][rows, t] = _key_right(c[:, :t], r[:, :t], ok[:, :t], win)
-                    out[key][1][rows, t] = fell
+            members = np.flatnonzero(group == g)
+            step = max(1, _CELLS // (kmax * max(kmax, int(classes[members].max()))))
+            for rows in (members[i:i + step] for i in range(0, len(members), step)):
+                c, r = cp[rows], rp[rows]
+                keyed = _key_right(c, r, right[rows])
+                elected = voting.elect_prefixes(c, r, {key: (rule, wp[key][rows]) for key, (rule, _) in ballots.items()},
+                                                keep)
+                for key, (win, fell) in elected.items():
+                    out[key][0][rows, 1:] = np.take_along_axis(keyed, np.maximum(win, 0)[:, :, None], 2)[:, :, 0] & (win >= 0)
+                    out[key][1][rows, 1:] = fell
         cover = np.logical_or.accumulate(right, axis=1)
         return out, np.hstack([np.zeros((m, 1), dtype=bool), cover])
 
@@ -175,13 +180,14 @@ class Pool:
         return success_probabilities(phase1, signal, temperature, answer_counts)[0]
 
 
-def _key_right(cls: np.ndarray, rank: np.ndarray, right: np.ndarray, win: np.ndarray) -> np.ndarray:
-    """Per row, whether the winning class ``win`` (-1: none) is right, graded as ``uab vote``
-    grades its prediction: by the class's key, its first spelling among these draws (an answer
-    that math-verify groups with the key need not grade as it does: ``2,3`` with ``3,2``)."""
-    mine = cls == win[:, None]
-    key = np.where(mine, rank, _BIG).min(axis=1, keepdims=True)
-    return (mine & (rank == key) & right).any(axis=1)
+def _key_right(cls: np.ndarray, rank: np.ndarray, right: np.ndarray) -> np.ndarray:
+    """Per row, prefix of t draws (column t - 1) and class, whether the class is right graded as
+    ``uab vote`` grades its prediction: by the class's key, its first spelling among these draws (an
+    answer that math-verify groups with the key need not grade as it does: ``2,3`` with ``3,2``).
+    A running minimum of 2·rank + wrong: the key's rank, right if any of its samples is."""
+    hit = cls[:, :, None] == np.arange(max(int(cls.max(initial=-1)) + 1, 1))
+    code = np.where(hit, 2 * rank[:, :, None] + ~right[:, :, None], 2 * _BIG + 1)
+    return np.minimum.accumulate(code, axis=1) % 2 == 0
 
 
 def _counts(pool: list[list[dict]], key: str, kmax: int) -> np.ndarray | None:
