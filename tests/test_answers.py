@@ -1567,3 +1567,61 @@ def test_english_not_denies_after_any_language_marker(text, expected):
     """"Jibu ni not 49" read `not49` once each language took its own denial only: English's "not", no word of
     another language, denies after any marker as any language's does after English's."""
     assert extract_answer(text, MATH) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("Jibu ni 50 kwa sababu 3 + 4 = 7", "50"), ("Jibu ni 50 kwa sababu tuna 3", "50"),
+    ("La respuesta es 50 porque 3 + 4 = 7.", "50"), ("La respuesta es 50 ya que 3 + 4 = 7", "50"),
+    ("La réponse est 50 car 3 + 4 = 7", "50"), ("Die Antwort ist 50 weil 3 + 4 = 7", "50"),
+    ("The answer is 50 because 3 + 4 = 7", "50"),
+    # a denied value's reason states no answer, as "The answer is not 49 because 3 + 46 = 49" does
+    ("คำตอบไม่ใช่ 49 เพราะ 3 + 46 = 49", None), ("উত্তর 49 নয় কারণ 3 + 46 = 49", None),
+    ("సమాధానం 49 కాదు ఎందుకంటే 3 + 46 = 49", None), ("The answer is not 49 because 3 + 46 = 49", None),
+])
+def test_mgsm_languages_reason_ends_the_answer_as_because_does(text, expected):
+    """"Jibu ni 50 kwa sababu 3 + 4 = 7" read `50kwasababu3+4=7` (Spanish's "porque", French's "car", German's "weil"
+    likewise), and "คำตอบไม่ใช่ 49 เพราะ 3 + 46 = 49" (Bengali's "কারণ", Telugu's "ఎందుకంటే" likewise) `3`: a reason's word
+    in any language ends the answer, and states none after a denial, as "because" does."""
+    assert extract_answer(text, MATH) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("Jibu ni 50 au 51?", "50,51"), ("La respuesta es 50 o 51.", "50,51"), ("La réponse est 50 ou 51", "50,51"),
+    ("Die Antwort ist 50 oder 51?", "50,51"), ("Ответ — 50 или 51?", "50,51"), ("คำตอบคือ 50 หรือ 51?", "50,51"),
+    ("คำตอบคือ 50หรือ51", "50,51"), ("উত্তর হল 50 বা 51?", "50,51"), ("సమాధానం 50 లేదా 51?", "50,51"),
+    ("The answer is 50 or 51?", "50,51"), ("答案是50或51", "50,51"),
+    # after a comma "or" lists on as "and" does; before a word it ends the clause; Spanish's "o" only between numbers
+    ("Jibu ni 50, au 51", "50,51"), ("The answer is 50, or 51", "50,51"), ("The answer is 50, or 51 if we count him", "50"),
+    ("Jibu ni 50 au zaidi", "50"), ("La respuesta es 50 o más", "50"), ("La respuesta es x o y", "xoy"),
+    # a denied value listed with "or" denies the list, as "The answer is not 49 or 50" does
+    ("คำตอบไม่ใช่ 49 หรือ 50", None), ("సమాధానం 49 లేదా 50 కాదు", None), ("The answer is not 49 or 50", None),
+])
+def test_mgsm_languages_or_lists_items_as_english_or_does(text, expected):
+    """"Jibu ni 50 au 51?" read `50au51` (Spanish's "o", French's "ou", German's "oder" likewise), "Ответ — 50 или 51?"
+    `50` (Thai's "หรือ", Bengali's "বা", Telugu's "లేదా" likewise), and "The answer is 50, or 51" `50`, where "The
+    answer is 50 or 51?" reads `50,51`: MGSM's languages' "or" lists as "or" does, and "or" after a comma as "and"."""
+    assert extract_answer(text, MATH) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("উত্তর হল 9 নয়টি", "9"), ("উত্তর 9 নয়টি", "9"), ("উত্তর হল 9 নয়টি আপেল", "9"), ("సమాధానం 49 కాదుగా", "49"),
+    ("উত্তর 49 নয়", None), ("উত্তর 49 নয়।", None), ("উত্তর 49 নয় কি?", "49"), ("సమాధానం 49 కాదు.", None),
+    ("উত্তর 49 নয়। এটি 50।", "50"),
+])
+def test_a_bengali_or_telugu_denial_is_a_whole_word(text, expected):
+    """"উত্তর হল 9 নয়টি" (nine of them) read no answer: "নয়" (is not) at the start of "নয়টি" denied 9. Bengali's and
+    Telugu's denial after the value is a word, not the start of one."""
+    assert extract_answer(text, MATH) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("答案不是49、50", None), ("答案不是49、50。", None), ("答案不是49、50、51", None), ("答案不是49个、50个", None),
+    ("答案不是49 、50", None), ("答案不是49和50", None), ("答案不是49、50。是51。", "51"), ("答案：48。答案不是49、50。", "48"),
+    ("答案不是49、50而是51", "51"),
+    # a comma, full-width too, states the value after it, as in English
+    ("答案不是49，50", "50"), ("答案不是49，50。", "50"), ("The answer is not 49, 50.", "50"),
+])
+def test_a_denial_before_a_list_joined_by_the_enumeration_comma_denies_it_all(text, expected):
+    """"答案不是49、50" read `50`: "、" only lists, so the denial covers both items, as "答案不是49和50" does; after a
+    comma ("，" folds to ",") the value states the answer, as "The answer is not 49, 50." does."""
+    assert extract_answer(text, MATH) == expected

@@ -449,3 +449,37 @@ def test_run_says_the_samples_an_exit_saved_are_not_planned(tmp_path):
     assert result.exit_code == 0, result.stderr
     saved = orjson.loads((out / "summary.json").read_bytes())["uab"]["allocate"]["saved"]
     assert saved > 0 and f"samples: planned {24 - saved} ({saved} of the budget saved)" in result.stderr
+
+
+def _documented(label: str) -> set[str]:
+    """The field set README.md documents after ``label`` (its first ``{"a", "b", …}`` there)."""
+    import re
+
+    text = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    start = text.index(label)
+    found = re.search(r"\{((?:\"[A-Za-z_0-9]+\"(?:: null)?,?\s*)+)\}", text[start:start + 600])
+    assert found, f"README.md documents no field set after {label!r}"
+    return set(re.findall(r"\"([A-Za-z_0-9]+)\"", found.group(1)))
+
+
+def test_the_records_and_result_rows_hold_the_fields_the_readme_documents(tmp_path):
+    """README's "Record format" and `simulate -o` sections list the fields of `uab.allocate`,
+    `uab.vote` and a result row; the code and the list had drifted apart where nothing compared
+    them (a result row's `M`, `K1`, `samples_used`, `saved`, `capped` were undocumented, `uab.vote`'s
+    keys unlisted). A run's and a replay's fields are those documented, the optional ones where they apply."""
+    q = write_jsonl(tmp_path / "q.jsonl", arithmetic(6))
+    for allocator in ("uab", "uniform"):
+        out = tmp_path / allocator
+        assert cli(["run", q, "--budget", "2", "--allocator", allocator, "--backend", "scripted", "-o", str(out),
+                    "-q"]).exit_code == 0
+        for rec in read_jsonl(out / "votes.jsonl"):
+            assert set(rec["uab"]["allocate"]) == _documented("`uab.allocate` = ")
+            assert rec["uab"]["allocate"]["signal"] == "anll"  # under Uniform too: it set p (README says why)
+            assert set(rec["uab"]["vote"]) == _documented("`uab.vote` records the rule and its settings")
+    rows = list(evaluation.simulate(read_jsonl(tmp_path / "uniform" / "votes.jsonl"), [1, 2], ["uab", "uniform"], ["anll"],
+                                    seeds=1, vote_rules=["majority"]))
+    optional = {"vote_temperature", "tokens_median", "prompt_tokens", "graded", "whole_pool", "by_level", "cut",
+                "cut_samples", "vote_fallbacks"}
+    results = [r for r in rows if "allocator" in r]
+    assert results and all(_documented("each result row is ") <= set(r) <= _documented("each result row is ") | optional
+                           for r in results)

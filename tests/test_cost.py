@@ -1114,3 +1114,18 @@ def test_money_carries_no_float_noise():
 
     assert Price(0.15, 0.6).of(100, 36) == 3.66e-05
     assert Price(0.15, 0.6).of(None, 311) is None
+
+
+def test_a_price_beyond_max_price_is_refused_not_written_as_a_null_cost(tmp_path):
+    """`--price 1e308,1e308` passed (finite), and every cost it priced overflowed to inf, which the
+    results file wrote as null in silence: a price is at most ``MAX_PRICE`` (1e12 per million
+    tokens), from the command line and from a recorded price alike."""
+    with pytest.raises(cost.UabError, match=r"each at most 1e\+12, got '1e308,1'"):
+        cost.Price.parse("1e308,1")
+    assert cost.Price.parse("1e12,0") == cost.Price(1e12, 0.0)
+    assert cost.Price.recorded({"input": 1e308, "output": 1}) is None
+    assert cost.Price(1e12, 1e12).of(2**62, 2**62) < math.inf  # any 64-bit count of tokens prices finite
+    pool = write_jsonl(tmp_path / "p.jsonl", [{"id": "q", "question": "q", "answer": "1", "samples": [
+        {"index": 0, "phase": 1, "text": "1", "answer": "1", "anll": 0.1, "n_tokens": 3, "prompt_tokens": 5}]}])
+    result = cli(["simulate", pool, "--budgets", "1", "--price", "1e308,1e308", "-o", str(tmp_path / "r.jsonl")])
+    assert result.exit_code == 2 and "--price takes IN,OUT" in result.stderr and not (tmp_path / "r.jsonl").exists()

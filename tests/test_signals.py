@@ -235,3 +235,22 @@ def test_a_log_prob_signal_reads_the_samples_the_content_filter_let_through():
     assert p.tolist() == pytest.approx([math.exp(-2), 0.5, 0.5, math.exp(-2)]) and fell == 2
     with pytest.raises(UabError, match="no anll for this record"):
         success_probabilities([[withheld], [{"anll": None, "finish_reason": "stop"}]], "anll", 0.2)
+
+
+def test_a_mean_of_statistics_near_the_largest_float_is_their_mean_not_an_overflow(tmp_path):
+    """Phase-1 ANLLs near 1e308 overflowed ``math.fsum`` (`uab allocate` ended in a traceback):
+    their mean is taken without overflowing (p = 0), and ordinary ones' mean is summed exactly as before."""
+    from conftest import cli, read_jsonl, write_jsonl
+
+    from uab_cli.signals import question_score
+
+    assert question_score([{"anll": 1e308}, {"anll": 1e308}, {"anll": 1.5e308}], "anll") == pytest.approx(3.5e307 / 0.3)
+    values = [0.1, 0.2, 0.7]
+    assert question_score([{"anll": v} for v in values], "anll") == math.fsum(values) / 3
+    rows = [{"id": f"q{i}", "question": "q?", "samples": [{"index": j, "phase": 1, "text": "1", "anll": a}
+                                                         for j, a in enumerate([1e308, 1.7e308, 0.3])]}
+            for i in range(2)]
+    out = tmp_path / "a.jsonl"
+    result = cli(["allocate", write_jsonl(tmp_path / "p.jsonl", rows), "-N", "4", "-q", "-o", str(out)])
+    assert result.exit_code == 0, result.stderr
+    assert [(r["p"], r["extra"]) for r in read_jsonl(out)] == [(0.0, 1), (0.0, 1)]

@@ -54,21 +54,22 @@ _ANSWER_ABROAD = {  # by language: the words (the answer, the final answer), its
     "th": (("ค(?:ำ|ํา)ตอบ(?:สุดท้าย)?",), "คือ|:", None),  # "ำ" as written, or as NFKC writes it (a letter's reply is read so)
     "zh": (("答案",), "是|为|:", None), "ja": (("答え",), "は|:", None),  # "最终答案：", "最終的な答え：" end so
 }
-# "And" in MGSM's languages, as the words that join a list's items ("18 Äpfel und 3 Birnen" is 18 and 3, as "18 apples
-# and 3 pears"), or, before a word after a number, open the next clause ("18 und wir sind fertig" is 18): spaced as
-# English's; Spanish's "y" names a variable too ("x y"), so only a number (and its unit's words) and a number it lists
-# (before a word after a number it ends the clause still: "18 y luego"; "e", its form before an /i/ sound, is none
-# before a number); Thai's "และ", Chinese's "和", "与", "及" (and "或", or) and Japanese's "及び" before a number, spaced
+# "And" (and "or") in MGSM's languages, as the words that join a list's items ("18 Äpfel und 3 Birnen" is 18 and 3, as
+# "18 apples and 3 pears"; "Jibu ni 50 au 51" is 50 or 51, as "50 or 51"), or, before a word after a number, open the
+# next clause ("18 und wir sind fertig" is 18): spaced as English's; Spanish's "y" and "o" name a variable too ("x y"),
+# so only a number (and its unit's words) and a number it lists (before a word after a number it ends the clause still:
+# "18 y luego"; "e" and "u", their forms before an /i/ or /o/ sound, are none before a number); Thai's "และ" (and
+# "หรือ", or), Chinese's "和", "与", "及" (and "或", or) and Japanese's "及び" before a number, spaced
 # or not (Thai is written without spaces between words: "18 ลูกและ 3 ลูก"; a word that holds "และ" is split only before
 # a number), and Japanese's "と" there after a digit, a counter or a unit in katakana ("18個と3個", "18ドルと3セント"),
 # as it is inside words elsewhere ("あと3個": 3 more). A comma before any of them lists on too ("18, y 3"), as
 # Chinese's and Japanese's "、" does before an unspaced one ("18個、と3個").
-_AND_ABROAD = r"und|et|и|na|এবং|మరియు"
+_AND_ABROAD = r"und|et|и|na|এবং|మరియు|oder|ou|или|au|বা|లేదా"  # and, or
 # a comma between a list's items: "," or Chinese's and Japanese's enumeration comma "、" ("1、2和3" is "1, 2 and 3"), a
 # space before it too ("5 , 6")
 _LIST_COMMA = r"\s*[,\u3001]"
-_AND_NUMBERS = "y"
-_AND_UNSPACED = r"[和与及或]|及び|และ"
+_AND_NUMBERS = "y|o"
+_AND_UNSPACED = r"[和与及或]|及び|และ|หรือ"
 _AND_AFTER_COUNTER = "と"
 _COUNTER = "つ\u30a0-\u30ff\u4e00-\u9fff"  # what Japanese writes after a number: a counter or a unit ("3つ", "18個", "18ドル")
 # Japanese's "と" after a digit, counter or unit, a comma before it too ("18個と3個", "18個、と3個"), before a number
@@ -113,17 +114,13 @@ _NUMBER = re.compile(rf"(?:{_MINUS})?(?:"
                      r"\d+(?:\.\d+)?(?:[eE][-+]?\d+|\s*(?:\u00d7|\\times|\\cdot)\s*10\^(?:\{[-+]?\d+\}|[-+]?\d+)|/\d+)?|"
                      r"\.\d+)")
 _DELIMS = (("$$", "$$"), ("\\[", "\\]"), ("\\(", "\\)"), ("$", "$"))
-# Words that start prose after an answer ("4 because ...", "51 which is ..."): the cut points.
-_CONNECTIVE = re.compile(
-    r"\s(?:which|because|since|as|so|where|when|that|meaning|hence|thus|therefore|but|this|"
-    r"it|is|are|was|were|for|from|if|given|i\.e\.|e\.g\.|after|in|of|per|with)(?![A-Za-z])",
-    re.IGNORECASE)
 # "and"/"or" before a word, after a number, opens the next clause ("18 and we are done", "18 und wir sind fertig"), not
 # a list's next item ("2 and 3", "18 apples and 3 pears", "x and y": a number or a letter follows; "0 or pi", "2 and
 # sqrt(3)": math's word, ``_MATH_WORDS``, or a function's name before its bracket, follows)
 _AND_CLAUSE = re.compile(rf"\s(?:and|or|{_AND_ABROAD}|{_AND_NUMBERS})\s+([^\W\d_]{{2,}})(?![^\W\d_]|\s*\()", re.IGNORECASE)
-# "and" before a number, the list going on ("18 ลูกและ 3 ลูก"), after a comma too ("1, 2, and 3", "18 ชิ้น, และ 3 ชิ้น")
-_AND_THEN_NUMBER = (rf"(?:(?:{_LIST_COMMA})?(?:\s+(?:and|{_AND_ABROAD}|{_AND_NUMBERS})\s+|\s*(?:{_AND_UNSPACED})\s*)|"
+# "and" (or "or") before a number, the list going on ("18 ลูกและ 3 ลูก"), after a comma too ("1, 2, and 3", "18 ชิ้น, และ 3
+# ชิ้น", "50, or 51")
+_AND_THEN_NUMBER = (rf"(?:(?:{_LIST_COMMA})?(?:\s+(?:and|or|{_AND_ABROAD}|{_AND_NUMBERS})\s+|\s*(?:{_AND_UNSPACED})\s*)|"
                     rf"{_AND_AFTER_COUNTERS})(?=-?\.?\d)")
 _COMMA_AND = re.compile(_AND_THEN_NUMBER, re.IGNORECASE)
 # a list item's unit: its words, each letter of a script written without spaces one ("18 Äpfel", "18个", "18 ชิ้น")
@@ -166,21 +163,22 @@ _REMARKS = {
      r"потому\s+что|так\s+как|поскольку", r"это|(?:правильный|верный)\s+ответ\s*[—–]?"),
     "sw": ("si", r"sahihi|makosa|kosa", r"kwa\s+sababu", r"ni|jibu\s+sahihi\s+ni"),
     "zh": ("不是", r"不?正确的?|错误的?|不对", r"因为", r"(?:而|应该|应)?是"),
-    "th": ("ไม่ใช่", None, None, r"(?:มัน|แต่)?(?:คือ|เป็น)|ค(?:ำ|ํา)ตอบที่ถูกต้องคือ"),
+    "th": ("ไม่ใช่", None, "เพราะ(?:ว่า)?", r"(?:มัน|แต่)?(?:คือ|เป็น)|ค(?:ำ|ํา)ตอบที่ถูกต้องคือ"),
     # Bengali and Telugu deny after the value (``_NOT_AFTER``); "এটি 50" (it is 50), "అది 50" (that is 50)
-    "bn": (None, None, None, r"(?:এটি|এটা|সেটি|সেটা)(?:\s+(?:হলো|হল))?"), "te": (None, None, None, r"అది|ఇది"),
+    "bn": (None, None, "কারণ", r"(?:এটি|এটা|সেটি|সেটা)(?:\s+(?:হলো|হল))?"), "te": (None, None, "ఎందుకంటే", r"అది|ఇది"),
     # Japanese denies after the value (``_NOT_AFTER``); "正解は50です", or the value and its copula ("50だ", "50個です";
     # not "50だけ": only 50, nor "50ですか": is it 50?)
     "ja": (None, None, None, rf"正解は|(?=(?:{_NUMBER.pattern})[{_COUNTER}]*(?:です|だ)(?![けか]))"),
 }
 # the languages that put the verb last deny after the value: Japanese, Bengali ("নয়", its "য়" composed or not), Telugu
 # ("答えは49ではない", "উত্তর 49 নয়", "సమాధానం 49 కాదు"; "答えは49ではなく50です" states 50; a Japanese counter or unit
-# may come between, "答えは49個ではない"); a question after it asks
+# may come between, "答えは49個ではない"; Bengali's and Telugu's a word, not a word's start: "9 নয়টি" is nine of them);
+# a question after it asks
 # no denial, it affirms ("答えは49ではないでしょうか", "49ではないかと思います", "49ではありませんか", "উত্তর 49 নয় কি?":
 # isn't it 49?)
 # (never ASCII: ``_remark`` looks for it in non-ASCII lines only; an ASCII word here would need that check gone)
 _NOT_AFTER = re.compile(rf"[{_COUNTER}]*\s*(?:(?:では(?:ない|ありません)|じゃない)(?!(?:です|でしょう|だろう)?か)|ではなく|"
-                        r"ন(?:\u09df|\u09af\u09bc)(?!\s*কি)|కాదు)")
+                        rf"(?:ন(?:\u09df|\u09af\u09bc)(?!\s*কি)|కాదు){_ENDS})")
 _NOT = "|".join(not_ for not_, _, _, _ in _REMARKS.values() if not_)
 # ", <word>" opens the next clause: two ASCII letters, Spanish's "y" before a number ("18, y 3 es impar"), a letter
 # of another script ("答案是18，因为…": "，" is ","), or a value its denial follows ("答えは49、50ではない": 49, not 50, as
@@ -213,15 +211,22 @@ _DENIALS = {language: re.compile(_denial("|".join(filter(None, (_REMARKS["en"][0
                                  re.IGNORECASE) for language in _ANSWER_ABROAD}
 # the language of a marker that names its answer word
 _LANGUAGE = {language: re.compile("|".join(words), re.IGNORECASE) for language, (words, _, _) in _ANSWER_ABROAD.items()}
-# a denied value's list going on: "and" (or "or", "nor" and theirs in MGSM's languages) and a number ("not 5, 6, and 7",
-# "not 5 or 6", "no es 5, 6 y 7", "no es 49 ni 50", "no es 49 o 50"), or a comma and a number
-# (Spanish's and French's "ni" with no comma before it: Swahili's "ni" after one is "is", "Jibu si 49, ni 50")
-# (a Japanese or Chinese counter or unit may end an item: "49個と50個", "5个和6个")
-_OR_DENIED = rf"(?:{_LIST_COMMA})?\s+(?:or|nor|o|ou|oder|noch|или|ни|au)\s+|\s+ni\s+"
+# a denied value's list going on: "and" (or "or", "nor" and theirs in MGSM's languages; "or" as "and",
+# ``_AND_THEN_NUMBER``) and a number ("not 5, 6, and 7", "not 5 or 6", "no es 5, 6 y 7", "no es 49 ni 50", "no es 49 o 50"),
+# or a comma and a number (Spanish's and French's "ni" with no comma before it: Swahili's "ni" after one is "is", "Jibu
+# si 49, ni 50") (a Japanese or Chinese counter or unit may end an item: "49個と50個", "5个和6个")
+_OR_DENIED = rf"(?:{_LIST_COMMA})?\s+(?:nor|noch|ни)\s+|\s+ni\s+"
 _DENIED_JOINT = re.compile(rf"[{_COUNTER}]*?(?:(?P<and>{_AND_THEN_NUMBER}|(?:{_OR_DENIED})(?=-?\.?\d))|{_LIST_COMMA}\s*(?=-?\.?\d))", re.IGNORECASE)
 # ", ", ": ", " - " (not "-3"), Japanese's "、", a denied "49%"
 _REMARK_JOINT = re.compile(r"(?:[\s,:;%°\u3001]|\\%|[-\u2013\u2014](?![.\d]))*")
-_REASON = re.compile(rf"\s*(?:{'|'.join(reasons for _, _, reasons, _ in _REMARKS.values() if reasons)})(?![\w-])", re.IGNORECASE)
+_REASONS = "|".join(reasons for _, _, reasons, _ in _REMARKS.values() if reasons)
+_REASON = re.compile(rf"\s*(?:{_REASONS})(?![\w-])", re.IGNORECASE)
+# Words that start prose after an answer ("4 because ...", "51 which is ..."), a reason's in any language ("50 porque
+# 3 + 4 = 7", "Jibu ni 50 kwa sababu …", as "50 because …"): the cut points.
+_CONNECTIVE = re.compile(
+    r"\s(?:which|because|since|as|so|where|when|that|meaning|hence|thus|therefore|but|this|"
+    rf"it|is|are|was|were|for|from|if|given|i\.e\.|e\.g\.|after|in|of|per|with|{_REASONS})(?![A-Za-z])",
+    re.IGNORECASE)
 # two letters (Greek's are variables), an apostrophe between them too ("c'est 50")
 _IN_WORDS = re.compile(r"(?![\u0370-\u03ff])[^\W\d_]['\u2019]?(?![\u0370-\u03ff])[^\W\d_]|" + _OTHER_SCRIPT.pattern)
 
@@ -532,9 +537,10 @@ def _denied_list(line: str, value: int) -> int:
     """Where the denial of the value ending at ``line[value]`` ends: after the list the value opens where "and" or "or"
     lists it ("not 5, 6, and 7 but 8" denies 5, 6 and 7: the answer is 8; "not 5 or 6." states none), or where commas
     alone list it and the sentence states the answer after the list ("not 5, 6 but 8"); else at the value, so that
-    the value after a comma states the answer ("not 49, 50." is 50)."""
+    the value after a comma states the answer ("not 49, 50." is 50). Chinese's and Japanese's "、" only lists, as "and"
+    does ("答案不是49、50" denies both; "答案不是49，50", its comma, is 50)."""
     end, listed = _list_after(line, value)
-    return end if end != value and (listed or _stated(line[end:])) else value
+    return end if end != value and (listed or "\u3001" in line[value:end] or _stated(line[end:])) else value
 
 
 def _list_after(line: str, value: int) -> tuple[int, bool]:

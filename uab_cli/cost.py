@@ -3,7 +3,6 @@ or pool directory's ``summary.json``), and money at the prices a user gives."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -54,6 +53,14 @@ class Tokens:
                 "completion_tokens": self.completion_tokens}
 
 
+MAX_PRICE = 1e12  # per million tokens: a price above it is no price (a typo); 1e308 overflowed costs to null
+
+
+def _is_price(value) -> bool:
+    """Whether ``value`` is a price ``Price`` takes: a number from 0 to ``MAX_PRICE`` (NaN is none)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= MAX_PRICE
+
+
 @dataclass(frozen=True)
 class Price:
     """Prices per million tokens: ``input`` (prompt) and ``output`` (completion); ``source``: the
@@ -71,8 +78,9 @@ class Price:
             values = [float(t) + 0.0 for t in parts]  # + 0.0: "-0" is 0, not a price shown as -0
         except ValueError:
             values = []
-        if len(values) != 2 or not all(0 <= v < math.inf for v in values):  # nan fails too
-            raise UabError(f"--price takes IN,OUT: two finite non-negative prices per million tokens, got {text!r}")
+        if len(values) != 2 or not all(map(_is_price, values)):
+            raise UabError(f"--price takes IN,OUT: two finite non-negative prices per million tokens, each at most "
+                           f"{MAX_PRICE:g}, got {text!r}")
         return cls(*values)
 
     def to_json(self) -> dict:
@@ -82,8 +90,7 @@ class Price:
     @classmethod
     def recorded(cls, value) -> Price | None:
         """A ``to_json`` read back (a results file's header); None for anything else."""
-        if isinstance(value, dict) and all(isinstance(value.get(k), (int, float)) and not isinstance(value.get(k), bool)
-                                           and 0 <= value[k] < math.inf for k in ("input", "output")):
+        if isinstance(value, dict) and all(_is_price(value.get(k)) for k in ("input", "output")):
             return cls(float(value["input"]), float(value["output"]))
         return None
 

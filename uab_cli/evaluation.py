@@ -508,7 +508,8 @@ def generation_changes(was: dict | None, now: dict, given: Sequence[str] = ()) -
 
 
 def summarize(rows: Sequence[dict]) -> list[dict]:
-    """Per (allocator, signal, T, N, vote rule, vote temperature): accuracy mean ± std over seeds, coverage, samples
+    """Per (allocator, signal, T, N, vote rule, vote temperature): accuracy mean ± std over seeds (std None for one
+    seed, as the standard error of the difference below), coverage, samples
     and tokens per question, and the accuracy difference to Uniform + majority paired by seed with
     its standard error. Only result rows count (not the recommendation or analysis rows)."""
     groups: dict[tuple, list[dict]] = {}
@@ -527,7 +528,7 @@ def summarize(rows: Sequence[dict]) -> list[dict]:
     for key, rs in groups.items():
         acc = np.array([r["accuracy"] for r in rs])
         entry = dict(zip(_KEY, key), seeds=len(rs), accuracy=float(acc.mean()),
-                     accuracy_std=float(acc.std(ddof=1)) if len(rs) > 1 else 0.0,
+                     accuracy_std=float(acc.std(ddof=1)) if len(rs) > 1 else None,  # one seed: no spread known
                      **{f: float(np.mean([r[f] for r in rs])) for f in ("coverage", "samples_used", "saved", "capped")},
                      diff_uniform=None, diff_se=None, upper_bound=key[0] in UPPER_BOUNDS,
                      gain=rs[0].get("gain"), K1=rs[0].get("K1", 1))
@@ -581,6 +582,8 @@ def anll_correlation(records: Sequence[dict]) -> float | None:
     """Pearson r between ANLL and correctness over all graded pool samples (paper: ≈ −0.3)."""
     anll = anll_by_correctness(records)
     x = np.concatenate([anll[True], anll[False]])
+    if x.size and (scale := np.abs(x).max()) > 0:  # r is the same at any scale: ANLLs near 1e308 overflowed it to NaN
+        x = x / scale
     y = np.r_[np.ones(len(anll[True])), np.zeros(len(anll[False]))]
     if x.size < 2 or x.std() == 0 or y.std() == 0:
         return None

@@ -111,14 +111,14 @@ def _accuracy_panel(ax, series: dict, budgets: list[int]) -> None:
     for label, (style, es) in series.items():
         es = sorted(es, key=lambda e: e["N"])
         if es[0].get("upper_bound"):
-            acc, std = (np.array([100 * e[f] for e in es]) for f in ("accuracy", "accuracy_std"))
+            acc, std = (np.array([100 * (e[f] or 0.0) for e in es]) for f in ("accuracy", "accuracy_std"))  # one seed: none
             ax.fill_between([e["N"] for e in es], acc - std, acc + std, color="black", alpha=0.08, lw=0)
             ax.plot([e["N"] for e in es], acc, label=label, lw=1.5, **style)
             continue
         # keep error bars apart, within ±5 % (a series alone on its N)
         shift = 1 + 0.1 * (barred.index(label) / (len(barred) - 1) - 0.5) if len(barred) > 1 else 1
         ax.errorbar([e["N"] * shift for e in es], [100 * e["accuracy"] for e in es],
-                    yerr=[100 * e["accuracy_std"] for e in es], label=label, capsize=3, **style)
+                    yerr=[100 * (e["accuracy_std"] or 0.0) for e in es], label=label, capsize=3, **style)
     ax.set_xscale("log", base=2)
     ax.set_xticks(budgets)
     ax.xaxis.set_major_formatter(_fitting_labels())
@@ -195,7 +195,7 @@ def plot_anll(records: Sequence[dict]):
     positive = both[both > 0]
     lo, hi = (positive.min(), both.max()) if positive.size else (0.0, 0.0)
     log = hi > lo > 0
-    bins = np.geomspace(lo, hi, 31) if log else (np.histogram_bin_edges(both, bins=30) if both.size else 10)
+    bins = np.geomspace(lo, hi, 31) if log else (_linear_bins(both) if both.size else 10)
     for ok, color in ((True, "tab:green"), (False, "tab:red")):
         if anll[ok].size:
             values = np.clip(anll[ok], lo, None) if log else anll[ok]  # an ANLL of 0 joins the first bin
@@ -210,6 +210,18 @@ def plot_anll(records: Sequence[dict]):
     ax.legend()
     fig.tight_layout()
     return fig
+
+
+def _linear_bins(values: np.ndarray) -> np.ndarray:
+    """30 equal bins over ``values`` (numpy's); one around them where they are all equal, also where
+    they are so large (1e20) that numpy's bin of width 1 around them rounds away."""
+    lo, hi = values.min(), values.max()
+    if lo == hi:
+        return lo + max(0.5, abs(lo) * 1e-9) * np.array([-1.0, 1.0])
+    return np.histogram_bin_edges(values, bins=30)
+
+
+MAX_PLOTTED_ANLL = 1e300  # beyond it (no model's: a few tens at most) matplotlib draws no axis near the largest float
 
 
 def cost_plotted(summary: Sequence[dict]) -> list[dict]:

@@ -18,6 +18,11 @@ from .records import is_int, questions_fingerprint, samples
 from .settings import default
 
 
+def _spread(x: float | None) -> str:
+    """The spread " ± x", x in percentage points; nothing where none is known (one seed)."""
+    return "" if x is None else f" ± {100 * x:.2f}"
+
+
 def markdown_table(summary: Sequence[dict], correlation: float | None = None,
                    recommended: Sequence[dict] = (), advise: bool = True) -> str:
     """The summary as a Markdown table (accuracy in %; none where nothing was replayed), then
@@ -31,12 +36,11 @@ def markdown_table(summary: Sequence[dict], correlation: float | None = None,
         if "skipped" in e:
             notes.append(f"- skipped {e['allocator']} ({e['signal'] or '—'}) at N={e['N']}: {e['skipped']}")
             continue
-        diff = "—" if e["diff_uniform"] is None else f"{100 * e['diff_uniform']:+.2f}" + (
-            f" ± {100 * e['diff_se']:.2f}" if e["diff_se"] is not None else "")
+        diff = "—" if e["diff_uniform"] is None else f"{100 * e['diff_uniform']:+.2f}{_spread(e['diff_se'])}"
         part = None if e.get("upper_bound") else recommend.share(e, headroom.get(e["N"]))
         lines.append(f"| {e['N']} | {recommend.label(e) if e.get('upper_bound') else e['allocator']} | "
                      f"{e['signal'] or '—'} | {'—' if e['T'] is None else format(e['T'], 'g')} | {recommend.vote_label(e)} | "
-                     f"{e['seeds']} | {100 * e['accuracy']:.2f} ± {100 * e['accuracy_std']:.2f} | "
+                     f"{e['seeds']} | {100 * e['accuracy']:.2f}{_spread(e['accuracy_std'])} | "
                      f"{100 * e['coverage']:.2f} | {_tokens(e)} | {diff} | "
                      f"{'—' if part is None else f'{100 * part:.0f} %'} | "
                      f"{e['saved']:.1f} | {e['capped']:.1f} |")
@@ -169,12 +173,13 @@ def markdown_tokens(summary: Sequence[dict]) -> str:
 
 def produced(source: str | None, simulation: dict | None) -> str:
     """The line ``summary.md`` opens with: the results file, and the pool and settings behind it
-    (the allocation options a replay was given beyond the defaults: ``_replayed_with``)."""
+    (its draw, with the distribution that supplied the model's file where its records name one:
+    ``model_package``; the allocation options a replay was given beyond the defaults: ``_replayed_with``)."""
     parts = [f"Results: `{source}`"] if source else []
     if simulation:
         gen = simulation.get("generation") or {}
-        drawn = ", ".join(f"{k} {gen[k]}" for k in ("backend", "model", "temperature", "max_tokens", "seed")
-                          if gen.get(k) not in (None, ""))
+        drawn = ", ".join(f"{k} {gen[k]}" for k in ("backend", "model", "model_package", "temperature", "max_tokens",
+                                                    "seed") if gen.get(k) not in (None, ""))
         regrade = simulation.get("regrade")  # a pool whose answers `uab regrade` read again: the ones replayed
         regraded = regrade.get("version") if isinstance(regrade, dict) else None
         parts.append(f"from the pool `{simulation['pool']}` ({simulation['questions']} questions"
@@ -453,6 +458,9 @@ def _draw(rows, records, targets, on_skipped, source, summary, plt) -> tuple[dic
     elif not any(gold_answer(r) is not None and any(s.get("anll") is not None for s in samples(r)) for r in records):
         skipped["anll_correct_vs_incorrect.png"] = ("the pool's questions with ANLL samples have no gold answer: "
                                                     "no sample is graded correct or incorrect")
+    elif (top := max(abs(s["anll"]) for r in records for s in samples(r) if s.get("anll") is not None)) > plots.MAX_PLOTTED_ANLL:
+        skipped["anll_correct_vs_incorrect.png"] = f"an ANLL of {top:g} in the pool: beyond {plots.MAX_PLOTTED_ANLL:g}, no axis draws it"
+        correlation = anll_correlation(records)
     else:
         figures["anll_correct_vs_incorrect.png"] = plots.plot_anll(records)
         correlation = anll_correlation(records)

@@ -104,6 +104,15 @@ def entropy(counts: Sequence[int]) -> float:
     return -math.fsum(c / total * math.log(c / total) for c in counts if c) if total else 0.0
 
 
+def mean(values: Sequence[float]) -> float:
+    """The mean of ``values``, summed exactly (``math.fsum``): the order of the samples never changes
+    it in its last bit; where the sum overflows (statistics near 1e308), of each value divided first."""
+    try:
+        return math.fsum(values) / len(values)
+    except OverflowError:
+        return math.fsum(v / len(values) for v in values)
+
+
 # --- signal -> p -------------------------------------------------------------------
 # Each signal maps a question's Phase-1 samples to a scalar s (higher = less certain)
 # or directly to p. The scalar signals use Eq. 3: p = exp(-s / T).
@@ -174,8 +183,7 @@ def question_score(samples: list[dict], signal: str, answer_counts: Sequence[int
         values = [s.get(key) for s in samples if not is_filtered(s)]
         if len(values) == 1:
             return values[0]
-        # summed exactly (``math.fsum``): the order of the samples never changes the mean in its last bit
-        return None if not values or None in values else math.fsum(values) / len(values)
+        return None if not values or None in values else mean(values)
     if signal in ("vcs", "vcs-pow"):
         scores = [c for s in samples if (c := s.get("confidence")) is not None]
         return sum(scores) / len(scores) if scores else None
