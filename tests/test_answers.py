@@ -1625,3 +1625,27 @@ def test_a_denial_before_a_list_joined_by_the_enumeration_comma_denies_it_all(te
     """"答案不是49、50" read `50`: "、" only lists, so the denial covers both items, as "答案不是49和50" does; after a
     comma ("，" folds to ",") the value states the answer, as "The answer is not 49, 50." does."""
     assert extract_answer(text, MATH) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("The answer is 1/2, or 0.5.", "1/2"), ("The answer is 0.5, or 1/2.", "0.5"), ("The answer is 50%, or 0.5.", "50"),
+    ("The answer is 5, or 5.0", "5"), ("The answer is 4 apples, or 4", "4"), ("The answer is 2^3, or 8", "2^3"),
+    ("The answer is 1/3, or 0.333", "1/3"), ("Jibu ni 1/2, au 0.5", "1/2"), ("La respuesta es 1/2, o 0.5", "1/2"),
+    ("答案是1/2，或0.5", "1/2"),
+    # numbers of one form and unit list on, as before
+    ("The answer is 50, or 51", "50,51"), ("The answer is 1, 2, or 3.", "1,2,3"), ("The answer is 1, or -1", "1,-1"),
+    ("The answer is 6 cookies, or 7 cookies", "6,7"), ("The answer is 25%, or 30%", "25,30"),
+])
+def test_or_after_a_comma_restating_the_value_lists_nothing(text, expected):
+    """"The answer is 1/2, or 0.5." read `1/2,0.5` (a list, graded wrong) once "or" after a comma listed as "and" does:
+    a number after ", or" in another form than the one before, or the same number, restates it."""
+    assert extract_answer(text, MATH) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("উত্তর 49 নয়ই", None), ("উত্তর 49 নয়ও", None), ("উত্তর 49 নয়ই, 50", "50"), ("উত্তর হল 9 নয়টি", "9"),
+])
+def test_a_bengali_denial_with_its_emphatic_particle_denies(text, expected):
+    """"উত্তর 49 নয়ই" (it is not 49 at all) read `49` once the Bengali denial had to be a whole word: its emphatic "ই"
+    (and "ও") keep it a denial."""
+    assert extract_answer(text, MATH) == expected

@@ -64,12 +64,15 @@ _ANSWER_ABROAD = {  # by language: the words (the answer, the final answer), its
 # a number), and Japanese's "と" there after a digit, a counter or a unit in katakana ("18個と3個", "18ドルと3セント"),
 # as it is inside words elsewhere ("あと3個": 3 more). A comma before any of them lists on too ("18, y 3"), as
 # Chinese's and Japanese's "、" does before an unspaced one ("18個、と3個").
-_AND_ABROAD = r"und|et|и|na|এবং|మరియు|oder|ou|или|au|বা|లేదా"  # and, or
+_OR_ABROAD = r"oder|ou|или|au|বা|లేదా"
+_AND_ABROAD = rf"und|et|и|na|এবং|మరియు|{_OR_ABROAD}"  # and, or
 # a comma between a list's items: "," or Chinese's and Japanese's enumeration comma "、" ("1、2和3" is "1, 2 and 3"), a
 # space before it too ("5 , 6")
 _LIST_COMMA = r"\s*[,\u3001]"
-_AND_NUMBERS = "y|o"
-_AND_UNSPACED = r"[和与及或]|及び|และ|หรือ"
+_OR_NUMBERS = "o"
+_AND_NUMBERS = rf"y|{_OR_NUMBERS}"
+_OR_UNSPACED = "或|หรือ"
+_AND_UNSPACED = rf"[和与及]|及び|และ|{_OR_UNSPACED}"
 _AND_AFTER_COUNTER = "と"
 _COUNTER = "つ\u30a0-\u30ff\u4e00-\u9fff"  # what Japanese writes after a number: a counter or a unit ("3つ", "18個", "18ドル")
 # Japanese's "と" after a digit, counter or unit, a comma before it too ("18個と3個", "18個、と3個"), before a number
@@ -127,6 +130,10 @@ _COMMA_AND = re.compile(_AND_THEN_NUMBER, re.IGNORECASE)
 _UNIT_CHAR = re.compile(r"[^\W\d_]|[\u0900-\u0e7f%\u00b0]")
 _UNIT_WORD = re.compile(rf"[{_UNSPACED}]|(?:(?![{_UNSPACED}])(?:[^\W\d_]|[\u0900-\u0dff%\u00b0]))+")
 _ITEM_END = re.compile(r"[^\S\n]*(?:[.!?;,:)\]*]|\n|$)")
+# "or" (any language's) after a comma (``_comma_lists_on``), and the plain number before it: "1.5", "-2", not "2^3"
+_COMMA_OR = re.compile(rf"{_LIST_COMMA}\s*(?:or|{_OR_ABROAD}|{_OR_NUMBERS}|{_OR_UNSPACED})\s*", re.IGNORECASE)
+_OR_ITEM = re.compile(r"(?<![\w^\\/.-])-?[\d./]*\d$")
+_DIGIT_RUN = re.compile(r"\d+")
 # a list going on past words of another script, its unit: "18 яблок и 3 груши", "18 ลูกและ 3 ลูก"
 _LIST_GOES_ON = re.compile(rf"(?:\s+(?:(?![\u0900-\u0e7f])[^\W\d_]|[\u0900-\u0e7f])+)*?{_AND_THEN_NUMBER}", re.IGNORECASE)
 _DIGIT = re.compile(r"\d")
@@ -172,13 +179,14 @@ _REMARKS = {
 }
 # the languages that put the verb last deny after the value: Japanese, Bengali ("নয়", its "য়" composed or not), Telugu
 # ("答えは49ではない", "উত্তর 49 নয়", "సమాధానం 49 కాదు"; "答えは49ではなく50です" states 50; a Japanese counter or unit
-# may come between, "答えは49個ではない"; Bengali's and Telugu's a word, not a word's start: "9 নয়টি" is nine of them);
+# may come between, "答えは49個ではない"; Bengali's and Telugu's a word, not a word's start: "9 নয়টি" is nine of them,
+# "49 নয়ই" (emphatic "ই", or "ও": not either) denies);
 # a question after it asks
 # no denial, it affirms ("答えは49ではないでしょうか", "49ではないかと思います", "49ではありませんか", "উত্তর 49 নয় কি?":
 # isn't it 49?)
 # (never ASCII: ``_remark`` looks for it in non-ASCII lines only; an ASCII word here would need that check gone)
 _NOT_AFTER = re.compile(rf"[{_COUNTER}]*\s*(?:(?:では(?:ない|ありません)|じゃない)(?!(?:です|でしょう|だろう)?か)|ではなく|"
-                        rf"(?:ন(?:\u09df|\u09af\u09bc)(?!\s*কি)|కాదు){_ENDS})")
+                        rf"(?:ন(?:\u09df|\u09af\u09bc)[ইও]?(?!\s*কি)|కాదు){_ENDS})")
 _NOT = "|".join(not_ for not_, _, _, _ in _REMARKS.values() if not_)
 # ", <word>" opens the next clause: two ASCII letters, Spanish's "y" before a number ("18, y 3 es impar"), a letter
 # of another script ("答案是18，因为…": "，" is ","), or a value its denial follows ("答えは49、50ではない": 49, not 50, as
@@ -360,7 +368,8 @@ def _comma_lists_on(t: str, i: int) -> bool:
     it is as the one before, a number that ends its clause with the unit of the one before or none ("1, 2, and 3",
     "2 cm, and 3 cm", "18个，和3个", "1, 2, and 3 respectively"; not "18, and 18 is even", "7, and 7 + 3 = 10", nor
     "8 cookies, and 2 left": words of another unit may be a clause's); after the enumeration comma "、", which lists
-    only, any item does ("18個、と3個です", "18个、和3个梨")."""
+    only, any item does ("18個、と3個です", "18个、和3个梨"). "Or" after a comma lists on only between plain numbers of one
+    form and unit ("50, or 51", "1, 2, or 3"), else restates ("1/2, or 0.5", "2 dozen, or 24": ``_restated``)."""
     if not (joint := _COMMA_AND.match(t, i)) or not (number := _NUMBER.match(t, joint.end())):
         return False
     if t[i] == "\u3001":
@@ -373,8 +382,20 @@ def _comma_lists_on(t: str, i: int) -> bool:
         end += 1
     unit = _RESPECTIVELY.sub("", t[number.end():end])  # "and 3 respectively": no unit
     after = [word.casefold() for word in _UNIT_WORD.findall(unit)]
-    return (start > 0 and t[start - 1].isdigit() and _ITEM_END.match(t, end) is not None
-            and after in ([], [word.casefold() for word in _UNIT_WORD.findall(t, start, i)]))
+    before = [word.casefold() for word in _UNIT_WORD.findall(t, start, i)]
+    if not (start > 0 and t[start - 1].isdigit() and _ITEM_END.match(t, end) is not None):
+        return False
+    if _COMMA_OR.fullmatch(joint.group()):  # "or": the same unit, and no number restated ("1/2, or 0.5")
+        return after == before and not _restated(_OR_ITEM.search(t, max(start - 32, 0), start), number.group())
+    return after in ([], before)
+
+
+def _restated(before: re.Match | None, number: str) -> bool:
+    """Whether ``number``, after a comma and "or", gives the number ``before`` it again, not the next item of a list
+    ("50, or 51", "1, 2, or 3"): the same one ("4 apples, or 4"), one of another form ("1/2, or 0.5", "50%, or 0.5",
+    "5, or 5.0"), or after no plain number ("2^3, or 8")."""
+    return (before is None or before.group() == number
+            or _DIGIT_RUN.sub("0", before.group().lstrip("-")) != _DIGIT_RUN.sub("0", number.lstrip("-")))
 
 
 def _and_clause(t: str, i: int) -> bool:
