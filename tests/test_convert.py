@@ -38,7 +38,7 @@ def load_jsonl(path: Path) -> list[dict]:
 def test_presets_listed():
     assert set(PRESETS) == {"math500", "gsm8k", "svamp", "mgsm", "gpqa", "mmlu", "deepscaler", "hh-rlhf", "arc"}
     assert all(p.description for p in PRESETS.values())
-    assert "--preset " + "\\|".join(PRESETS) + " [-o OUT]" in (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "[--preset " + "\\|".join(PRESETS) + "] [-o OUT]" in (ROOT / "README.md").read_text(encoding="utf-8")
 
 
 def test_math500():

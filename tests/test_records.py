@@ -149,6 +149,26 @@ def test_parquet_file_points_to_convert(tmp_path):
     assert f"`uab convert {path}` makes question records of it" in result.stderr
 
 
+@pytest.mark.parametrize("table", [b"question,answer\nWhat is 1 + 1?,2\n", b"question\tanswer\nWhat is 1 + 1?\t2\n"],
+                         ids=["csv", "tsv"])
+def test_a_csv_file_points_to_convert(tmp_path, table):
+    """A user's CSV (or TSV) of questions given to run said "invalid JSON: unexpected character,
+    expected a JSON value: line 1 column 1 (char 0)", pointing nowhere; JSON arrays and Parquet
+    files already named `uab convert`."""
+    path = tmp_path / "mine.csv"
+    path.write_bytes(table)
+    for source, stdin, name, how in ((str(path), None, str(path), f"`uab convert {path}` makes question records"),
+                                     ("-", table, "<stdin>", "pipe it through `uab convert -`")):
+        result = cli(["run", source, "-N", "2", "--backend", "scripted", "-o", str(tmp_path / "run")], stdin=stdin)
+        assert result.exit_code == 2 and not (tmp_path / "run").exists()
+        assert result.stderr.startswith(f"error: {name}:1: this looks like a CSV or TSV file, not JSON Lines"), \
+            result.stderr
+        assert how in result.stderr
+    converted = tmp_path / "q.jsonl"  # ... and the hint is true
+    assert cli(["convert", str(path), "-o", str(converted)]).exit_code == 0
+    assert [r["question"] for r in load_records(str(converted))[0]] == ["What is 1 + 1?"]
+
+
 @pytest.mark.parametrize("row,message", [
     ({"problem": "What is 1 + 1?", "answer": "2", "unique_id": "test/a.json"}, "missing field 'id'"),
     ({"id": 60, "problem": "What is 1 + 1?", "answer": 2}, "'id' must be a non-empty string, got 60"),

@@ -788,7 +788,9 @@ def convert(
     choices_field: Annotated[str | None, typer.Option(help="Column holding the list of choices, or the columns "
                                                       "holding one choice each, in order: A,B,C,D.",
                                                       show_default=False)] = None,
-    id_field: Annotated[str | None, typer.Option(help="Column holding a unique id.", show_default=False)] = None,
+    id_field: Annotated[str | None, typer.Option(help="Column holding a unique id.",
+                                                 show_default="the preset's, else id; a row without one: its "
+                                                 "place, row-0, row-1, … (gsm8k-0 under --preset gsm8k)")] = None,
     columns: Annotated[str | None, typer.Option(help="The columns of a CSV file without a header row, in order: "
                                                 "question,A,B,C,D,answer (an empty name leaves a column out).",
                                                 show_default=False)] = None,
@@ -797,7 +799,7 @@ def convert(
                                                     show_default="a digit that is a choice's text is that choice, "
                                                     "else an index from 0")] = None,
 ) -> None:
-    """Convert a benchmark export into uab question records."""
+    """Convert a benchmark export, or your own CSV, JSON or Parquet table of questions, into uab question records."""
     from .convert import convert_records, read_table
 
     check_output(output)

@@ -172,6 +172,8 @@ def _unparsable(raw: bytes, error: str, lineno: int, last: bool, name: str) -> s
         return _lone_cr_how(name)
     if (nul := nul_byte(raw)) is not None:
         return nul
+    if lineno == 1 and not raw.lstrip().startswith(b"{") and any(sep in raw for sep in (b",", b";", b"\t")):
+        return f"this looks like a CSV or TSV file, not JSON Lines (one object per line); {_convert_how(name)}"
     what = "invalid JSON"
     if last and what == "invalid JSON":
         what = "invalid JSON (truncated last line?)"

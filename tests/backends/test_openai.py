@@ -244,6 +244,14 @@ def test_the_final_failure_says_how_long_was_spent_retrying():
             b.generate(sample_requests(1), PARAMS)
 
 
+def test_one_attempt_is_said_in_the_singular():
+    """--retries 1 said "the /v1/models lookup failed after 1 attempts"."""
+    with FakeServer(fault_rate=1.0, faults=("503",)) as server:
+        b = backend(server, retry=no_sleep(1))
+        with pytest.raises(BackendError, match=r"^openai: request 0 failed after 1 attempt over [\d.]+ s: HTTP 503"):
+            b.generate(sample_requests(1), PARAMS)
+
+
 def test_persistent_failure_under_concurrency_is_bounded():
     reported: list[int] = []
     with FakeServer(fault_rate=1.0, faults=("500", "reset"), fault_after=6) as server:

@@ -487,8 +487,9 @@ class RemoteBackend(BaseBackend):
         stop.set()
         message = self._redact(failure.message)
         spent = time.monotonic() - started
+        tries = f"{attempts} attempt" + ("s" if attempts != 1 else "")
         raise BackendError(
-            f"{self.name}: {what.format(index)} failed after {attempts} attempts over {spent:.1f} s: {message}"
+            f"{self.name}: {what.format(index)} failed after {tries} over {spent:.1f} s: {message}"
             f"{self._wait_hint(failure)}"
         )
 
