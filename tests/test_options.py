@@ -434,6 +434,16 @@ def test_a_results_file_without_a_budget_names_its_budgets(tmp_path, questions, 
     assert json.loads((tmp_path / "r" / "config.json").read_text())["allocate"]["allocator"] == "uniform"
 
 
+def test_a_results_file_of_one_recommendation_gives_the_run_its_budget(tmp_path, questions):
+    one = write_jsonl(tmp_path / "one.jsonl", [{"recommendation": {"N": 3, "settings": {"allocator": "uniform"}}}])
+    result = run(questions, tmp_path / "r", "--settings", one)
+    assert result.exit_code == 0, result.stderr
+    config = json.loads((tmp_path / "r" / "config.json").read_text())
+    assert (config["n"], config["allocate"]["allocator"]) == (3, "uniform")
+    assert sum(len(r["samples"]) for r in read_jsonl(tmp_path / "r" / "votes.jsonl")) == 3 * 3
+    assert run(questions, tmp_path / "s", "-N", "2", "--settings", one).exit_code == 2  # no recommendation for 2
+
+
 @pytest.mark.parametrize("command", ["phase1", "phase2", "allocate", "vote", "pool", "simulate"])
 def test_only_run_takes_a_results_file(tmp_path, questions, results, command):
     args = {"allocate": ["-N", "2"], "pool": ["-K", "1"]}.get(command, [])

@@ -525,7 +525,7 @@ def _same_template(ctx: typer.Context, gen: Generation) -> None:
 def _apply_settings(ctx: typer.Context, path: str, remembered: dict) -> None:
     """Fill the options left unset with a ``--settings`` file's values (the command line
     wins, also over the option a given one excludes); an unknown name is an error. A results
-    file's recommendation is the one for ``--budget``, else for the run directory's."""
+    file's recommendation is the one for ``--budget``, else for the run directory's, else its only one."""
     budget = ctx.params.get("budget") or remembered.get("budget")
     loaded = load_file(path, budget, recommendation=ctx.info_name in RECOMMENDED, command=ctx.info_name)
     if isinstance(loaded, (settings.Recommended, settings.Configured)):  # how samples were drawn: _same_template

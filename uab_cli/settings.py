@@ -856,7 +856,8 @@ def show(value) -> str:
 def load_file(path: str, budget: int | None = None, recommendation: bool = True, command: str = "run") -> dict:
     """Option values by parameter name from ``--settings FILE``: a JSON or TOML object of
     option names (``max_tokens`` or ``max-tokens``), one ``{"recommendation": ...}`` object,
-    a ``uab simulate -o`` results file, whose recommendation for ``budget`` it takes, or a run's
+    a ``uab simulate -o`` results file, whose recommendation for ``budget`` it takes (without one,
+    its only one, with its N as ``budget``), or a run's
     or pool's ``config.json`` (or its directory), whose settings ``command`` takes.
     ``recommendation``: whether the command takes one (``uab run``)."""
     from . import runs  # runs imports this module
@@ -933,8 +934,11 @@ def load_file(path: str, budget: int | None = None, recommendation: bool = True,
             raise UabError("a `uab simulate -o` results file's recommendation is for `uab run --budget N` "
                            "(to replay it on another pool: `uab simulate POOL --check RESULTS`)", path)
         have = ", ".join(str(r["N"]) for _, r in recs)
-        if budget is None:
+        chosen = budget is None  # the file's only recommendation gives the run its budget
+        if chosen and len(recs) > 1:
             raise UabError(f"give --budget N to choose its recommendation (it has N = {have})", path)
+        if chosen:
+            budget = recs[0][1]["N"]
         at = {r["N"]: (lineno, r) for lineno, r in recs}
         if budget not in at:
             raise UabError(f"no recommendation for --budget {budget} (it has N = {have})", path)
@@ -965,7 +969,10 @@ def load_file(path: str, budget: int | None = None, recommendation: bool = True,
         return by_name(found, path, keys=keys)
     nested = None if line is not None else {at[2:]: lines for at, lines in keys.items()  # one JSON object's
                                             if at[:2] == ("recommendation", "settings")}
-    return Recommended(recommended_values(found, path, line, nested), generation, line)
+    values = recommended_values(found, path, line, nested)
+    if chosen:
+        values = FileValues({**values, "budget": budget}, values.lines)
+    return Recommended(values, generation, line)
 
 
 # A JSON text's tokens that tell where a key is: strings, and the brackets and colons around them.
