@@ -1649,3 +1649,62 @@ def test_a_bengali_denial_with_its_emphatic_particle_denies(text, expected):
     """"উত্তর 49 নয়ই" (it is not 49 at all) read `49` once the Bengali denial had to be a whole word: its emphatic "ই"
     (and "ও") keep it a denial."""
     assert extract_answer(text, MATH) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("The answer is $50, or $51", "50,51"), ("The answer is $50 or $51", "50,51"), ("The answer is $50 and $51.", "50,51"),
+    ("The answer is $1/2, or $0.50", "1/2"), ("The answer is 50 dollars, or 51 dollars", "50,51"),
+    ("The answer is $50, or $50.00", "50"), ("The answer is $50.", "50"), ("The answer is $x$ or $y$", "x,y"),
+    ("The answer is $50 + $20 = $70.", "70"), ("The answer is **$50** or **$51**.", "50"),
+    # a denied list of amounts or math spans is denied whole, as "The answer is not 49 or 50" is
+    ("The answer is not $49 or $50.", None), ("The answer is not $49$ or $50$.", None),
+    ("The answer is not \\(49\\) or \\(50\\).", None), ("The answer is not $49$ or $50$, it is $51$.", "51"),
+    ("The answer is not $49$. It is $50$.", "50"), ("The answer is not 49, $50$.", "50"),
+])
+def test_dollar_amounts_listed_read_as_the_numbers_listed(text, expected):
+    """"The answer is $50, or $51" read `50,or` ("$50, or $" a math span), and "$50 or $51" `50`: two dollar signs each
+    before a number are amounts, read as "The answer is 50, or 51" (a list; "$1/2, or $0.50" restates). "The answer is
+    not $49 or $50." read `50`: a denied list's items may be amounts or math spans."""
+    assert extract_answer(text, MATH) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("It is 51, not 49 or 50.", "51"), ("It is 51, not 49 and 50.", "51"), ("It is 51, not 49, 50.", "51"),
+    ("So it is $51$, not $49$ or $50$.", "51"), ("It is 51 (not 49 or 50).", "51"),
+    # a denial with no value before it denies nothing there; a value after the denied ones is the last
+    ("So x is not 49 or 50.", "50"), ("It is 51, not 49 or 50. Adding 2 gives 53.", "53"),
+    ("It is 3, no 4", "4"),  # a self-correction, as Spanish's bare "no" may deny: the last value still
+])
+def test_values_a_value_before_denies_are_no_last_value(text, expected):
+    """"It is 51, not 49 or 50." (no marker) read `50`, its last number: a value set apart before a denial states the
+    answer, as "The answer is 51, not 49 or 50." does."""
+    assert extract_answer(text, MATH) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("答案是50或者51", "50,51"), ("答案是50或51", "50,51"), ("答案不是49或者50", None),
+    ("答えは49か50です", "49,50"), ("答えは49個か50個です", "49,50"), ("答えは49または50です", "49,50"),
+    ("答えは49か50ではない", None), ("答えは3か月です", "3"),
+])
+def test_chinese_and_japanese_or_lists(text, expected):
+    """"答案是50或者51" read `50或者51` ("或" alone listed) and "答えは49か50です" `49か50`: Chinese's "或者" and
+    Japanese's "か" (and "または") list as "or" does, and a list so joined is denied whole ("答えは49か50ではない")."""
+    assert extract_answer(text, MATH) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("సమాధానం 49 కాదండి, 50", "50"), ("సమాధానం 49 కాదని, 50", "50"), ("సమాధానం 49 కాదండి.", None),
+    ("సమాధానం 49 కాదుగా", "49"),
+])
+def test_telugu_polite_and_quoted_denials_deny(text, expected):
+    """"సమాధానం 49 కాదండి, 50" read `49`: Telugu's polite "కాదండి" and quoted "కాదని" deny as "కాదు" does."""
+    assert extract_answer(text, MATH) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("উত্তর 49 নয়—50", "50"), ("উত্তর 49 নয় — 50", "50"), ("The answer is not 49—50.", "50"),
+    ("উত্তর 49 নয় -50", "-50"),
+])
+def test_an_em_dash_after_a_denial_is_no_minus(text, expected):
+    """"উত্তর 49 নয়—50" read `—50`: an em dash after a denied value sets the correction apart (it is never a minus)."""
+    assert extract_answer(text, MATH) == expected

@@ -59,11 +59,11 @@ _ANSWER_ABROAD = {  # by language: the words (the answer, the final answer), its
 # next clause ("18 und wir sind fertig" is 18): spaced as English's; Spanish's "y" and "o" name a variable too ("x y"),
 # so only a number (and its unit's words) and a number it lists (before a word after a number it ends the clause still:
 # "18 y luego"; "e" and "u", their forms before an /i/ or /o/ sound, are none before a number); Thai's "และ" (and
-# "หรือ", or), Chinese's "和", "与", "及" (and "或", or) and Japanese's "及び" before a number, spaced
-# or not (Thai is written without spaces between words: "18 ลูกและ 3 ลูก"; a word that holds "และ" is split only before
-# a number), and Japanese's "と" there after a digit, a counter or a unit in katakana ("18個と3個", "18ドルと3セント"),
-# as it is inside words elsewhere ("あと3個": 3 more). A comma before any of them lists on too ("18, y 3"), as
-# Chinese's and Japanese's "、" does before an unspaced one ("18個、と3個").
+# "หรือ", or), Chinese's "和", "与", "及" (and "或", "或者", or) and Japanese's "及び" (and "または", or) before a number,
+# spaced or not (Thai is written without spaces between words: "18 ลูกและ 3 ลูก"; a word that holds "และ" is split only
+# before a number), and Japanese's "と" (and "か", or) there after a digit, a counter or a unit in katakana ("18個と3個",
+# "18ドルと3セント", "49か50"), as they are inside words elsewhere ("あと3個": 3 more; "何か", "3か月"). A comma before any
+# of them lists on too ("18, y 3"), as Chinese's and Japanese's "、" does before an unspaced one ("18個、と3個").
 _OR_ABROAD = r"oder|ou|или|au|বা|లేదా"
 _AND_ABROAD = rf"und|et|и|na|এবং|మరియు|{_OR_ABROAD}"  # and, or
 # a comma between a list's items: "," or Chinese's and Japanese's enumeration comma "、" ("1、2和3" is "1, 2 and 3"), a
@@ -71,12 +71,13 @@ _AND_ABROAD = rf"und|et|и|na|এবং|మరియు|{_OR_ABROAD}"  # and, or
 _LIST_COMMA = r"\s*[,\u3001]"
 _OR_NUMBERS = "o"
 _AND_NUMBERS = rf"y|{_OR_NUMBERS}"
-_OR_UNSPACED = "或|หรือ"
+_OR_UNSPACED = "或者|或|または|หรือ"
 _AND_UNSPACED = rf"[和与及]|及び|และ|{_OR_UNSPACED}"
-_AND_AFTER_COUNTER = "と"
+_OR_AFTER_COUNTER = "か"
+_AND_AFTER_COUNTER = rf"と|{_OR_AFTER_COUNTER}"
 _COUNTER = "つ\u30a0-\u30ff\u4e00-\u9fff"  # what Japanese writes after a number: a counter or a unit ("3つ", "18個", "18ドル")
-# Japanese's "と" after a digit, counter or unit, a comma before it too ("18個と3個", "18個、と3個"), before a number
-_AND_AFTER_COUNTERS = rf"(?<=[\d{_COUNTER}])(?:{_LIST_COMMA})?\s*{_AND_AFTER_COUNTER}\s*"
+# Japanese's "と" ("か") after a digit, counter or unit, a comma before it too ("18個と3個", "18個、と3個"), before a number
+_AND_AFTER_COUNTERS = rf"(?<=[\d{_COUNTER}])(?:{_LIST_COMMA})?\s*(?:{_AND_AFTER_COUNTER})\s*"
 # a word that closes a list after its last item, no unit of it ("1, 2, and 3 respectively", "18 และ 3 ตามลำดับ")
 _RESPECTIVELY = re.compile(r"\s*(?:respectively|respectivamente|respectivement|соответственно|ตามลำดับ)\s*$", re.IGNORECASE)
 
@@ -123,15 +124,17 @@ _DELIMS = (("$$", "$$"), ("\\[", "\\]"), ("\\(", "\\)"), ("$", "$"))
 _AND_CLAUSE = re.compile(rf"\s(?:and|or|{_AND_ABROAD}|{_AND_NUMBERS})\s+([^\W\d_]{{2,}})(?![^\W\d_]|\s*\()", re.IGNORECASE)
 # "and" (or "or") before a number, the list going on ("18 ลูกและ 3 ลูก"), after a comma too ("1, 2, and 3", "18 ชิ้น, และ 3
 # ชิ้น", "50, or 51")
-_AND_THEN_NUMBER = (rf"(?:(?:{_LIST_COMMA})?(?:\s+(?:and|or|{_AND_ABROAD}|{_AND_NUMBERS})\s+|\s*(?:{_AND_UNSPACED})\s*)|"
-                    rf"{_AND_AFTER_COUNTERS})(?=-?\.?\d)")
-_COMMA_AND = re.compile(_AND_THEN_NUMBER, re.IGNORECASE)
+_AND_THEN = (rf"(?:(?:{_LIST_COMMA})?(?:\s+(?:and|or|{_AND_ABROAD}|{_AND_NUMBERS})\s+|\s*(?:{_AND_UNSPACED})\s*)|"
+             rf"{_AND_AFTER_COUNTERS})")
+_AND_THEN_NUMBER = rf"{_AND_THEN}(?=-?\.?\d)"
+_COMMA_AND = re.compile(rf"{_AND_THEN}(?=\$?-?\.?\d)", re.IGNORECASE)  # an amount too: "$50, or $51"
 # a list item's unit: its words, each letter of a script written without spaces one ("18 Äpfel", "18个", "18 ชิ้น")
 _UNIT_CHAR = re.compile(r"[^\W\d_]|[\u0900-\u0e7f%\u00b0]")
 _UNIT_WORD = re.compile(rf"[{_UNSPACED}]|(?:(?![{_UNSPACED}])(?:[^\W\d_]|[\u0900-\u0dff%\u00b0]))+")
 _ITEM_END = re.compile(r"[^\S\n]*(?:[.!?;,:)\]*]|\n|$)")
 # "or" (any language's) after a comma (``_comma_lists_on``), and the plain number before it: "1.5", "-2", not "2^3"
-_COMMA_OR = re.compile(rf"{_LIST_COMMA}\s*(?:or|{_OR_ABROAD}|{_OR_NUMBERS}|{_OR_UNSPACED})\s*", re.IGNORECASE)
+_COMMA_OR = re.compile(rf"{_LIST_COMMA}\s*(?:or|{_OR_ABROAD}|{_OR_NUMBERS}|{_OR_UNSPACED}|{_OR_AFTER_COUNTER})\s*",
+                       re.IGNORECASE)
 _OR_ITEM = re.compile(r"(?<![\w^\\/.-])-?[\d./]*\d$")
 _DIGIT_RUN = re.compile(r"\d+")
 # a list going on past words of another script, its unit: "18 яблок и 3 груши", "18 ลูกและ 3 ลูก"
@@ -180,13 +183,13 @@ _REMARKS = {
 # the languages that put the verb last deny after the value: Japanese, Bengali ("নয়", its "য়" composed or not), Telugu
 # ("答えは49ではない", "উত্তর 49 নয়", "సమాధానం 49 కాదు"; "答えは49ではなく50です" states 50; a Japanese counter or unit
 # may come between, "答えは49個ではない"; Bengali's and Telugu's a word, not a word's start: "9 নয়টি" is nine of them,
-# "49 নয়ই" (emphatic "ই", or "ও": not either) denies);
+# "49 নয়ই" (emphatic "ই", or "ও": not either) denies; Telugu's polite "కాదండి" and its "కాదని" (that it is not) too);
 # a question after it asks
 # no denial, it affirms ("答えは49ではないでしょうか", "49ではないかと思います", "49ではありませんか", "উত্তর 49 নয় কি?":
 # isn't it 49?)
 # (never ASCII: ``_remark`` looks for it in non-ASCII lines only; an ASCII word here would need that check gone)
 _NOT_AFTER = re.compile(rf"[{_COUNTER}]*\s*(?:(?:では(?:ない|ありません)|じゃない)(?!(?:です|でしょう|だろう)?か)|ではなく|"
-                        rf"(?:ন(?:\u09df|\u09af\u09bc)[ইও]?(?!\s*কি)|కాదు){_ENDS})")
+                        rf"(?:ন(?:\u09df|\u09af\u09bc)[ইও]?(?!\s*কি)|కాద(?:ు|ని|ండి)){_ENDS})")
 _NOT = "|".join(not_ for not_, _, _, _ in _REMARKS.values() if not_)
 # ", <word>" opens the next clause: two ASCII letters, Spanish's "y" before a number ("18, y 3 es impar"), a letter
 # of another script ("答案是18，因为…": "，" is ","), or a value its denial follows ("答えは49、50ではない": 49, not 50, as
@@ -221,12 +224,15 @@ _DENIALS = {language: re.compile(_denial("|".join(filter(None, (_REMARKS["en"][0
 _LANGUAGE = {language: re.compile("|".join(words), re.IGNORECASE) for language, (words, _, _) in _ANSWER_ABROAD.items()}
 # a denied value's list going on: "and" (or "or", "nor" and theirs in MGSM's languages; "or" as "and",
 # ``_AND_THEN_NUMBER``) and a number ("not 5, 6, and 7", "not 5 or 6", "no es 5, 6 y 7", "no es 49 ni 50", "no es 49 o 50"),
-# or a comma and a number (Spanish's and French's "ni" with no comma before it: Swahili's "ni" after one is "is", "Jibu
-# si 49, ni 50") (a Japanese or Chinese counter or unit may end an item: "49個と50個", "5个和6个")
+# or a comma and a number, a math span or an amount too (Spanish's and French's "ni" with no comma before it: Swahili's
+# "ni" after one is "is", "Jibu si 49, ni 50") (a Japanese or Chinese counter or unit may end an item: "49個と50個",
+# "5个和6个")
 _OR_DENIED = rf"(?:{_LIST_COMMA})?\s+(?:nor|noch|ни)\s+|\s+ni\s+"
-_DENIED_JOINT = re.compile(rf"[{_COUNTER}]*?(?:(?P<and>{_AND_THEN_NUMBER}|(?:{_OR_DENIED})(?=-?\.?\d))|{_LIST_COMMA}\s*(?=-?\.?\d))", re.IGNORECASE)
-# ", ", ": ", " - " (not "-3"), Japanese's "、", a denied "49%"
-_REMARK_JOINT = re.compile(r"(?:[\s,:;%°\u3001]|\\%|[-\u2013\u2014](?![.\d]))*")
+_VALUE_AHEAD = r"(?=-?\.?\d|\$|\\\()"  # a number, a math span or a dollar amount ("not $49$ or $50$", "not $49 or $50")
+_DENIED_JOINT = re.compile(rf"[{_COUNTER}]*?(?:(?P<and>{_AND_THEN}|{_OR_DENIED})|{_LIST_COMMA}\s*){_VALUE_AHEAD}",
+                           re.IGNORECASE)
+# ", ", ": ", " - " (not "-3"), an em dash (never a minus: "49 নয়—50"), Japanese's "、", a denied "49%"
+_REMARK_JOINT = re.compile(r"(?:[\s,:;%°\u3001\u2014]|\\%|[-\u2013](?![.\d]))*")
 _REASONS = "|".join(reasons for _, _, reasons, _ in _REMARKS.values() if reasons)
 _REASON = re.compile(rf"\s*(?:{_REASONS})(?![\w-])", re.IGNORECASE)
 # Words that start prose after an answer ("4 because ...", "51 which is ..."), a reason's in any language ("50 porque
@@ -254,6 +260,14 @@ def _correction(again: str) -> re.Pattern:
 _CORRECTION = _correction("|".join(again for _, _, _, again in _REMARKS.values() if again))
 _CORRECTIONS = {language: _correction("|".join(filter(None, (_REMARKS["en"][3], _REMARKS.get(language, (None,) * 4)[3]))))
                 for language in _ANSWER_ABROAD}
+# a value and a denial of the value after it, set apart by a comma, a bracket or a dash: "It is 51, not 49 or 50.",
+# "$51$ (not $49$)", "51 — not 49"; the value before states the answer (as "The answer is 51, not 49" does); not
+# Spanish's bare "no" before a value, English's self-correction too ("3, no 4": 4)
+_VALUE_THEN_DENIAL = re.compile(rf"(?<=[\d$*])[^\S\n]*[,(\u2013\u2014\u3001][^\S\n]*"
+                                rf"(?!{_NOT_OR_ANSWER}\s+[-.$\\\d]){_DENIAL.pattern}", re.IGNORECASE)
+# what joins two dollar amounts (``_amounts``): a comma, "and" or "or" (any language's), an operator
+_AMOUNT_JOINT = re.compile(rf"[^\S\n]*,?[^\S\n]*(?:(?:and|or|{_AND_ABROAD}|{_AND_NUMBERS})[^\S\n]+|"
+                           r"[-+*/=\u00d7\u00f7][^\S\n]*)?", re.IGNORECASE)
 _SPAN_OPEN = re.compile(r"\$|\\\(")
 # what may stand between a marker and its answer: "Answer: 50", "**Answer:** 50", "#### 50", and a comma ("La respuesta
 # es, 50", "答案是，50", "答えは、50です")
@@ -369,8 +383,11 @@ def _comma_lists_on(t: str, i: int) -> bool:
     "2 cm, and 3 cm", "18个，和3个", "1, 2, and 3 respectively"; not "18, and 18 is even", "7, and 7 + 3 = 10", nor
     "8 cookies, and 2 left": words of another unit may be a clause's); after the enumeration comma "、", which lists
     only, any item does ("18個、と3個です", "18个、和3个梨"). "Or" after a comma lists on only between plain numbers of one
-    form and unit ("50, or 51", "1, 2, or 3"), else restates ("1/2, or 0.5", "2 dozen, or 24": ``_restated``)."""
-    if not (joint := _COMMA_AND.match(t, i)) or not (number := _NUMBER.match(t, joint.end())):
+    form and unit ("50, or 51", "1, 2, or 3"), else restates ("1/2, or 0.5", "2 dozen, or 24": ``_restated``). A dollar
+    sign opens the item after where one opens the item before ("$50, or $51", "$1/2, or $0.50": as "50, or 51")."""
+    if not (joint := _COMMA_AND.match(t, i)):
+        return False
+    if not (number := _NUMBER.match(t, joint.end() + _dollar_listed(t, i, joint))):
         return False
     if t[i] == "\u3001":
         return True
@@ -388,6 +405,12 @@ def _comma_lists_on(t: str, i: int) -> bool:
     if _COMMA_OR.fullmatch(joint.group()):  # "or": the same unit, and no number restated ("1/2, or 0.5")
         return after == before and not _restated(_OR_ITEM.search(t, max(start - 32, 0), start), number.group())
     return after in ([], before)
+
+
+def _dollar_listed(t: str, i: int, joint: re.Match) -> bool:
+    """Whether a dollar sign opens the item after the comma ``t[i]`` and its joint as one opens the number before it."""
+    return t.startswith("$", joint.end()) and (before := _OR_ITEM.search(t, max(i - 32, 0), i)) is not None and (
+        t.startswith("$", before.start() - 1))
 
 
 def _restated(before: re.Match | None, number: str) -> bool:
@@ -419,6 +442,8 @@ def _math_span(t: str) -> str | None:
         if end is not None and open_ == "$" and _currency(t[i + 1:end.start()]):
             # "$18 per day, ... at $2": dollars, not a math span; the amount is the answer
             return ",".join([*parts, _NUMBER.match(t, i + 1).group()])
+        if end is not None and open_ == "$" and not parts and _amounts(t, i, end.end()):
+            return None  # "$50, or $51": dollars listed, read as "50, or 51" is
         if end is None:
             return _listed(parts, ored) if parts else None
         parts.append(t[i + len(open_):end.start()])
@@ -438,6 +463,14 @@ def _currency(span: str) -> bool:
     """Whether a "$...$" span is two dollar amounts and the prose between them: it starts with
     a number and runs over a line break or through words."""
     return bool(re.match(r"\d", span)) and ("\n" in span or _PROSE.search(span) is not None)
+
+
+def _amounts(t: str, i: int, close: int) -> bool:
+    """Whether the "$" at ``t[i]`` and the one ending at ``t[close]`` are the signs of two dollar amounts: a number
+    after each, a list's joint or an operator between ("$50, or $51", "$50 and $51", "$50 + $20"; no math span ends
+    where a number follows)."""
+    return (bool(number := _NUMBER.match(t, i + 1)) and _AMOUNT_JOINT.fullmatch(t, number.end(), close - 1) is not None
+            and _DIGIT.match(t, close + t.startswith(".", close)) is not None)
 
 
 def _after_marker(tail: str) -> str:
@@ -548,9 +581,11 @@ def _remark(line: str, marker: str = "", tail: str = "") -> tuple[str, str] | No
 
 
 def _value_at(line: str, i: int) -> int | None:
-    """Where the number or math span at ``line[i]`` ends ("49", "$49$", not dollars: "$49, it is $50"), if one is there."""
+    """Where the number or math span at ``line[i]`` ends ("49", "$49$", not dollars: "$49, it is $50", "$49 or $50"), if
+    one is there."""
     span = _LAST_SPAN.match(line, i)
-    value = span if span and not _currency(span.group(1) or "") else _NUMBER.match(line, i + line.startswith("$", i))
+    dollars = span and (_currency(span.group(1) or "") or _amounts(line, i, span.end()))
+    value = span if span and not dollars else _NUMBER.match(line, i + line.startswith("$", i))
     return value.end() if value else None
 
 
@@ -644,7 +679,8 @@ def extract_math(text: str) -> str | None:
 
 def _last_value(text: str) -> str | None:
     """The last number or inline math span of a response that marks no answer, a span with the
-    spans listed before it ("the solutions are $x=1$ and $x=2$" → "1,2", as after "the answer is")."""
+    spans listed before it ("the solutions are $x=1$ and $x=2$" → "1,2", as after "the answer is"); not one a
+    value before it denies ("It is 51, not 49 or 50.": 51, ``_denied_after``)."""
     found: list[tuple[int, str | int]] = [(m.end(), m.group()) for m in _NUMBER.finditer(text)]
     found += [(m.end(), m.group(1)) for m in _BOLD.finditer(text)  # "The answer **204_5** is correct."
               if re.search(r"\d", m.group(1)) and not re.search(r"(?<!\\)[A-Za-z]{2}", m.group(1))]
@@ -656,12 +692,21 @@ def _last_value(text: str) -> str | None:
         if (joint := _SPAN_JOINT.match(text, matches[i - 1].end())) and joint.end() == matches[i].start():
             first[i], ored[i] = first[i - 1], "or" in joint.group()
     found += [(m.end(), i) for i, m in enumerate(matches) if re.search(r"\d", spans[i])]  # joined when tried
+    if denied := _denied_after(text):
+        found = [f for f in found if not any(start < f[0] <= end for start, end in denied)]
     for _, candidate in sorted(found, key=lambda f: f[0], reverse=True):  # no two end at one place
         if isinstance(candidate, int):
             candidate = _listed(spans[first[candidate]:candidate + 1], any(ored[first[candidate] + 1:candidate + 1]))
         if ans := normalize_math(candidate):
             return ans
     return None
+
+
+def _denied_after(text: str) -> list[tuple[int, int]]:
+    """Where the values a value before denies are (``_VALUE_THEN_DENIAL``; a list as "or" or commas list it: "51, not 49
+    or 50", "51, not 49, 50"), each from its denial's end to the list's."""
+    return [(m.end(), _list_after(text, value)[0]) for m in _VALUE_THEN_DENIAL.finditer(text)
+            if (value := _value_at(text, m.end()))]
 
 
 _MC_IS = r"(?i:(?:is|must\s+be|should\s+be)" + _ADVERB + "|" + _ANSWER_IS + r")[\s*:(\[]*"
