@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import json
 import os
 import re
 import select
@@ -62,6 +63,30 @@ def script(name: str):
     sys.modules[spec.name] = module  # dataclasses look their module up while the script loads
     spec.loader.exec_module(module)
     return module
+
+
+def pyproject() -> dict:
+    """``pyproject.toml``, parsed: by tomllib, or on Python 3.10 by tomli, which pytest depends on
+    there (skips the test without it)."""
+    toml = pytest.importorskip("tomllib" if sys.version_info >= (3, 11) else "tomli")
+    return toml.loads((Path(__file__).resolve().parent.parent / "pyproject.toml").read_text())
+
+
+def skip_unless_toml_settings(name: str) -> None:
+    """Skip a test of settings file ``name`` where uab refuses a ``.toml`` one: Python 3.10 has no
+    tomllib (``test_a_toml_settings_file_before_python_3_11_is_refused_in_one_line``)."""
+    if name.lower().endswith(".toml") and sys.version_info < (3, 11):
+        pytest.skip("TOML settings need Python >= 3.11 (tomllib)")
+
+
+def json_reads(depth: int) -> bool:
+    """Whether Python's json reads an array nested ``depth`` levels deep: its C reader stops near the
+    recursion limit (about 1,000 levels) up to Python 3.11, at about 1,500 on 3.12 and 10,000 on 3.13."""
+    try:
+        json.loads("[" * depth + "]" * depth)
+    except RecursionError:
+        return False
+    return True
 
 
 def write_jsonl(path, rows) -> str:

@@ -151,6 +151,7 @@ class CountingTokenizer:
 
 
 def test_a_prompt_far_beyond_the_context_is_measured_without_tokenising_it():
+    pytest.importorskip("jinja2")  # ChatTokens renders with it (transformers' dependency)
     tokenizer = CountingTokenizer()
     chat = ChatTokens(tokenizer, "fake")
     short = ({"role": "user", "content": "x" * 100},)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import cli, script
+from conftest import cli, json_reads, script
 
 from uab_cli.answers import extract_answer, is_correct
 from uab_cli.convert import PRESETS, convert_records, read_table
@@ -384,6 +384,8 @@ def test_a_broken_pretty_printed_json_object_names_the_line_where_it_breaks(tmp_
     assert info.value.line == 2
 
 
+@pytest.mark.skipif(json_reads(1000), reason="json reads 1,000 levels from Python 3.12, as orjson does: the row is read, "
+                    "and refused where it is written (test_a_row_that_converts_to_a_record_json_cannot_write_names_its_line)")
 def test_a_json_row_nested_too_deeply_is_an_error_naming_its_line(tmp_path):
     """A row nested 1,000 levels deep (orjson reads 1,024) was a RecursionError traceback, exit 1,
     from finding the line each row starts on."""

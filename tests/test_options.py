@@ -5,10 +5,11 @@ apply, required options filled by a settings file or a run directory's record.""
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
-from conftest import arithmetic, cli, read_jsonl, write_jsonl
+from conftest import arithmetic, cli, read_jsonl, skip_unless_toml_settings, write_jsonl
 
 from uab_cli import recommend
 from uab_cli.errors import UabError
@@ -823,7 +824,7 @@ def test_a_hand_edited_generation_setting_is_refused_after_a_cut_short_first_pha
 # --- odd settings files ---------------------------------------------------------------------------
 
 
-DEEP = b"[" * 5000 + b"]" * 5000
+DEEP = b"[" * 20_000 + b"]" * 20_000  # deeper than json reads on any Python (``json_reads``; 3.13: 10,000 levels)
 
 
 @pytest.mark.parametrize("name,data,line,says", [
@@ -838,6 +839,7 @@ def test_a_settings_file_json_cannot_hold_is_one_line(tmp_path, questions, name,
     """Refused where it is read, naming the file: a TOML nesting past Python's recursion (a
     traceback), a JSON escape of half a surrogate pair (json reads it; no output can hold it). They
     named no line, nor did a byte that is no UTF-8: now the line of the nesting, the escape, the byte."""
+    skip_unless_toml_settings(name)
     path = tmp_path / name
     path.write_bytes(data)
     refused(run(questions, tmp_path / "r", "-N", "2", "--settings", str(path)), f"error: {path}:{line}: {says}")
@@ -906,6 +908,7 @@ def test_a_settings_files_bad_value_names_the_file_and_its_line(tmp_path, questi
     """A value of a settings file its option refuses (of the wrong type, out of bounds, unknown,
     at odds with another, given twice) named the file but no line (`settings.json: --temperature
     takes a number`), and TOML's syntax errors ended `(at line 2, column 11)`: `FILE:LINE: …`."""
+    skip_unless_toml_settings(name)
     path = tmp_path / name
     path.write_text(text)
     refused(run(questions, tmp_path / "r", "-N", "2", *given, "--settings", str(path)), f"error: {path}:{line}: {says}")
@@ -939,10 +942,22 @@ def test_a_json_settings_file_giving_a_key_twice_is_refused(tmp_path, questions,
 
 def test_a_toml_settings_file_may_start_with_a_byte_order_mark(tmp_path, questions):
     """As a JSON settings file and a JSONL input may."""
+    skip_unless_toml_settings("s.toml")
     path = tmp_path / "s.toml"
     path.write_bytes(b"\xef\xbb\xbfseed = 7\n")
     assert run(questions, tmp_path / "r", "-N", "2", "--settings", str(path)).exit_code == 0
     assert {r["uab"]["phase1"]["seed"] for r in read_jsonl(tmp_path / "r" / "phase1.jsonl")} == {7}
+
+
+def test_a_toml_settings_file_before_python_3_11_is_refused_in_one_line(tmp_path, questions, monkeypatch):
+    """Python 3.10 has no tomllib (README: TOML settings on Python >= 3.11): one line naming the file, as
+    there, on any Python (its import made to fail here), and nothing written."""
+    monkeypatch.setitem(sys.modules, "tomllib", None)  # `import tomllib` raises ImportError, as on 3.10
+    path = tmp_path / "s.toml"
+    path.write_text("seed = 7\n")
+    refused(run(questions, tmp_path / "r", "-N", "2", "--settings", str(path)),
+            f"error: {path}: TOML settings need Python >= 3.11; use a JSON file")
+    assert not (tmp_path / "r").exists()
 
 
 def test_a_results_file_may_start_with_a_byte_order_mark(tmp_path, questions):

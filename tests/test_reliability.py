@@ -30,6 +30,7 @@ from conftest import (
     check_error,
     check_no_output,
     cli,
+    pyproject,
     read_jsonl,
     start_uab,
     wait_held,
@@ -383,9 +384,7 @@ def _entry(how: str) -> str:
     """How ``uab`` starts: ``python -m uab_cli``, or the console script pyproject.toml names."""
     if how == "-m":
         return "import runpy; runpy.run_module('uab_cli', run_name='__main__', alter_sys=True)"
-    import tomllib
-
-    module, function = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]["uab"].split(":")
+    module, function = pyproject()["project"]["scripts"]["uab"].split(":")
     return f"from {module} import {function}; sys.exit({function}())"
 
 

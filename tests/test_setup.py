@@ -14,6 +14,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from conftest import pyproject
 
 from uab_cli import models
 from uab_cli.errors import UabError
@@ -151,9 +152,7 @@ def test_readme_starts_with_the_two_commands_ci_runs():
 def test_every_optional_import_is_declared_in_the_extra_its_message_names():
     """``require("httpx", "openai")`` tells the user to install ``uab-cli[openai]``: that extra
     must bring httpx (the openai SDK ≥ 2 no longer does)."""
-    import tomllib
-
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    project = pyproject()["project"]
     names = lambda specs: {re.split(r"[<>=!~;\[ ]", spec, maxsplit=1)[0].lower() for spec in specs}  # noqa: E731
     core = names(project["dependencies"])  # always there, whatever the extra
     declared = {extra: names(specs) | core for extra, specs in project["optional-dependencies"].items()}
@@ -220,13 +219,23 @@ def test_the_sdist_holds_every_repository_file_the_tests_read(tmp_path):
     assert not missing, f"MANIFEST.in leaves out of the sdist what tests read: {missing}"
 
 
+def test_the_classifiers_name_each_python_from_requires_python_on():
+    """requires-python said >= 3.10 and the classifiers named no version (the suite passes on 3.10-3.13):
+    each minor version from the floor up, none below it, no gap."""
+    project = pyproject()["project"]
+    floor = int(re.fullmatch(r">=3\.(\d+)", project["requires-python"]).group(1))
+    minors = [int(c.rsplit(".", 1)[1]) for c in project["classifiers"]
+              if re.fullmatch(r"Programming Language :: Python :: 3\.\d+", c)]
+    assert minors and minors == list(range(floor, floor + len(minors)))
+    assert "Programming Language :: Python :: 3 :: Only" in project["classifiers"]
+
+
 def test_the_typer_floor_has_what_the_command_line_uses():
     """``uab -h`` failed with a traceback on typer 0.12-0.18 (no ``typing.Literal`` options) and
     ``uab run -h`` on 0.19-0.28 (no ``TyperArgument.display_type``), both inside ``typer>=0.12``."""
-    import tomllib
     import typer.core
 
-    dependencies = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    dependencies = pyproject()["project"]["dependencies"]
     (floor,) = [re.fullmatch(r"typer>=([\d.]+)", spec).group(1) for spec in dependencies if spec.startswith("typer")]
     assert tuple(map(int, floor.split("."))) >= (0, 29)
     assert callable(getattr(typer.core.TyperArgument, "display_type", None))  # what cli.py's help calls

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import importlib.util
 import json
 import logging
 import os
@@ -31,6 +32,8 @@ def _has_default_model() -> bool:
 
 HAS_WHEEL = _has_default_model()
 needs_wheel = pytest.mark.skipif(not HAS_WHEEL, reason="the default model is missing: make model")
+needs_local = pytest.mark.skipif(not all(importlib.util.find_spec(m) for m in ("torch", "transformers")),
+                                 reason="the embedded backend needs torch and transformers: pip install 'uab-cli[local]'")
 
 Q1 = ({"role": "user", "content": "What is 7 times 9? Think step by step."},)
 Q2 = ({"role": "user", "content": "Name a prime number larger than 20."},)
@@ -88,6 +91,7 @@ def test_a_model_path_too_long_for_the_system_is_no_such_model(tmp_path):
         resolve_model("absent.gguf")
 
 
+@needs_local
 @pytest.mark.parametrize("files", [{}, {"config.json": '{"model_type": "llama"}'}, {"config.json": "{"}])
 def test_a_directory_that_holds_no_model_is_one_line_and_exit_2(tmp_path, files):
     """Not a backend failure to resume after (exit 1, "re-run the same command"): the files are wrong."""
@@ -100,6 +104,7 @@ def test_a_directory_that_holds_no_model_is_one_line_and_exit_2(tmp_path, files)
     assert "\n" not in str(error.value) and str(error.value).startswith(f"cannot load model {tmp_path.name!r} from ")
 
 
+@needs_local
 def test_a_directory_that_holds_no_model_says_what_it_lacks(tmp_path):
     """Not transformers' first line ("Couldn't instantiate the backend tokenizer from one of:")."""
     from uab_cli.backends.local import LocalBackend
@@ -149,6 +154,7 @@ def test_a_vllm_model_directory_without_whole_weights_is_one_line_and_exit_2(mon
     (tmp_path / "config.json").write_text('{"model_type": "llama"}')
     (tmp_path / "tokenizer.json").write_text("{}")
     if weights is not None:
+        pytest.importorskip("safetensors")  # what reads a header (vLLM's and transformers' dependency)
         (tmp_path / "model.safetensors").write_bytes(weights)
     backend = _vllm_engine_failing_with(monkeypatch, ENGINE_DIED)(model=str(tmp_path))
     why = r"the directory has no weights \(\*\.safetensors, \*\.bin\)" if weights is None \
@@ -159,7 +165,7 @@ def test_a_vllm_model_directory_without_whole_weights_is_one_line_and_exit_2(mon
 
 
 def test_a_vllm_engine_that_fails_on_whole_files_is_a_backend_failure_and_a_near_miss_is_named(monkeypatch, tmp_path):
-    from safetensors.numpy import save_file
+    save_file = pytest.importorskip("safetensors.numpy").save_file
 
     from uab_cli.errors import BackendError
 
@@ -333,7 +339,7 @@ time.sleep(60)
 def test_an_engine_without_a_pidfd_ends_itself_when_uab_is_gone(tmp_path):
     """``_ends_with_uab``'s watch where ``os.pidfd_open`` is missing (not Linux, a kernel before 5.3):
     reading its parent id each second, the engine's process notices that uab has exited, and ends."""
-    import psutil
+    psutil = pytest.importorskip("psutil")  # vLLM's dependency
 
     script = tmp_path / "watch.py"
     script.write_text(_ORPHANED_WATCH)
@@ -498,7 +504,7 @@ def test_a_prompt_beyond_the_tokenizer_s_max_length_is_measured_without_its_warn
     warned "Token indices sequence length is longer than the specified maximum sequence length
     for this model (9108 > 8192). Running this sequence through the model will result in indexing
     errors" on stderr while uab measured a prompt it then refused or skipped on its own."""
-    import transformers
+    transformers = pytest.importorskip("transformers")
 
     from uab_cli.backends.local import LocalBackend
     from uab_cli.backends.tokens import ChatTokens
@@ -784,6 +790,7 @@ def test_uab_run_leaves_no_third_party_warning_on_stderr(cache_dir, tmp_path):
 
 
 @needs_wheel
+@needs_local
 def test_a_hub_id_without_network_loads_from_the_hub_cache_without_retrying(tmp_path):
     """Where the hub's host does not resolve, a hub id is read from the local hub cache at once
     (huggingface_hub retried each request 5 times, about 50 seconds, first); one missing from
@@ -840,12 +847,12 @@ def test_a_reasoning_marker_that_is_a_special_token_survives_decoding():
     read 4... as the reply's last number). Both embedded backends keep the markers."""
     from types import SimpleNamespace
 
-    import transformers
-
     from uab_cli.backends.local import LocalBackend
     from uab_cli.backends.tokens import decode, marker_ids
     from uab_cli.backends.vllm import to_completion
     from uab_cli.reasoning import final_text
+
+    transformers = pytest.importorskip("transformers")
 
     tok = transformers.AutoTokenizer.from_pretrained(vllm_model_dir(None))
     assert marker_ids(tok) == frozenset()  # <|im_end|> and the like are no markers
