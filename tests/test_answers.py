@@ -1708,3 +1708,31 @@ def test_telugu_polite_and_quoted_denials_deny(text, expected):
 def test_an_em_dash_after_a_denial_is_no_minus(text, expected):
     """"উত্তর 49 নয়—50" read `—50`: an em dash after a denied value sets the correction apart (it is never a minus)."""
     assert extract_answer(text, MATH) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("The answer is $50 and $5 is the tip.", "50"), ("The answer is $12 and $3 change.", "12"),
+    ("The answer is $12 or $3 per item.", "12"), ("The answer is $50 or $5 less.", "50"),
+    ("The answer is $50, $5 of which is the tip.", "50"),
+    # amounts that end their item still list, an operator still joins
+    ("The answer is $50 or $51.", "50,51"), ("The answer is $5, $6 and $7.", "5,6,7"),
+    ("The answer is $5, $6, and $7.", "5,6,7"), ("The answer is $50 and $51 respectively.", "50,51"),
+    ("The answer is $50 + $20 = $70.", "70"),
+])
+def test_a_dollar_amount_before_words_of_its_clause_lists_nothing(text, expected):
+    """"The answer is $50 and $5 is the tip." read `50,5` once two dollar signs each before a number were amounts (it
+    read `50` before): an amount after "and" or "or" lists on only where it ends its item, as a list's last one does."""
+    assert extract_answer(text, MATH) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("The answer is **50** or **51**.", "50,51"), ("Answer: **50** and **51**", "50,51"),
+    ("The answer is **50**, **51**.", "50,51"), ("The final answer is **12** or **13**, depending.", "12,13"),
+    ("The answer is **5** or **fewer**.", "5"),
+    # one bold part, or a lone "**" closing the marker's, reads as it did
+    ("The answer is **50**.", "50"), ("**Answer: 50** or 51", "50,51"), ("**Answer:** 50 or 51", "50,51"),
+])
+def test_bold_parts_listed_read_as_the_list(text, expected):
+    """"The answer is **50** or **51**." read `or`: the "**" opening "50" goes with the marker's joint, so its closing
+    one paired with the next; bold parts a list's joint joins read as the list ("50 or 51")."""
+    assert extract_answer(text, MATH) == expected

@@ -79,7 +79,8 @@ _COUNTER = "つ\u30a0-\u30ff\u4e00-\u9fff"  # what Japanese writes after a numbe
 # Japanese's "と" ("か") after a digit, counter or unit, a comma before it too ("18個と3個", "18個、と3個"), before a number
 _AND_AFTER_COUNTERS = rf"(?<=[\d{_COUNTER}])(?:{_LIST_COMMA})?\s*(?:{_AND_AFTER_COUNTER})\s*"
 # a word that closes a list after its last item, no unit of it ("1, 2, and 3 respectively", "18 และ 3 ตามลำดับ")
-_RESPECTIVELY = re.compile(r"\s*(?:respectively|respectivamente|respectivement|соответственно|ตามลำดับ)\s*$", re.IGNORECASE)
+_RESPECTIVELY_WORD = r"\s*(?:respectively|respectivamente|respectivement|соответственно|ตามลำดับ)"
+_RESPECTIVELY = re.compile(rf"{_RESPECTIVELY_WORD}\s*$", re.IGNORECASE)
 
 
 def _opening(*words: str) -> str:
@@ -132,6 +133,7 @@ _COMMA_AND = re.compile(rf"{_AND_THEN}(?=\$?-?\.?\d)", re.IGNORECASE)  # an amou
 _UNIT_CHAR = re.compile(r"[^\W\d_]|[\u0900-\u0e7f%\u00b0]")
 _UNIT_WORD = re.compile(rf"[{_UNSPACED}]|(?:(?![{_UNSPACED}])(?:[^\W\d_]|[\u0900-\u0dff%\u00b0]))+")
 _ITEM_END = re.compile(r"[^\S\n]*(?:[.!?;,:)\]*]|\n|$)")
+_LIST_END = re.compile(rf"(?:{_RESPECTIVELY_WORD})?{_ITEM_END.pattern}", re.IGNORECASE)  # "and $51 respectively."
 # "or" (any language's) after a comma (``_comma_lists_on``), and the plain number before it: "1.5", "-2", not "2^3"
 _COMMA_OR = re.compile(rf"{_LIST_COMMA}\s*(?:or|{_OR_ABROAD}|{_OR_NUMBERS}|{_OR_UNSPACED}|{_OR_AFTER_COUNTER})\s*",
                        re.IGNORECASE)
@@ -147,7 +149,10 @@ _OTHER_SCRIPT = re.compile(r"(?![A-Za-z\u00aa-\u024f\u0370-\u03ff])[^\W\d_]")
 # the characters ``_clause`` may cut at: a sentence's or a clause's end, a comma, a space
 _CLAUSE_END = re.compile(r"[!?;.,\s\u3001]")
 _ABBREVIATION = re.compile(r"(?<![A-Za-z])(?:Mr|Mrs|Ms|Dr|St|vs|approx)$")  # "Mr. Brennan" goes on
-_SPAN_JOINT = re.compile(r"\s*(?:,\s*(?:(?:and|or)\s*)?|(?:and|or)\s*)(?=\$|\\\()")
+# what lists spans ("$8$, $4$", "$2$ and $3$") or bold parts ("**50** or **51**")
+_LIST_JOINT = r"\s*(?:,\s*(?:(?:and|or)\s*)?|(?:and|or)\s*)"
+_SPAN_JOINT = re.compile(rf"{_LIST_JOINT}(?=\$|\\\()")
+_BOLD_JOINT = re.compile(_LIST_JOINT)
 _BOLD = re.compile(r"\*\*(.+?)\*\*")
 _EMPHASIS = re.compile(r"\*+(?=[A-Za-z(])|(?<=[A-Za-z)])\*+")
 _PROSE = re.compile(r"[A-Za-z]{2,}\.?\s+[A-Za-z]{2}")  # a sentence, not an expression
@@ -267,7 +272,7 @@ _VALUE_THEN_DENIAL = re.compile(rf"(?<=[\d$*])[^\S\n]*[,(\u2013\u2014\u3001][^\S
                                 rf"(?!{_NOT_OR_ANSWER}\s+[-.$\\\d]){_DENIAL.pattern}", re.IGNORECASE)
 # what joins two dollar amounts (``_amounts``): a comma, "and" or "or" (any language's), an operator
 _AMOUNT_JOINT = re.compile(rf"[^\S\n]*,?[^\S\n]*(?:(?:and|or|{_AND_ABROAD}|{_AND_NUMBERS})[^\S\n]+|"
-                           r"[-+*/=\u00d7\u00f7][^\S\n]*)?", re.IGNORECASE)
+                           r"(?P<operator>[-+*/=\u00d7\u00f7])[^\S\n]*)?", re.IGNORECASE)
 _SPAN_OPEN = re.compile(r"\$|\\\(")
 # what may stand between a marker and its answer: "Answer: 50", "**Answer:** 50", "#### 50", and a comma ("La respuesta
 # es, 50", "答案是，50", "答えは、50です")
@@ -442,8 +447,10 @@ def _math_span(t: str) -> str | None:
         if end is not None and open_ == "$" and _currency(t[i + 1:end.start()]):
             # "$18 per day, ... at $2": dollars, not a math span; the amount is the answer
             return ",".join([*parts, _NUMBER.match(t, i + 1).group()])
-        if end is not None and open_ == "$" and not parts and _amounts(t, i, end.end()):
-            return None  # "$50, or $51": dollars listed, read as "50, or 51" is
+        if end is not None and open_ == "$" and not parts and (joint := _amounts(t, i, end.end())):
+            if joint.group("operator") or _amounts_end(t, end.end()):
+                return None  # "$50, or $51", "$50 + $20 = $70": dollars, read as "50, or 51" is
+            return _NUMBER.match(t, i + 1).group()  # "$50 and $5 is the tip": the amount before is the answer
         if end is None:
             return _listed(parts, ored) if parts else None
         parts.append(t[i + len(open_):end.start()])
@@ -465,12 +472,24 @@ def _currency(span: str) -> bool:
     return bool(re.match(r"\d", span)) and ("\n" in span or _PROSE.search(span) is not None)
 
 
-def _amounts(t: str, i: int, close: int) -> bool:
-    """Whether the "$" at ``t[i]`` and the one ending at ``t[close]`` are the signs of two dollar amounts: a number
-    after each, a list's joint or an operator between ("$50, or $51", "$50 and $51", "$50 + $20"; no math span ends
-    where a number follows)."""
-    return (bool(number := _NUMBER.match(t, i + 1)) and _AMOUNT_JOINT.fullmatch(t, number.end(), close - 1) is not None
-            and _DIGIT.match(t, close + t.startswith(".", close)) is not None)
+def _amounts(t: str, i: int, close: int) -> re.Match | None:
+    """The joint between two dollar amounts where the "$" at ``t[i]`` and the one ending at ``t[close]`` are their signs:
+    a number after each, a list's joint or an operator between ("$50, or $51", "$50 and $51", "$50 + $20"; no math
+    span ends where a number follows); None where they are not."""
+    if (number := _NUMBER.match(t, i + 1)) and _DIGIT.match(t, close + t.startswith(".", close)):
+        return _AMOUNT_JOINT.fullmatch(t, number.end(), close - 1)
+    return None
+
+
+def _amounts_end(t: str, close: int) -> bool:
+    """Whether the amount after the "$" ending at ``t[close]``, and the amounts listed after it, end their item ("$50,
+    or $51.", "$5, $6 and $7", "$50 and $51 respectively"), as a list's last item does, not words of the clause ("$50
+    and $5 is the tip")."""
+    while number := _NUMBER.match(t, close):
+        if not t.startswith("$", (joint := _AMOUNT_JOINT.match(t, number.end())).end()):
+            return _LIST_END.match(t, number.end()) is not None
+        close = joint.end() + 1
+    return False
 
 
 def _after_marker(tail: str) -> str:
@@ -480,8 +499,14 @@ def _after_marker(tail: str) -> str:
     if (span := _math_span(t)) is not None:
         return span
     line = t.split("\n", 1)[0]
-    bold = _BOLD.findall(line)
-    return _prose_value(bold[-1] if bold else _clause(line, prose=False))
+    if (marks := line.count("**")) % 2 and marks > 1:  # "**50** or **51**": the "**" opening its first bold part went
+        line = "**" + line  # with the marker's joint (a lone one closing stays as it read: "**Answer: 50** or 51")
+    if marks < 2 or not (bold := list(_BOLD.finditer(line))):  # (no bold part sought in a line with none: most)
+        return _prose_value(_clause(line, prose=False))
+    first = len(bold) - 1  # the last bold part, with the ones it lists ("**50** or **51**" as "50 or 51")
+    while first and _BOLD_JOINT.fullmatch(line, bold[first - 1].end(), bold[first].start()):
+        first -= 1
+    return _prose_value(line[bold[first].start():bold[-1].end()].replace("**", ""))
 
 
 def _prose_value(line: str) -> str:
