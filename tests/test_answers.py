@@ -1736,3 +1736,58 @@ def test_bold_parts_listed_read_as_the_list(text, expected):
     """"The answer is **50** or **51**." read `or`: the "**" opening "50" goes with the marker's joint, so its closing
     one paired with the next; bold parts a list's joint joins read as the list ("50 or 51")."""
     assert extract_answer(text, MATH) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("The answer is $18, not $19", "18"), ("The answer is $18, not $19, because of tax.", "18"),
+    ("The answer is 50 — not 49", "50"), ("The answer is 50—not 49.", "50"), ("The answer is **50** (not 49)", "50"),
+    ("**Answer: 50** (not 49)", "50"), ("The final answer is **50**, not **49**.", "50"),
+    ("The answer is **$18**, not **$19**.", "18"), ("The answer is $12.50 (not $12).", "12.5"),
+    ("The answer is -10 (not -3).", "-10"), ("The answer is 12 apples (not 13 apples).", "12"),
+    # a unit stays with its value ("4:30 pm"); a value stated after the denial's sentence is still read as it was
+    ("The answer is 12 points, not 13", "12"), ("The answer is 18 dollars, not 19 dollars", "18"),
+    ("The answer is 4:30 pm, not 5:30 pm.", "4:30pm"), ("The answer is not 49, it is 50, not 51.", "50"),
+])
+def test_a_value_a_denial_follows_after_a_marker_is_the_answer(text, expected):
+    """"The answer is $18, not $19" read `18,not`, "50 — not 49" `50—not49` and "**50** (not 49)" `50(not49)`: a value
+    that a denial of another follows, set apart by a comma, a bracket or a dash, states the answer, as "The answer is
+    51, not 49" does."""
+    assert extract_answer(text, MATH) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("12 points, not 13 points", "12"), ("60 miles, not 50", "60"), ("20 cm, not 24 cm", "20"), ("**14**, not **16**", "14"),
+    ("It is 60 km/h, not 50 km/h.", "60"), ("He bought 3 bags (not 4).", "3"), ("So we need 3 buses — not 2.", "3"),
+    ("The area is 20 sq ft, not 24 sq ft.", "20"), ("So she has 14, not **16**.", "14"),
+    # a value after the denied one is the last still; more than two words between are no unit's
+    ("3 × 4 = 12 (not 13), then 12 + 1 = 13.", "13"), ("Use 3 cups of flour, not 4.", "4"),
+])
+def test_a_unit_between_a_value_and_the_denial_after_it_keeps_the_value(text, expected):
+    """"12 points, not 13 points" (no marker) read `13`, and "**14**, not **16**" `16`: a unit's words between a value
+    and the denial after it, or bold around either, leave the value stated, as "It is 51, not 49." is `51`."""
+    assert extract_answer(text, MATH) == expected
+
+
+@pytest.mark.parametrize("text, same_as", [
+    ("The answer is $1,200, or $1,300", "The answer is 1,200 and 1,300"),
+    ("The answer is 1,200, or 1,300.", "The answer is 1,200 and 1,300"),
+    ("The answer is $1,200, $1,300, or $1,400.", "The answer is 1,200, 1,300 and 1,400"),
+    ("The answer is $1,200, or $1200.", "The answer is 1200"),  # the same number again: restated
+    ("The answer is 5,000, or 6.", "The answer is 5000"),  # another form: restated, as "1/2, or 0.5" is
+])
+def test_thousands_listed_with_a_comma_and_or_read_as_a_list(text, same_as):
+    """"The answer is $1,200, or $1,300" (and "1,200, or 1,300") read `1200`: the restating check saw "200" before the
+    comma, not "1,200", so took "1,300" for another form; numbers with thousands list as "50, or 51" do."""
+    assert extract_answer(text, MATH) == extract_answer(same_as, MATH)
+
+
+@pytest.mark.parametrize("text, same_as", [
+    ("The answer is $50–$60", "The answer is 50–60"), ("The answer is $50 – $60.", "The answer is 50–60."),
+    ("The answer is $50–$60 per week.", "The answer is 50–60 per week."),
+    ("The answer is $50 to $60", "The answer is 50 to 60"), ("The answer is $1,200–$1,300.", "The answer is 1,200–1,300."),
+    ("$50–$60", "50–60"),
+])
+def test_a_range_of_dollar_amounts_reads_as_the_range(text, same_as):
+    """"The answer is $50–$60" read `50-` ("$50–$" a math span) and "$50 to $60" `50`: a range between dollar amounts
+    (an en dash or "to") reads as the range without its dollar signs does ("50–60" is `50-60`)."""
+    assert extract_answer(text, MATH) == extract_answer(same_as, MATH)

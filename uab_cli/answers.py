@@ -134,10 +134,11 @@ _UNIT_CHAR = re.compile(r"[^\W\d_]|[\u0900-\u0e7f%\u00b0]")
 _UNIT_WORD = re.compile(rf"[{_UNSPACED}]|(?:(?![{_UNSPACED}])(?:[^\W\d_]|[\u0900-\u0dff%\u00b0]))+")
 _ITEM_END = re.compile(r"[^\S\n]*(?:[.!?;,:)\]*]|\n|$)")
 _LIST_END = re.compile(rf"(?:{_RESPECTIVELY_WORD})?{_ITEM_END.pattern}", re.IGNORECASE)  # "and $51 respectively."
-# "or" (any language's) after a comma (``_comma_lists_on``), and the plain number before it: "1.5", "-2", not "2^3"
+# "or" (any language's) after a comma (``_comma_lists_on``), and the plain number before it: "1.5", "-2", "1,200", not
+# "2^3"
 _COMMA_OR = re.compile(rf"{_LIST_COMMA}\s*(?:or|{_OR_ABROAD}|{_OR_NUMBERS}|{_OR_UNSPACED}|{_OR_AFTER_COUNTER})\s*",
                        re.IGNORECASE)
-_OR_ITEM = re.compile(r"(?<![\w^\\/.-])-?[\d./]*\d$")
+_OR_ITEM = re.compile(r"(?<![\w^\\/.-])-?(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|[\d./]*\d)$")  # "1,200" whole
 _DIGIT_RUN = re.compile(r"\d+")
 # a list going on past words of another script, its unit: "18 яблок и 3 груши", "18 ลูกและ 3 ลูก"
 _LIST_GOES_ON = re.compile(rf"(?:\s+(?:(?![\u0900-\u0e7f])[^\W\d_]|[\u0900-\u0e7f])+)*?{_AND_THEN_NUMBER}", re.IGNORECASE)
@@ -266,13 +267,17 @@ _CORRECTION = _correction("|".join(again for _, _, _, again in _REMARKS.values()
 _CORRECTIONS = {language: _correction("|".join(filter(None, (_REMARKS["en"][3], _REMARKS.get(language, (None,) * 4)[3]))))
                 for language in _ANSWER_ABROAD}
 # a value and a denial of the value after it, set apart by a comma, a bracket or a dash: "It is 51, not 49 or 50.",
-# "$51$ (not $49$)", "51 — not 49"; the value before states the answer (as "The answer is 51, not 49" does); not
-# Spanish's bare "no" before a value, English's self-correction too ("3, no 4": 4)
-_VALUE_THEN_DENIAL = re.compile(rf"(?<=[\d$*])[^\S\n]*[,(\u2013\u2014\u3001][^\S\n]*"
-                                rf"(?!{_NOT_OR_ANSWER}\s+[-.$\\\d]){_DENIAL.pattern}", re.IGNORECASE)
-# what joins two dollar amounts (``_amounts``): a comma, "and" or "or" (any language's), an operator
+# "$51$ (not $49$)", "51 — not 49", "$18, not $19", "**14**, not **16**", a unit's words (two at most) between too
+# ("12 points, not 13", "20 square feet (not 24)", "60 km/h, not 50"); the value before states the answer (as "The
+# answer is 51, not 49" does); not Spanish's bare "no" before a value, English's self-correction too ("3, no 4": 4)
+_SET_APART = re.compile(r"[,(\u2013\u2014\u3001]")  # (looked for first: a line with none of them, most, denies nothing so)
+_VALUE_THEN_DENIAL = re.compile(rf"(?<=[\d$*])(?P<unit>(?:[^\S\n]+[^\W\d_]+(?:/[^\W\d_]+)*){{0,2}})[^\S\n]*"
+                                rf"{_SET_APART.pattern}[^\S\n]*(?!{_NOT_OR_ANSWER}\s+[-.$\\\d])"
+                                rf"(?:{_DENIAL.pattern}|(?:{_NOT})\s+\*\*(?=\$?-?\.?\d))", re.IGNORECASE)
+# what joins two dollar amounts (``_amounts``): a comma, "and" or "or" (any language's), an operator, or a range's en
+# dash or "to" ("$50–$60", "$50 to $60": read as written, as "50–60" and "50 to 60" are)
 _AMOUNT_JOINT = re.compile(rf"[^\S\n]*,?[^\S\n]*(?:(?:and|or|{_AND_ABROAD}|{_AND_NUMBERS})[^\S\n]+|"
-                           r"(?P<operator>[-+*/=\u00d7\u00f7])[^\S\n]*)?", re.IGNORECASE)
+                           r"(?P<operator>[-+*/=\u00d7\u00f7\u2013]|to(?=[^\S\n]))[^\S\n]*)?", re.IGNORECASE)
 _SPAN_OPEN = re.compile(r"\$|\\\(")
 # what may stand between a marker and its answer: "Answer: 50", "**Answer:** 50", "#### 50", and a comma ("La respuesta
 # es, 50", "答案是，50", "答えは、50です")
@@ -494,11 +499,14 @@ def _amounts_end(t: str, close: int) -> bool:
 
 def _after_marker(tail: str) -> str:
     """The expression after "the answer is": a math span if one opens it, else the bold part
-    of its line or its first sentence, cut at its first clause."""
+    of its line or its first sentence, cut at its first clause; a value a denial of another follows states the answer
+    ("50 — not 49", "$18, not $19", "**50** (not 49)": 50, as "51, not 49" is 51; ``_VALUE_THEN_DENIAL``)."""
     t = tail.lstrip(_MARKER_JOINT)
+    line = t.split("\n", 1)[0]
+    if _SET_APART.search(line) and (denial := _VALUE_THEN_DENIAL.search(line)):
+        t = line = line[:denial.end("unit")]  # its unit kept: "4:30 pm, not 5:30 pm"
     if (span := _math_span(t)) is not None:
         return span
-    line = t.split("\n", 1)[0]
     if (marks := line.count("**")) % 2 and marks > 1:  # "**50** or **51**": the "**" opening its first bold part went
         line = "**" + line  # with the marker's joint (a lone one closing stays as it read: "**Answer: 50** or 51")
     if marks < 2 or not (bold := list(_BOLD.finditer(line))):  # (no bold part sought in a line with none: most)
@@ -730,8 +738,8 @@ def _last_value(text: str) -> str | None:
 def _denied_after(text: str) -> list[tuple[int, int]]:
     """Where the values a value before denies are (``_VALUE_THEN_DENIAL``; a list as "or" or commas list it: "51, not 49
     or 50", "51, not 49, 50"), each from its denial's end to the list's."""
-    return [(m.end(), _list_after(text, value)[0]) for m in _VALUE_THEN_DENIAL.finditer(text)
-            if (value := _value_at(text, m.end()))]
+    return [(m.end(), end + 2 * text.startswith("**", end)) for m in _VALUE_THEN_DENIAL.finditer(text)  # "not **16**"
+            if (value := _value_at(text, m.end())) and (end := _list_after(text, value)[0])]
 
 
 _MC_IS = r"(?i:(?:is|must\s+be|should\s+be)" + _ADVERB + "|" + _ANSWER_IS + r")[\s*:(\[]*"
