@@ -322,6 +322,35 @@ def test_the_vllm_engine_starts_in_tmpdir_itself_where_uabs_socket_folder_cannot
     assert used[0] is None and Path(used[1]).parent == tmp and used[2] is None
     assert list(tmp.iterdir()) == [] and "VLLM_RPC_BASE_PATH" not in os.environ
 
+def test_a_tmpdir_too_long_for_vllms_socket_paths_is_one_line_before_the_engine_starts(monkeypatch, tmp_path):
+    """vLLM names its ZeroMQ sockets ``TMPDIR/<uuid4>`` (37 bytes more), and a Unix socket's path may
+    have 107: a TMPDIR of over 70 bytes failed the engine's start inside vLLM (exit 1, ZeroMQ's "ipc
+    path ... is longer than 107 characters"), saying nothing of TMPDIR. Now it is exit 2 before the
+    engine starts, naming the variable, its length, the limit and the way out; 70 bytes still start."""
+    import tempfile
+
+    monkeypatch.delenv("VLLM_RPC_BASE_PATH", raising=False)
+    (tmp_path / "model").mkdir()
+    backend = _vllm_engine_failing_with(monkeypatch, ENGINE_DIED)
+    started = []
+    monkeypatch.setattr(sys.modules["vllm"], "LLM", lambda path, **args: started.append(path) or 1)
+    fits, too_long = "/" + "t" * 69, "/" + "t" * 70  # nothing is made in either: uab's own folder would not fit
+    monkeypatch.setattr(tempfile, "tempdir", fits)
+    assert backend(model=str(tmp_path / "model")).llm and len(started) == 1
+    monkeypatch.setattr(tempfile, "tempdir", too_long)
+    said = (r"^TMPDIR is 71 bytes long \(/t{70}\): vLLM's engine cannot start there, as its socket files' paths "
+            r"\(TMPDIR/<uuid4>\) would pass the 107 bytes a Unix socket's path may have; give a TMPDIR of at most "
+            r"70 bytes \(TMPDIR=/tmp uab …\)$")
+    with pytest.raises(UabError, match=said):
+        assert backend(model=str(tmp_path / "model")).llm
+    monkeypatch.setenv("VLLM_RPC_BASE_PATH", too_long)  # the user's own place, where vLLM puts them
+    monkeypatch.setattr(tempfile, "tempdir", fits)
+    with pytest.raises(UabError, match=r"^VLLM_RPC_BASE_PATH is 71 bytes long .* of at most 70 bytes "
+                                       r"\(VLLM_RPC_BASE_PATH=/tmp uab …\)$"):
+        assert backend(model=str(tmp_path / "model")).llm
+    assert len(started) == 1 and os.environ["VLLM_RPC_BASE_PATH"] == too_long
+
+
 _ORPHANED_WATCH = """
 import os, subprocess, sys, threading, time
 if len(sys.argv) == 1:  # the parent: starts the watching child, sees it go on while it lives, exits

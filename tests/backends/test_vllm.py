@@ -179,6 +179,40 @@ def test_phase1_on_vllm_writes_only_records_to_stdout(tmp_path):
     assert len(lines) == 6 and all(orjson.loads(line)["samples"] for line in lines), done.stdout[:500]
 
 
+def test_vllm_names_its_sockets_as_uab_counts_them():
+    """uab's check of TMPDIR's length counts on vLLM's socket paths being ``<folder>/<uuid4>``."""
+    from vllm import envs
+    from vllm.utils.network_utils import get_open_zmq_ipc_path
+
+    from uab_cli.backends.vllm import _socket_path_bytes
+
+    path = get_open_zmq_ipc_path()
+    assert path.startswith("ipc://")
+    assert len(os.fsencode(path.removeprefix("ipc://"))) == _socket_path_bytes(envs.VLLM_RPC_BASE_PATH)
+
+
+def test_phase1_on_vllm_with_a_tmpdir_too_long_for_its_sockets_is_one_line_and_exit_2(tmp_path):
+    """vLLM's engine failed to start with ZeroMQ's "ipc path ... is longer than 107 characters" (exit 1,
+    after the engine's log); now uab says so of TMPDIR at once, before the engine starts."""
+    import pathlib
+    import subprocess
+    import sys
+
+    root = pathlib.Path(__file__).resolve().parents[2]
+    tmp = tmp_path / ("t" * max(1, 71 - len(os.fsencode(str(tmp_path))) - 1))
+    tmp.mkdir()
+    env = {**{k: v for k, v in os.environ.items() if k != "VLLM_RPC_BASE_PATH"}, "TMPDIR": str(tmp)}
+    done = subprocess.run([sys.executable, "-m", "uab_cli", "phase1", str(root / "sample_data" / "quickstart.jsonl"),
+                           "--backend", "vllm", "--max-tokens", "8", "-q"], capture_output=True, env=env, timeout=600,
+                          cwd=tmp_path)
+    assert done.returncode == 2 and done.stdout == b"", done.stderr.decode()[-2000:]
+    size = len(os.fsencode(str(tmp)))
+    assert done.stderr.decode() == (f"error: TMPDIR is {size} bytes long ({tmp}): vLLM's engine cannot start there, "
+                                         f"as its socket files' paths (TMPDIR/<uuid4>) would pass the 107 bytes a Unix "
+                                         f"socket's path may have; give a TMPDIR of at most 70 bytes (TMPDIR=/tmp uab …)\n")
+    assert list(tmp.iterdir()) == []
+
+
 ORPHAN_SCRIPT = """
 from uab_cli.backends.base import SampleRequest, SamplingParams
 from uab_cli.backends.vllm import VLLMBackend

@@ -59,6 +59,9 @@ LOG_TAIL = 1 << 16  # bytes of the engine's log kept to read why it failed
 ORPHAN_GRACE = 30.0  # seconds an orphaned engine has to shut down (vLLM allows its workers 5 + 4) before a kill
 SOCKETS = "uab-vllm."  # TMPDIR/uab-vllm.XXXXXXXX/: one engine's ZeroMQ socket files and its lock
 IPC_PATH_MAX = 107  # bytes a Unix socket's path may have (Linux: sockaddr_un.sun_path less its NUL; zmq.IPC_PATH_MAX_LEN)
+# The name vLLM gives each socket file in its folder: a uuid4 (``get_open_zmq_ipc_path`` in
+# vllm/utils/network_utils.py, ``f"ipc://{VLLM_RPC_BASE_PATH}/{uuid4()}"``).
+VLLM_SOCKET = str(uuid.UUID(int=0))
 
 
 def _on_cpu(vllm) -> bool:
@@ -140,7 +143,7 @@ def _socket_dir() -> Iterator[None]:
     ``TMPDIR/uab-vllm.XXXXXXXX``, whose lock file it holds; removed on exit. One a uab killed with
     ``kill -9`` left is removed at the next start, by the cache sweep's rule (``models.unheld``).
     A ``VLLM_RPC_BASE_PATH`` that is set is kept; where ``_made_socket_dir`` makes none, vLLM's
-    own place (``TMPDIR``) is."""
+    own place (``TMPDIR``) is (``_sockets_fit`` has checked that its socket paths fit)."""
     made = None if os.environ.get("VLLM_RPC_BASE_PATH") else _made_socket_dir()
     if made is None:
         yield
@@ -155,6 +158,29 @@ def _socket_dir() -> Iterator[None]:
         lock.release()
 
 
+def _socket_path_bytes(folder: str) -> int:
+    """Bytes of the path of a socket file vLLM makes in ``folder`` (``folder/<uuid4>``)."""
+    return len(os.fsencode(f"{folder}/{VLLM_SOCKET}"))
+
+
+def _sockets_fit() -> None:
+    """Raise a ``UabError`` where the socket files vLLM makes in its own place (``VLLM_RPC_BASE_PATH``,
+    else ``TMPDIR``) would have paths longer than a Unix socket's may be: the engine fails to
+    start there with ZeroMQ's error, deep in its own process's log, and fails again until that
+    variable is shorter."""
+    name, folder = "VLLM_RPC_BASE_PATH", os.environ.get("VLLM_RPC_BASE_PATH")
+    if not folder:
+        name, folder = "TMPDIR", tempfile.gettempdir()
+    size = len(os.fsencode(folder))
+    most = IPC_PATH_MAX - _socket_path_bytes("")
+    if size > most:
+        raise UabError(
+            f"{name} is {size} bytes long ({folder}): vLLM's engine cannot start there, as its socket files' "
+            f"paths ({name}/<uuid4>) would pass the {IPC_PATH_MAX} bytes a Unix socket's path may have; give "
+            f"a {name} of at most {most} bytes ({name}=/tmp uab …)"
+        )
+
+
 def _made_socket_dir() -> tuple[str, object] | None:
     """``_socket_dir``'s directory, made and locked, and its lock, after the sweep of those dead;
     ``None`` where a socket path in it would be longer than a Unix socket's may be (a long
@@ -164,7 +190,7 @@ def _made_socket_dir() -> tuple[str, object] | None:
 
     filelock = require("filelock", "vllm")
     root = tempfile.gettempdir()
-    if len(os.fsencode(os.path.join(root, SOCKETS + "X" * 8, str(uuid.UUID(int=0))))) > IPC_PATH_MAX:
+    if _socket_path_bytes(os.path.join(root, SOCKETS + "X" * 8)) > IPC_PATH_MAX:
         return None
     made = None
     try:
@@ -422,6 +448,7 @@ class VLLMBackend(BaseBackend):
         if self._llm is None:
             from ..models import offline_unless_reachable, vllm_model_dir
 
+            _sockets_fit()  # before a GGUF's conversion, which the engine would not get to use
             path = vllm_model_dir(self._model_arg)
             offline = offline_unless_reachable(path)
             if self.on_cpu:
