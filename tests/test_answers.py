@@ -1791,3 +1791,22 @@ def test_a_range_of_dollar_amounts_reads_as_the_range(text, same_as):
     """"The answer is $50–$60" read `50-` ("$50–$" a math span) and "$50 to $60" `50`: a range between dollar amounts
     (an en dash or "to") reads as the range without its dollar signs does ("50–60" is `50-60`)."""
     assert extract_answer(text, MATH) == extract_answer(same_as, MATH)
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("The answer is 12 (since 3 × 4 = 12, not 13).", "12"), ("The answer is 10 (5 choose 2, not 5 permute 2).", "10"),
+    ("The answer is 5 (since 3, not 4, is the remainder).", "5"),
+    ("The answer is 4 (I first said 5, not 4, but that was wrong).", "4"),
+    ("The answer is 5 (since 3 (not 4) remain).", "5"), ("The answer is [3, 5), not (3, 5).", "[3,5)"),
+])
+def test_a_denial_inside_a_bracket_after_a_marker_leaves_the_value_before_it(text, expected):
+    """"The answer is 12 (since 3 × 4 = 12, not 13)" read `12(since3\\times4=12`: the value the denial follows was
+    taken for the answer's end, inside the bracket; the value before the bracket states the answer."""
+    assert extract_answer(text, MATH) == expected
+
+
+def test_a_denial_inside_a_bracket_with_no_value_before_it_cuts_nothing():
+    """"The answer is (5, not 6)." read `(5`, a bracket left open; with no value before the bracket the line is read
+    whole, as it was before values a denial follows were read."""
+    answer = extract_answer("The answer is (5, not 6).", MATH)
+    assert answer.count("(") == answer.count(")")

@@ -500,11 +500,16 @@ def _amounts_end(t: str, close: int) -> bool:
 def _after_marker(tail: str) -> str:
     """The expression after "the answer is": a math span if one opens it, else the bold part
     of its line or its first sentence, cut at its first clause; a value a denial of another follows states the answer
-    ("50 — not 49", "$18, not $19", "**50** (not 49)": 50, as "51, not 49" is 51; ``_VALUE_THEN_DENIAL``)."""
+    ("50 — not 49", "$18, not $19", "**50** (not 49)": 50, as "51, not 49" is 51; ``_VALUE_THEN_DENIAL``), and so does
+    the value before a bracket the denial is in ("12 (since 3 × 4 = 12, not 13)": 12; "(5, not 6)" is read whole)."""
     t = tail.lstrip(_MARKER_JOINT)
     line = t.split("\n", 1)[0]
     if _SET_APART.search(line) and (denial := _VALUE_THEN_DENIAL.search(line)):
-        t = line = line[:denial.end("unit")]  # its unit kept: "4:30 pm, not 5:30 pm"
+        stated = line[:denial.end("unit")]  # its unit kept: "4:30 pm, not 5:30 pm"
+        if (opened := _left_open(stated)) is not None:
+            stated = stated[:opened] if _DIGIT.search(stated, 0, opened) else ""
+        if stated:
+            t = line = stated
     if (span := _math_span(t)) is not None:
         return span
     if (marks := line.count("**")) % 2 and marks > 1:  # "**50** or **51**": the "**" opening its first bold part went
@@ -515,6 +520,17 @@ def _after_marker(tail: str) -> str:
     while first and _BOLD_JOINT.fullmatch(line, bold[first - 1].end(), bold[first].start()):
         first -= 1
     return _prose_value(line[bold[first].start():bold[-1].end()].replace("**", ""))
+
+
+def _left_open(t: str) -> int | None:
+    """Where the first bracket ``t`` leaves open is ("12 (since 3" opens one at 3), if one is."""
+    opened: list[int] = []
+    for i, c in enumerate(t):
+        if c in _OPEN:
+            opened.append(i)
+        elif c in _CLOSE and opened:
+            opened.pop()
+    return opened[0] if opened else None
 
 
 def _prose_value(line: str) -> str:
