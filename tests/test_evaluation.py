@@ -14,7 +14,7 @@ import pytest
 from conftest import cli, read_jsonl, write_jsonl
 
 from uab_cli import allocation, allocators, evaluation, plots, recommend, report
-from uab_cli.answers import majority_vote
+from uab_cli.answers import is_correct, majority_vote
 from uab_cli.errors import UabError
 from uab_cli.settings import Allocation, Vote
 from uab_cli.signals import DEFAULT_T
@@ -146,8 +146,8 @@ def test_replayed_vote_matches_majority_vote():
             drawn = [rec["samples"][j]["answer"] for j in perm[i]]
             for t in range(1, len(answers) + 1):
                 pred = majority_vote(drawn[:t]).prediction
-                assert vote[i, t] == (pred is not None and evaluation.is_correct(rec, pred))
-                assert cover[i, t] == any(evaluation.is_correct(rec, a) for a in drawn[:t] if a)
+                assert vote[i, t] == (pred is not None and is_correct(rec, pred))
+                assert cover[i, t] == any(is_correct(rec, a) for a in drawn[:t] if a)
 
 
 def test_uniform_is_always_replayed_so_every_gain_and_the_recommendation_have_their_reference(tmp_path):
@@ -293,7 +293,7 @@ def brute_majority(rec: dict, n: int) -> float:
 
     answers = [s["answer"] for s in rec["samples"]]
     subsets = list(itertools.combinations(answers, n))
-    right = [(pred := majority_vote(list(sub)).prediction) is not None and evaluation.is_correct(rec, pred)
+    right = [(pred := majority_vote(list(sub)).prediction) is not None and is_correct(rec, pred)
              for sub in subsets]
     return sum(right) / len(subsets)
 

@@ -15,7 +15,7 @@ import os
 import re
 import sys
 import warnings
-from typing import Annotated, Literal, NoReturn
+from typing import TYPE_CHECKING, Annotated, Literal, NoReturn
 
 import typer
 from rich.console import Console
@@ -52,6 +52,9 @@ from .records import level_order
 from .settings import Allocation, Generation, Vote, load_file
 from .signals import DEFAULT_T, SAMPLE_SIGNALS
 from .signals import SUMMARIES as SIGNAL_SUMMARIES
+
+if TYPE_CHECKING:
+    from .pools import Pooled
 
 PresetName = Literal[tuple(PRESETS)]
 VoteSignalName = Literal[SAMPLE_SIGNALS]
@@ -623,13 +626,12 @@ def _numbered(path: str) -> list[tuple[int, dict]]:
     return list(read_jsonl(path))
 
 
-def _pool(path: str) -> tuple[list[dict], str]:
-    """The records of the pool ``path`` names (a file or a `uab pool` directory), checked as one, and
-    the pool file's name, as errors about the pool name it."""
+def _pool(path: str) -> tuple[Pooled, str]:
+    """The pool ``path`` names (a file or a `uab pool` directory), read and checked as one
+    (``runs.read_pool``), and the pool file's name, as errors about the pool name it."""
     name = runs.pool_file(path)
-    records, lines = _load(name, "sampled")
-    runs.check_pool(records, display_name(name), lines)
-    return records, display_name(name)
+    _stdin_hint(name)
+    return runs.read_pool(name), display_name(name)
 
 
 def _questions(path: str) -> tuple[list[dict], str | None]:
@@ -907,7 +909,7 @@ def simulate(
         err.print(f"note: the cost at fixed accuracy is priced at {price.input:g} in / {price.output:g} out per 1M "
                   f"tokens, the --price {price.source} records", markup=False, highlight=False, soft_wrap=True)
     if "vote_temperature" in _given(ctx) or "vote_temperature" in ctx.meta.get("uab.from_file", ()):
-        Vote.check_candidates(vote_temperature, vote_rules, vote_signal, pipeline.default_signal(records[0]))
+        Vote.check_candidates(vote_temperature, vote_rules, vote_signal, pipeline.default_signal(records.first))
     rule = from_params(Vote, {**ctx.params, "vote_signal": vote_signal, "vote_temperature": None})
     hard = Allocation.replayed(ctx.params, allocators)
     gain, exit_test = hard.gain, (hard.exit_test, hard.exit_nmax)

@@ -22,18 +22,16 @@ from .allocators import (
     replay_readers,
 )
 from .analyses import Deciles, at_accuracy, deciles_of
-from .answers import gold_answer, is_correct
 from .cost import Price
 from .errors import UabError
 from .pipeline import default_signal, generation_of, resolve_vote_signal
-from .pools import Pool
-from .records import is_int, level_name, level_order, provenance, questions_fingerprint, samples
+from .pools import Pool, Pooled, pooled
+from .records import is_int, level_name, level_order, provenance
 from .settings import DEFAULT_CUT, JUDGE_TOKENS, LISTS, TEMPLATE_DIGEST, Generation, Vote, changes
 from .signals import (
     DEFAULT_T,
     SAMPLE_SIGNALS,
     SCALAR_SIGNALS,
-    lacks,
     log_p,
 )
 from .signals import REGISTRY as SIGNAL_REGISTRY
@@ -57,7 +55,7 @@ def _token_fields(drawn: np.ndarray | None, cum: np.ndarray | None, cum_prompt: 
 
 
 def simulate(
-    records: Sequence[dict] | Pool,
+    records: Sequence[dict] | Pooled | Pool,
     budgets: Sequence[int] | None,
     allocators: Sequence[str],
     signals: Sequence[str] | None = None,
@@ -112,7 +110,7 @@ def simulate(
     vote = vote or Vote()
     vote.check_rules(list(vote_rules))
     pool = records if isinstance(records, Pool) else _prepared(records, vote.cut, pool_name)
-    own = default_signal(pool.records[0])
+    own = default_signal(pool.first)
     signals = list(dict.fromkeys(signals)) if signals else [own]  # a repeated value is replayed once
     vote = vote if vote.signal is not None else replace(vote, signal=own)
     if pool.cut_samples != vote.cut:
@@ -151,7 +149,7 @@ def simulate(
                    analysis, max_per_question, exit_test)
 
 
-def _prepared(records: Sequence[dict], cut: str, name: str | None) -> Pool:
+def _prepared(records: Sequence[dict] | Pooled, cut: str, name: str | None) -> Pool:
     """``Pool(records, cut)``, its ``UabError`` (no gold answer, a record without samples) naming
     the pool's file ``name``."""
     try:
@@ -178,7 +176,7 @@ def _replay(pool, combos, skipped, seeds, gain, thresholds, variants, vote, advi
     results = list(skipped)  # for the analyses
     deciles = analysis[0] if analysis else None
     first = pool.statistics(deciles.statistic) if deciles else None
-    m, idx = len(pool.records), np.arange(len(pool.records))
+    m, idx = len(pool.ids), np.arange(len(pool.ids))
     level_of = np.array([None if lv is None else level_name(lv) for lv in pool.levels], dtype=object)
     levels = sorted({lv for lv in level_of if lv is not None}, key=level_order)
     # each sample's log confidence per vote temperature; the rules that read only their order at vote's own
@@ -265,7 +263,7 @@ def _replay(pool, combos, skipped, seeds, gain, thresholds, variants, vote, advi
         yield from ({"cost_at_accuracy": c} for c in at_accuracy(summarize(results), analysis[1], analysis[2]))
     if not advise:
         return
-    context = {"gain": gain, "exit_test": exit_test, "vote": vote, "generation": generation_of(pool.records[0]),
+    context = {"gain": gain, "exit_test": exit_test, "vote": vote, "generation": generation_of(pool.first),
                "whole_pool": {c[4] for c in combos if c[4] * m >= pool.k.sum()},
                "k1": {(c[0], c[1], c[2], c[4]): c[3] for c in combos},
                "capped": capped,
@@ -276,7 +274,7 @@ def _replay(pool, combos, skipped, seeds, gain, thresholds, variants, vote, advi
         yield {"recommendation": rec}
 
 
-def check(records: Sequence[dict], recommended: Sequence[dict], seeds: int | Sequence[int] = 20,
+def check(records: Sequence[dict] | Pooled, recommended: Sequence[dict], seeds: int | Sequence[int] = 20,
           pool_name: str | None = None, whole_pool: Collection[int] = ()) -> Iterator[dict]:
     """Replay recommendations (``simulate``'s ``{"recommendation": ...}`` rows, chosen on other
     questions) on ``records``: each N's combination, with its vote settings, and Uniform + majority
@@ -292,13 +290,14 @@ def check(records: Sequence[dict], recommended: Sequence[dict], seeds: int | Seq
     a signal it lacks) name ``pool_name``, the pool's file."""
     if (seeds if isinstance(seeds, int) else len(set(seeds))) < 2:
         raise UabError("--check needs --seeds 2 or more: a loss is judged against its standard error over seeds")
+    records = pooled(records)  # read once, for every replay
     pool = _prepared(records, DEFAULT_CUT, pool_name) if recommended else None
     if pool is not None:
         fits(pool, [rec["N"] for rec in recommended], pool_name)
     return _checked(records, recommended, seeds, pool, pool_name, whole_pool)
 
 
-def _checked(records: Sequence[dict], recommended: Sequence[dict], seeds: int | Sequence[int], pool: Pool | None,
+def _checked(records: Sequence[dict] | Pooled, recommended: Sequence[dict], seeds: int | Sequence[int], pool: Pool | None,
              pool_name: str | None, whole_pool: Collection[int]) -> Iterator[dict]:
     """``check``'s rows, its refusals made (``pool``: the records prepared, None for no recommendation)."""
     for rec in recommended:
@@ -313,7 +312,7 @@ def _checked(records: Sequence[dict], recommended: Sequence[dict], seeds: int | 
             continue
         signals = [entry["signal"]] if entry["signal"] else None  # signal-free: the pool's own, unread
         run, vote = recommend.as_run(rec)  # as `uab run --settings` runs it
-        own = default_signal(records[0])  # and its confidences: --vote-signal, else the allocation's signal's
+        own = default_signal(records.first)  # and its confidences: --vote-signal, else the allocation's signal's
         vote = resolve_vote_signal(vote, run.signal or own, own == "vcs")
         signal = vote.vote_signal(own)
         if vote.uses_confidence and not pool.has_statistic(signal):  # every vote would be majority's: no gain, silently
@@ -343,14 +342,14 @@ def whole_pool(rows: Sequence) -> set[int]:
     return {r["N"] for r in rows if isinstance(r, dict) and r.get("whole_pool") is True and is_int(r.get("N"))}
 
 
-def _whole_pool_se(records: Sequence[dict], rule: str, vote: Vote) -> float:
+def _whole_pool_se(records: Sequence[dict] | Pooled, rule: str, vote: Vote) -> float:
     """The standard error over the graded questions of ``rule``'s correctness minus majority's,
     each question voted on its whole pool (where N spends it, what every allocation draws)."""
     pool = Pool(records, vote.cut)
-    signal = vote.signal or default_signal(pool.records[0])
+    signal = vote.signal or default_signal(pool.first)
     log_w = pool.log_w(signal, vote.temperature) if voting.RULES[rule].confidence else None
     votes, _ = pool.outcomes(pool.permutations(0), list(dict.fromkeys([voting.DEFAULT_RULE, rule])), log_w, vote.keep)
-    idx = np.arange(len(pool.records))
+    idx = np.arange(len(pool.ids))
     diff = (votes[rule][0][idx, pool.k].astype(np.float64) - votes[voting.DEFAULT_RULE][0][idx, pool.k])[pool.graded]
     return float(recommend.standard_error(diff)) if diff.size > 1 else 0.0
 
@@ -359,7 +358,7 @@ def fitting_budgets(pool: Pool, name: str | None = None) -> list[int]:
     """``DEFAULT_BUDGETS`` up to what ``pool`` holds (N·M samples in all): 2, 4 on a pool of 5
     samples per question; ``UabError`` (``fits``'s) when not even the smallest fits."""
     fits(pool, DEFAULT_BUDGETS[:1], name)
-    return [n for n in DEFAULT_BUDGETS if n * len(pool.records) <= int(pool.k.sum())]
+    return [n for n in DEFAULT_BUDGETS if n * len(pool.ids) <= int(pool.k.sum())]
 
 
 def _check(pool, budgets, allocators, signals, seeds, temps, gain, name=None) -> None:
@@ -380,12 +379,12 @@ def fits(pool: Pool, budgets: Sequence[int], name: str | None = None) -> None:
     """``UabError`` (naming the pool's file ``name`` where given) unless ``pool`` holds N·M samples
     for each N of ``budgets``: the refusal of ``simulate`` and ``check``, which a caller that prints
     as it replays (``benchmarks/holdout_check.py``) makes before its first line."""
-    if int(pool.k.sum()) < max(budgets) * len(pool.records):
-        n, m, fewest = max(budgets), len(pool.records), int(np.argmin(pool.k))
+    if int(pool.k.sum()) < max(budgets) * len(pool.ids):
+        n, m, fewest = max(budgets), len(pool.ids), int(np.argmin(pool.k))
         k = int(pool.k.min())
         held = (f"{k} sample{'s' * (k != 1)} per question" if k == pool.k.max() else
                 f"{int(pool.k.sum()):,} samples, {k} to {int(pool.k.max())} per question, "
-                f"{pool.records[fewest]['id']!r} the fewest")
+                f"{pool.ids[fewest]!r} the fewest")
         raise UabError(f"budget N={n} needs {n * m:,} samples; the pool holds {held}: "
                        "build a larger pool or use smaller budgets", name)
 
@@ -394,9 +393,8 @@ def _unrunnable(pool: Pool, name: str, signal: str | None) -> str | None:
     if name in NEEDS_JUDGE and not pool.judged:
         return "no 'judge' label on every record (`uab pool` does not judge: draw the pool with `uab phase1 -K K --judge`)"
     if signal in SCALAR_SIGNALS:
-        key = signal.replace("-", "_")
-        if any(lacks(s, key) for ss in pool.samples for s in ss):  # a filtered one has none
-            return f"some pool samples have no {key} (no token logprobs)"
+        if pool.lacks(signal):  # a filtered one has none
+            return f"some pool samples have no {SCALAR_SIGNALS[signal]} (no token logprobs)"
     elif signal in SAMPLE_SIGNALS and not pool.has_statistic(signal):  # vcs, vcs-pow
         # one sample without a confidence counts as unsure (signals.VCS_MISSING_P), a pool without any is no signal
         return f"no pool sample has a verbalised confidence (draw the pool with {SIGNAL_REGISTRY[signal].needs})"
@@ -410,7 +408,7 @@ def _unrunnable(pool: Pool, name: str, signal: str | None) -> str | None:
 # --- aggregation -------------------------------------------------------------------
 
 
-def produced_by(records: Sequence[dict], pool: str, seeds: int, vote: Vote | None = None, gain: str | None = None,
+def produced_by(records: Sequence[dict] | Pooled, pool: str, seeds: int, vote: Vote | None = None, gain: str | None = None,
                 check: str | None = None, price: Price | None = None,
                 vote_rules: Sequence[str] = (), vote_temperatures: Sequence[float] | None = None,
                 exit_test: tuple[str, int | None] = ("paper", None)) -> dict:
@@ -423,7 +421,8 @@ def produced_by(records: Sequence[dict], pool: str, seeds: int, vote: Vote | Non
     ``report`` prices its cost at fixed accuracy at), and uab's version.
     The rows carry allocator, signal, T, N, seed and vote rule (and ``weighted``'s vote temperature). ``fingerprint``: the pool's
     questions (``records.questions_fingerprint``), so a report can tell another pool."""
-    resolved = vote and replace(vote, signal=vote.signal or default_signal(records[0]))  # what confidence rules read
+    records = pooled(records)
+    resolved = vote and replace(vote, signal=vote.signal or default_signal(records.first))  # what confidence rules read
     temps = list(dict.fromkeys(vote_temperatures or ())) or [vote.temperature] if vote else []  # as replayed
     crossed = len(temps) > 1 and tempered_rules(resolved, vote_rules)  # the rows vary by vote temperature
     settings = vote and {"vote": {"signal": resolved.signal,
@@ -431,8 +430,8 @@ def produced_by(records: Sequence[dict], pool: str, seeds: int, vote: Vote | Non
                                   **({"temperatures": temps} if crossed else
                                      {"temperature": temps[0] if len(temps) == 1 else vote.temperature}),
                                   "keep": vote.keep, "cut_samples": vote.cut}}
-    return {"simulation": {"pool": pool, "questions": len(records), "fingerprint": questions_fingerprint(records),
-                           "generation": generation_of(records[0]), **_regraded(records[0]),
+    return {"simulation": {"pool": pool, "questions": len(records), "fingerprint": records.fingerprint(),
+                           "generation": generation_of(records.first), **_regraded(records.first),
                            "seeds": seeds, **({"gain": gain} if gain else {}),
                            **({"exit_test": exit_test[0], "exit_nmax": exit_test[1]} if exit_test[0] != "paper" else {}),
                            **(settings or {}),
@@ -454,7 +453,7 @@ def about(rows: Sequence[dict]) -> dict | None:
     return found if isinstance(found, dict) else None
 
 
-def drawn_otherwise(rows: Sequence[dict], records: Sequence[dict]) -> dict[str, str]:
+def drawn_otherwise(rows: Sequence[dict], records: Sequence[dict] | Pooled) -> dict[str, str]:
     """``{option: "(then → now)"}`` where the pool ``records`` was drawn with other generation
     settings than the pool of results ``rows`` (``produced_by``'s): a check on it replays on
     samples unlike those the recommendation was chosen on. Only the generation settings both
@@ -462,7 +461,8 @@ def drawn_otherwise(rows: Sequence[dict], records: Sequence[dict]) -> dict[str, 
     seed is a fresh draw of the same settings). A results file without them (of a uab before the
     ``produced_by`` row, or recommendation rows alone): its recommendations' ``settings``, whose
     sampling settings are its pool's (what ``uab run --settings`` draws with)."""
-    was, now = (about(rows) or {}).get("generation"), generation_of(records[0]) if records else {}
+    records = pooled(records)
+    was, now = (about(rows) or {}).get("generation"), generation_of(records.first) if len(records) else {}
     if not isinstance(was, dict):
         was = next(({k: v for k, v in rec["settings"].items() if k in Generation.__dataclass_fields__}
                     for r in rows if isinstance(r, dict) and isinstance(rec := r.get("recommendation"), dict)
@@ -470,13 +470,13 @@ def drawn_otherwise(rows: Sequence[dict], records: Sequence[dict]) -> dict[str, 
     return generation_changes(was, now)
 
 
-def judged_otherwise(recs: Sequence[dict], records: Sequence[dict]) -> tuple[int, int] | None:
+def judged_otherwise(recs: Sequence[dict], records: Sequence[dict] | Pooled) -> tuple[int, int] | None:
     """``(the recommendation's, the pool's)`` ``--judge-max-tokens`` where a ``judge`` recommendation
     of ``recs`` (``recommend.from_results``'s) asks its judge with another cap (none: the default)
     than the one the judge labels of pool ``records`` were asked with (a labelled record that
     records none: the paper's, which uab asked with before the option): a check replays it on
     labels unlike those its run would ask for. None where they agree, or nothing reads labels."""
-    labelled = next((rec for rec in records if rec.get("judge") is not None), None)
+    labelled = pooled(records).labelled
     if labelled is None:
         return None
     pool = generation_of(labelled).get("judge_max_tokens", JUDGE_TOKENS)
@@ -487,12 +487,13 @@ def judged_otherwise(recs: Sequence[dict], records: Sequence[dict]) -> tuple[int
     return None
 
 
-def same_questions(rows: Sequence[dict], records: Sequence[dict]) -> bool:
+def same_questions(rows: Sequence[dict], records: Sequence[dict] | Pooled) -> bool:
     """Whether ``records`` are the questions the results ``rows`` were simulated on (the
     fingerprint of ``produced_by``): a ``--check`` on them is not held out, and on the same
     samples it replays, seed for seed, the very draws its recommendations were chosen on."""
     made = (about(rows) or {}).get("fingerprint")
-    return bool(records) and made == questions_fingerprint(records)
+    records = pooled(records)
+    return bool(len(records)) and made == records.fingerprint()
 
 
 def generation_changes(was: dict | None, now: dict, given: Sequence[str] = ()) -> dict[str, str]:
@@ -578,7 +579,7 @@ def recommendations(rows: Sequence[dict]) -> list[dict]:
     return [r["recommendation"] for r in rows if "recommendation" in r]
 
 
-def anll_correlation(records: Sequence[dict]) -> float | None:
+def anll_correlation(records: Sequence[dict] | Pooled) -> float | None:
     """Pearson r between ANLL and correctness over all graded pool samples (paper: ≈ −0.3)."""
     anll = anll_by_correctness(records)
     x = np.concatenate([anll[True], anll[False]])
@@ -590,17 +591,10 @@ def anll_correlation(records: Sequence[dict]) -> float | None:
     return float(np.corrcoef(x, y)[0, 1])
 
 
-def anll_by_correctness(records) -> dict[bool, np.ndarray]:
+def anll_by_correctness(records: Sequence[dict] | Pooled) -> dict[bool, np.ndarray]:
     """The ANLL of the graded pool samples, split by whether each sample's answer is right."""
-    out = {True: [], False: []}
-    for rec in records:
-        if gold_answer(rec) is None:
-            continue
-        for s in samples(rec):
-            if s.get("anll") is not None:
-                out[bool(is_correct(rec, s.get("answer")))].append(float(s["anll"]))
-    return {k: np.array(v) for k, v in out.items()}
-
-
-
-
+    records = pooled(records)
+    anll = records.column("anll")
+    graded = ~np.isnan(anll) & records.sample_graded()
+    right = records.flat(records.right)
+    return {True: anll[graded & right], False: anll[graded & ~right]}

@@ -308,15 +308,23 @@ def read_batches(path: str, stage: str | None = "question", name: str | None = N
 def load_records(path: str, stage: str = "question") -> tuple[list[dict], list[int]]:
     """All validated records for a stage, and the line each came from; one that could not be
     written back (``dumps``) is an error naming its line, before a stage samples for it."""
-    records: list[dict] = []
-    seen: set[str] = set()
     with gcpolicy.paused():
-        for batch in _batches(path):
-            _validate(batch, stage, display_name(path), len(records) + 1, seen)
-            for line, rec in enumerate(batch, len(records) + 1):
-                dumps(rec, display_name(path), line)
-            records += batch
+        records = [rec for _, rec in stream_records(path, stage)]
     return records, list(range(1, len(records) + 1))
+
+
+def stream_records(path: str, stage: str = "question") -> Iterator[tuple[int, dict]]:
+    """``load_records``'s records with their lines, one at a time (a caller that keeps only part of
+    each): a block of them is validated and checked (``dumps``) before any of it is given."""
+    name = display_name(path)
+    seen: set[str] = set()
+    line = 1
+    for batch in _batches(path):
+        _validate(batch, stage, name, line, seen)
+        for n, rec in enumerate(batch, line):
+            dumps(rec, name, n)
+        yield from enumerate(batch, line)
+        line += len(batch)
 
 
 def _validate(batch: list[dict], stage: str, name: str, first_line: int, seen: set[str]) -> None:

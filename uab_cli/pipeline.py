@@ -959,21 +959,31 @@ def first_unlike(records: Sequence[dict], first: dict,
                  differ: Callable[[dict, dict], dict]) -> tuple[int, dict] | None:
     """The first of ``records`` whose Phase-1 settings (``generation_of``) ``differ(first, them)``
     finds changed (``{option: "(then → now)"}``), with its index and the changes; None where none
-    is. Each distinct setting is compared once: the records of one draw record the same settings
-    but for their ``k`` (a record that came with more samples), so a pool of 10^5 pays no
-    comparison per record."""
-    agreed: set[bytes] = set()
-    for r, rec in enumerate(records):
+    is (``Unlike``, record by record)."""
+    unlike = Unlike(first, differ)
+    return next(((r, changed) for r, rec in enumerate(records) if (changed := unlike(rec))), None)
+
+
+class Unlike:
+    """``first_unlike``'s test of one record at a time (a file read as a stream): what ``differ(first,
+    them)`` finds changed in its Phase-1 settings, ``{}`` where nothing. Each distinct setting is
+    compared once: the records of one draw record the same settings but for their ``k`` (a record
+    that came with more samples), so a pool of 10^5 pays no comparison per record."""
+
+    def __init__(self, first: dict, differ: Callable[[dict, dict], dict]):
+        self.first, self.differ, self.agreed = first, differ, set()
+
+    def __call__(self, rec: dict) -> dict:
         drawn = generation_of(rec)
-        if drawn == first:
-            continue
+        if drawn == self.first:
+            return {}
         key = orjson.dumps(drawn, option=orjson.OPT_SORT_KEYS)  # parsed JSON: its serialisation is its value
-        if key in agreed:
-            continue
-        if changed := differ(first, drawn):
-            return r, changed
-        agreed.add(key)
-    return None
+        if key in self.agreed:
+            return {}
+        changed = self.differ(self.first, drawn)
+        if not changed:
+            self.agreed.add(key)
+        return changed or {}
 
 
 def generation_of(rec: dict) -> dict:

@@ -5,74 +5,173 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import math
+from array import array
 from collections import Counter
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 
 import numpy as np
 
 from . import allocation, majority, voting
 from .answers import class_keys, gold_answer, is_correct
+from .backends.base import FILTERED
 from .errors import UabError
 from .pipeline import is_cut, voted_answer
-from .records import question_type, samples
+from .records import COUNTS, asked, fingerprint, question_type, samples
 from .settings import DEFAULT_CUT
-from .signals import log_p, sample_statistic, success_probabilities, vote_outcomes
+from .signals import SCALAR_SIGNALS, is_filtered, log_p, statistic_field, success_probabilities, vote_outcomes
 
 _BIG = 1 << 30  # the rank of no answer: after every answer
 _CELLS = 1 << 22  # how many (row, prefix, class or sample) cells the replay's vote tables hold at once
 
 
+_STATISTICS = (*SCALAR_SIGNALS.values(), "confidence")  # the fields a sample's statistics are in (``statistic_field``)
+
+
+class Pooled:
+    """A pool's records as ``simulate`` and ``report`` read them, gathered record by record (``add``,
+    as a file is streamed) into what they read and nothing more: per question its id, what its
+    fingerprint hashes (``records.asked``), whether it has a gold answer, its question's length,
+    judge label and level; per sample, in flat arrays, its answer's class, tie rank and grade
+    (``_classes``), whether it was cut or filtered, its statistics and token counts; and the first
+    record, and the first judge-labelled one, without their samples (their provenance). A record's
+    parsed JSON (a dict per sample, its text) is dropped once read: a pool of 50,000 questions ×
+    8 samples holds tens of MB here, not the GB of its dicts."""
+
+    def __init__(self):
+        self.ids: list[str] = []
+        self.asked: list[list] = []  # what the fingerprint hashes: the question's text, choices, type
+        self.first: dict | None = None  # the first record, without its samples
+        self.labelled: dict | None = None  # the first with a judge label, without its samples
+        self.k, self.lengths = array("q"), array("q")
+        self.graded, self.hard = array("b"), array("b")
+        self.judged = True  # every record labelled easy or hard
+        self.levels: list = []
+        self.answer_cls, self.rank = array("q"), array("q")  # of each sample's answer, cut or not; -1 / _BIG: none
+        self.right, self.cut, self.filtered = array("b"), array("b"), array("b")
+        self.stats = {key: array("d") for key in _STATISTICS}  # NaN where a sample has none
+        self.counts: dict[str, array | None] = {key: array("q") for key in COUNTS}  # None once a sample lacks it
+
+    def add(self, rec: dict) -> None:
+        """Gather what is read of one record (its samples graded here, once)."""
+        head = {key: value for key, value in rec.items() if key != "samples"}
+        if self.first is None:
+            self.first = head
+        if self.labelled is None and rec.get("judge") is not None:
+            self.labelled = head
+        self.ids.append(rec["id"])
+        self.asked.append(asked(rec))
+        ss = samples(rec)
+        self.k.append(len(ss))
+        self.lengths.append(len(rec["question"]))
+        self.graded.append(gold_answer(rec) is not None)
+        self.hard.append(rec.get("judge") == "hard")
+        self.judged = self.judged and rec.get("judge") in ("easy", "hard")
+        self.levels.append(rec.get("level"))
+        answers = [voted_answer(s, DEFAULT_CUT) for s in ss]
+        classes, ranked, right = _classes(rec, answers)
+        for s, a in zip(ss, answers):
+            self.answer_cls.append(-1 if a is None else classes[a])
+            self.rank.append(_BIG if a is None else ranked[a])
+            self.right.append(a is not None and right[ranked[a]])
+            self.cut.append(is_cut(s))
+            self.filtered.append(is_filtered(s))
+            for key, column in self.stats.items():
+                column.append(math.nan if (v := s.get(key)) is None else v)
+        for key, column in self.counts.items():
+            if column is not None:
+                values = [s.get(key) for s in ss]
+                if None in values:
+                    self.counts[key] = None
+                else:
+                    column.extend(values)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def fingerprint(self) -> str:
+        """``records.questions_fingerprint`` of the pool's questions."""
+        return fingerprint(self.asked)
+
+    def column(self, statistic: str) -> np.ndarray:
+        """Each sample's ``statistic`` (``anll``, ``confidence``, …), in file order, NaN where it has none."""
+        return self.flat(self.stats[statistic])
+
+    def sample_graded(self) -> np.ndarray:
+        """Per sample (flat, in file order), whether its question has a gold answer."""
+        return np.repeat(self.flat(self.graded), self.flat(self.k))
+
+    @staticmethod
+    def flat(column: array) -> np.ndarray:
+        """One of the gathered columns as an array (bool for the flags), in file order."""
+        if column.typecode == "b":
+            return np.frombuffer(column, dtype=np.int8).astype(bool)
+        return np.frombuffer(column, dtype=column.typecode)
+
+
+def pooled(records: Iterable[dict] | Pooled) -> Pooled:
+    """``records`` gathered (``Pooled.add``); a ``Pooled`` as it is."""
+    if isinstance(records, Pooled):
+        return records
+    out = Pooled()
+    for rec in records:
+        out.add(rec)
+    return out
+
+
 class Pool:
     """A pool prepared once: answer classes, vote tie-break ranks and cached grading.
 
-    ``cut_samples`` (``--cut-samples``): with ``drop`` a sample cut at ``--max-tokens`` has no
-    answer class, so it never votes nor covers; ``cut`` marks those samples either way."""
+    ``records``: the pool's records, or the ``Pooled`` a file was read into. ``cut_samples``
+    (``--cut-samples``): with ``drop`` a sample cut at ``--max-tokens`` has no answer class, so
+    it never votes nor covers; ``cut`` marks those samples either way."""
 
-    def __init__(self, records: Sequence[dict], cut_samples: str = DEFAULT_CUT):
-        if not records:
+    def __init__(self, records: Iterable[dict] | Pooled, cut_samples: str = DEFAULT_CUT):
+        read = self.pooled = pooled(records)
+        if not len(read):
             raise UabError("empty pool: no records")
-        self.records = list(records)
-        self.samples = [samples(rec) for rec in self.records]
-        self.k = np.array([len(ss) for ss in self.samples], dtype=np.int64)
+        self.ids, self.first = read.ids, read.first
+        self.k = np.array(read.k, dtype=np.int64)
         if self.k.min() < 1:
-            bad = self.records[int(np.argmin(self.k))]["id"]
+            bad = self.ids[int(np.argmin(self.k))]
             raise UabError(f"record {bad!r} has no samples: build the pool with `uab pool` first")
-        m, kmax = len(self.records), int(self.k.max())
-        self.cls = np.full((m, kmax), -1, dtype=np.int64)  # answer class; -1 = no answer
-        self.rank = np.full((m, kmax), _BIG, dtype=np.int64)  # lexicographic rank of the answer
-        self.correct = np.zeros((m, kmax), dtype=bool)  # per-sample correctness
-        self.graded = np.array([gold_answer(r) is not None for r in self.records])
+        starts = np.cumsum(self.k) - self.k
+        # where each flat sample (in file order) goes in the (M, K) tables: its row and column
+        self._at = (np.repeat(np.arange(len(self.ids)), self.k), np.arange(int(self.k.sum())) - np.repeat(starts, self.k))
+        self.graded = read.flat(read.graded)
         if not self.graded.any():
             raise UabError("no record in the pool has a gold 'answer': nothing to evaluate")
         self.cut_samples = cut_samples
-        self.cut = np.zeros((m, kmax), dtype=bool)
-        for i, ss in enumerate(self.samples):
-            self.cut[i, :len(ss)] = [is_cut(s) for s in ss]
+        self.cut = self._table(read.flat(read.cut), False)
         # Every sample's answer class, cut or not: what the allocation's signal reads (a cut sample
         # still counts there under ``--cut-samples drop``; ``cls`` is what votes).
-        self.answer_cls = np.full((m, kmax), -1, dtype=np.int64)
-        for i, (rec, ss) in enumerate(zip(self.records, self.samples)):
-            answers = [voted_answer(s, DEFAULT_CUT) for s in ss]
-            classes, ranked, right = _classes(rec, answers)
-            for j, (a, voted) in enumerate(zip(answers, (voted_answer(s, cut_samples) for s in ss))):
-                if a is not None:
-                    self.answer_cls[i, j] = classes[a]
-                if voted is not None:
-                    self.cls[i, j], self.rank[i, j], self.correct[i, j] = classes[a], ranked[a], right[ranked[a]]
+        self.answer_cls = self._table(read.flat(read.answer_cls), -1)
+        dropped = self.cut if cut_samples == "drop" else np.zeros_like(self.cut)
+        self.cls = np.where(dropped, -1, self.answer_cls)  # answer class; -1 = no answer
+        self.rank = np.where(dropped, _BIG, self._table(read.flat(read.rank), _BIG))  # lexicographic rank of the answer
+        self.correct = self._table(read.flat(read.right), False) & ~dropped  # per-sample correctness
+        self.filtered = self._table(read.flat(read.filtered), False)
         self.n_classes = max(int(self.cls.max()) + 1, 1)
-        self.lengths = np.array([len(r["question"]) for r in self.records], dtype=np.float64)
-        self.hard = np.array([r.get("judge") == "hard" for r in self.records])
-        self.judged = all(r.get("judge") in ("easy", "hard") for r in self.records)
-        self.levels = [r.get("level") for r in self.records]
+        self.lengths = np.array(read.lengths, dtype=np.float64)
+        self.hard = read.flat(read.hard)
+        self.judged = read.judged
+        self.levels = read.levels
         # (M, K) completion and prompt tokens per sample; None where some sample lacks its count
-        self.tokens, self.prompt_tokens = (_counts(self.samples, key, kmax) for key in ("n_tokens", "prompt_tokens"))
+        self.tokens, self.prompt_tokens = (None if (c := read.counts[key]) is None else self._table(read.flat(c), 0)
+                                           for key in COUNTS)
+
+    def _table(self, flat: np.ndarray, fill) -> np.ndarray:
+        """A flat per-sample column as an (M, K) table, ``fill`` beyond K_i."""
+        out = np.full((len(self.ids), int(self.k.max())), fill, dtype=flat.dtype)
+        out[self._at] = flat
+        return out
 
     def permutations(self, seed: int) -> np.ndarray:
         """Per question, a seeded draw order over its pool (padded beyond K_i)."""
         kmax = self.cls.shape[1]
-        out = np.tile(np.arange(kmax), (len(self.records), 1))
-        for i, rec in enumerate(self.records):
-            digest = hashlib.blake2b(str(rec["id"]).encode(), digest_size=8).digest()
+        out = np.tile(np.arange(kmax), (len(self.ids), 1))
+        for i, rid in enumerate(self.ids):
+            digest = hashlib.blake2b(str(rid).encode(), digest_size=8).digest()
             rng = np.random.default_rng([seed, int.from_bytes(digest, "big")])
             out[i, :self.k[i]] = rng.permutation(int(self.k[i]))
         return out
@@ -84,10 +183,11 @@ class Pool:
 
     def statistics(self, signal: str) -> np.ndarray:
         """Each sample's own statistic behind ``signal`` (``sample_statistic``), NaN where it lacks it."""
-        stat = np.full(self.cls.shape, np.nan)
-        for i, ss in enumerate(self.samples):
-            stat[i, :len(ss)] = [np.nan if (v := sample_statistic(s, signal)) is None else v for s in ss]
-        return stat
+        return self._table(self.pooled.column(statistic_field(signal)), np.nan)
+
+    def lacks(self, signal: str) -> bool:
+        """Whether some sample came without the token-logprob statistic behind ``signal`` (``signals.lacks``)."""
+        return bool((np.isnan(self.statistics(signal)) & ~self.filtered)[self._at].any())
 
     def has_statistic(self, signal: str) -> bool:
         """Whether any sample has the statistic behind ``signal`` (``statistics`` not all NaN)."""
@@ -155,8 +255,8 @@ class Pool:
         """A[i, n]: question i's exact expected majority-vote accuracy with n samples drawn
         from its pool without replacement (ties exactly as ``outcomes``: a class written several
         ways, ``0.5`` and ``1/2``, is keyed, and graded, by its first spelling among the draws); -inf beyond K_i."""
-        out = np.full((len(self.records), self.cls.shape[1] + 1), -np.inf)
-        for i in range(len(self.records)):
+        out = np.full((len(self.ids), self.cls.shape[1] + 1), -np.inf)
+        for i in range(len(self.ids)):
             k, row = int(self.k[i]), self.cls[i, : self.k[i]]
             counts = np.bincount(row[row >= 0], minlength=self.n_classes)
             pairs, samples = np.unique(np.stack([row[row >= 0], self.rank[i, : k][row >= 0]]), axis=1,
@@ -171,7 +271,12 @@ class Pool:
 
     def probabilities(self, perm: np.ndarray, k1: int, signal: str, temperature: float) -> np.ndarray:
         """p_i from the drawn Phase-1 samples only, through ``signals.success_probabilities``."""
-        phase1 = [[ss[j] for j in perm[i, :k1]] for i, ss in enumerate(self.samples)]
+        key = statistic_field(signal)
+        stat, filtered = self.statistics(signal), self.filtered
+        # each drawn sample as the signal reads it: its statistic (None where it has none) and its filtering
+        phase1 = [[{key: None if math.isnan(v) else v, "finish_reason": FILTERED if f else None}
+                   for v, f in zip(stat[i, perm[i, :k1]].tolist(), filtered[i, perm[i, :k1]].tolist())]
+                  for i in range(len(self.ids))]
 
         def answer_counts(i: int, _ss: list[dict]) -> list[int]:
             ids = self.answer_cls[i, perm[i, :k1]]
@@ -188,18 +293,6 @@ def _key_right(cls: np.ndarray, rank: np.ndarray, right: np.ndarray) -> np.ndarr
     hit = cls[:, :, None] == np.arange(max(int(cls.max(initial=-1)) + 1, 1))
     code = np.where(hit, 2 * rank[:, :, None] + ~right[:, :, None], 2 * _BIG + 1)
     return np.minimum.accumulate(code, axis=1) % 2 == 0
-
-
-def _counts(pool: list[list[dict]], key: str, kmax: int) -> np.ndarray | None:
-    """Each sample's integer ``key`` (``n_tokens``, ``prompt_tokens``) as an (M, K) table, 0 beyond
-    K_i; None when some sample lacks it."""
-    out = np.zeros((len(pool), kmax), dtype=np.int64)
-    for i, ss in enumerate(pool):
-        values = [s.get(key) for s in ss]
-        if None in values:
-            return None
-        out[i, :len(ss)] = values
-    return out
 
 
 def _classes(rec: dict, answers: list) -> tuple[dict, dict, list[bool]]:

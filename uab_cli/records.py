@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import math
 import unicodedata
+from collections.abc import Iterable
 
 import orjson
 
@@ -186,7 +187,7 @@ def level_order(name: str) -> tuple:
 
 STAGES = ("phase1", "allocate", "phase2", "vote")  # the stages, each recorded in provenance under its name
 _STATS = ("anll", "total_nll", "max_nll", "nll_var")
-_COUNTS = ("n_tokens", "prompt_tokens")  # a sample's completion and prompt tokens
+COUNTS = ("n_tokens", "prompt_tokens")  # a sample's completion and prompt tokens
 _NUMBER_OR_NONE = (int, float, type(None))
 
 
@@ -204,7 +205,7 @@ def check_sample(s: dict) -> None:
     for key in _STATS:
         if type(get(key)) not in _NUMBER_OR_NONE:
             raise UabError(f"sample {key!r} must be a number or null, got {get(key)!r}")
-    for key in _COUNTS:
+    for key in COUNTS:
         n = get(key)
         if n is not None and (type(n) is not int or n < 0):
             raise UabError(f"sample {key!r} must be a non-negative integer or null, got {n!r}")
@@ -282,13 +283,22 @@ def with_provenance(rec: dict, stage: str, info: dict) -> dict:
     return rec
 
 
-def questions_fingerprint(records: list[dict]) -> str:
+def questions_fingerprint(records: Iterable[dict]) -> str:
     """A digest of what the samples depend on: each question's id (its samples' seeds) and what
     its prompt and answer extraction read (question text, choices, type), in id order. A run
     resumes on the same questions wherever the file is, in any line order, with other gold
     answers or other extra fields (the votes grade against the new gold)."""
+    return fingerprint(map(asked, records))
+
+
+def asked(rec: dict) -> list:
+    """What ``questions_fingerprint`` hashes of one question: its id, question text, choices and type."""
+    return [rec["id"], rec["question"], rec.get("choices") or [], question_type(rec)]
+
+
+def fingerprint(questions: Iterable[list]) -> str:
+    """``questions_fingerprint`` of the questions' ``asked``, in any order."""
     h = hashlib.sha256()
-    for rec in sorted(records, key=lambda r: r["id"]):
-        asked = [rec["id"], rec["question"], rec.get("choices") or [], question_type(rec)]
-        h.update(orjson.dumps(asked, option=orjson.OPT_APPEND_NEWLINE))
+    for entry in sorted(questions, key=lambda entry: entry[0]):
+        h.update(orjson.dumps(entry, option=orjson.OPT_APPEND_NEWLINE))
     return h.hexdigest()[:16]

@@ -7,14 +7,16 @@ import io
 import os
 from collections.abc import Callable, Sequence
 
+import numpy as np
+
 from . import __version__, analyses, plots, recommend, voting
 from .analyses import BASELINE, COST_KEY, at_accuracy
-from .answers import gold_answer
 from .cost import Price
 from .errors import UabError
 from .evaluation import about, anll_correlation, recommendations, summarize
 from .jsonl import write_files
-from .records import is_int, questions_fingerprint, samples
+from .pools import Pooled, pooled
+from .records import is_int
 from .settings import default
 
 
@@ -213,7 +215,7 @@ def _replayed_with(simulation: dict) -> list[str]:
     return out
 
 
-def report(rows: Sequence[dict], records: Sequence[dict] | None, out_dir: str,
+def report(rows: Sequence[dict], records: Sequence[dict] | Pooled | None, out_dir: str,
            targets: Sequence[float] | None = None, on_skipped: Callable[[str, str], None] | None = None,
            source: str | None = None, lines: Sequence[int] | None = None, pool: str | None = None,
            listed: Callable[[list[str]], None] | None = None) -> list[str]:
@@ -226,6 +228,7 @@ def report(rows: Sequence[dict], records: Sequence[dict] | None, out_dir: str,
     ``records`` came from in an error saying they are not the results' pool. ``listed(paths)`` is
     called once every file is written in full, before the first replaces its old copy: a failure
     there (a full stdout) leaves the directory as it was."""
+    records = None if records is None else pooled(records)  # what the report reads of them
     try:
         files, skipped = _render(rows, records, targets, on_skipped, source, lines, pool)
     except (TypeError, ValueError, KeyError, AttributeError, IndexError) as exc:  # a row of another shape
@@ -380,7 +383,7 @@ def _check_rows(rows: Sequence[dict], source: str | None, lines: Sequence[int] |
                        "short?)", source)
 
 
-def _render(rows: Sequence[dict], records: Sequence[dict] | None, targets: Sequence[float] | None,
+def _render(rows: Sequence[dict], records: Pooled | None, targets: Sequence[float] | None,
             on_skipped: Callable[[str, str], None] | None, source: str | None,
             lines: Sequence[int] | None = None, pool: str | None = None) -> tuple[dict, dict]:
     """The report's files (name -> bytes) and the plots it cannot draw (name -> why), written nowhere."""
@@ -393,7 +396,7 @@ def _render(rows: Sequence[dict], records: Sequence[dict] | None, targets: Seque
         raise UabError(f"--pool holds {len(records)} questions, the results were simulated on "
                        f"{', '.join(map(str, sorted(simulated)))}: give the pool they came from", pool)
     made = about(rows) or {}
-    if records is not None and made.get("fingerprint") not in (None, questions_fingerprint(records)):
+    if records is not None and made.get("fingerprint") not in (None, records.fingerprint()):
         raise UabError(f"--pool holds other questions than the pool the results were simulated on "
                        f"({made.get('pool')}): give the pool they came from", pool)
     plt = plots.pyplot()
@@ -451,14 +454,15 @@ def _draw(rows, records, targets, on_skipped, source, summary, plt) -> tuple[dic
     else:  # a --check whose every recommendation is Uniform + majority: its verdicts alone
         figures, skipped, costs = {}, dict.fromkeys(REPLAY_PLOTS, NOTHING_REPLAYED), []
     correlation = None
+    known = None if records is None else ~np.isnan(records.column("anll"))  # the samples with an ANLL
     if records is None:
         skipped["anll_correct_vs_incorrect.png"] = "no --pool given"
-    elif not any(s.get("anll") is not None for r in records for s in samples(r)):
+    elif not known.any():
         skipped["anll_correct_vs_incorrect.png"] = "the pool's samples have no ANLL (no token logprobs)"
-    elif not any(gold_answer(r) is not None and any(s.get("anll") is not None for s in samples(r)) for r in records):
+    elif not (known & records.sample_graded()).any():
         skipped["anll_correct_vs_incorrect.png"] = ("the pool's questions with ANLL samples have no gold answer: "
                                                     "no sample is graded correct or incorrect")
-    elif (top := max(abs(s["anll"]) for r in records for s in samples(r) if s.get("anll") is not None)) > plots.MAX_PLOTTED_ANLL:
+    elif (top := float(np.abs(records.column("anll")[known]).max())) > plots.MAX_PLOTTED_ANLL:
         skipped["anll_correct_vs_incorrect.png"] = f"an ANLL of {top:g} in the pool: beyond {plots.MAX_PLOTTED_ANLL:g}, no axis draws it"
         correlation = anll_correlation(records)
     else:

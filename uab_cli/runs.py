@@ -13,17 +13,21 @@ import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import orjson
 
-from . import __version__, allocators, cost, pipeline, settings
+from . import __version__, allocators, cost, gcpolicy, pipeline, settings
 from .backends import options as backend_options
 from .backends.base import Backend
 from .errors import UabError
-from .jsonl import atomic_output, dumps, write_failure, write_records
+from .jsonl import atomic_output, display_name, dumps, stream_records, write_failure, write_records
 from .records import check_sample, is_int, provenance, questions_fingerprint, samples
 from .signals import SCALAR_SIGNALS, lacks
+
+if TYPE_CHECKING:
+    from .pools import Pooled
 
 CONFIG = "config.json"
 CHECKPOINT = "samples.ckpt.jsonl"
@@ -940,22 +944,58 @@ def check_pool(records: list[dict], path: str, lines: list[int] | None = None) -
     """``UabError`` naming the first record whose samples an allocator other than Uniform chose
     (a run's ``votes.jsonl`` or ``phase2.jsonl``): every replay would inherit that choice; or
     whose samples were drawn otherwise than the first record's (pools of two draws concatenated):
-    what ``simulate`` records and recommends are the first record's settings."""
-    from .evaluation import generation_changes  # evaluation is heavy: loaded by the commands that read a pool
-
+    what ``simulate`` records and recommends are the first record's settings (``PoolCheck``)."""
+    check = PoolCheck(path)
     for r, rec in enumerate(records):
+        check.add(rec, lines[r] if lines else None)
+    check.done()
+
+
+class PoolCheck:
+    """``check_pool`` record by record (``add``; a pool read as a stream), its refusal raised by ``done``."""
+
+    def __init__(self, path: str):
+        self.path = path
+        self.allocated: UabError | None = None  # the first record an allocator chose the samples of
+        self.unlike: UabError | None = None  # the first record drawn otherwise than the first
+        self.same_draw: pipeline.Unlike | None = None
+
+    def add(self, rec: dict, line: int | None) -> None:
+        from .evaluation import generation_changes  # evaluation is heavy: loaded by the commands that read a pool
+
         chosen = provenance(rec).get("allocate")
-        if isinstance(chosen, dict) and chosen.get("allocator") not in (None, "uniform"):
-            raise UabError(f"its samples were allocated by --allocator {chosen['allocator']} (a run's output, not a "
-                           "pool): every replay would inherit that choice; draw a pool with `uab pool INPUT -K 16 "
-                           "-o DIR`", path, lines[r] if lines else None)
-    found = records and pipeline.first_unlike(records, pipeline.generation_of(records[0]), generation_changes)
-    if found:
-        r, otherwise = found
-        raise UabError(f"record {records[r].get('id')!r} was drawn otherwise than the pool's first record ("
-                       + "; ".join(f"{o} {c}" for o, c in otherwise.items()) + "): a pool is one draw's settings, "
-                       "which simulate records and recommends; simulate each pool apart", path,
-                       lines[r] if lines else None)
+        if self.allocated is None and isinstance(chosen, dict) and chosen.get("allocator") not in (None, "uniform"):
+            self.allocated = UabError(f"its samples were allocated by --allocator {chosen['allocator']} (a run's output, "
+                                      "not a pool): every replay would inherit that choice; draw a pool with `uab pool "
+                                      "INPUT -K 16 -o DIR`", self.path, line)
+        if self.same_draw is None:
+            self.same_draw = pipeline.Unlike(pipeline.generation_of(rec), generation_changes)
+        elif self.unlike is None and (otherwise := self.same_draw(rec)):
+            self.unlike = UabError(f"record {rec.get('id')!r} was drawn otherwise than the pool's first record ("
+                                   + "; ".join(f"{o} {c}" for o, c in otherwise.items()) + "): a pool is one draw's "
+                                   "settings, which simulate records and recommends; simulate each pool apart",
+                                   self.path, line)
+
+    def done(self) -> None:
+        """Raise the refusal of the records added, if any: an allocated record's first."""
+        if self.allocated or self.unlike:
+            raise self.allocated or self.unlike
+
+
+def read_pool(path: str) -> Pooled:
+    """The pool file ``path`` as ``simulate`` and ``report`` read it (``pools.Pooled``): streamed, each
+    record validated as sampled records (errors name its line) and checked (``check_pool``, refused
+    once the whole file is read, so that an invalid line later in it comes first as when the file
+    was read whole), and nothing of it kept but what they read."""
+    from . import pools  # heavy (grading): loaded by the commands that read a pool
+
+    check, pooled = PoolCheck(display_name(path)), pools.Pooled()
+    with gcpolicy.paused():
+        for line, rec in stream_records(path, "sampled"):
+            check.add(rec, line)
+            pooled.add(rec)
+    check.done()
+    return pooled
 
 
 def _read_config(path: str, force: bool = False, hint: str = "") -> dict:

@@ -235,7 +235,13 @@ def log_p(s: np.ndarray, signal: str, temperature: float) -> np.ndarray:
 
 def sample_statistic(sample: dict, signal: str) -> float | None:
     """The per-sample statistic behind ``signal`` (``SAMPLE_SIGNALS``), ``None`` where missing."""
-    return sample.get(SCALAR_SIGNALS.get(signal, "confidence"))
+    return sample.get(statistic_field(signal))
+
+
+def statistic_field(signal: str) -> str:
+    """The sample field holding the per-sample statistic behind ``signal``: a log-prob statistic, else
+    the verbalised ``confidence``."""
+    return SCALAR_SIGNALS.get(signal, "confidence")
 
 
 def success_probabilities(
