@@ -1810,3 +1810,36 @@ def test_a_denial_inside_a_bracket_with_no_value_before_it_cuts_nothing():
     whole, as it was before values a denial follows were read."""
     answer = extract_answer("The answer is (5, not 6).", MATH)
     assert answer.count("(") == answer.count(")")
+
+
+@pytest.mark.parametrize("text", [
+    "The answer is 1,200 and 1,300", "The answer is 1,200 dollars and 1,300 dollars", "The answer is 1,200, 1,300.",
+    "The answer is $1,200$ and $1,300$", "The answer is **1,200** or **1,300**", "The answer is 1,200 cm, 1,300 cm",
+])
+def test_a_list_of_numbers_with_thousands_grades_as_its_items(text):
+    """"The answer is 1,200 and 1,300" read `1,200,1,300` (and with a unit `1,200dollars,1,300dollars`): the list's
+    joint comma ran its items' thousands together, unequal to the gold 1200, 1300 or 1,200, 1,300."""
+    for gold in ("1200,1300", "1,200, 1,300", "1200, 1300"):
+        assert is_correct({"question": "q", "answer": gold}, extract_answer(text, MATH)), gold
+    assert extract_answer(text, MATH) == "1200,1300"
+
+
+@pytest.mark.parametrize("answer, expected", [
+    ("1,200", "1200"), ("1,2", "1,2"), ("1,200,1,300", "1,200,1,300"), ("(1,200)", "(1,200)"), ("10,\\!080", "10080"),
+    ("1,000,\\!000", "1000000"), ("1,200, 300", "1200300"), ("2 and 100", "2,100"), ("2,345 and 1", "2345,1"),
+])
+def test_thousands_are_told_from_a_lists_commas(answer, expected):
+    """One number with thousands stays one, a pair in brackets a pair, digits run on ("1,2", "1,200,1,300") a list as
+    before, and a list "and" joins no number: "2 and 100" read `2100`, the joint taken for a thousands separator."""
+    assert normalize_math(answer) == expected
+
+
+@pytest.mark.parametrize("text, gold, expected", [
+    ("The answer is 50-60", "-10", False), ("The answer is 50–60.", "-10", False), ("The answer is 50 - 60", "-10", False),
+    ("The answer is 1.5-2", "-0.5", False), ("The answer is 50–60", "50-60", True), ("The answer is 8-3", "5", True),
+    ("The answer is -5-3", "-8", True), ("The answer is 50-60", "55", False),
+])
+def test_a_range_is_no_difference(text, gold, expected):
+    """"The answer is 50-60" graded right for the gold -10: math-verify reads the range as a subtraction. Two numbers
+    the lower first are a range, equal only to that range; a difference written larger first ("8-3") is still one."""
+    assert is_correct({"question": "q", "answer": gold}, extract_answer(text, MATH)) is expected

@@ -310,3 +310,22 @@ def test_a_gold_letter_in_full_width_forms_is_the_letter(gold):
     from uab_cli.records import gold_letter
 
     assert gold_letter({"answer": gold, "choices": ["one", "two", "three"]}) == "B"
+
+
+@pytest.mark.parametrize("token", [b"NaN", b"Infinity", b"-Infinity"])
+def test_a_nan_or_infinity_literal_says_to_write_null(tmp_path, token):
+    """A line with Python's NaN, Infinity or -Infinity (json.dumps of a float that is no number) was "invalid JSON:
+    unexpected character, expected a JSON value" (or "no digit after sign"); now the token, its column and null to
+    write instead, in every JSONL reader (convert's too), and a .json document's."""
+    path = tmp_path / "in.jsonl"
+    for args, first in ((["vote"], sampled(0)), (["convert"], {"question": "What is 1 + 1?"})):
+        path.write_bytes(orjson.dumps(first) + b'\n{"id": "q1", "confidence": ' + token + b"}\n")
+        result = cli([args[0], str(path), *args[1:], "-o", str(tmp_path / "out.jsonl")])
+        assert result.exit_code == 2 and not (tmp_path / "out.jsonl").exists()
+        assert result.stderr == (f"error: {path}:2: invalid JSON: {token.decode()} at column 28 is no JSON value: "
+                                 "write null instead\n"), result.stderr
+    document = tmp_path / "rows.json"
+    document.write_bytes(b'[\n  {"question": "a",\n   "answer": ' + token + b"}\n]\n")
+    result = cli(["convert", str(document), "-o", str(tmp_path / "out.jsonl")])
+    assert result.exit_code == 2 and result.stderr == (f"error: {document}:3: invalid JSON: {token.decode()} at column 14 "
+                                                       "is no JSON value: write null instead\n"), result.stderr

@@ -466,8 +466,10 @@ def _math_span(t: str) -> str | None:
 
 
 def _listed(parts: list[str], ored: bool) -> str:
-    """Spans listed as one answer: a comma list, but inequalities of one variable listed with "or"
-    keep it ("$x<2$ or $x>3$" is a union, see ``_union``)."""
+    """Spans listed as one answer: a comma list, each item's thousands separators dropped first ("$1,200$ and $1,300$"
+    is `1200,1300`, ``_ungroup``), but inequalities of one variable listed with "or" keep it ("$x<2$ or $x>3$" is a
+    union, see ``_union``)."""
+    parts = list(map(_ungroup, parts))
     return " or ".join(parts) if ored and _union(" or ".join(parts)) != " or ".join(parts) else ",".join(parts)
 
 
@@ -939,6 +941,10 @@ _RELATION = re.compile(rf"{_LESS.pattern}|>=?|\\(?:ge|geq|geqslant|gt)(?![A-Za-z
 _REPEATING = re.compile(r"(?<![\d.])(\d*)\.(\d*)(" + _PERIOD + ")")  # a repeating decimal: its whole, fixed and repeating digits
 _ASSIGN = re.compile(r"^\s*([A-Za-z](?:_\{?\w+\}?)?|[A-Za-z]{3,})\s*(?:=|\\in)\s*(?=[^=]|$)")  # "x =" alone names no value
 _THOUSANDS = re.compile(r"^-?\d{1,3}(?:,\d{3})+" + _DECIMALS + "$")
+# a number with thousands separators that a list's next item or joint follows, if any ("1,200 and 1,300", "1,200, 1,300",
+# "1,200 dollars"): not one more digits are written onto ("1,200,1,300" is no number; "1,000, 000", LaTeX's "1,000,\!000",
+# may be one)
+_GROUPED_ITEM = re.compile(r"(?<![\w.,^\\])-?\d{1,3}(?:,\d{3})+" + _DECIMALS + r"(?![\d.]|,\d|,\s*\d{3}(?!\d))")
 _GROUPED = re.compile(r"\s*-?\d{1,3}(?:,\s*\d{3})+" + _DECIMALS + r"(?![\d,.])")  # thousands ("10,\!080" is "10, 080" here), then units at most
 _CHOICE = re.compile(r"^\(([A-Z])\)\s+[A-Za-z0-9$\\]")
 _SUBSCRIPT = re.compile(r"_\{(\w|\d+)\}")  # 4210_{5} is 4210_5, 11_{16} is 11_16
@@ -946,6 +952,7 @@ _LETTER = re.compile(r"^\(([A-Za-z]|-?\d+(?:\.\d+)?)\)$")  # "(C)", "(051)"
 _WORDS = re.compile(r"[^\W\d_](?:[^\W\d_]|[\s'.,\-])*")  # letters of any script: "Évelyn", "café"
 _WORD = re.compile(r"[^\W\d_]{3}")  # three letters in a row: a word, not a product of symbols
 _TIME = re.compile(r"\d:\d\d")
+_RANGE = re.compile(r"(\d+(?:\.\d+)?)-(\d+(?:\.\d+)?)")
 # Words after a number that are not ASCII (any script's but Greek, whose letters are variables) are its unit or a
 # copula: "18元", "3个苹果", "18です", "29টি", "18 яблок", "18 Äpfel", "18 niños" (ASCII ones: ``_drop_units``)
 # (no look-ahead for the letter that is not ASCII: from each digit to the end, 40 kB of "1 1 1 …" took seconds; Indic
@@ -1153,15 +1160,17 @@ def normalize_math(ans: str) -> str:
         return m.group(1)
     if _PROSE.match(a) and re.search(r"\d", a):  # \boxed{Hillary has 7 nickels.}
         a = _prose_value(a)
+    joined = 0
     if re.search(r"[\d\\]", a):  # "2 and 3", "x = 2 or x = -2"; "x < 2 or x > 3" is a union
-        a = _AND_OR.sub(_list_joint, _union(_LEAD.sub("", a)))
+        a, joined = _AND_OR.subn(_list_joint, _union(_LEAD.sub("", _ungroup(a))))
     a = _drop_units(_drop_assign(a)).strip().rstrip(".,;").strip()
     if _WORDS.fullmatch(a) and (_WORD.search(a) or a.lower() in ("no", "yes")):
         return normalize_text(a)  # a text answer: "Evelyn", "east"
     a = _mixed(_scientific(a))
     a = re.sub(r"(\\[A-Za-z]+)\s+(?=[A-Za-z])", "\\1\0", a)  # "\pi r" keeps its space
     a = re.sub(r"\s+", "", a).replace("\0", " ")
-    if _THOUSANDS.match(a):  # before a repeating decimal is read: "1,000.\overline{3}" is no list
+    # before a repeating decimal is read: "1,000.\overline{3}" is no list; nor is a list "and" joined ("2 and 100")
+    if not joined and _THOUSANDS.match(a):
         a = a.replace(",", "")
     a = _REPEATING.sub(_repeating, a)
     a = _SUBSCRIPT.sub(r"_\1", _LETTER.sub(r"\1", a))
@@ -1171,6 +1180,21 @@ def normalize_math(ans: str) -> str:
     if num is not None and re.fullmatch(r"-?\d*\.\d+", a):
         return _decimal_str(a)
     return a
+
+
+def _ungroup(a: str) -> str:
+    """``a`` with the thousands separators of its numbers that stand as a list's items dropped ("1,200 and 1,300" →
+    "1200 and 1300", "1,200, 1,300" → "1200, 1300", "1,200 dollars"), before its items are joined by commas, which
+    would run them together ("1,200,1,300"); not in brackets ("(1,200)" is a pair), nor where the digits go on
+    ("1,2" and "1,200,1,300" stay lists, ``_GROUPED_ITEM``)."""
+    if "," not in a:
+        return a
+    out, depth, start = [], 0, 0  # (the depth counted on from the match before: once over ``a``)
+    for m in _GROUPED_ITEM.finditer(a):
+        depth += sum((c in _OPEN) - (c in _CLOSE) for c in a[start:m.start()])
+        out += a[start:m.start()], m.group() if depth else m.group().replace(",", "")
+        start = m.end()
+    return "".join(out) + a[start:]
 
 
 def _list_joint(m: re.Match) -> str:
@@ -1312,6 +1336,8 @@ def math_equal(gold: str, pred: str) -> bool:
         return g_digits == p_digits and not (g_base and p_base)
     if _literal(gold) or _literal(pred) or ("=" in gold and "=" not in pred):
         return False  # an equation asked for is not answered by a value
+    if _range(gold) or _range(pred):
+        return False  # (not as written: equal above)
     from math_verify import verify
 
     try:
@@ -1323,6 +1349,12 @@ def math_equal(gold: str, pred: str) -> bool:
                    for a, b in itertools.product(g, p) if not _apart(a, b))
     except Exception:  # a pathological expression is simply not equal
         return False
+
+
+def _range(a: str) -> bool:
+    """Whether ``a`` is a range of two numbers, the lower first ("50-60", as "50–60" and "50 - 60" normalise): no
+    difference (math-verify reads -10), which is written the larger first ("8-3" is 5); it equals itself only."""
+    return bool(m := _RANGE.fullmatch(a)) and Fraction(m.group(1)) < Fraction(m.group(2))
 
 
 def _apart(a, b) -> bool:

@@ -23,7 +23,7 @@ import orjson
 
 from uab_cli.answers import gold_answer
 from uab_cli.errors import UabError, not_utf8
-from uab_cli.jsonl import display_name, dumps, nul_byte, stdin
+from uab_cli.jsonl import display_name, dumps, non_finite, nul_byte, stdin
 from uab_cli.records import MAX_CHOICES, MIN_CHOICES, check_record
 
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -771,7 +771,7 @@ def _read_jsonl(path: Path | str, text: bytes) -> Iterator[tuple[int, dict]]:
         try:
             row = _loads(line, path, number)
         except orjson.JSONDecodeError as exc:
-            raise UabError(nul_byte(line) or f"invalid JSON: {exc}", path=str(path), line=number) from None
+            raise UabError(nul_byte(line) or f"invalid JSON: {non_finite(exc) or exc}", path=str(path), line=number) from None
         if not isinstance(row, dict):
             raise UabError(f"expected a JSON object, got {type(row).__name__}", path=str(path), line=number)
         yield number, row
@@ -784,7 +784,8 @@ def _read_json(path: Path | str, text: bytes) -> Iterator[Located]:
         doc = _loads(text, path)
     except orjson.JSONDecodeError as exc:
         if not _json_lines(text):  # one document (an array, a pretty-printed object): its error is where it breaks
-            raise UabError(f"invalid JSON: {exc.msg} (column {exc.colno})", path=str(path), line=exc.lineno) from None
+            raise UabError(f"invalid JSON: {non_finite(exc) or f'{exc.msg} (column {exc.colno})'}", path=str(path),
+                           line=exc.lineno) from None
         yield from _read_jsonl(path, text)
         return
     member = None

@@ -7,6 +7,7 @@ import contextlib
 import errno
 import itertools
 import os
+import re
 import select
 import shlex
 import shutil
@@ -139,7 +140,7 @@ def _parse_line(raw: bytes, lineno: int, last: bool, name: str) -> dict:
     try:
         obj = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
-        raise UabError(_unparsable(raw, str(exc), lineno, last, name)) from None
+        raise UabError(_unparsable(raw, exc, lineno, last, name)) from None
     if type(obj) is not dict:
         message = f"expected a JSON object, got {type(obj).__name__}"
         if lineno == 1 and raw.lstrip()[:1] == b"[":
@@ -153,7 +154,7 @@ def display_name(path: str) -> str:
     return "<stdin>" if path == "-" else path
 
 
-def _unparsable(raw: bytes, error: str, lineno: int, last: bool, name: str) -> str:
+def _unparsable(raw: bytes, error: orjson.JSONDecodeError, lineno: int, last: bool, name: str) -> str:
     """Why a line is not a JSON object, in the user's terms."""
     if not raw.strip():
         return "blank line (JSONL needs one JSON object per line)"
@@ -174,10 +175,27 @@ def _unparsable(raw: bytes, error: str, lineno: int, last: bool, name: str) -> s
         return nul
     if lineno == 1 and not raw.lstrip().startswith(b"{") and any(sep in raw for sep in (b",", b";", b"\t")):
         return f"this looks like a CSV or TSV file, not JSON Lines (one object per line); {_convert_how(name)}"
+    if hint := non_finite(error):
+        return f"invalid JSON: {hint}"
     what = "invalid JSON"
     if last and what == "invalid JSON":
         what = "invalid JSON (truncated last line?)"
     return f"{what}: {error}"
+
+
+_NON_FINITE = re.compile(r"-?(?:NaN|Infinity)(?!\w)")
+
+
+def non_finite(error: orjson.JSONDecodeError) -> str | None:
+    """What to write instead where JSON is broken at a NaN, Infinity or -Infinity (Python's ``json`` writes them for
+    a float that is no number; JSON has none): null. None where it is broken otherwise."""
+    doc, at = error.doc, error.pos
+    if not isinstance(doc, str):
+        return None
+    found = (doc[at - 1:at] == "-" and _NON_FINITE.match(doc, at - 1)) or _NON_FINITE.match(doc, at)
+    if not found:
+        return None
+    return f"{found.group()} at column {error.colno - (found.start() < at)} is no JSON value: write null instead"
 
 
 def nul_byte(raw: bytes, kind: str = "JSON") -> str | None:
