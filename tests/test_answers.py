@@ -1843,3 +1843,13 @@ def test_a_range_is_no_difference(text, gold, expected):
     """"The answer is 50-60" graded right for the gold -10: math-verify reads the range as a subtraction. Two numbers
     the lower first are a range, equal only to that range; a difference written larger first ("8-3") is still one."""
     assert is_correct({"question": "q", "answer": gold}, extract_answer(text, MATH)) is expected
+
+
+@pytest.mark.parametrize("text, gold, expected", [
+    ("The answer is 0 and 100", "0,100", True), ("The answer is 0, 100.", "0, 100", True), ("The answer is 0 and 100", "100", False),
+    ("The answer is 0,100 and 5", "0,100,5", True), ("The answer is 0,100", "100", False),
+])
+def test_a_leading_zero_is_no_thousands_group(text, gold, expected):
+    """The gold "0,100" read as the number 100 ("0," taken for a thousands group), so once "0 and 100" read as the list
+    `0,100` it was graded wrong for it; and "0,100 and 5" read `0100,5`. A number's first group is no "0"."""
+    assert is_correct({"question": "q", "answer": gold}, extract_answer(text, MATH)) is expected

@@ -940,12 +940,14 @@ _IN = re.compile(rf"\s*([A-Za-z])\s*\\in\s*({_BETWEEN}(?:\s*\\cup\s*{_BETWEEN})*
 _RELATION = re.compile(rf"{_LESS.pattern}|>=?|\\(?:ge|geq|geqslant|gt)(?![A-Za-z])")
 _REPEATING = re.compile(r"(?<![\d.])(\d*)\.(\d*)(" + _PERIOD + ")")  # a repeating decimal: its whole, fixed and repeating digits
 _ASSIGN = re.compile(r"^\s*([A-Za-z](?:_\{?\w+\}?)?|[A-Za-z]{3,})\s*(?:=|\\in)\s*(?=[^=]|$)")  # "x =" alone names no value
-_THOUSANDS = re.compile(r"^-?\d{1,3}(?:,\d{3})+" + _DECIMALS + "$")
+# a number's digits before its first thousands separator: not "0" ("0,100", as "0 and 100" normalises, is a list)
+_LEAD_GROUP = r"-?[1-9]\d{0,2}"
+_THOUSANDS = re.compile(rf"^{_LEAD_GROUP}(?:,\d{{3}})+" + _DECIMALS + "$")
 # a number with thousands separators that a list's next item or joint follows, if any ("1,200 and 1,300", "1,200, 1,300",
 # "1,200 dollars"): not one more digits are written onto ("1,200,1,300" is no number; "1,000, 000", LaTeX's "1,000,\!000",
 # may be one)
-_GROUPED_ITEM = re.compile(r"(?<![\w.,^\\])-?\d{1,3}(?:,\d{3})+" + _DECIMALS + r"(?![\d.]|,\d|,\s*\d{3}(?!\d))")
-_GROUPED = re.compile(r"\s*-?\d{1,3}(?:,\s*\d{3})+" + _DECIMALS + r"(?![\d,.])")  # thousands ("10,\!080" is "10, 080" here), then units at most
+_GROUPED_ITEM = re.compile(rf"(?<![\w.,^\\]){_LEAD_GROUP}(?:,\d{{3}})+" + _DECIMALS + r"(?![\d.]|,\d|,\s*\d{3}(?!\d))")
+_GROUPED = re.compile(rf"\s*{_LEAD_GROUP}(?:,\s*\d{{3}})+" + _DECIMALS + r"(?![\d,.])")  # thousands ("10,\!080" is "10, 080" here), then units at most
 _CHOICE = re.compile(r"^\(([A-Z])\)\s+[A-Za-z0-9$\\]")
 _SUBSCRIPT = re.compile(r"_\{(\w|\d+)\}")  # 4210_{5} is 4210_5, 11_{16} is 11_16
 _LETTER = re.compile(r"^\(([A-Za-z]|-?\d+(?:\.\d+)?)\)$")  # "(C)", "(051)"
