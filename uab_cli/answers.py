@@ -66,6 +66,7 @@ _ANSWER_ABROAD = {  # by language: the words (the answer, the final answer), its
 # of them lists on too ("18, y 3"), as Chinese's and Japanese's "、" does before an unspaced one ("18個、と3個").
 _OR_ABROAD = r"oder|ou|или|au|বা|లేదా"
 _AND_ABROAD = rf"und|et|и|na|এবং|మరియు|{_OR_ABROAD}"  # and, or
+_AND_WORDS = rf"and|or|{_AND_ABROAD}"  # English's and theirs, spaced
 # a comma between a list's items: "," or Chinese's and Japanese's enumeration comma "、" ("1、2和3" is "1, 2 and 3"), a
 # space before it too ("5 , 6")
 _LIST_COMMA = r"\s*[,\u3001]"
@@ -122,10 +123,10 @@ _DELIMS = (("$$", "$$"), ("\\[", "\\]"), ("\\(", "\\)"), ("$", "$"))
 # "and"/"or" before a word, after a number, opens the next clause ("18 and we are done", "18 und wir sind fertig"), not
 # a list's next item ("2 and 3", "18 apples and 3 pears", "x and y": a number or a letter follows; "0 or pi", "2 and
 # sqrt(3)": math's word, ``_MATH_WORDS``, or a function's name before its bracket, follows)
-_AND_CLAUSE = re.compile(rf"\s(?:and|or|{_AND_ABROAD}|{_AND_NUMBERS})\s+([^\W\d_]{{2,}})(?![^\W\d_]|\s*\()", re.IGNORECASE)
+_AND_CLAUSE = re.compile(rf"\s(?:{_AND_WORDS}|{_AND_NUMBERS})\s+([^\W\d_]{{2,}})(?![^\W\d_]|\s*\()", re.IGNORECASE)
 # "and" (or "or") before a number, the list going on ("18 ลูกและ 3 ลูก"), after a comma too ("1, 2, and 3", "18 ชิ้น, และ 3
 # ชิ้น", "50, or 51")
-_AND_THEN = (rf"(?:(?:{_LIST_COMMA})?(?:\s+(?:and|or|{_AND_ABROAD}|{_AND_NUMBERS})\s+|\s*(?:{_AND_UNSPACED})\s*)|"
+_AND_THEN = (rf"(?:(?:{_LIST_COMMA})?(?:\s+(?:{_AND_WORDS}|{_AND_NUMBERS})\s+|\s*(?:{_AND_UNSPACED})\s*)|"
              rf"{_AND_AFTER_COUNTERS})")
 _AND_THEN_NUMBER = rf"{_AND_THEN}(?=-?\.?\d)"
 _COMMA_AND = re.compile(rf"{_AND_THEN}(?=\$?-?\.?\d)", re.IGNORECASE)  # an amount too: "$50, or $51"
@@ -211,11 +212,9 @@ _VERDICT = re.compile(rf"(?=[^\W\d_])(?:(?:{_NOT})\s+)?(?:{'|'.join(verdicts for
                       # letter first, looked at once: an answer opening with a number tries no word
 
 
-def _denial(words: str | None) -> str:
+def _denial(words: str) -> str:
     """A word of ``words`` that denies the value after it (a space after the word, none needed after one of a script
-    written without spaces: "答案不是49"; Chinese's question "答案不是49吗" affirms 49: isn't it 49?); none for None."""
-    if words is None:
-        return "(?!)"
+    written without spaces: "答案不是49"; Chinese's question "答案不是49吗" affirms 49: isn't it 49?)."""
     return (rf"(?:{words})(?:\s+|(?<=[{_UNSPACED}])\s*)(?=\$?-?\.?\d|\$|\\\(|-?\\[dtc]?frac)"  # what _NUMBER opens with
             rf"(?!(?:{_NUMBER.pattern})\s*[吗嗎么麼吧])")
 
@@ -224,7 +223,7 @@ def _denial(words: str | None) -> str:
 # own word or English's only ("Jibu ni not 49": "not" is no word of another): Swahili's "si" (is not) is Spanish's "si"
 # (if), "La respuesta es si 5 es par" denies nothing
 _DENIAL = re.compile(_denial(_NOT), re.IGNORECASE)
-_DENIALS = {language: re.compile(_denial("|".join(filter(None, (_REMARKS["en"][0], _REMARKS.get(language, (None,))[0])))),
+_DENIALS = {language: re.compile(_denial("|".join(filter(None, (_REMARKS["en"][0], _REMARKS[language][0])))),
                                  re.IGNORECASE) for language in _ANSWER_ABROAD}
 # the language of a marker that names its answer word
 _LANGUAGE = {language: re.compile("|".join(words), re.IGNORECASE) for language, (words, _, _) in _ANSWER_ABROAD.items()}
@@ -264,7 +263,7 @@ def _correction(again: str) -> re.Pattern:
 # after English's marker any language's words, after a language's own answer word its own or English's, as ``_DENIALS``:
 # Swahili's "ni" (it is) is Spanish's and French's "ni" (nor), "La respuesta no es 49. Ni 50." restates nothing
 _CORRECTION = _correction("|".join(again for _, _, _, again in _REMARKS.values() if again))
-_CORRECTIONS = {language: _correction("|".join(filter(None, (_REMARKS["en"][3], _REMARKS.get(language, (None,) * 4)[3]))))
+_CORRECTIONS = {language: _correction("|".join(filter(None, (_REMARKS["en"][3], _REMARKS[language][3]))))
                 for language in _ANSWER_ABROAD}
 # a value and a denial of the value after it, set apart by a comma, a bracket or a dash: "It is 51, not 49 or 50.",
 # "$51$ (not $49$)", "51 — not 49", "$18, not $19", "**14**, not **16**", a unit's words (two at most) between too
@@ -276,7 +275,7 @@ _VALUE_THEN_DENIAL = re.compile(rf"(?<=[\d$*])(?P<unit>(?:[^\S\n]+[^\W\d_]+(?:/[
                                 rf"(?:{_DENIAL.pattern}|(?:{_NOT})\s+\*\*(?=\$?-?\.?\d))", re.IGNORECASE)
 # what joins two dollar amounts (``_amounts``): a comma, "and" or "or" (any language's), an operator, or a range's en
 # dash or "to" ("$50–$60", "$50 to $60": read as written, as "50–60" and "50 to 60" are)
-_AMOUNT_JOINT = re.compile(rf"[^\S\n]*,?[^\S\n]*(?:(?:and|or|{_AND_ABROAD}|{_AND_NUMBERS})[^\S\n]+|"
+_AMOUNT_JOINT = re.compile(rf"[^\S\n]*,?[^\S\n]*(?:(?:{_AND_WORDS}|{_AND_NUMBERS})[^\S\n]+|"
                            r"(?P<operator>[-+*/=\u00d7\u00f7\u2013]|to(?=[^\S\n]))[^\S\n]*)?", re.IGNORECASE)
 _SPAN_OPEN = re.compile(r"\$|\\\(")
 # what may stand between a marker and its answer: "Answer: 50", "**Answer:** 50", "#### 50", and a comma ("La respuesta
@@ -408,10 +407,10 @@ def _comma_lists_on(t: str, i: int) -> bool:
     while end < len(t) and (t[end] in " \t" or _UNIT_CHAR.match(t[end])):
         end += 1
     unit = _RESPECTIVELY.sub("", t[number.end():end])  # "and 3 respectively": no unit
-    after = [word.casefold() for word in _UNIT_WORD.findall(unit)]
-    before = [word.casefold() for word in _UNIT_WORD.findall(t, start, i)]
     if not (start > 0 and t[start - 1].isdigit() and _ITEM_END.match(t, end) is not None):
         return False
+    after = [word.casefold() for word in _UNIT_WORD.findall(unit)]
+    before = [word.casefold() for word in _UNIT_WORD.findall(t, start, i)]
     if _COMMA_OR.fullmatch(joint.group()):  # "or": the same unit, and no number restated ("1/2, or 0.5")
         return after == before and not _restated(_OR_ITEM.search(t, max(start - 32, 0), start), number.group())
     return after in ([], before)
@@ -613,7 +612,7 @@ def _remark(line: str, marker: str = "", tail: str = "") -> tuple[str, str] | No
     49、50ではない" is 49); ``tail``, the text the line opens, is read for a correction on the next
     line too ("49、50ではない", then "51だ": 51)."""
     if (denial := _DENIAL.match(line)) and (language := _language(marker)) is not None:
-        denial = _DENIALS.get(language, _DENIAL).match(line)
+        denial = _DENIALS[language].match(line)
     if denial:
         if value := _value_at(line, denial.end()):
             return line[_denied_list(line, value):], denial.group().strip()
@@ -920,7 +919,6 @@ _OPERAND_AFTER = ("^", "_", "\\", "+", "-", "*", "/", "\\cdot", "\\times", "\\di
 _SCALES = {"hundred": 100, "thousand": 10**3, "million": 10**6, "billion": 10**9, "trillion": 10**12}
 # "2 and 3", "2, or 3", and MGSM's languages' "and" (``_AND_ABROAD``): "18 Äpfel und 3 Birnen", "18 manzanas y 3 peras"
 # (group 1: the number and its unit's words before "y", kept), "18个苹果和3个梨" and "18個と3個" are "18 apples and 3 pears"
-_AND_WORDS = rf"and|or|{_AND_ABROAD}"
 _AND_UNSPACED_OR_NUMBERS = (rf"(?<=[^\W_])(?:{_LIST_COMMA})?\s*(?:{_AND_UNSPACED})\s*(?=-?\d)|"
                             rf"(?:{_AND_AFTER_COUNTERS}|(?<=[\d{_COUNTER}])\s*\u3001\s*)(?=-?\d)|"
                             rf"(\d(?:\s+[^\W\d_]{{2,}})*)(?:\s*,)?\s+(?:{_AND_NUMBERS})\s+(?=-?\.?\d)")

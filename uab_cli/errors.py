@@ -173,13 +173,16 @@ def stopped_before_work(exc: BaseException) -> int:
     return 128 + signum
 
 
+def column(data: bytes, at: int) -> int:
+    """The column, in characters from 1, of byte ``at`` of ``data`` (a file's bytes, or one line's) in its line."""
+    return len(data[data.rfind(b"\n", 0, at) + 1:at].decode("utf-8", "replace")) + 1
+
+
 def not_utf8(data: bytes, at: int, path: str | None = None) -> UabError:
     """Every reader's one wording for a file that is not UTF-8 (a JSONL input, a CSV or JSON export,
     a settings file, a prompt template): ``data`` (the file's bytes, or one line's) is not from
     byte ``at`` on, named by its line, its column in characters and its value."""
-    start = data.rfind(b"\n", 0, at) + 1
-    column = len(data[start:at].decode("utf-8", "replace")) + 1
-    return UabError(f"not valid UTF-8 at column {column} (byte 0x{data[at]:02x}): save the file as UTF-8",
+    return UabError(f"not valid UTF-8 at column {column(data, at)} (byte 0x{data[at]:02x}): save the file as UTF-8",
                     path, data.count(b"\n", 0, at) + 1)
 
 

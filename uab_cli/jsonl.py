@@ -21,7 +21,7 @@ from typing import IO
 import orjson
 
 from . import gcpolicy
-from .errors import UabError, not_utf8, signals_held
+from .errors import UabError, column, not_utf8, signals_held
 from .records import NotARecord, validate_batch
 
 MAX_LINE_BYTES = 8 * 1024 * 1024  # a longer line is almost surely not a question record
@@ -205,8 +205,7 @@ def nul_byte(raw: bytes, kind: str = "JSON") -> str | None:
     at = raw.find(b"\0")
     if at < 0:
         return None
-    column = len(raw[raw.rfind(b"\n", 0, at) + 1:at].decode("utf-8", "replace")) + 1
-    return f"a NUL byte at column {column}: binary data, not {kind} text (a file padded with zeros?)"
+    return f"a NUL byte at column {column(raw, at)}: binary data, not {kind} text (a file padded with zeros?)"
 
 
 def _too_long(raw: bytes, name: str) -> str:

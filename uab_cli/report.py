@@ -454,7 +454,8 @@ def _draw(rows, records, targets, on_skipped, source, summary, plt) -> tuple[dic
     else:  # a --check whose every recommendation is Uniform + majority: its verdicts alone
         figures, skipped, costs = {}, dict.fromkeys(REPLAY_PLOTS, NOTHING_REPLAYED), []
     correlation = None
-    known = None if records is None else ~np.isnan(records.column("anll"))  # the samples with an ANLL
+    anll = None if records is None else records.column("anll")
+    known = None if anll is None else ~np.isnan(anll)  # the samples with an ANLL
     if records is None:
         skipped["anll_correct_vs_incorrect.png"] = "no --pool given"
     elif not known.any():
@@ -462,12 +463,13 @@ def _draw(rows, records, targets, on_skipped, source, summary, plt) -> tuple[dic
     elif not (known & records.sample_graded()).any():
         skipped["anll_correct_vs_incorrect.png"] = ("the pool's questions with ANLL samples have no gold answer: "
                                                     "no sample is graded correct or incorrect")
-    elif (top := float(np.abs(records.column("anll")[known]).max())) > plots.MAX_PLOTTED_ANLL:
-        skipped["anll_correct_vs_incorrect.png"] = f"an ANLL of {top:g} in the pool: beyond {plots.MAX_PLOTTED_ANLL:g}, no axis draws it"
-        correlation = anll_correlation(records)
     else:
-        figures["anll_correct_vs_incorrect.png"] = plots.plot_anll(records)
         correlation = anll_correlation(records)
+        if (top := float(np.abs(anll[known]).max())) > plots.MAX_PLOTTED_ANLL:
+            skipped["anll_correct_vs_incorrect.png"] = (f"an ANLL of {top:g} in the pool: beyond "
+                                                        f"{plots.MAX_PLOTTED_ANLL:g}, no axis draws it")
+        else:
+            figures["anll_correct_vs_incorrect.png"] = plots.plot_anll(records)
     for name, why in skipped.items():
         if on_skipped:
             on_skipped(name, why)

@@ -83,19 +83,18 @@ def tally(cls: np.ndarray, rank: np.ndarray) -> tuple[np.ndarray, np.ndarray, np
 
 
 def elect(cls: np.ndarray, log_w: np.ndarray, rank: np.ndarray, rule: str,
-          keep: float = DEFAULT_KEEP, counted: tuple | None = None) -> tuple[np.ndarray, np.ndarray]:
+          keep: float = DEFAULT_KEEP) -> tuple[np.ndarray, np.ndarray]:
     """Each row's winning class under ``rule``, and which rows fell back to majority.
 
     ``cls`` (rows × samples): answer class per sample, -1 for no answer (never wins);
     ``log_w``: per-sample log confidence, NaN where missing; ``rank``: per-sample tie rank
-    of its answer (lower wins); ``counted``: their ``tally``, where several rules elect the
-    same rows. Returns (winner per row, -1 where no sample has an answer;
+    of its answer (lower wins). Returns (winner per row, -1 where no sample has an answer;
     fell-back mask: a confidence rule that met a voted sample without confidence).
     """
     cls = np.asarray(cls, dtype=np.int64)
     rows, width = cls.shape
     answered = cls >= 0
-    hit, first, counts, majority = counted or tally(cls, rank)
+    hit, first, counts, majority = tally(cls, rank)
     if not RULES[rule].confidence:
         return majority, np.zeros(rows, dtype=bool)
     log_w = np.asarray(log_w, dtype=np.float64)
