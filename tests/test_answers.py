@@ -1759,13 +1759,56 @@ def test_a_value_a_denial_follows_after_a_marker_is_the_answer(text, expected):
     ("12 points, not 13 points", "12"), ("60 miles, not 50", "60"), ("20 cm, not 24 cm", "20"), ("**14**, not **16**", "14"),
     ("It is 60 km/h, not 50 km/h.", "60"), ("He bought 3 bags (not 4).", "3"), ("So we need 3 buses — not 2.", "3"),
     ("The area is 20 sq ft, not 24 sq ft.", "20"), ("So she has 14, not **16**.", "14"),
-    # a value after the denied one is the last still; more than two words between are no unit's
-    ("3 × 4 = 12 (not 13), then 12 + 1 = 13.", "13"), ("Use 3 cups of flour, not 4.", "4"),
+    # a value after the denied one is the last still
+    ("3 × 4 = 12 (not 13), then 12 + 1 = 13.", "13"),
 ])
 def test_a_unit_between_a_value_and_the_denial_after_it_keeps_the_value(text, expected):
     """"12 points, not 13 points" (no marker) read `13`, and "**14**, not **16**" `16`: a unit's words between a value
     and the denial after it, or bold around either, leave the value stated, as "It is 51, not 49." is `51`."""
     assert extract_answer(text, MATH) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    # an adverb before the denial's "not", "and" or "but" before it
+    ("5, definitely not 6", "5"), ("So it's 5, certainly not 6.", "5"), ("5, and definitely not 6", "5"),
+    ("It is 5 but not 6.", "5"), ("We need 7 buses and not 8.", "7"), ("The answers are 2, 3, and not 4.", "3"),
+    # three or four words between
+    ("Use 3 cups of flour, not 4.", "3"), ("He ran 12 miles in total, not 14.", "12"),
+    ("It takes 40 minutes each way today, not 45.", "40"),
+    # a percent or degree sign after the value
+    ("25%, not 30%", "25"), ("The tax is 8\\%, not 10\\%.", "8"), ("It is 90°, not 45°.", "90"),
+    # bold values with "and" or "but" between, after a marker too
+    ("**14** and not **16**", "14"), ("So **14** but not **16**.", "14"), ("The answer is **14** and not **16**.", "14"),
+    # guards: corrections, a self-correction, a denial before no value, read as they were
+    ("It is not 4. It is 3.", "3"), ("not 4 but 3", "3"), ("5 ... Actually, not 5, it's 6", "6"),
+    ("I said 5, but actually not 5, it's 6.", "6"), ("3, no 4", "4"), ("The answer is 3, no 4.", "3"),
+    ("The answer is 5, not counting the 2 extra.", "5"), ("$5, not $6", "5"), ("The answer is 5, certainly not 6.", "5"),
+    ("The answer is 12 apples in total, not 14.", "12"), ("The answer is (3, 4), not (4, 3).", "(3,4)"),
+])
+def test_an_adverb_a_joint_words_or_a_percent_before_a_denial_keep_the_value(text, expected):
+    """"5, definitely not 6", "5, and definitely not 6", "3 cups of flour, not 4", "25%, not 30%" and "**14** and not
+    **16**" (no marker) read the denied value (`6`, `4`, `30`, `16`): an adverb, "and" or "but" before the denial, more
+    than two words or a percent sign after the value stopped it being seen as one; the value stated is read."""
+    assert extract_answer(text, MATH) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("The answer is (5, not 6).", "5"), ("The answer is (12, not 13) apples.", "12"), ("The answer is (5).", "5"),
+])
+def test_a_bracket_opening_the_answer_around_a_value_and_its_denial_holds_the_value(text, expected):
+    """"The answer is (5, not 6)." read `(5,not6)`: a value and its denial in the bracket that opens the answer state
+    the value."""
+    assert extract_answer(text, MATH) == expected
+
+
+@pytest.mark.parametrize("text, same_as", [
+    ("The answer is $50—$60.", "The answer is $50–$60."), ("The answer is $50 — $60", "The answer is $50 – $60"),
+    ("The answer is 50—60.", "The answer is 50–60."),
+])
+def test_a_range_with_an_em_dash_reads_as_with_an_en_dash(text, same_as):
+    """"The answer is $50—$60." read `50—` and "50—60" `50—60`, no range: an em dash between two values is read as
+    the en dash is (`50-60`)."""
+    assert extract_answer(text, MATH) == extract_answer(same_as, MATH) == "50-60"
 
 
 @pytest.mark.parametrize("text, same_as", [

@@ -36,7 +36,8 @@ _STATED_CONFIDENCE = re.compile(STATED_CONFIDENCE, re.IGNORECASE | re.MULTILINE)
 # A run of blanks is matched from one end only (a class that takes "\n" after "^", or two runs
 # side by side, rescan it from each of its characters: a reply of 100 kB of blank lines took minutes).
 # an adverb after "the answer is" is no part of the answer: "the answer is actually 46", "is indeed: D"
-_ADVERB = r"(?:\s+(?:actually|indeed|still|really|clearly|definitely|certainly|simply|just))?\b"
+_ADVERBS = r"actually|indeed|still|really|clearly|definitely|certainly|simply|just"
+_ADVERB = rf"(?:\s+(?:{_ADVERBS}))?\b"
 # "Answer" in MGSM's languages, as its exemplars end ("La respuesta es 11.", "Die Antwort lautet 11.", "Ответ — 11.",
 # "Jibu ni 11.", "উত্তর হল 11।", "సమాధానం 11.", "คำตอบคือ 11", "答案是 11。", "答えは11です。"): the word, what says
 # "is" after it (":" too with the article, as "the answer:"), and what opens "the answer is" read mid-line: the
@@ -265,18 +266,24 @@ def _correction(again: str) -> re.Pattern:
 _CORRECTION = _correction("|".join(again for _, _, _, again in _REMARKS.values() if again))
 _CORRECTIONS = {language: _correction("|".join(filter(None, (_REMARKS["en"][3], _REMARKS[language][3]))))
                 for language in _ANSWER_ABROAD}
-# a value and a denial of the value after it, set apart by a comma, a bracket or a dash: "It is 51, not 49 or 50.",
-# "$51$ (not $49$)", "51 — not 49", "$18, not $19", "**14**, not **16**", a unit's words (two at most) between too
-# ("12 points, not 13", "20 square feet (not 24)", "60 km/h, not 50"); the value before states the answer (as "The
-# answer is 51, not 49" does); not Spanish's bare "no" before a value, English's self-correction too ("3, no 4": 4)
-_SET_APART = re.compile(r"[,(\u2013\u2014\u3001]")  # (looked for first: a line with none of them, most, denies nothing so)
-_VALUE_THEN_DENIAL = re.compile(rf"(?<=[\d$*])(?P<unit>(?:[^\S\n]+[^\W\d_]+(?:/[^\W\d_]+)*){{0,2}})[^\S\n]*"
-                                rf"{_SET_APART.pattern}[^\S\n]*(?!{_NOT_OR_ANSWER}\s+[-.$\\\d])"
+# a value and a denial of the value after it, set apart by a comma, a bracket or a dash, or by "and" or "but", an
+# adverb before the denial too: "It is 51, not 49 or 50.", "$51$ (not $49$)", "51 — not 49", "$18, not $19", "**14**,
+# not **16**", "**14** and not **16**", "5, definitely not 6", "5, and certainly not 6"; a percent or degree sign or a
+# unit's words (four at most) between too ("25%, not 30%", "12 points, not 13", "20 square feet (not 24)", "60 km/h, not
+# 50", "3 cups of flour, not 4"); the value before states the answer (as "The answer is 51, not 49" does); not Spanish's
+# bare "no" before a value, English's self-correction too ("3, no 4": 4)
+_APART_BY = r"[,(\u2013\u2014\u3001]"
+_AND_BUT = r"(?:and|but)[^\S\n]+"
+_SET_APART = re.compile(rf"{_APART_BY}|[^\S\n]{_AND_BUT}", re.IGNORECASE)  # (looked for first: a line with none, most,
+# denies nothing so)
+_VALUE_THEN_DENIAL = re.compile(rf"(?<=[\d$*])(?P<unit>(?:\\?%|\u00b0)?(?:[^\S\n]+[^\W\d_]+(?:/[^\W\d_]+)*){{0,4}})"
+                                rf"(?:[^\S\n]*{_APART_BY}[^\S\n]*(?:{_AND_BUT})?|[^\S\n]+{_AND_BUT})"
+                                rf"(?:(?:{_ADVERBS})[^\S\n]+)?(?!{_NOT_OR_ANSWER}\s+[-.$\\\d])"
                                 rf"(?:{_DENIAL.pattern}|(?:{_NOT})\s+\*\*(?=\$?-?\.?\d))", re.IGNORECASE)
 # what joins two dollar amounts (``_amounts``): a comma, "and" or "or" (any language's), an operator, or a range's en
-# dash or "to" ("$50–$60", "$50 to $60": read as written, as "50–60" and "50 to 60" are)
+# or em dash or "to" ("$50–$60", "$50—$60", "$50 to $60": read as written, as "50–60" and "50 to 60" are)
 _AMOUNT_JOINT = re.compile(rf"[^\S\n]*,?[^\S\n]*(?:(?:{_AND_WORDS}|{_AND_NUMBERS})[^\S\n]+|"
-                           r"(?P<operator>[-+*/=\u00d7\u00f7\u2013]|to(?=[^\S\n]))[^\S\n]*)?", re.IGNORECASE)
+                           r"(?P<operator>[-+*/=\u00d7\u00f7\u2013\u2014]|to(?=[^\S\n]))[^\S\n]*)?", re.IGNORECASE)
 _SPAN_OPEN = re.compile(r"\$|\\\(")
 # what may stand between a marker and its answer: "Answer: 50", "**Answer:** 50", "#### 50", and a comma ("La respuesta
 # es, 50", "答案是，50", "答えは、50です")
@@ -502,13 +509,13 @@ def _after_marker(tail: str) -> str:
     """The expression after "the answer is": a math span if one opens it, else the bold part
     of its line or its first sentence, cut at its first clause; a value a denial of another follows states the answer
     ("50 — not 49", "$18, not $19", "**50** (not 49)": 50, as "51, not 49" is 51; ``_VALUE_THEN_DENIAL``), and so does
-    the value before a bracket the denial is in ("12 (since 3 × 4 = 12, not 13)": 12; "(5, not 6)" is read whole)."""
+    the value before a bracket the denial is in ("12 (since 3 × 4 = 12, not 13)": 12), or the value a bracket opening the answer holds ("(5, not 6)": 5)."""
     t = tail.lstrip(_MARKER_JOINT)
     line = t.split("\n", 1)[0]
     if _SET_APART.search(line) and (denial := _VALUE_THEN_DENIAL.search(line)):
         stated = line[:denial.end("unit")]  # its unit kept: "4:30 pm, not 5:30 pm"
-        if (opened := _left_open(stated)) is not None:
-            stated = stated[:opened] if _DIGIT.search(stated, 0, opened) else ""
+        if (opened := _left_open(stated)) is not None:  # "(5, not 6)": what the bracket opening it holds
+            stated = stated[:opened] if _DIGIT.search(stated, 0, opened) else stated[1:] if opened == 0 else ""
         if stated:
             t = line = stated
     if (span := _math_span(t)) is not None:
@@ -887,7 +894,7 @@ _TINU = r"\.?(?:[A-Za-z]+/)*[A-Za-z]+"  # _UNIT reversed
 _UNIT_TAIL_REVERSED = re.compile(rf"\s*(?:\}}?[23]\{{?\s*\^\s*)?{_TINU}(?:\s+{_TINU})*(?![\\A-Za-z])")
 _WORD_THEN_SPACE = re.compile(r"\S+\s+")  # a word of an answer and the blanks after it
 _ORDINAL = re.compile(r"(?<=\d)\s*(?:\^\s*\{\s*(?:st|nd|rd|th)\s*\}|\^?(?:st|nd|rd|th)(?![A-Za-z]))")
-_UNICODE = str.maketrans({"\u2013": "-", "\u03c0": "\\pi ", "\u221e": "\\infty ", "\u00d7": "\\times ",
+_UNICODE = str.maketrans({"\u2013": "-", "\u2014": "-", "\u03c0": "\\pi ", "\u221e": "\\infty ", "\u00d7": "\\times ",
                           "\u22c5": "\\cdot ", "\u00b7": "\\cdot ", "\u2264": "\\le ", "\u2265": "\\ge ",
                           "\u2260": "\\ne ", "\u2248": "\\approx "})
 # superscript digits in an answer are an exponent ("2⁴" is 2^4, "10⁻³" is 10^{-3}, "m²" is m^2), not digits
