@@ -1195,3 +1195,36 @@ def test_a_rerun_of_a_hard_exit_preset_keeps_its_official_test(tmp_path, questio
                                                                                            "official", 8)
     assert run(questions, out, "--exit-test", "paper").exit_code == 0  # given: the paper's test, no N_max
     assert "exit_test" not in json.loads((out / "config.json").read_text())["allocate"]
+
+
+def _older_config(config: dict) -> dict:
+    """``config`` (a run's ``config.json``) as a uab before 2026-11-25 wrote it: no ``questions``,
+    ``derived`` or ``model_option``, and the allocation as its whole dataclass, T named
+    ``temperature``, the allocation seed and the vote model at their defaults then."""
+    alloc = config["allocate"]
+    return {"input": config["input"], "m": config["m"], "fingerprint": config["fingerprint"],
+            "generation": config["generation"], "k": config["k"], "n": config["n"],
+            "allocate": {"n": alloc["n"], "allocator": alloc["allocator"], "signal": None,
+                         "temperature": alloc["T"], "gain": alloc["gain"], "exit": None, "exit_threshold": None,
+                         "exit_mode": "redistribute", "max_per_question": None, "vote_model": "plurality-2",
+                         "seed": 0},
+            "vote": {"include_phase1": True, "tie_seed": None, "rule": "majority", "version": config["vote"]["version"]}}
+
+
+def test_a_run_directory_of_an_older_uab_keeps_its_signal_temperature(tmp_path, questions):
+    """A run directory from before 2026-11-25 records T as ``allocate.temperature``: a rerun
+    without -T took the default 0.2 (allocated otherwise, drew again), and `--settings` its
+    config.json was refused as "a config of a newer uab"."""
+    out = tmp_path / "r"
+    assert run(questions, out, "-N", "3", "-T", "0.5").exit_code == 0
+    allocation = (out / "allocation.jsonl").read_text()
+    config = json.loads((out / "config.json").read_text())
+    (out / "config.json").write_text(json.dumps(_older_config(config)))
+    result = run(questions, out)
+    assert result.exit_code == 0, result.stderr
+    assert json.loads((out / "config.json").read_text())["allocate"]["T"] == 0.5
+    assert (out / "allocation.jsonl").read_text() == allocation
+    (out / "config.json").write_text(json.dumps(_older_config(config)))
+    result = run(questions, tmp_path / "s", "--settings", out / "config.json")
+    assert result.exit_code == 0, result.stderr
+    assert json.loads((tmp_path / "s" / "config.json").read_text())["allocate"]["T"] == 0.5

@@ -399,6 +399,7 @@ def config_settings(config: dict, path: str, command: str) -> dict:
     entry it does not know: a newer uab's) or a value its option refuses."""
     if problem := _config_problem(config):
         raise UabError(f"not a uab {CONFIG}: {problem}", path)
+    config = _upgraded(config)
     unknown = sorted(set(config) - {*_ABOUT, *settings.SECTIONS, *settings.COUNTS})
     if unknown:
         raise settings.at_entry(UabError(f"it records {unknown[0]}, which no option of uab {__version__} sets (a "
@@ -1024,7 +1025,17 @@ def _parsed_config(file: str) -> tuple[dict | None, str | None]:
     except orjson.JSONDecodeError as exc:
         return None, f"not JSON ({exc})"
     problem = _config_problem(found)
-    return (found, None) if problem is None else (None, problem)
+    return (_upgraded(found), None) if problem is None else (None, problem)
+
+
+def _upgraded(config: dict) -> dict:
+    """``config`` (a uab config) with the entries a uab before 2026-11-25 named otherwise under
+    this version's names: its ``allocate`` was the whole allocation, T named ``temperature``
+    (``Allocation.info`` names it ``T``), which a rerun would take for unset (T = 0.2)."""
+    alloc = config.get("allocate")
+    if not (isinstance(alloc, dict) and "temperature" in alloc and "T" not in alloc):
+        return config
+    return {**config, "allocate": {("T" if k == "temperature" else k): v for k, v in alloc.items()}}
 
 
 def _config_problem(found) -> str | None:
