@@ -498,7 +498,9 @@ SLOW_REPLIES = ["\n" * LONG, "The answer is " + " " * LONG + "5", "The answer is
                 "సమాధానం" + " " * LONG + "x",  # its "is" looked for a number past each blank the marker's took
                 # a run of Indic letters two alternatives took, its end not reached: 2 to the power of its letters
                 "\\boxed{1 " + "আপেল " * 8 + "2}", "คำตอบคือ 1 " + "ลูก " * (LONG // 4) + "x",
-                "Ответ — 1 " + "яблок " * (LONG // 6) + "и x", "La respuesta es 1 " + "ab " * (LONG // 3) + "y x"]
+                "Ответ — 1 " + "яблок " * (LONG // 6) + "и x", "La respuesta es 1 " + "ab " * (LONG // 3) + "y x",
+                # each value looked at against each denial before it ("5, not 6": the value before kept)
+                "5 and not 6 " * (LONG // 12), "(5, not 6 " * (LONG // 10)]
 
 
 @pytest.mark.parametrize("i", range(len(SLOW_REPLIES)))
@@ -1809,6 +1811,29 @@ def test_a_range_with_an_em_dash_reads_as_with_an_en_dash(text, same_as):
     """"The answer is $50—$60." read `50—` and "50—60" `50—60`, no range: an em dash between two values is read as
     the en dash is (`50-60`)."""
     assert extract_answer(text, MATH) == extract_answer(same_as, MATH) == "50-60"
+
+
+@pytest.mark.parametrize("text, gold", [
+    ("The answer is 12 — easy.", "12"), ("The answer is 12—easy.", "12"), ("The answer is **12** — final.", "12"),
+    ("**Final answer: 12** — done", "12"), ("The answer is −12 — negative.", "-12"),
+    ("The answer is 5 — five apples.", "5"),
+])
+def test_an_em_dash_before_a_word_is_no_minus(text, gold):
+    """"The answer is 12 — easy." read `12-easy` (wrong) once the em dash read as the en dash everywhere: before a word
+    it is a sentence's dash, the answer still 12; before a value it reads as the en dash ("50—60")."""
+    assert is_correct({"question": "q", "answer": gold}, extract_answer(text, MATH))
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("Out of 30 students in the class, not 25, 12 are girls.", "12"), ("Out of 30 students, not 25, 12 are girls", "12"),
+    # guards: commas listing denied values as before
+    ("It is 51, not 49, 50.", "51"), ("51, not 49, 50 apples", "51"), ("51, not 49, 50 or 52", "51"),
+])
+def test_a_value_a_verb_follows_after_a_denied_one_is_not_denied(text, expected):
+    """"Out of 30 students in the class, not 25, 12 are girls." read `30` (four words may now stand between a value and
+    its denial): 12, listed after "not 25" by a comma alone, was read as denied too; a verb after it opens a new clause,
+    and it states the answer."""
+    assert extract_answer(text, MATH) == expected
 
 
 @pytest.mark.parametrize("text, same_as", [
