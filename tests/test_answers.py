@@ -500,7 +500,9 @@ SLOW_REPLIES = ["\n" * LONG, "The answer is " + " " * LONG + "5", "The answer is
                 "\\boxed{1 " + "আপেল " * 8 + "2}", "คำตอบคือ 1 " + "ลูก " * (LONG // 4) + "x",
                 "Ответ — 1 " + "яблок " * (LONG // 6) + "и x", "La respuesta es 1 " + "ab " * (LONG // 3) + "y x",
                 # each value looked at against each denial before it ("5, not 6": the value before kept)
-                "5 and not 6 " * (LONG // 12), "(5, not 6 " * (LONG // 10)]
+                "5 and not 6 " * (LONG // 12), "(5, not 6 " * (LONG // 10),
+                # each aside "not counting" opens read to the reply's end
+                "5 and not counting " * (LONG // 19)]
 
 
 @pytest.mark.parametrize("i", range(len(SLOW_REPLIES)))
@@ -1773,7 +1775,7 @@ def test_a_unit_between_a_value_and_the_denial_after_it_keeps_the_value(text, ex
 @pytest.mark.parametrize("text, expected", [
     # an adverb before the denial's "not", "and" or "but" before it
     ("5, definitely not 6", "5"), ("So it's 5, certainly not 6.", "5"), ("5, and definitely not 6", "5"),
-    ("It is 5 but not 6.", "5"), ("We need 7 buses and not 8.", "7"), ("The answers are 2, 3, and not 4.", "3"),
+    ("It is 5 but not 6.", "5"), ("We need 7 buses and not 8.", "7"), ("The answers are 2, 3, and not 4.", "2,3"),
     # three or four words between
     ("Use 3 cups of flour, not 4.", "3"), ("He ran 12 miles in total, not 14.", "12"),
     ("It takes 40 minutes each way today, not 45.", "40"),
@@ -1828,11 +1830,80 @@ def test_an_em_dash_before_a_word_is_no_minus(text, gold):
     ("Out of 30 students in the class, not 25, 12 are girls.", "12"), ("Out of 30 students, not 25, 12 are girls", "12"),
     # guards: commas listing denied values as before
     ("It is 51, not 49, 50.", "51"), ("51, not 49, 50 apples", "51"), ("51, not 49, 50 or 52", "51"),
+    # "of them" or "of whom" before the verb, or "were"
+    ("Out of 30 students, not 25, 12 of them are girls", "12"), ("Out of 30 students, not 25, 12 were girls", "12"),
+    ("Out of 30 students, not 25, 12 of whom are girls.", "12"),
+    # guards: no verb after "of them", another word after "of"
+    ("It is 51, not 49, 50 of them.", "51"), ("It is 51, not 49, 50 of the apples.", "51"),
 ])
 def test_a_value_a_verb_follows_after_a_denied_one_is_not_denied(text, expected):
     """"Out of 30 students in the class, not 25, 12 are girls." read `30` (four words may now stand between a value and
     its denial): 12, listed after "not 25" by a comma alone, was read as denied too; a verb after it opens a new clause,
     and it states the answer."""
+    assert extract_answer(text, MATH) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("The answers are 2, 3, and not 4.", "2,3"), ("The answers are 2 and 3, not 4.", "2,3"), ("x = 2, 3 but not 4", "2,3"),
+    ("It is 2, 3 and 5, not 4.", "2,3,5"), ("Answers: 2, 3, not 4", "2,3"),
+    # guards: a list no verb, "=" or ":" opens, a single value, a value stated after the denial, lists with no denial
+    ("In 2023, 51 people came, not 49.", "51"), ("Day 2, 3 birds, not 4.", "3"), ("So x = 4, not 5.", "4"),
+    ("It is 51, not 49 or 50.", "51"), ("The answers are 2, 3, and not 4. So 4 is out.", "4"),
+    ("The answers are 2 and 3.", "3"), ("We have 12 apples and 3 pears, not 4.", "3"),
+])
+def test_a_list_stated_before_a_denial_is_the_answer(text, expected):
+    """"The answers are 2, 3, and not 4." read `3` (and "2 and 3, not 4", "x = 2, 3 but not 4" too): the list a verb, "="
+    or ":" opens before the denial states the answer, as after "the answer is" (`2,3`)."""
+    assert extract_answer(text, MATH) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("**51**, not **49**, **50**.", "51"), ("**51**, not **49** or **50**.", "51"),
+    ("The answer is **51**, not **49**, **50**.", "51"),
+    # guards: plain values, a bold value a plain one follows, a value after the denial's clause
+    ("51, not 49, 50.", "51"), ("**51**, not **49**. Then 3 + 4 = **7**.", "7"), ("**51**, not **49**, so 50", "50"),
+])
+def test_bold_values_a_denial_lists_are_all_denied(text, expected):
+    """"**51**, not **49**, **50**." read `50`: the list of denied values stopped at the "**" closing the first, the
+    bold ones after it were read; bold items listed bold are denied, as "51, not 49, 50." denies 50."""
+    assert extract_answer(text, MATH) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("5, not counting the 2 extra", "5"), ("We have 12 apples, not counting the 3 eaten.", "12"),
+    ("x = 5, not including tax 6", "5"), ("The total is $50, not including tax of $4.", "50"),
+    ("It takes 5 hours (not counting the 2 breaks).", "5"), ("The answer is 5 (not counting 2).", "5"),
+    # guards: a value after the aside's clause, an aside before the value, a denial, a word in -ing that is no verb
+    ("12, not counting 3, so 12 + 3 = 15 in all.", "15"), ("Not counting the 3 eaten, we have 12.", "12"),
+    ("It is 12, not 13.", "12"), ("12 apples, nothing 3", "3"),
+])
+def test_values_in_a_not_counting_aside_are_no_answer(text, expected):
+    """"We have 12 apples, not counting the 3 eaten." read `3` and "5, not counting the 2 extra" `2`: "not" and a verb in
+    -ing after a value opens an aside that qualifies it; its values are no answer, to the aside's end."""
+    assert extract_answer(text, MATH) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("It's 4:30 pm, not 5:30 pm.", "4:30pm"), ("The train leaves at 4:30 PM, not 5:30 PM.", "4:30pm"),
+    ("It is 4:30 pm.", "4:30pm"), ("The answer is 4:30 pm, not 5:30 pm.", "4:30pm"),
+    # guards: no "am" or "pm" (a ratio's too), a value after the time
+    ("It's 4:30, not 5:30.", "30"), ("The ratio is 3:25.", "25"), ("At 4:30 pm she had 12.", "12"),
+])
+def test_a_clock_time_with_am_or_pm_reads_whole_with_no_marker(text, expected):
+    """"It's 4:30 pm, not 5:30 pm." read `30`, its minutes (and 5:30's, the denial covering 5 only): a time with "am" or
+    "pm" reads whole, `4:30pm`, as after "the answer is", and a denied one is denied whole."""
+    assert extract_answer(text, MATH) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("The answer is 12 –", "12"), ("The answer is 12 —", "12"), ("The answer is 3 –.", "3"), ("Answer: -5 –", "-5"),
+    ("The answer is **12** –", "12"),
+    # guards: a range, a difference, a hyphen
+    ("The answer is 50–60.", "50-60"), ("The answer is 10 – 3", "10-3"), ("The answer is 12 -", "12-"),
+])
+def test_a_dash_ending_the_answer_is_dropped(text, expected):
+    """"The answer is 12 –" read `12-` and "The answer is 12 —" `12—`: an en or em dash that ends the answer is the
+    sentence's, not the value's."""
     assert extract_answer(text, MATH) == expected
 
 

@@ -161,6 +161,8 @@ _BOLD = re.compile(r"\*\*(.+?)\*\*")
 _EMPHASIS = re.compile(r"\*+(?=[A-Za-z(])|(?<=[A-Za-z)])\*+")
 _PROSE = re.compile(r"[A-Za-z]{2,}\.?\s+[A-Za-z]{2}")  # a sentence, not an expression
 _VERB = re.compile(r"\s(?:is|are|was|equals|be)\s", re.IGNORECASE)
+# a verb that opens a new clause after a value, its subject ("12 are girls", "12 were girls", "12 of them are girls")
+_CLAUSE_VERB = re.compile(rf"(?:\s+of\s+(?:them|whom))?(?:{_VERB.pattern}|\swere\s)", re.IGNORECASE)
 # A remark on the answer after "the answer is", not one: a verdict ("correct", "not given", "unknown")
 # that ends its clause, or a denied value ("not 49"); a reason may follow it ("incorrect because 3 + 4 = 8"), or the
 # next sentence may restate the answer ("The answer is not 49. It is 50."). In English and MGSM's languages ("Die
@@ -233,10 +235,11 @@ _LANGUAGE = {language: re.compile("|".join(words), re.IGNORECASE) for language, 
 # ``_AND_THEN_NUMBER``) and a number ("not 5, 6, and 7", "not 5 or 6", "no es 5, 6 y 7", "no es 49 ni 50", "no es 49 o 50"),
 # or a comma and a number, a math span or an amount too (Spanish's and French's "ni" with no comma before it: Swahili's
 # "ni" after one is "is", "Jibu si 49, ni 50") (a Japanese or Chinese counter or unit may end an item: "49個と50個",
-# "5个和6个")
+# "5个和6个"), bold items bold between them ("not **49**, **50**")
 _OR_DENIED = rf"(?:{_LIST_COMMA})?\s+(?:nor|noch|ни)\s+|\s+ni\s+"
 _VALUE_AHEAD = r"(?=-?\.?\d|\$|\\\()"  # a number, a math span or a dollar amount ("not $49$ or $50$", "not $49 or $50")
-_DENIED_JOINT = re.compile(rf"[{_COUNTER}]*?(?:(?P<and>{_AND_THEN}|{_OR_DENIED})|{_LIST_COMMA}\s*){_VALUE_AHEAD}",
+_DENIED_JOINT = re.compile(rf"(?P<bold>\*\*)?[{_COUNTER}]*?(?:(?P<and>{_AND_THEN}|{_OR_DENIED})|{_LIST_COMMA}\s*)"
+                           rf"(?(bold)\*\*){_VALUE_AHEAD}",
                            re.IGNORECASE)
 # ", ", ": ", " - " (not "-3"), an em dash (never a minus: "49 নয়—50"), Japanese's "、", a denied "49%"
 _REMARK_JOINT = re.compile(r"(?:[\s,:;%°\u3001\u2014]|\\%|[-\u2013](?![.\d]))*")
@@ -272,15 +275,21 @@ _CORRECTIONS = {language: _correction("|".join(filter(None, (_REMARKS["en"][3], 
 # not **16**", "**14** and not **16**", "5, definitely not 6", "5, and certainly not 6"; a percent or degree sign or a
 # unit's words (four at most) between too ("25%, not 30%", "12 points, not 13", "20 square feet (not 24)", "60 km/h, not
 # 50", "3 cups of flour, not 4"); the value before states the answer (as "The answer is 51, not 49" does); not Spanish's
-# bare "no" before a value, English's self-correction too ("3, no 4": 4)
+# bare "no" before a value, English's self-correction too ("3, no 4": 4); the values that "not" and a verb in -ing
+# after it open an aside on are none too (``_NOT_DOING``)
 _APART_BY = r"[,(\u2013\u2014\u3001]"
+# "not" and a verb in -ing after a value so set apart deny no value: they open an aside whose values qualify the one
+# before ("12 apples, not counting the 3 eaten", "$50, not including tax of $4", "5 (not using the 2 shortcuts)"), and
+# those are none, to the aside's end (``_ASIDE_END``)
+_NOT_DOING = r"(?P<aside>not[^\S\n]+[^\W\d_]{2,}ing(?![\w-]))"
+_ASIDE_END = re.compile(r"[,;!?()\n]|\.(?!\d)")
 _AND_BUT = r"(?:and|but)[^\S\n]+"
 _SET_APART = re.compile(rf"{_APART_BY}|[^\S\n]{_AND_BUT}", re.IGNORECASE)  # (looked for first: a line with none, most,
 # denies nothing so)
 _VALUE_THEN_DENIAL = re.compile(rf"(?<=[\d$*])(?P<unit>(?:\\?%|\u00b0)?(?:[^\S\n]+[^\W\d_]+(?:/[^\W\d_]+)*){{0,4}})"
                                 rf"(?:[^\S\n]*{_APART_BY}[^\S\n]*(?:{_AND_BUT})?|[^\S\n]+{_AND_BUT})"
                                 rf"(?:(?:{_ADVERBS})[^\S\n]+)?(?!{_NOT_OR_ANSWER}\s+[-.$\\\d])"
-                                rf"(?:{_DENIAL.pattern}|(?:{_NOT})\s+\*\*(?=\$?-?\.?\d))", re.IGNORECASE)
+                                rf"(?:{_DENIAL.pattern}|(?:{_NOT})\s+\*\*(?=\$?-?\.?\d)|{_NOT_DOING})", re.IGNORECASE)
 # what joins two dollar amounts (``_amounts``): a comma, "and" or "or" (any language's), an operator, or a range's en
 # or em dash or "to" ("$50–$60", "$50—$60", "$50 to $60": read as written, as "50–60" and "50 to 60" are)
 _AMOUNT_JOINT = re.compile(rf"[^\S\n]*,?[^\S\n]*(?:(?:{_AND_WORDS}|{_AND_NUMBERS})[^\S\n]+|"
@@ -750,12 +759,18 @@ def _last_value(text: str) -> str | None:
         if (joint := _SPAN_JOINT.match(text, matches[i - 1].end())) and joint.end() == matches[i].start():
             first[i], ored[i] = first[i - 1], "or" in joint.group()
     found += [(m.end(), i) for i, m in enumerate(matches) if re.search(r"\d", spans[i])]  # joined when tried
+    found += [(m.end(), m.group()) for m in _CLOCK.finditer(text)]  # "4:30 pm", not 30
+    stated: set[int] = set()
     if denied := _denied_after(text):
-        starts, ends = _merged(denied)  # (one look each: each value against each denial took 10 s on 60 kB of them)
+        stated = {value for value, _, _ in denied}
+        starts, ends = _merged([(start, end) for _, start, end in denied])  # (one look each: each value against each
+        # denial took 10 s on 60 kB of them)
         found = [f for f in found if not (i := bisect.bisect_left(starts, f[0])) or f[0] > ends[i - 1]]
-    for _, candidate in sorted(found, key=lambda f: f[0], reverse=True):  # no two end at one place
+    for end, candidate in sorted(found, key=lambda f: f[0], reverse=True):  # no two end at one place
         if isinstance(candidate, int):
             candidate = _listed(spans[first[candidate]:candidate + 1], any(ored[first[candidate] + 1:candidate + 1]))
+        elif end in stated and (listed := _LISTED_BEFORE.search(text, max(0, end - _LISTED_REACH), end)):
+            candidate = listed.group("list")  # "The answers are 2, 3, and not 4.": 2,3
         if ans := normalize_math(candidate):
             return ans
     return None
@@ -774,19 +789,37 @@ def _merged(spans: list[tuple[int, int]]) -> tuple[list[int], list[int]]:
     return starts, ends
 
 
-def _denied_after(text: str) -> list[tuple[int, int]]:
-    """Where the values a value before denies are (``_VALUE_THEN_DENIAL``; a list as "or" or commas list it: "51, not 49
-    or 50", "51, not 49, 50"), each from its denial's end to the list's; commas alone list no value a verb follows
-    ("30 students in the class, not 25, 12 are girls": 12 is no denied one)."""
-    return [(m.end(), end + 2 * text.startswith("**", end)) for m in _VALUE_THEN_DENIAL.finditer(text)  # "not **16**"
-            if (value := _value_at(text, m.end())) and (end := _denied_items(text, value))]
+def _denied_after(text: str) -> list[tuple[int, int, int]]:
+    """Where each value a denial of others follows ends, and where the values it denies are (``_VALUE_THEN_DENIAL``; a
+    list as "or" or commas list it: "51, not 49 or 50", "51, not 49, 50"), from its denial's end to the list's (a
+    clock time's whole: "not 5:30 pm"), or to the end of the aside "not counting" opens (``_NOT_DOING``); commas alone
+    list no value a verb follows ("30 students in the class, not 25, 12 are girls": 12 is no denied one)."""
+    denied = []
+    aside = -1  # the end of the last aside: an aside that opens before it ends there too (one look for each end)
+    for m in _VALUE_THEN_DENIAL.finditer(text):
+        if m.group("aside"):
+            if aside < m.end():
+                aside = end.start() if (end := _ASIDE_END.search(text, m.end())) else len(text)
+            denied.append((m.start(), m.end(), aside))
+        elif (value := _value_at(text, m.end())) and (end := _denied_items(text, value)):
+            end = clock.end() if (clock := _CLOCK_TAIL.match(text, end)) else end
+            denied.append((m.start(), m.end(), end + 2 * text.startswith("**", end)))  # "not **16**"
+    return denied
+
+
+# a list a value a denial follows ends, stated: after a verb, "=" or ":" ("The answers are 2, 3, and not 4", "x = 2, 3
+# but not 4": 2,3, as after "the answer is"; not "In 2023, 51 came, not 49": 51), looked for within a reach before it
+_LISTED_BEFORE = re.compile(rf"(?:{_VERB.pattern}|[=:]\s*)(?P<list>(?:(?:{_NUMBER.pattern}){_LIST_JOINT})+"
+                            rf"(?:{_NUMBER.pattern}))$", re.IGNORECASE)
+_LISTED_REACH = 200
 
 
 def _denied_items(text: str, value: int) -> int:
     """Where the list of denied values the value ending at ``text[value]`` opens ends (``_list_after``), at the value
-    where commas alone list a last item a verb follows, the subject of a new clause ("not 25, 12 are girls")."""
+    where commas alone list a last item a verb follows, the subject of a new clause ("not 25, 12 are girls", "not 25,
+    12 of them were girls": ``_CLAUSE_VERB``)."""
     end, listed = _list_after(text, value)
-    return value if end != value and not listed and _VERB.match(text, end) else end
+    return value if end != value and not listed and _CLAUSE_VERB.match(text, end) else end
 
 
 _MC_IS = r"(?i:(?:is|must\s+be|should\s+be)" + _ADVERB + "|" + _ANSWER_IS + r")[\s*:(\[]*"
@@ -909,6 +942,10 @@ _NOISE = re.compile(r"\\left(?![a-z])|\\right(?![a-z])|\\[!,;:]|\\displaystyle|\
                     r"\{,\}|~|[\u20ac\u00a3\u00a5\u20b9]")  # "€5", "£12.50": 5 and 12.5, as "$5" is; "25°C" is 25
 _FRAC = re.compile(r"\\[dtc]frac")
 _AM_PM = re.compile(r"(?<=:\d\d)\s*([AaPp])\.?\s*[Mm]\.?(?![A-Za-z])")
+# a clock time with its "am" or "pm" ("4:30 pm"), read whole where no marker is ("It's 4:30 pm, not 5:30 pm.": 4:30pm,
+# as after "the answer is"), not its minutes
+_CLOCK_TAIL = re.compile(rf":\d\d{_AM_PM.pattern}")
+_CLOCK = re.compile(rf"(?<![\d:.])\d{{1,2}}{_CLOCK_TAIL.pattern}")
 _UNIT = r"[A-Za-z]+(?:/[A-Za-z]+)*\.?"
 _UNIT_TAIL = re.compile(rf"(?<![\\A-Za-z])({_UNIT}(?:\s+{_UNIT})*)(?:\s*\^\s*\{{?[23]\}}?)?\s*$")
 # the same read backwards, from the end of the reversed answer: a search for _UNIT_TAIL tried each word in turn,
@@ -923,6 +960,10 @@ _UNICODE = str.maketrans({"\u2013": "-", "\u03c0": "\\pi ", "\u221e": "\\infty "
 # an em dash before a value reads as the en dash ("50—60", "10—3" are `50-60`, `10-3`); before a word it is a sentence's
 # dash, no minus ("12 — easy", "18—because …" stay `12—`, `18—…`: not `12-easy`)
 _EM_DASH_VALUE = re.compile(r"\u2014(?=\s*(?:\$?-?\.?\d|\\[dt]?frac))")
+# an en or em dash ending an answer, a full stop or bold after it too, is a sentence's, nothing of the value ("The
+# answer is 12 –": 12, not `12-`)
+_DASHES = ("\u2013", "\u2014")
+_AFTER_DASH = " \t\n.,;*"
 # superscript digits in an answer are an exponent ("2⁴" is 2^4, "10⁻³" is 10^{-3}, "m²" is m^2), not digits
 # run on (NFKC's "24")
 _SUPERSCRIPT = re.compile(r"[\u207a\u207b]?[\u2070\u00b9\u00b2\u00b3\u2074-\u2079]+")
@@ -1185,6 +1226,8 @@ def normalize_math(ans: str) -> str:
     if inner is not None:
         a = inner
     a = _ROOT.sub(lambda m: "\\sqrt{" + "".join(g for g in m.groups() if g) + "}", a)
+    if (cut := a.rstrip(_AFTER_DASH)).endswith(_DASHES):
+        a = cut[:-1]
     a = _EM_DASH_VALUE.sub("-", _SUPERSCRIPT.sub(_power, a)).translate(_UNICODE)
     a = _ORDINAL.sub("", _unwrap_text(_drop_text_unit(_DELIM.sub(" ", a.replace("**", " ")))))
     a = _NOISE.sub(" ", _FRAC.sub(r"\\frac", a)).strip().rstrip(".,;").strip()
