@@ -1826,6 +1826,19 @@ def test_an_em_dash_before_a_word_is_no_minus(text, gold):
     assert is_correct({"question": "q", "answer": gold}, extract_answer(text, MATH))
 
 
+@pytest.mark.parametrize("text, gold", [
+    ("The answer is 12 – easy.", "12"), ("The answer is 12–easy", "12"), ("The final answer is 45 – done!", "45"),
+    ("The answer is $12 – easy", "12"), ("Die Antwort ist 12 – leicht.", "12"),
+    # guards: a minus before a value, a variable, a product of two or three letters, a function
+    ("The answer is 12 – 3", "9"), ("The answer is 12 – x", "12-x"), ("The answer is 2 – ab", "2-ab"),
+    ("The answer is 4 – abc", "4-abc"), ("The answer is 1 – sqrt(2)", "1-\\sqrt{2}"),
+])
+def test_an_en_dash_before_a_word_is_no_minus(text, gold):
+    """"The answer is 12 – easy." read `12-easy` (wrong), as the em dash once did: an en dash before a word of four
+    letters or more is a sentence's dash too, the answer still 12."""
+    assert is_correct({"question": "q", "answer": gold}, extract_answer(text, MATH))
+
+
 @pytest.mark.parametrize("text, expected", [
     ("Out of 30 students in the class, not 25, 12 are girls.", "12"), ("Out of 30 students, not 25, 12 are girls", "12"),
     # guards: commas listing denied values as before
@@ -1862,6 +1875,8 @@ def test_a_list_stated_before_a_denial_is_the_answer(text, expected):
     ("The answer is **51**, not **49**, **50**.", "51"),
     # guards: plain values, a bold value a plain one follows, a value after the denial's clause
     ("51, not 49, 50.", "51"), ("**51**, not **49**. Then 3 + 4 = **7**.", "7"), ("**51**, not **49**, so 50", "50"),
+    # a bold value a verb follows opens a clause, as a plain one does ("51, not 49, 50 were red")
+    ("**51**, not **49**, **50** were red", "50"), ("**51**, not **49**, **50** of them are red", "50"),
 ])
 def test_bold_values_a_denial_lists_are_all_denied(text, expected):
     """"**51**, not **49**, **50**." read `50`: the list of denied values stopped at the "**" closing the first, the
@@ -1876,6 +1891,13 @@ def test_bold_values_a_denial_lists_are_all_denied(text, expected):
     # guards: a value after the aside's clause, an aside before the value, a denial, a word in -ing that is no verb
     ("12, not counting 3, so 12 + 3 = 15 in all.", "15"), ("Not counting the 3 eaten, we have 12.", "12"),
     ("It is 12, not 13.", "12"), ("12 apples, nothing 3", "3"),
+    # a noun in -ing is no verb
+    ("x = 5, not string 6", "6"), ("x = 5, not thing 6", "6"), ("x = 5, not bring 6", "6"), ("x = 5, not morning 6", "6"),
+    # the aside ends at a colon, "=", an arrow, a sentence's dash or "so"
+    ("There are 12, not counting the 3 eaten: 9 left.", "9"), ("He has 20, not counting 5 lost = 15", "15"),
+    ("12, not counting 3 → 9", "9"), ("12, not counting 3 -> 9", "9"),
+    ("There are 12, not counting the 3 eaten so 9 remain", "9"),
+    ("The total is 12, not counting 3 — actually it is 15", "15"), ("Total is $50, not including tax of $4 – so $54", "54"),
 ])
 def test_values_in_a_not_counting_aside_are_no_answer(text, expected):
     """"We have 12 apples, not counting the 3 eaten." read `3` and "5, not counting the 2 extra" `2`: "not" and a verb in
@@ -1897,7 +1919,7 @@ def test_a_clock_time_with_am_or_pm_reads_whole_with_no_marker(text, expected):
 
 @pytest.mark.parametrize("text, expected", [
     ("The answer is 12 –", "12"), ("The answer is 12 —", "12"), ("The answer is 3 –.", "3"), ("Answer: -5 –", "-5"),
-    ("The answer is **12** –", "12"),
+    ("The answer is **12** –", "12"), ("Answer: 12 ––", "12"), ("The answer is 12 — –", "12"),
     # guards: a range, a difference, a hyphen
     ("The answer is 50–60.", "50-60"), ("The answer is 10 – 3", "10-3"), ("The answer is 12 -", "12-"),
 ])

@@ -280,9 +280,13 @@ _CORRECTIONS = {language: _correction("|".join(filter(None, (_REMARKS["en"][3], 
 _APART_BY = r"[,(\u2013\u2014\u3001]"
 # "not" and a verb in -ing after a value so set apart deny no value: they open an aside whose values qualify the one
 # before ("12 apples, not counting the 3 eaten", "$50, not including tax of $4", "5 (not using the 2 shortcuts)"), and
-# those are none, to the aside's end (``_ASIDE_END``)
-_NOT_DOING = r"(?P<aside>not[^\S\n]+[^\W\d_]{2,}ing(?![\w-]))"
-_ASIDE_END = re.compile(r"[,;!?()\n]|\.(?!\d)")
+# those are none, to the aside's end (``_ASIDE_END``); a noun in -ing is no verb: no vowel before its "ing" ("thing",
+# "string", "bring"), "morning", "evening" ("x = 5, not string 6": 6)
+_NOT_DOING = (r"(?P<aside>not[^\S\n]+(?![b-df-hj-np-tv-xz]+ing(?![\w-])|(?:morn|even)ing(?![\w-]))"
+              r"[^\W\d_]{2,}ing(?![\w-]))")
+# an aside ends at a clause's punctuation, a colon, "=", an arrow, a sentence's dash or "so" ("12, not counting 3 → 9",
+# "12, not counting the 3 eaten: 9 left", "20, not counting 5 lost = 15", "… so 9 remain": 9, 9, 15, 9)
+_ASIDE_END = re.compile(r"[,;:=!?()\n\u2013\u2014\u2192\u21d2]|->|\.(?!\d)|\bso\b", re.IGNORECASE)
 _AND_BUT = r"(?:and|but)[^\S\n]+"
 _SET_APART = re.compile(rf"{_APART_BY}|[^\S\n]{_AND_BUT}", re.IGNORECASE)  # (looked for first: a line with none, most,
 # denies nothing so)
@@ -819,7 +823,8 @@ def _denied_items(text: str, value: int) -> int:
     where commas alone list a last item a verb follows, the subject of a new clause ("not 25, 12 are girls", "not 25,
     12 of them were girls": ``_CLAUSE_VERB``)."""
     end, listed = _list_after(text, value)
-    return value if end != value and not listed and _CLAUSE_VERB.match(text, end) else end
+    verb = _CLAUSE_VERB.match(text, end + 2 * text.startswith("**", end))  # "not **49**, **50** were red"
+    return value if end != value and not listed and verb else end
 
 
 _MC_IS = r"(?i:(?:is|must\s+be|should\s+be)" + _ADVERB + "|" + _ANSWER_IS + r")[\s*:(\[]*"
@@ -958,11 +963,13 @@ _UNICODE = str.maketrans({"\u2013": "-", "\u03c0": "\\pi ", "\u221e": "\\infty "
                           "\u22c5": "\\cdot ", "\u00b7": "\\cdot ", "\u2264": "\\le ", "\u2265": "\\ge ",
                           "\u2260": "\\ne ", "\u2248": "\\approx "})
 # an em dash before a value reads as the en dash ("50—60", "10—3" are `50-60`, `10-3`); before a word it is a sentence's
-# dash, no minus ("12 — easy", "18—because …" stay `12—`, `18—…`: not `12-easy`)
+# dash, no minus ("12 — easy", "18—because …" stay `12—`, `18—…`: not `12-easy`); so is an en dash before a word of
+# four letters or more, no function's ("12 – easy" is `12—`; "2 – ab", "12 – x", "2 – \\sqrt{3}", "1 – sqrt(2)" a minus)
 _EM_DASH_VALUE = re.compile(r"\u2014(?=\s*(?:\$?-?\.?\d|\\[dt]?frac))")
+_EN_DASH_WORD = re.compile(r"\u2013(?=[^\S\n]*[^\W\d_]{4,}(?![\w(^{]))")
 # an en or em dash ending an answer, a full stop or bold after it too, is a sentence's, nothing of the value ("The
 # answer is 12 –": 12, not `12-`)
-_DASHES = ("\u2013", "\u2014")
+_DASHES = "\u2013\u2014"
 _AFTER_DASH = " \t\n.,;*"
 # superscript digits in an answer are an exponent ("2⁴" is 2^4, "10⁻³" is 10^{-3}, "m²" is m^2), not digits
 # run on (NFKC's "24")
@@ -1226,9 +1233,9 @@ def normalize_math(ans: str) -> str:
     if inner is not None:
         a = inner
     a = _ROOT.sub(lambda m: "\\sqrt{" + "".join(g for g in m.groups() if g) + "}", a)
-    if (cut := a.rstrip(_AFTER_DASH)).endswith(_DASHES):
-        a = cut[:-1]
-    a = _EM_DASH_VALUE.sub("-", _SUPERSCRIPT.sub(_power, a)).translate(_UNICODE)
+    if (cut := a.rstrip(_AFTER_DASH)).endswith(tuple(_DASHES)):
+        a = cut.rstrip(_DASHES + _AFTER_DASH)  # "12 ––" too
+    a = _EM_DASH_VALUE.sub("-", _EN_DASH_WORD.sub("\u2014", _SUPERSCRIPT.sub(_power, a))).translate(_UNICODE)
     a = _ORDINAL.sub("", _unwrap_text(_drop_text_unit(_DELIM.sub(" ", a.replace("**", " ")))))
     a = _NOISE.sub(" ", _FRAC.sub(r"\\frac", a)).strip().rstrip(".,;").strip()
     a = _AM_PM.sub(lambda m: " " + m.group(1).lower() + "m", a)
