@@ -16,6 +16,7 @@ OTHER instead: a pool drawn on other questions (the calibrate-then-run use).
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 
 import numpy as np
@@ -34,11 +35,14 @@ def recommend_on(records, budgets, allocators, temps) -> list[dict]:
     return evaluation.recommendations(list(rows))
 
 
-def halves(records: list[dict], other: list[dict] | None, splits: int) -> list[tuple[list[dict], list[dict]]]:
+def halves(path: str, records: list[dict], other: list[dict] | None,
+           splits: int) -> list[tuple[list[dict], list[dict]]]:
     """``(A, B)`` per split: the recommendation is chosen on A and replayed on B (seeded random
-    halves of ``records``; with ``other``, the whole pool and ``other``, once)."""
+    halves of ``records``, read from ``path``; with ``other``, the whole pool and ``other``, once)."""
     if other is not None:
         return [(records, other)]
+    if len(records) < 2:
+        raise UabError(f"a pool of {len(records)} question cannot be halved: 2 or more needed (or --on OTHER)", path)
     out = []
     for split in range(splits):
         order = np.random.default_rng(100 + split).permutation(len(records))
@@ -74,7 +78,8 @@ def main() -> None:
     ap.add_argument("--splits", type=count, default=2)
     ap.add_argument("--allocators", type=listed(str, f"allocators among {', '.join(ALLOCATORS)}", ALLOCATORS.__contains__),
                     default=",".join(SIMULATED))
-    ap.add_argument("-T", type=listed(float, "temperatures > 0, comma-separated"), default="0.2")
+    ap.add_argument("-T", type=listed(float, "finite temperatures > 0, comma-separated", lambda v: 0 < v < math.inf),
+                    default="0.2")
     ap.add_argument("--on", metavar="OTHER", help="replay on this pool, chosen on the whole of each POOL")
     try:  # a pool that does not read, or a budget it cannot fill: one line, exit 2
         run(ap.parse_args())
@@ -89,7 +94,7 @@ def run(args: argparse.Namespace) -> None:
     # printed: no half table for a bad one
     other = load_records(args.on, "sampled")[0] if args.on else None
     replays = [(path, split, a, b) for path in args.pools
-               for split, (a, b) in enumerate(halves(load_records(path, "sampled")[0], other, splits))]
+               for split, (a, b) in enumerate(halves(path, load_records(path, "sampled")[0], other, splits))]
     for path, _, a, b in replays:
         for records, name in ((a, path), (b, args.on or path)):
             evaluation.fits(Pool(records), budgets, name)

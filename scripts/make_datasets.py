@@ -14,14 +14,11 @@ SHA-256 of each row's text (the 300 smallest hashes, then kept in file order), n
 from __future__ import annotations
 
 import argparse
-import csv
-import functools
 import gzip
 import hashlib
-import io
-import json
 import subprocess
 import sys
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -95,12 +92,13 @@ SOURCES = {
 }
 
 
-def raw_bytes(raw: Path, source: Source) -> bytes:
-    """The raw file's bytes: a plain copy under ``raw`` if present, else ``git show`` from a bare mirror."""
+def raw_bytes(raw: Path, source: Source) -> tuple[str, bytes]:
+    """The raw file's name (for errors) and bytes: a plain copy under ``raw`` if present, else ``git show`` from a
+    bare mirror (named ``GIT_DIR:PATH``)."""
     folder = raw / source.repo.replace("/", "+")
     plain = folder / source.path
     if plain.is_file():
-        return plain.read_bytes()
+        return str(plain), plain.read_bytes()
     git_dir = folder / "repo"
     if not git_dir.is_dir():
         raise UabError(f"not found (nor a git directory at {git_dir})", str(plain))
@@ -109,7 +107,22 @@ def raw_bytes(raw: Path, source: Source) -> bytes:
     )
     if done.returncode != 0:
         raise UabError(" ".join(done.stderr.decode().split()), str(git_dir))
-    return done.stdout
+    return f"{git_dir}:{source.path}", done.stdout
+
+
+def rows(path: str, data: bytes, *fields: str) -> list[tuple[int, dict]]:
+    """The rows of a raw file as ``uab convert`` reads it (by its name's suffix; a ``.gz`` one decompressed first),
+    each with ``fields``: a file that does not read, or a row without one of them, is a UabError naming its line."""
+    if path.endswith(".gz"):
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise UabError(f"cannot decompress: {exc}", path) from None
+    table = [(line, row) for line, row, *_ in read_table(path.removesuffix(".gz"), data=data)]
+    for line, row in table:
+        if missing := [name for name in fields if name not in row]:
+            raise UabError(f"row is missing field {missing[0]!r}; its columns: {', '.join(map(repr, row))}", path, line)
+    return table
 
 
 def _digest(text: str) -> str:
@@ -122,46 +135,38 @@ def sample(rows: list[tuple[int, dict]], key) -> list[tuple[int, dict]]:
     return sorted(chosen, key=lambda item: item[0])
 
 
-def _jsonl(data: bytes) -> list[tuple[int, dict]]:
-    return [(n, json.loads(line)) for n, line in enumerate(data.decode("utf-8").splitlines(), 1) if line.strip()]
+def build_math500(path: str, data: bytes) -> Iterator[dict]:
+    return convert_records(rows(path, data), "math500", path=path)
 
 
-def build_math500(data: bytes) -> Iterator[dict]:
-    return convert_records(_jsonl(data), "math500")
+def build_gsm8k(path: str, data: bytes) -> Iterator[dict]:
+    return convert_records(rows(path, data), "gsm8k", path=path)
 
 
-def build_gsm8k(data: bytes) -> Iterator[dict]:
-    return convert_records(_jsonl(data), "gsm8k")
+def build_svamp(path: str, data: bytes) -> Iterator[dict]:
+    return convert_records(rows(path, data), "svamp", path=path)
 
 
-def build_svamp(data: bytes) -> Iterator[dict]:
-    return convert_records(list(enumerate(json.loads(data), 1)), "svamp")
+def build_mmlu_formal_logic(path: str, data: bytes) -> Iterator[dict]:
+    choices = [f"choice{c}" for c in range(4)]
+    table = rows(path, data, "question", *choices, "answer")
+    with_ids = [(n, {"id": f"mmlu-formal_logic-{i}", "question": r["question"], "choices": [r[c] for c in choices],
+                     "answer": r["answer"], "subject": "formal_logic"}) for i, (n, r) in enumerate(table)]
+    return convert_records(with_ids, "mmlu", id_field="id", path=path, answer_base=0)
 
 
-def build_mmlu_formal_logic(data: bytes) -> Iterator[dict]:
-    reader = csv.DictReader(io.StringIO(data.decode("utf-8")))
-    rows = [
-        (n, {"id": f"mmlu-formal_logic-{i}", "question": r["question"], "choices": [r[f"choice{c}"] for c in range(4)],
-             "answer": int(r["answer"]), "subject": "formal_logic"})
-        for i, (n, r) in enumerate(enumerate(reader, 2))  # line 1 is the header
-    ]
-    return convert_records(rows, "mmlu", id_field="id")
-
-
-def build_hh_rlhf(data: bytes) -> Iterator[dict]:
-    rows = _jsonl(gzip.decompress(data))
-    chosen = sample(rows, lambda r: r["chosen"] + "\x00" + r["rejected"])
+def build_hh_rlhf(path: str, data: bytes) -> Iterator[dict]:
+    chosen = sample(rows(path, data, "chosen", "rejected"), lambda r: f"{r['chosen']}\x00{r['rejected']}")
     with_ids = [(n, {**r, "id": f"hh-rlhf-harmless-base-test-{n}"}) for n, r in chosen]
-    return convert_records(with_ids, "hh-rlhf", id_field="id")
+    return convert_records(with_ids, "hh-rlhf", id_field="id", path=path)
 
 
-def build_deepscaler(data: bytes) -> Iterator[dict]:
-    rows = list(enumerate(json.loads(data), 1))
-    chosen = sample(rows, lambda r: r["problem"])
+def build_deepscaler(path: str, data: bytes) -> Iterator[dict]:
+    chosen = sample(rows(path, data, "problem", "year", "aime_number", "problem_number"), lambda r: f"{r['problem']}")
     with_ids = [
         (n, {**r, "id": f"deepscaler-aime-{r['year']}-{r['aime_number']}-{r['problem_number']}"}) for n, r in chosen
     ]
-    return convert_records(with_ids, "deepscaler", id_field="id")
+    return convert_records(with_ids, "deepscaler", id_field="id", path=path)
 
 
 def build_mgsm(path: str, data: bytes) -> Iterator[dict]:
@@ -176,7 +181,7 @@ BUILDERS = {
     "mmlu_formal_logic": build_mmlu_formal_logic,
     "hh_rlhf_test300": build_hh_rlhf,
     "deepscaler300": build_deepscaler,
-    **{name: functools.partial(build_mgsm, SOURCES[name].path) for name in SOURCES if name.startswith("mgsm_")},
+    **dict.fromkeys((name for name in SOURCES if name.startswith("mgsm_")), build_mgsm),
 }
 
 
@@ -188,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     for name in args.only or BUILDERS:  # write_records makes the folder, and writes each file whole or not at all
         source = SOURCES[name]
-        count = write_records(str(args.out / f"{name}.jsonl"), BUILDERS[name](raw_bytes(args.raw, source)))
+        count = write_records(str(args.out / f"{name}.jsonl"), BUILDERS[name](*raw_bytes(args.raw, source)))
         print(f"{name}.jsonl: {count} records from {source.repo}@{source.commit[:7]}:{source.path}")
     return 0
 

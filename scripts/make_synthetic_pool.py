@@ -27,6 +27,7 @@ python scripts/make_synthetic_pool.py strong --m 1319 --k 5 --wrong scatter --an
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 
 import numpy as np
@@ -96,11 +97,13 @@ def number(kind, what: str, ok):
 
 
 def means(text: str) -> tuple[float, float]:
-    """``--anll RIGHT,WRONG``: two mean ANLLs."""
+    """``--anll RIGHT,WRONG``: two mean ANLLs (finite, >= 0: an ANLL is a mean negative log-probability)."""
     try:
         right, wrong = (float(v) for v in text.split(","))
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: RIGHT,WRONG (two numbers) expected") from None
+        right = wrong = math.nan
+    if not (0 <= right < math.inf and 0 <= wrong < math.inf):
+        raise argparse.ArgumentTypeError(f"{text!r}: RIGHT,WRONG (two finite numbers >= 0) expected")
     return right, wrong
 
 
@@ -112,7 +115,7 @@ def main() -> None:
     ap.add_argument("--k", type=number(int, "a count >= 1", lambda v: v >= 1), default=16)
     ap.add_argument("--seed", type=number(int, "a seed >= 0", lambda v: v >= 0), default=0)
     ap.add_argument("--wrong", choices=("one", "few", "scatter"), default="one")
-    ap.add_argument("--noise", type=number(float, "a number >= 0", lambda v: v >= 0), default=0.1)
+    ap.add_argument("--noise", type=number(float, "a finite number >= 0", lambda v: 0 <= v < math.inf), default=0.1)
     ap.add_argument("--anll", type=means, default="0.05,0.3", help="mean ANLL of a right and of a wrong sample")
     args = ap.parse_args()
     records = make(args.mix, args.m, args.k, args.seed, args.wrong, args.noise, args.anll)

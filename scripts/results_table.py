@@ -26,7 +26,7 @@ def label(e: dict, many_t: bool) -> str:
 
 
 def table(arg: str) -> str:
-    if "=" not in arg:
+    if not arg.partition("=")[0] or "=" not in arg:
         raise argparse.ArgumentTypeError(f"{arg!r}: NAME=RESULTS expected")
     return arg
 

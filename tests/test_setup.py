@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import os
 import re
 import resource
@@ -356,6 +357,7 @@ def test_results_table_keeps_each_vote_temperature_apart():
     (["scripts/results_table.py", "x=nope.jsonl"], "error: nope.jsonl: cannot read"),
     (["scripts/results_table.py", "x=" + "results/synthetic/mixed/pool.jsonl"], "no result rows"),
     (["scripts/results_table.py", "x=README.md"], "error: README.md:1: invalid JSON"),
+    (["scripts/results_table.py", "=results/smollm2-math/simulate.jsonl"], "NAME=RESULTS expected"),  # a nameless row
     (["benchmarks/holdout_check.py", "nope.jsonl"], "error: nope.jsonl: cannot read"),
     (["benchmarks/holdout_check.py", "results/smollm2-math/simulate.jsonl"], "simulate.jsonl:1: missing field 'id'"),
     (["benchmarks/holdout_check.py", "results/smollm2-math/pool.jsonl", "--budgets", "100", "--splits", "1"],
@@ -365,9 +367,14 @@ def test_results_table_keeps_each_vote_temperature_apart():
     (["benchmarks/holdout_check.py", "results/smollm2-math/pool.jsonl", "--splits", "0"], "a count >= 1 expected"),
     (["benchmarks/holdout_check.py", "results/smollm2-math/pool.jsonl", "--budgets", "2,x"], "budgets >= 1"),
     (["benchmarks/holdout_check.py", "results/smollm2-math/pool.jsonl", "--allocators", "bogus"], "allocators among"),
-    (["scripts/make_synthetic_pool.py", "easy", "-o", "OUT", "--anll", "0.1"], "RIGHT,WRONG (two numbers) expected"),
+    (["benchmarks/holdout_check.py", "results/smollm2-math/pool.jsonl", "-T", "inf"], "finite temperatures > 0"),
+    (["scripts/make_synthetic_pool.py", "easy", "-o", "OUT", "--anll", "0.1"], "RIGHT,WRONG (two finite numbers >= 0) expected"),
+    # a mean ANLL or noise that is no finite number wrote a pool of null (inf) or 0.001 (nan) ANLLs
+    (["scripts/make_synthetic_pool.py", "easy", "-o", "OUT", "--anll", "nan,0.3"], "two finite numbers >= 0"),
+    (["scripts/make_synthetic_pool.py", "easy", "-o", "OUT", "--anll", "0.05,inf"], "two finite numbers >= 0"),
+    (["scripts/make_synthetic_pool.py", "easy", "-o", "OUT", "--noise", "inf"], "a finite number >= 0 expected"),
     (["scripts/make_synthetic_pool.py", "easy", "-o", "OUT", "--m", "-1"], "a count >= 1 expected"),
-    (["scripts/make_synthetic_pool.py", "easy", "-o", "OUT", "--noise", "-1"], "a number >= 0 expected"),
+    (["scripts/make_synthetic_pool.py", "easy", "-o", "OUT", "--noise", "-1"], "a finite number >= 0 expected"),
     (["scripts/make_synthetic_pool.py", "easy", "-o", "OUT/"], "cannot write"),
     (["scripts/make_synthetic_pool.py", "easy", "-o", "/dev/full"], "error: /dev/full: cannot write: No space left"),
     (["scripts/make_math_set.py", "-o", "OUT/"], "cannot write"),
@@ -389,6 +396,45 @@ def test_a_script_given_bad_input_says_why_in_one_line(tmp_path, args, expected)
     assert done.returncode == 2 and "Traceback" not in done.stderr and len(errors) == 1, done.stderr
     assert expected in errors[0], errors[0]
     assert not done.stdout and not list(tmp_path.iterdir())
+
+
+GSM8K_RAW = "openai+grade-school-math/grade_school_math/data/test.jsonl"
+HH_RAW = "anthropics+hh-rlhf/harmless-base/test.jsonl.gz"
+
+
+@pytest.mark.parametrize("only, raw, data, expected", [
+    ("gsm8k_test", GSM8K_RAW, b'{"question": "q", "answer": "#### 1"}\nnot JSON\n', f"{GSM8K_RAW}:2: invalid JSON"),
+    ("svamp", "arkilpatel+SVAMP/SVAMP.json", b"# not JSON", "SVAMP.json:1: invalid JSON"),
+    ("hh_rlhf_test300", HH_RAW, b"not gzip", f"{HH_RAW}: cannot decompress: Not a gzipped file"),
+    ("hh_rlhf_test300", HH_RAW, gzip.compress(b'{"chosen": "a"}\n'), f"{HH_RAW}:1: row is missing field 'rejected'"),
+    ("mmlu_formal_logic", "HaeChan0305+MLILAB-FedLLM/data/mmlu/test/formal_logic_test.csv", b"a,b\n1,2\n",
+     "formal_logic_test.csv:2: row is missing field 'question'"),
+    ("deepscaler300", "agentica-project+deepscaler/deepscaler/data/train/aime.json", b'[{"problem": "p"}]',
+     "aime.json:1: row is missing field 'year'"),
+])
+def test_make_datasets_given_a_bad_raw_file_names_its_line(tmp_path, only, raw, data, expected):
+    """make_datasets.py parsed the raw files with json, csv and gzip of its own, not as `uab convert` reads
+    them: a file that did not parse, or a row without a field it reads itself, ended in a traceback
+    (JSONDecodeError, BadGzipFile, KeyError). It reads them with convert's reader now: one line naming the
+    file (and line), exit 2, nothing written."""
+    (tmp_path / "raw" / raw).parent.mkdir(parents=True)
+    (tmp_path / "raw" / raw).write_bytes(data)
+    done = _script("scripts/make_datasets.py", "--raw", str(tmp_path / "raw"), "--only", only,
+                   "-o", str(tmp_path / "out"))
+    errors = done.stderr.splitlines()
+    assert done.returncode == 2 and len(errors) == 1 and errors[0].startswith(f"error: {tmp_path / 'raw'}/"), done.stderr
+    assert expected in errors[0] and not done.stdout and not (tmp_path / "out").exists()
+
+
+def test_holdout_check_of_a_one_question_pool_says_it_cannot_be_halved(tmp_path):
+    """A pool of one question halved into an empty half A: "error: empty pool: no records", naming no file
+    and no reason; it is one line naming the pool now."""
+    pool = tmp_path / "one.jsonl"
+    pool.write_text((ROOT / "results/smollm2-math/pool.jsonl").read_text(encoding="utf-8").splitlines()[0] + "\n",
+                    encoding="utf-8")
+    done = _script("benchmarks/holdout_check.py", str(pool), "--budgets", "2", "--splits", "1")
+    assert done.returncode == 2 and not done.stdout and done.stderr.splitlines() == [
+        f"error: {pool}: a pool of 1 question cannot be halved: 2 or more needed (or --on OTHER)"], done.stderr
 
 
 @pytest.mark.parametrize("args", [["scripts/make_synthetic_pool.py", "easy"], ["scripts/make_math_set.py"]])
