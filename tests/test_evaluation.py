@@ -564,6 +564,63 @@ def test_the_folds_choose_without_the_gate_so_a_gain_on_few_questions_is_not_hel
     assert rec["held_out"]["gain"] == pytest.approx((rule - base).mean()) and rec["gain"] > 2 * rec["se"]
 
 
+def _gaining(seeds: int, m: int, upper: bool = False) -> dict:
+    """Uniform + majority and a combination that gains on half the questions of every seed (and the oracle, more)."""
+    base = np.zeros((seeds, m))
+    better = base.copy()
+    better[:, : max(m // 2, 1)] = 1
+    return {("uniform", None, None, 4, "majority", None): base, ("uniform", None, None, 4, "weighted", None): better,
+            **({("oracle", None, None, 4, "majority", None): np.ones((seeds, m))} if upper else {})}
+
+
+def test_the_recommendation_at_the_edges_of_the_pool():
+    """Exactly ``MIN_QUESTIONS`` graded questions and ``MIN_SEEDS`` seeds suffice; an upper bound is
+    no candidate; fewer questions than ``FOLDS`` make no selection (a held-out gain of 0 ± 0); with
+    one seed there is no standard error over seeds; a single question names no winner on the pool
+    (no spread to compare by), two do; a pool of Uniform + majority alone recommends it."""
+    from uab_cli.settings import Vote
+
+    context = {"vote": Vote(), "generation": {}, "k1": {}}
+    n_min, s_min = recommend.MIN_QUESTIONS, recommend.MIN_SEEDS
+    [rec] = recommend.held_out(_gaining(s_min, n_min, upper=True), {"oracle"}, context)
+    assert (rec["allocator"], rec["vote_rule"], "kept_over" in rec) == ("uniform", "weighted", False)
+    assert rec["held_out"]["selections"] == recommend.FOLDS * recommend.REPEATS
+    [few] = recommend.held_out(_gaining(6, recommend.FOLDS - 1), set(), context)
+    assert few["held_out"] == {"gain": 0.0, "se": 0.0, "se_questions": 0.0, "selections": 0}
+    assert (few["vote_rule"], few["gain"], few["se"], few["in_sample_gain"]) == ("majority", 0.0, 0.0, 0.0)
+    assert few["kept_over"]["vote_rule"] == "weighted"
+    [folds] = recommend.held_out(_gaining(6, recommend.FOLDS), set(), context)
+    assert folds["held_out"]["selections"] == recommend.FOLDS * recommend.REPEATS
+    [one_seed] = recommend.held_out(_gaining(1, 20), set(), context)
+    assert one_seed["held_out"]["se"] is None and one_seed["held_out"]["se_questions"] > 0
+    [one] = recommend.held_out(_gaining(6, 1), set(), context)
+    assert one["vote_rule"] == "majority" and "kept_over" not in one
+    [two] = recommend.held_out(_gaining(6, 2), set(), context)
+    assert two["kept_over"]["vote_rule"] == "weighted"
+    alone = {k: v for k, v in _gaining(6, 200).items() if k[4] == "majority"}
+    [rec] = recommend.held_out(alone, set(), context)
+    assert (rec["vote_rule"], "kept_over" in rec) == ("majority", False)
+
+
+def test_the_one_standard_error_rule_reads_the_paired_difference_and_candidates_that_pass_the_gate():
+    """Within one standard error of the best means within the spread over questions of their
+    paired difference (not of their sum); and a simpler combination whose gain is not above
+    ``SIGNIFICANCE`` standard errors over seeds is no candidate, however close."""
+    s_, m = 6, 200
+    base = np.zeros((s_, m))
+    best = base.copy()
+    best[:, :30] = 1
+    close = best.copy()
+    close[:, :4] = 0  # 2 points below on every seed and question alike: a small, sure difference
+    assert recommend._select(np.stack([close - base, best - base]), np.arange(m)) == 1
+    base[:, :100] = 1
+    best = base.copy()
+    best[:, 100:127] = 1  # +13.5 points on every seed
+    swinging = base.copy()
+    swinging[::2, 100:160], swinging[1::2, :10] = 1, 0  # +30 and -5 points by seed: +12.5, not significant
+    assert recommend._select(np.stack([swinging - base, best - base]), np.arange(m)) == 1
+
+
 def test_recommendation_takes_the_simplest_combination_within_one_standard_error():
     """The one-standard-error rule: a noisy elaborate combination whose gain is within one
     question-level standard error of a simpler one's loses to it; a clearly better one wins."""
@@ -709,6 +766,9 @@ def test_simulate_command_prints_headroom_and_recommendation_after_its_table(tmp
     tail = [json.loads(r) for r in rows[-2:]]
     assert [t["recommendation"]["N"] for t in tail] == [2, 4]
     assert set(tail[0]["recommendation"]) >= {"N", "allocator", "signal", "T", "vote_rule", "gain", "se", "flags"}
+    # weighted is replayed at the default --vote-temperature candidates (README: 0.05,0.1,0.2)
+    weighted = [row for row in map(json.loads, rows) if row.get("vote_rule") == "weighted" and "accuracy" in row]
+    assert {row["vote_temperature"] for row in weighted} == {0.05, 0.1, 0.2}
 
 
 def test_equal_gains_recommend_uniform_and_then_a_signal_free_allocator():
@@ -727,6 +787,10 @@ def test_equal_gains_recommend_uniform_and_then_a_signal_free_allocator():
     del outcomes["uniform", None, None, 8, "most-confident", None]
     [rec] = recommend.held_out(outcomes, set(), context)
     assert (rec["allocator"], rec["signal"]) == ("length", None)
+    # equal gains of the vote rules: the one nearer majority (``voting.RULES``' order), not the name that sorts first
+    rules = {("uniform", None, None, 8, rule, None): good for rule in ("most-confident", "filtered", "weighted")}
+    [rec] = recommend.held_out({("uniform", None, None, 8, "majority", None): base, **rules}, set(), context)
+    assert rec["vote_rule"] == "weighted"
     summary = [{"allocator": k[0], "signal": k[1], "T": k[2], "N": 8, "vote_rule": k[4], "accuracy": v.mean(),
                 "diff_uniform": float((v - base).mean()), "diff_se": 0.01} for k, v in outcomes.items()]
     [row] = recommend.by_budget(summary)

@@ -99,6 +99,29 @@ def test_most_confident_takes_the_single_best_sample():
     assert voted(pairs, "most-confident") == "7"
 
 
+def test_a_tiny_vote_keep_still_keeps_the_most_confident_sample():
+    """``--vote-keep`` is any fraction above 0: one so small that it rounds up to no sample keeps
+    one, in ``uab vote`` and on every prefix of the replay alike (not no prediction)."""
+    assert voted(SPLIT, "filtered", keep=1e-10) == "7" == voted(SPLIT, "most-confident")
+    cls, log_w = np.array([[0, 0, 1]]), -np.array([[1.5, 1.4, 0.01]])
+    [(win, _)] = voting.elect_prefixes(cls, cls, {"f": ("filtered", log_w)}, keep=1e-10).values()
+    assert win.tolist() == [[0, 0, 1]]
+
+
+@pytest.mark.parametrize("rule, cls, log_w, winner", [
+    # equal but for float rounding (within 1e-12, relative above 1): a tie, to the answer that sorts first
+    ("most-confident", [0, 1], [-1e-13, 0.0], 0),
+    ("weighted", [0] * 5 + [1] * 5, [-6e-13] * 5 + [0.0] * 5, 0),  # sums 5 - 3e-12 and 5
+    # every confidence infinite (a tiny --vote-temperature): the drawn answers tie, whichever is class 0
+    ("most-confident", [1, 2], [-np.inf, -np.inf], 1),
+    ("most-confident", [2, 1], [np.inf, np.inf], 1),
+    ("confident-ties", [2, 1], [-np.inf, -np.inf], 1),
+])
+def test_near_equal_or_infinite_confidences_tie_to_the_answer_that_sorts_first(rule, cls, log_w, winner):
+    cls = np.array([cls])
+    assert voting.elect(cls, np.array([log_w], dtype=float), cls, rule)[0].tolist() == [winner]
+
+
 def test_an_answered_sample_of_zero_confidence_still_beats_no_answer():
     """A vcs score of 0 (weight -inf; records written before scores were checked to be 1-10)
     sorted level with the unanswered samples, so under ``filtered`` an earlier sample without
@@ -108,6 +131,12 @@ def test_an_answered_sample_of_zero_confidence_still_beats_no_answer():
         s["confidence"] = score
     for rule in ("filtered", "most-confident", "weighted", "confident-ties"):
         assert pipeline.vote(rec, Vote(rule=rule, signal="vcs"))["prediction"] == "7", rule
+
+
+@pytest.mark.parametrize("rule", [r for r in voting.RULES if voting.RULES[r].confidence])
+def test_a_record_without_samples_votes_no_prediction_and_did_not_fall_back(rule):
+    out = pipeline.vote(record([]), Vote(rule=rule, signal="anll"))
+    assert (out["prediction"], out["votes"], "vote_fallback" in out) == (None, {}, False)
 
 
 @pytest.mark.parametrize("rule", ["majority", "confident-ties"])

@@ -67,10 +67,6 @@ def rank(rule: str, temperature: float | None = None) -> tuple[int, str, float]:
     return (*place, -(temperature or 0.0))
 
 
-def names() -> list[str]:
-    return list(RULES)
-
-
 def tally(cls: np.ndarray, rank: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """What every rule reads of these rows (``elect``'s arguments), counted once: which class
     each sample votes for (rows × samples × classes), each class's tie rank and votes, and the
