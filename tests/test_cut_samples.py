@@ -55,6 +55,7 @@ def test_simulate_honours_cut_samples(tmp_path):
     assert [r["accuracy"] for r in rows["count"]] == [0.0, 0.0]
     assert [r["accuracy"] for r in rows["drop"]] == [1.0, 1.0]
     table = report.markdown_table(evaluation.summarize(rows["drop"]))
+    assert evaluation.summarize(rows["drop"][:1])[0]["cut_samples"] == "drop"  # one seed
     assert "66.7 % of the samples the replays used were cut at --max-tokens; they did not vote" in table
     path = write_jsonl(tmp_path / "pool.jsonl", pool)
     result = cli(["simulate", path, "--budgets", "3", "--allocators", "uniform", "--seeds", "2", "--cut-samples",

@@ -170,6 +170,8 @@ def test_judge_without_labels_is_skipped_with_a_reason():
     skipped = [r for r in rows if r["allocator"] == "judge"]
     assert len(skipped) == 1 and "uab phase1 -K K --judge" in skipped[0]["skipped"]  # `uab pool` has no judge
     assert len([r for r in rows if r["allocator"] == "uniform"]) == 2
+    table = report.markdown_table(evaluation.summarize(rows))  # the summary names it, and why
+    assert f"- skipped judge (—) at N=2: {skipped[0]['skipped']}" in table
 
 
 def test_a_signal_t_does_not_scale_is_replayed_once_whatever_the_temperatures():
@@ -249,6 +251,26 @@ def test_summarize_pairs_by_seed():
     assert summary[0]["allocator"] == "uniform" and summary[0]["diff_uniform"] == 0
     table = report.markdown_table(summary, -0.3)
     assert "| 4 | uab | anll | 0.2 | majority | 3 | 66.67 ± 10.41 |" in table and "+6.67 ± 1.67" in table
+
+
+def test_summary_averages_vote_fallbacks_over_seeds_a_seed_without_any_counting_none():
+    rows = rows_for({"uniform": [0.5, 0.6]})
+    rows[0]["vote_fallbacks"] = 2  # a row carries them where a vote fell back
+    assert evaluation.summarize(rows)[0]["vote_fallbacks"] == 1.0
+
+
+def test_summary_lists_a_signals_temperatures_in_order_whatever_the_order_replayed():
+    rows = [{**r, "T": t} for t in (1.0, 0.2) for r in rows_for({"uab": [0.5, 0.6]})]
+    assert [e["T"] for e in evaluation.summarize(rows)] == [0.2, 1.0]
+
+
+def test_rows_without_m_summarize_without_figures_per_question():
+    """Result rows of an earlier release carry no M: the summary has no samples or tokens per
+    question to show (rather than failing), and the table shows none."""
+    rows = [{k: v for k, v in r.items() if k != "M"} for r in rows_for({"uniform": [0.5, 0.6]})]
+    [entry] = evaluation.summarize(rows)
+    assert entry["accuracy"] == pytest.approx(0.55) and "tokens_per_question" not in entry
+    assert "| 4 | uniform | — | — | majority | 2 | 55.00 ± 7.07 | 65.00 | — |" in report.markdown_table([entry])
 
 
 def test_anll_correlation_is_negative_when_correct_samples_are_confident():
@@ -939,6 +961,7 @@ def test_check_replays_with_the_recommendations_vote_settings():
         return [e["diff_uniform"] for e in evaluation.summarize(rows) if e["vote_rule"] == "weighted"][0]
 
     assert got["gain"] == direct(0.02) != direct(DEFAULT_T)
+    assert got["settings"] == rec["settings"]  # what it replayed with, as provenance
 
 
 def uab_at(n: int, allocator: str = "uab", **settings) -> dict:
@@ -1107,17 +1130,20 @@ def test_check_takes_a_row_without_a_vote_rule_as_uab_run_does(tmp_path, fields)
     assert (check["vote_rule"], check["signal"], check["gain"]) == ("majority", None, 0.0)
 
 
-def test_check_votes_by_the_allocations_signal_where_uab_run_does():
+@pytest.mark.parametrize("signal, votes_by, other, k", [("total-nll", "total-nll", "anll", 1),
+                                                        ("vote-entropy", "anll", "vcs", 2)])  # no per-sample statistic
+def test_check_votes_by_the_allocations_signal_where_uab_run_does(signal, votes_by, other, k):
     """A confidence vote without --vote-signal votes, in `uab run`, by the allocation's signal
-    where it has a per-sample statistic; --check voted by the pool's own (anll)."""
+    where it has a per-sample statistic (else by the pool's own, anll without --vcs); --check voted
+    by the pool's own (anll)."""
     pool = noisy_pool(m=120, k=8, seed=3)
 
     def gain(**vote_signal):
-        rec = uab_at(3, signal="total-nll", vote_rule="weighted", vote_temperature=0.1, **vote_signal)
-        rec.update(signal="total-nll", vote_rule="weighted")
+        rec = uab_at(3, signal=signal, vote_rule="weighted", vote_temperature=0.1, samples=k, **vote_signal)
+        rec.update(signal=signal, vote_rule="weighted")
         return [r["check"]["gain"] for r in evaluation.check(pool, [rec], 5) if "check" in r][0]
 
-    assert gain() == gain(vote_signal="total-nll") != gain(vote_signal="anll")
+    assert gain() == gain(vote_signal=votes_by) != gain(vote_signal=other)
 
 
 @pytest.mark.parametrize("signal, field", [("vcs", "confidence"), ("total-nll", "total_nll")])
@@ -1180,18 +1206,24 @@ def test_check_refuses_a_recommendations_allocation_seed_naming_its_line(tmp_pat
     assert not (tmp_path / "out.jsonl").exists()
 
 
-def test_check_where_n_spends_the_whole_pool_reads_the_spread_over_questions():
+@pytest.mark.parametrize("vote, field", [({}, "anll"),  # by the pool's own signal, and by another one
+                                         ({"vote_rule": "weighted", "vote_signal": "max-nll", "vote_temperature": 0.1},
+                                          "max_nll")])
+def test_check_where_n_spends_the_whole_pool_reads_the_spread_over_questions(vote, field):
     """At N = K every seed draws the same samples: the standard error over seeds is 0, and the
     check called a rule that loses one question of 120 "worse by more than 2 standard errors".
-    As simulate's gate there, it reads the spread over questions."""
-    records = [{"id": f"w{i}", "question": "q", "answer": "7", "samples": [sample(j, "7", 0.1) for j in range(4)]}
+    As simulate's gate there, it reads the spread over questions (of the difference: a question
+    both votes get wrong counts as one both get right), voted by the recommendation's --vote-signal."""
+    records = [{"id": f"w{i}", "question": "q", "answer": "78"[i % 2], "samples": [sample(j, "7", 0.1) for j in range(4)]}
                for i in range(119)]
-    records.append({"id": "tie", "question": "q", "answer": "1",  # majority's tie to "1"; confident-ties' to "7"
-                    "samples": [sample(0, "1", 0.1), sample(1, "1", 0.1), sample(2, "7", 0.05), sample(3, "7", 0.05)]})
-    got = [r["check"] for r in evaluation.check(records, [confident_ties_at(4)], 5) if "check" in r][0]
+    tie = [sample(0, "1", 0.1), sample(1, "1", 0.1), {**sample(2, "7", 0.1), field: 0.01}, {**sample(3, "7", 0.1), field: 0.01}]
+    records.append({"id": "tie", "question": "q", "answer": "1", "samples": tie})  # majority's tie to "1"; the rule's to "7"
+    got = [r["check"] for r in evaluation.check(records, [confident_ties_at(4, **vote)], 5) if "check" in r][0]
     assert got["gain"] == pytest.approx(-1 / 120)
     assert got["se"] == pytest.approx(float(recommend.standard_error(np.r_[np.zeros(119), -1.0])))
     assert not got["worse"]
+    one = [r["check"] for r in evaluation.check(records[-1:], [confident_ties_at(4, **vote)], 5) if "check" in r][0]
+    assert (one["gain"], one["se"], one["worse"]) == (-1.0, 0.0, True)  # one question: no spread to read
 
 
 def test_simulate_check_takes_a_results_file_and_nothing_it_would_override(tmp_path):
@@ -1299,11 +1331,12 @@ def test_a_value_repeated_in_a_list_option_is_replayed_once():
     assert [r["recommendation"]["N"] for r in rows if "recommendation" in r] == [2, 4]
 
 
-def test_the_table_says_when_some_questions_have_no_gold():
+@pytest.mark.parametrize("seeds", [1, 2])
+def test_the_table_says_when_some_questions_have_no_gold(seeds):
     records = noisy_pool(m=60, k=4)
     for rec in records[:20]:
         del rec["answer"]
-    rows = list(evaluation.simulate(records, [2], ["uniform"], None, 2, vote_rules=["majority"]))
+    rows = list(evaluation.simulate(records, [2], ["uniform"], None, seeds, vote_rules=["majority"]))
     assert all(r["graded"] == 40 and r["M"] == 60 for r in rows)
     assert "- accuracy is over the 40 of 60 questions with a gold answer" in report.markdown_table(
         evaluation.summarize(rows))
