@@ -1827,6 +1827,19 @@ def test_an_em_dash_before_a_word_is_no_minus(text, gold):
 
 
 @pytest.mark.parametrize("text, gold", [
+    ("The answer is 42 — 6 groups of 7.", "42"), ("The answer is 18—2 less than she started with.", "18"),
+    ("#### 42 — 6 × 7", "42"), ("The answer is 12 — 3 more than last year.", "12"),
+    ("**Final Answer:** $18 — $2 less than the original $20", "18"), ("The answer is 100 — 25% more than 80.", "100"),
+    # guards: a range or a difference the value after the dash ends
+    ("The answer is $50 — $60", "50-60"), ("The answer is 10 — 3", "7"), ("The answer is —7.", "-7"),
+])
+def test_an_em_dash_before_a_value_words_follow_is_no_minus(text, gold):
+    """"The answer is 42 — 6 groups of 7." read `42-6` (36) and "18—2 less than she started with" `18-2` once an em dash
+    before a value read as the en dash: before a value words or an operator follow it is a sentence's dash."""
+    assert is_correct({"question": "q", "answer": gold}, extract_answer(text, MATH))
+
+
+@pytest.mark.parametrize("text, gold", [
     ("The answer is 12 – easy.", "12"), ("The answer is 12–easy", "12"), ("The final answer is 45 – done!", "45"),
     ("The answer is $12 – easy", "12"), ("Die Antwort ist 12 – leicht.", "12"),
     # guards: a minus before a value, a variable, a product of two or three letters, a function
@@ -1846,6 +1859,9 @@ def test_an_en_dash_before_a_word_is_no_minus(text, gold):
     # "of them" or "of whom" before the verb, or "were"
     ("Out of 30 students, not 25, 12 of them are girls", "12"), ("Out of 30 students, not 25, 12 were girls", "12"),
     ("Out of 30 students, not 25, 12 of whom are girls.", "12"),
+    # the denied value again after the comma is no new clause's subject ("not 12, 12 is wrong": 12 still denied)
+    ("Total = 4 + 6 = 10, not 12, 12 is wrong.", "10"), ("Total = 10, not 12, 12 of them were wrong.", "10"),
+    ("Total = 10, not **12**, **12** is wrong.", "10"), ("Out of 30 students, not 2, 12 are girls.", "12"),
     # guards: no verb after "of them", another word after "of"
     ("It is 51, not 49, 50 of them.", "51"), ("It is 51, not 49, 50 of the apples.", "51"),
 ])
@@ -1902,6 +1918,25 @@ def test_bold_values_a_denial_lists_are_all_denied(text, expected):
 def test_values_in_a_not_counting_aside_are_no_answer(text, expected):
     """"We have 12 apples, not counting the 3 eaten." read `3` and "5, not counting the 2 extra" `2`: "not" and a verb in
     -ing after a value opens an aside that qualifies it; its values are no answer, to the aside's end."""
+    assert extract_answer(text, MATH) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("The lesson lasts 30 minutes, not including the 10 minute break which makes 40 minutes in total.", "40"),
+    ("It takes 30 minutes, not counting the 10 minutes of setup making 40 minutes.", "40"),
+    ("She spends $15 a week, not including the $3 she saves for a total of $18.", "18"),
+    ("He has 12, not counting the 3 eaten that leaves 9", "9"),
+    ("After 3 days, not counting Sunday she had saved $45.", "45"),
+    ("In 2 hours, not including breaks the car covers 120 km.", "120"),
+    # guards: an aside's value within three words of its verb, an aside a result's words do not end
+    ("So the total number of legs is 24, not counting the farmer's 2 legs.", "24"),
+    ("The speed is 60 mph, not accounting for the 2 stops.", "60"), ("It is 20, not counting the other 3 sheep", "20"),
+    ("Mark earns $500 a week, not including the $50 bonus he gets every 4 weeks.", "500"),
+])
+def test_a_not_counting_aside_ends_at_a_result_and_holds_its_value_near(text, expected):
+    """"30 minutes, not including the 10 minute break which makes 40 minutes in total." read `30` and "After 3 days, not
+    counting Sunday she had saved $45." `3`: an aside ends at words that give a result ("which makes", "making", "for a
+    total"), and "not counting" opens one only where a value follows within three words."""
     assert extract_answer(text, MATH) == expected
 
 

@@ -281,12 +281,16 @@ _APART_BY = r"[,(\u2013\u2014\u3001]"
 # "not" and a verb in -ing after a value so set apart deny no value: they open an aside whose values qualify the one
 # before ("12 apples, not counting the 3 eaten", "$50, not including tax of $4", "5 (not using the 2 shortcuts)"), and
 # those are none, to the aside's end (``_ASIDE_END``); a noun in -ing is no verb: no vowel before its "ing" ("thing",
-# "string", "bring"), "morning", "evening" ("x = 5, not string 6": 6)
+# "string", "bring"), "morning", "evening" ("x = 5, not string 6": 6); an aside's value comes within three words of
+# its verb ("not counting the farmer's 2 legs"), else no aside qualifies the value before: an opening phrase does, the
+# comma that ends it left out ("After 3 days, not counting Sunday she had saved $45": 45)
 _NOT_DOING = (r"(?P<aside>not[^\S\n]+(?![b-df-hj-np-tv-xz]+ing(?![\w-])|(?:morn|even)ing(?![\w-]))"
-              r"[^\W\d_]{2,}ing(?![\w-]))")
-# an aside ends at a clause's punctuation, a colon, "=", an arrow, a sentence's dash or "so" ("12, not counting 3 → 9",
-# "12, not counting the 3 eaten: 9 left", "20, not counting 5 lost = 15", "… so 9 remain": 9, 9, 15, 9)
-_ASIDE_END = re.compile(r"[,;:=!?()\n\u2013\u2014\u2192\u21d2]|->|\.(?!\d)|\bso\b", re.IGNORECASE)
+              r"[^\W\d_]{2,}ing(?![\w-])(?=(?:[^\S\n]+[^\W\d_][^\s\d]*){0,3}[^\S\n]+[$(]?-?\.?\d))")
+# an aside ends at a clause's punctuation, a colon, "=", an arrow, a sentence's dash, "so" or words that give a result
+# ("12, not counting 3 → 9", "12, not counting the 3 eaten: 9 left", "20, not counting 5 lost = 15", "… so 9 remain",
+# "30 minutes, not including the 10 minute break which makes 40", "… making 40", "… for a total of 40": 9, 9, 15, 9, 40)
+_ASIDE_END = re.compile(r"[,;:=!?()\n\u2013\u2014\u2192\u21d2]|->|\.(?!\d)|\b(?:so|(?:which|that)\s+(?:makes|gives|brings|"
+                        r"leaves|means)|making|giving|bringing|leaving|for\s+a\s+total)\b", re.IGNORECASE)
 _AND_BUT = r"(?:and|but)[^\S\n]+"
 _SET_APART = re.compile(rf"{_APART_BY}|[^\S\n]{_AND_BUT}", re.IGNORECASE)  # (looked for first: a line with none, most,
 # denies nothing so)
@@ -805,7 +809,7 @@ def _denied_after(text: str) -> list[tuple[int, int, int]]:
             if aside < m.end():
                 aside = end.start() if (end := _ASIDE_END.search(text, m.end())) else len(text)
             denied.append((m.start(), m.end(), aside))
-        elif (value := _value_at(text, m.end())) and (end := _denied_items(text, value)):
+        elif (value := _value_at(text, m.end())) and (end := _denied_items(text, m.end(), value)):
             end = clock.end() if (clock := _CLOCK_TAIL.match(text, end)) else end
             denied.append((m.start(), m.end(), end + 2 * text.startswith("**", end)))  # "not **16**"
     return denied
@@ -818,13 +822,15 @@ _LISTED_BEFORE = re.compile(rf"(?:{_VERB.pattern}|[=:]\s*)(?P<list>(?:(?:{_NUMBE
 _LISTED_REACH = 200
 
 
-def _denied_items(text: str, value: int) -> int:
-    """Where the list of denied values the value ending at ``text[value]`` opens ends (``_list_after``), at the value
-    where commas alone list a last item a verb follows, the subject of a new clause ("not 25, 12 are girls", "not 25,
-    12 of them were girls": ``_CLAUSE_VERB``)."""
+def _denied_items(text: str, start: int, value: int) -> int:
+    """Where the list of denied values the value ``text[start:value]`` opens ends (``_list_after``), at the value where
+    commas alone list a last item a verb follows, the subject of a new clause ("not 25, 12 are girls", "not 25, 12 of
+    them were girls": ``_CLAUSE_VERB``), unless that item is the denied value again ("10, not 12, 12 is wrong": 10)."""
     end, listed = _list_after(text, value)
     verb = _CLAUSE_VERB.match(text, end + 2 * text.startswith("**", end))  # "not **49**, **50** were red"
-    return value if end != value and not listed and verb else end
+    item = end - (value - start)  # where the last item starts if it is the denied value again (not "2, 12", "5, 0.5")
+    again = text[start:value] == text[item:end] and text[item - 1] not in ".0123456789"
+    return value if end != value and not listed and verb and not again else end
 
 
 _MC_IS = r"(?i:(?:is|must\s+be|should\s+be)" + _ADVERB + "|" + _ANSWER_IS + r")[\s*:(\[]*"
@@ -962,10 +968,12 @@ _ORDINAL = re.compile(r"(?<=\d)\s*(?:\^\s*\{\s*(?:st|nd|rd|th)\s*\}|\^?(?:st|nd|
 _UNICODE = str.maketrans({"\u2013": "-", "\u03c0": "\\pi ", "\u221e": "\\infty ", "\u00d7": "\\times ",
                           "\u22c5": "\\cdot ", "\u00b7": "\\cdot ", "\u2264": "\\le ", "\u2265": "\\ge ",
                           "\u2260": "\\ne ", "\u2248": "\\approx "})
-# an em dash before a value reads as the en dash ("50—60", "10—3" are `50-60`, `10-3`); before a word it is a sentence's
-# dash, no minus ("12 — easy", "18—because …" stay `12—`, `18—…`: not `12-easy`); so is an en dash before a word of
-# four letters or more, no function's ("12 – easy" is `12—`; "2 – ab", "12 – x", "2 – \\sqrt{3}", "1 – sqrt(2)" a minus)
-_EM_DASH_VALUE = re.compile(r"\u2014(?=\s*(?:\$?-?\.?\d|\\[dt]?frac))")
+# an em dash before a value that ends the answer reads as the en dash ("50—60", "$50 — $60", "10—3" are `50-60`,
+# `10-3`); before a word it is a sentence's dash, no minus ("12 — easy", "18—because …" stay `12—`, `18—…`: not
+# `12-easy`), and so it is before a value words or an operator follow ("42 — 6 groups of 7", "18—2 less than before",
+# "42 — 6 × 7": 42, 18, 42, not 36, 16, 0); so is an en dash before a word of four letters or more, no function's ("12
+# – easy" is `12—`; "2 – ab", "12 – x", "2 – \\sqrt{3}", "1 – sqrt(2)" a minus)
+_EM_DASH_VALUE = re.compile(r"\u2014(?=\s*\$?-?(?:\.?\d[\d.,]*|\\[dt]?frac\{\d+\}\{\d+\})\$?(?:\\?%|\u00b0)?[\s.,;*]*$)")
 _EN_DASH_WORD = re.compile(r"\u2013(?=[^\S\n]*[^\W\d_]{4,}(?![\w(^{]))")
 # an en or em dash ending an answer, a full stop or bold after it too, is a sentence's, nothing of the value ("The
 # answer is 12 –": 12, not `12-`)
