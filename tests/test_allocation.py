@@ -68,6 +68,39 @@ def test_uab_with_p_below_float_resolution_takes_a_large_budget_at_once(p):
     assert e.sum() == 10**12 and e.min() >= 0
 
 
+def test_gains_below_float_resolution_that_differ_in_the_twelfth_digit_are_not_ties():
+    """p below ~1e-16 has a constant gain: 10^5 units or more fall in one narrow window of gains,
+    which is bisected down to one gain before the ties are shared. Here the middle question's gain
+    is larger by 1e-12 (relative): it takes units up to its cap, and only the rest is shared."""
+    p = [1e-20, 1e-20 * (1 + 1e-12), 1e-20]
+    assert A.uab_allocate(p, 300_000, max_extra=200_000).tolist() == [50_000, 200_000, 50_000]
+
+
+@pytest.mark.parametrize("p,expected", [([0.5, 2.0**-65], [65, 149_935]), ([2.0**-65, 0.5], [149_935, 65])])
+def test_a_gain_that_ties_a_constant_tiny_gain_exactly_is_counted_by_the_float_gains(p, expected):
+    """p = 0.5's 65th unit has the gain 2^-65, which p = 2^-65's every unit has: the window is
+    bisected to that one gain, and just below it the count from logarithms says 64 units where the
+    float gains have 65 (only the check against them sees it). By the greedy's tie-break p = 0.5
+    takes 65 units."""
+    assert A.uab_allocate(p, 150_000).tolist() == expected
+
+
+def test_a_count_guessed_at_exactly_two_to_the_63_is_the_whole_budget():
+    """At this p the closed-form count of units with a gain above 0 is the float 2^63, which is
+    the cap 2^63 - 1 as a float but no int64: it must stay the cap, not be cast (a warning and a
+    bisection over a wrapped range)."""
+    assert A.uab_allocate([7.668923021919598e-17], 2**63 - 1).tolist() == [2**63 - 1]
+
+
+@pytest.mark.parametrize("allocate", [lambda b: A.uab_allocate([], b), lambda b: A.uniform_allocate(0, b),
+                                      lambda b: A.judge_allocate([], b), lambda b: A.proportional_allocate([], b)])
+def test_zero_questions_take_no_budget(allocate):
+    """The budget contract at M = 0: no budget is an empty allocation, a budget an error."""
+    assert allocate(0).tolist() == []
+    with pytest.raises(UabError, match="cannot spend a budget on zero questions"):
+        allocate(1)
+
+
 @pytest.mark.parametrize("allocate", [lambda p, b: A.uab_allocate(p, b), lambda p, b: A.uniform_allocate(len(p), b)])
 def test_a_budget_whose_counts_overflow_64_bits_is_an_error(allocate):
     """M questions can each take the whole Phase-2 budget: M times it must fit in 64 bits (at
@@ -145,6 +178,7 @@ def test_algorithm1_and_coverage_gains_differ():
 @pytest.mark.parametrize("p,budget,expected", [
     ([0.0, 0.0, 0.0], 7, [3, 2, 2]),         # all zero gain: round-robin by index
     ([1.0, 1.0], 5, [3, 2]),                 # one useful unit each, then ties
+    ([1.0, 1.0, 0.0], 4, [2, 1, 1]),         # zero-gain ties from two levels: the lower level first
     ([0.3] * 4, 6, [2, 2, 1, 1]),            # all equal: level by level, lower index first
     ([0.4], 9, [9]),                         # M = 1
     ([0.2, 0.7], 0, [0, 0]),                 # N = 1: no Phase-2 budget
