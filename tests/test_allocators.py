@@ -136,6 +136,49 @@ def test_majority_scatter_is_the_majority_allocator_under_scatter_in_every_comma
         Allocation(4, "majority-scatter", vote_model="plurality-2")
 
 
+def test_uab_coverage_takes_an_exit_as_uab_does():
+    """--exit applies to uab-coverage: it allocates as uab --gain coverage with that exit."""
+    a, b = two_sample_phase1(), two_sample_phase1()
+    pipeline.allocate(a, Allocation(4, "uab-coverage", signal="vcs", exit="easy", exit_mode="skip"))
+    pipeline.allocate(b, Allocation(4, "uab", signal="vcs", gain="coverage", exit="easy", exit_mode="skip"))
+    assert [r["extra"] for r in a] == [r["extra"] for r in b] and a[0]["uab"]["allocate"]["saved"] > 0
+
+
+@pytest.mark.parametrize("name", ["uniform", "random", "length", "judge"])
+def test_an_allocator_that_reads_no_signal_allocates_records_without_logprobs(name):
+    """A file without token logprobs is no error for an allocator that reads no p: p is left unset."""
+    records = two_sample_phase1()  # anll None
+    for rec in records:
+        rec["judge"] = "hard"
+    summary = pipeline.allocate(records, Allocation(4, name, signal="anll"))
+    assert summary.phase1 + summary.phase2 == 20 and all(r["p"] is None for r in records)
+
+
+def test_the_oracle_keeps_to_the_cap_and_the_pool():
+    """The oracle draws no more Phase-2 samples for a question than --max-per-question (``cap``) or
+    its pool (``room``) holds, though more would raise its majority accuracy."""
+    values = np.array([[-np.inf, 0.2, 0.3, 0.9, 1.0], [-np.inf, 0.5, 0.6, 0.6, 0.6]])  # A[i, n], n = 0..4
+
+    def oracle(cap, room):
+        job = allocators.Job(np.zeros(2), 2, cap, 0, np.ones(2), np.zeros(2, bool), values=values, room=room)
+        return allocators.call("oracle", job)[0].tolist()
+
+    assert oracle(None, np.array([3, 3])) == [2, 0]
+    assert oracle(np.array([1, 3]), np.array([3, 3])) == [1, 1]
+    assert oracle(None, np.array([1, 3])) == [1, 1]
+
+
+def test_an_allocator_that_draws_in_rounds_called_without_margins_names_the_command_that_can():
+    job = allocators.Job(np.zeros(2), 2, None, 0, np.ones(2), np.zeros(2, bool), k1=2)
+    with pytest.raises(UabError, match="draws Phase 2 in rounds as it allocates: use `uab run`"):
+        allocators.call("adaptive", job)
+
+
+def test_an_exit_presets_help_names_the_questions_it_exits():
+    assert "hard questions (p < 0.5)" in allocators.SUMMARIES["uab-exit-hard"]
+    assert "easy questions (p > 0.7)" in allocators.SUMMARIES["uab-exit-easy-skip"]
+
+
 def test_simulate_only_allocator_is_one_registration(monkeypatch):
     monkeypatch.setitem(allocators.ALLOCATORS, "everything-first", None)
     monkeypatch.setattr(allocators, "SIMULATE_ONLY", set(allocators.SIMULATE_ONLY))
@@ -149,9 +192,13 @@ def test_simulate_only_allocator_is_one_registration(monkeypatch):
 
 def test_capabilities_come_from_the_registration():
     """--exit and the judge labels follow the registry entry, not a list of names elsewhere."""
-    tables = ("ALLOCATORS", "SUMMARIES", "RUN_FLAGS", "SIMULATE_ONLY", "SIGNAL_FREE", "TAKES_EXIT", "NEEDS_JUDGE")
+    tables = ("ALLOCATORS", "SUMMARIES", "RUN_FLAGS", "SIMULATE_ONLY", "SIGNAL_FREE", "TAKES_EXIT", "NEEDS_JUDGE",
+              "PHASE1")
     try:
-        allocators.register("greedy-copy", allocators.ALLOCATORS["uab"], "a copy")
+        allocators.register("greedy-copy", allocators.ALLOCATORS["uab"], "a copy", phase1=2)
+        assert Allocation(4, "greedy-copy").phase1_samples == 2
+        allocators.register("greedy-copy", allocators.ALLOCATORS["uab"], "a copy")  # registered again: its own needs
+        assert Allocation(4, "greedy-copy").phase1_samples == 1
         with pytest.raises(UabError, match="--exit applies to the uab allocators, not --allocator greedy-copy"):
             Allocation(4, "greedy-copy", exit="hard")
         allocators.register("greedy-copy", allocators.ALLOCATORS["uab"], "a copy", exits=True)

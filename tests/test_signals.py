@@ -9,7 +9,7 @@ import pytest
 
 from uab_cli.answers import parse_confidence
 from uab_cli.errors import UabError
-from uab_cli.signals import entropy, log_p, success_probabilities, token_stats
+from uab_cli.signals import MissingSignal, entropy, log_p, probabilities, success_probabilities, token_stats
 
 
 def test_token_stats_hand_computed():
@@ -19,6 +19,8 @@ def test_token_stats_hand_computed():
     assert s["max_nll"] == pytest.approx(0.5)
     assert s["nll_var"] == pytest.approx(np.var([0.1, 0.5, 0.3]))
     assert token_stats(None) == {"anll": None, "total_nll": None, "max_nll": None, "nll_var": None}
+    # an empty reply (0 tokens) from a backend with logprobs: nothing uncertain, every statistic 0 (not missing)
+    assert token_stats([]) == {"anll": 0.0, "total_nll": 0.0, "max_nll": 0.0, "nll_var": 0.0}
 
 
 @pytest.mark.parametrize("text,score", [
@@ -47,6 +49,8 @@ def test_token_stats_hand_computed():
     ("Confidence in this answer (1-10): 6", 6), ("Confidence -- 8", 8), ("Confidence: --2", None),
     ("Confidence in my answer: -2", None), ("**Confidence in my answer**: 9", 9),
     ("My confidence in the answer is 8 out of 10.", None), ("I have high confidence in the answer 7.", None),
+    # the lowest score is a score, bare or on its scale
+    ("Confidence: 1", 1), ("Confidence: 1/10", 1),
 ])
 def test_parse_confidence(text, score):
     assert parse_confidence(text) == score
@@ -55,7 +59,7 @@ def test_parse_confidence(text, score):
 @pytest.mark.parametrize("text, score", [
     ("Confidence: 7-9", 8), ("Confidence: 7 to 9", 8), ("Confidence: 7–9/10", 8), ("Confidence: 8.0", 8),
     ("Confidence: 8-9", 8), ("Confidence: 8 - 9", 8), ("Confidence: 9-10", 9), ("Confidence: 8,5", None),
-    ("Confidence: 8,5/10", None), ("Confidence: 1-10", None), ("Confidence: 9-12", None), ("Confidence: 0-2", None), ("Confidence: 9 - 5 = 4", None), ("Confidence 1-10: 8", 8), ("Confidence 0 - 10: 7", 7),
+    ("Confidence: 8,5/10", None), ("Confidence: 1-10", None), ("Confidence: 9-12", None), ("Confidence: 0-2", None), ("Confidence: 9 - 5 = 4", None), ("Confidence: 5 - 5 = 0", None), ("Confidence: 1-3", 2), ("Confidence 1-10: 8", 8), ("Confidence 0 - 10: 7", 7),
 ])
 def test_a_range_or_a_comma_decimal_is_one_value_on_the_scale(text, score):
     """A range and a comma decimal read their first number ("8-9" and "8,5" were 8, "7-9" 7, a bare scale
@@ -113,9 +117,9 @@ def test_vote_entropy():
         answers = [s["answer"] for s in samples]
         return [answers.count(a) for a in sorted(set(answers))]
 
-    p, _ = success_probabilities([[{"answer": "1"}, {"answer": "1"}], [{"answer": "1"}, {"answer": "2"}]],
-                                 "vote-entropy", 0.2, groups)
-    assert p.tolist() == pytest.approx([1.0, math.exp(-math.log(2) / 0.2)])
+    p, fallbacks = success_probabilities([[{"answer": "1"}, {"answer": "1"}], [{"answer": "1"}, {"answer": "2"}]],
+                                         "vote-entropy", 0.2, groups)
+    assert p.tolist() == pytest.approx([1.0, math.exp(-math.log(2) / 0.2)]) and fallbacks == 0  # none falls back
     assert entropy([1, 1]) == pytest.approx(math.log(2))
     with pytest.raises(UabError, match="at least 2"):
         success_probabilities([[{"answer": "1"}]], "vote-entropy", 0.2, groups)
@@ -124,6 +128,22 @@ def test_vote_entropy():
 def test_missing_logprobs_is_a_clear_error():
     with pytest.raises(UabError, match="--signal vcs"):
         success_probabilities([[{"anll": None}]], "anll")
+
+
+@pytest.mark.parametrize("signal", ["anll", "vcs-pow", "vote-entropy"])
+def test_a_signal_temperature_of_zero_is_refused(signal):
+    """T = 0 in p = exp(-s/T) is refused, not read as p = 0 (or NaN where s = 0)."""
+    with pytest.raises(UabError, match="--signal-temperature must be > 0, got 0"):
+        probabilities([0.0, 0.3], signal, 0)
+
+
+def test_a_missing_score_is_missing_unless_the_filter_withheld_its_question():
+    """Without ``filtered``, a question with no score is MissingSignal naming it, not p = 0.5."""
+    with pytest.raises(MissingSignal) as raised:
+        probabilities([0.1, None], "anll", 0.2)
+    assert raised.value.index == 1
+    p, fallbacks = probabilities([0.1, None], "anll", 0.2, [False, True])
+    assert p.tolist() == pytest.approx([math.exp(-0.5), 0.5]) and fallbacks == 1
 
 
 def test_vote_entropy_counts_each_unanswered_sample_apart_in_allocate_and_simulate():
