@@ -174,6 +174,17 @@ def test_judge_without_labels_is_skipped_with_a_reason():
     assert f"- skipped judge (—) at N=2: {skipped[0]['skipped']}" in table
 
 
+@pytest.mark.parametrize("allocator, signal, phase1, needs", [("adaptive", "anll", 1, "adaptive needs"),
+                                                              ("uab", "vote-entropy", 1, "vote-entropy needs"),
+                                                              ("uniform", None, 2, "of -K/--samples")])
+def test_a_budget_below_the_phase1_samples_is_skipped_naming_what_asks_for_them(allocator, signal, phase1, needs):
+    """A run's -K (``check``) above what the allocator and signal need was named as the signal
+    ("None needs" for a signal-free allocator)."""
+    rows = evaluation.simulate(noisy_pool(m=10, k=4), [1], [allocator], signal and [signal], 1, phase1=phase1)
+    assert [r["skipped"] for r in rows if r.get("allocator") == allocator] == [
+        f"N=1 is less than the 2 Phase-1 samples {needs}"]
+
+
 def test_a_signal_t_does_not_scale_is_replayed_once_whatever_the_temperatures():
     """vcs reads score/10 whatever T: each T was another row of the same replay, a duplicate
     candidate for the recommendation."""
@@ -214,7 +225,8 @@ def test_a_pool_with_samples_the_content_filter_withheld_replays_a_log_prob_sign
 
 def test_bad_options_are_user_errors():
     records = known_pool(10, 4)
-    for kwargs in ({"allocators": ["nope"]}, {"budgets": [5]}, {"signals": ["bogus"]}, {"budgets": [0]}):
+    for kwargs in ({"allocators": ["nope"]}, {"budgets": [5]}, {"signals": ["bogus"]}, {"budgets": [0]},
+                   {"vote_temperatures": [0.1, 0]}):
         args = {"budgets": [2], "allocators": ["uab"], "signals": ["anll"], "seeds": 1, **kwargs}
         with pytest.raises(UabError):  # before the first row
             evaluation.simulate(records, **args)
@@ -1462,6 +1474,15 @@ def test_signal_deciles_do_not_depend_on_the_order_of_the_vote_temperatures():
     assert got[0] and got[0] == got[1]
 
 
+def test_signal_deciles_vote_weighted_at_the_votes_own_temperature_among_the_candidates():
+    """At vote T = 0.2, one of the candidates 1.0 and 0.2, the deciles vote weighted at 0.2 (the
+    gold), not at the highest; majority (the wrong answer) is among them."""
+    rows = evaluation.simulate(_two_temperature_pool(40), [3], ["uniform"], None, 2, vote_rules=["weighted"],
+                               vote=Vote(temperature=0.2), vote_temperatures=[1.0, 0.2], analyses=True)
+    [deciles] = [r["deciles"] for r in rows if "deciles" in r]
+    assert deciles["accuracy"] == {"majority": [0.0] * 10, "weighted": [1.0] * 10}
+
+
 def test_simulate_replays_the_official_hard_exit_test_and_records_it():
     """`--exit-test official` in simulate: on a pool whose draws estimate p = 0.9 and 0.3 exactly,
     the paper's hard exit (p < 0.5) skips the 0.3 questions; the official test at N_max = N = 4
@@ -1480,6 +1501,17 @@ def test_simulate_replays_the_official_hard_exit_test_and_records_it():
     assert "exit_test" not in evaluation.produced_by(records, "pool.jsonl", 2)["simulation"]
     with pytest.raises(UabError, match="--exit-test applies to the allocators uab-exit-hard, .*not --allocators uab"):
         Allocation.replayed({"exit_test": "official"}, ["uab", "uniform"])  # simulate's check of its options
+
+
+def test_produced_by_records_the_vote_signal_resolved_and_drawn_otherwise_reads_records_as_a_pool():
+    """Without --vote-signal the results record the pool's own signal, the one the confidence rules
+    read; a check's note compares the generation settings of plain records too."""
+    pool = noisy_pool(m=4, k=2)
+    was, now = ([dict(r, uab={"phase1": {"backend": "scripted", "temperature": t}}) for r in pool] for t in (0.9, 0.5))
+    rows = [evaluation.produced_by(was, "pool.jsonl", 2, Vote())]
+    assert rows[0]["simulation"]["vote"]["signal"] == "anll"
+    assert evaluation.drawn_otherwise(rows, now) == {"--temperature": "(0.9 → 0.5)"}
+    assert evaluation.drawn_otherwise(rows, was) == {}
 
 
 def test_the_summary_names_the_gain_and_the_exit_test_the_replay_was_given():
@@ -1627,6 +1659,17 @@ def test_anll_correlation_of_anlls_near_the_largest_float_is_a_number():
         assert evaluation.anll_correlation(pool([1e308] * 4)) is None  # all alike: no correlation
     assert evaluation.anll_correlation(pool([0.1, 0.3, 0.2, 0.5])) == pytest.approx(
         np.corrcoef([0.1, 0.3, 0.2, 0.5], [0, 1, 0, 1])[0, 1], abs=1e-15)
+
+
+@pytest.mark.parametrize("anlls, answers, r", [([0.1, 0.4], ["7", "8"], -1.0),  # two samples: a line
+                                               ([0.0, 0.0, 0.0], ["7", "8", "7"], None),  # ANLLs all 0: no spread
+                                               ([0.1, 0.2, 0.3], ["7", "7", "7"], None)])  # all right: none either
+def test_anll_correlation_of_two_samples_or_without_spread(anlls, answers, r):
+    pool = [{"id": "q", "question": "q", "answer": "7",
+             "samples": [sample(j, a, x) for j, (a, x) in enumerate(zip(answers, anlls))]}]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert evaluation.anll_correlation(pool) == (r if r is None else pytest.approx(r))
 
 
 def test_one_seed_shows_no_spread():

@@ -133,10 +133,13 @@ def simulate(
         # a signal T does not scale (vcs: score/10) is replayed once, at the first T: the others are copies
         for sig, t in [(None, None)] if name in SIGNAL_FREE else \
                 [(s, t) for s in signals for t in (temps if SIGNAL_REGISTRY[s].tempered else temps[:1])]:
-            k1 = max(SIGNAL_REGISTRY[sig].phase1 if sig else 1, PHASE1.get(name, 1), phase1)
+            # the Phase-1 draws each asks for: the allocator's, the signal's, the run's -K; the first of the most named
+            needs = {f"{name} needs": PHASE1.get(name, 1), f"{sig} needs": SIGNAL_REGISTRY[sig].phase1 if sig else 0,
+                     "of -K/--samples": phase1}
+            k1 = max(needs.values())
             for n in budgets:
                 why = _unrunnable(pool, name, sig) or (n < k1 and f"N={n} is less than the {k1} Phase-1 samples "
-                                                       f"{sig if k1 > PHASE1.get(name, 1) else name} needs")
+                                                       + next(who for who, k in needs.items() if k == k1))
                 if why:
                     skipped.append({"allocator": name, "signal": sig, "T": t, "N": n, "seed": None, "skipped": why})
                 else:
