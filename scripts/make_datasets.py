@@ -162,7 +162,7 @@ def build_hh_rlhf(path: str, data: bytes) -> Iterator[dict]:
 
 
 def build_deepscaler(path: str, data: bytes) -> Iterator[dict]:
-    chosen = sample(rows(path, data, "problem", "year", "aime_number", "problem_number"), lambda r: f"{r['problem']}")
+    chosen = sample(rows(path, data, "problem", "year", "aime_number", "problem_number"), lambda r: r["problem"])
     with_ids = [
         (n, {**r, "id": f"deepscaler-aime-{r['year']}-{r['aime_number']}-{r['problem_number']}"}) for n, r in chosen
     ]

@@ -807,7 +807,7 @@ def _denied_after(text: str) -> list[tuple[int, int, int]]:
     for m in _VALUE_THEN_DENIAL.finditer(text):
         if m.group("aside"):
             if aside < m.end():
-                aside = end.start() if (end := _ASIDE_END.search(text, m.end())) else len(text)
+                aside = stop.start() if (stop := _ASIDE_END.search(text, m.end())) else len(text)
             denied.append((m.start(), m.end(), aside))
         elif (value := _value_at(text, m.end())) and (end := _denied_items(text, m.end(), value)):
             end = clock.end() if (clock := _CLOCK_TAIL.match(text, end)) else end
