@@ -289,9 +289,11 @@ def test_the_same_template_named_another_way_is_no_change(tmp_path, questions, t
     refused(run(questions, out, "-N", "2", "--prompt-template", "../t.json"), "--prompt-template (its content)")
 
 
-def test_a_recommendation_from_a_template_pool_carries_the_template_only(template):
+@pytest.mark.parametrize("recorded_prompt", [None, "fewshot"])  # an earlier uab recorded the default prompt too
+def test_a_recommendation_from_a_template_pool_carries_the_template_only(template, recorded_prompt):
     entry = {"allocator": "uniform", "signal": None, "T": None, "N": 2, "vote_rule": "majority"}
-    settings = recommend.run_settings(entry, {"generation": Generation(prompt_template=template).info()})
+    pool = {**Generation(prompt_template=template).info(), "prompt": recorded_prompt}
+    settings = recommend.run_settings(entry, {"generation": pool})
     assert settings["prompt_template"] == template and "prompt" not in settings
 
 
@@ -308,6 +310,11 @@ def test_a_recommendation_carries_the_pools_backend_options_that_are_not_the_def
 def test_a_recommendations_flags_keep_every_digit_of_a_number():
     shown = recommend.flags({"signal_temperature": 0.1234567, "vote_temperature": 1 / 3, "top_p": 1.0})
     assert shown == "--signal-temperature 0.1234567 --vote-temperature 0.3333333333333333 --top-p 1"
+
+
+def test_a_recommendations_flags_spell_a_switch_on_and_off():
+    assert recommend.flags({"vcs": True, "include_phase1": True}) == "--vcs --include-phase1"
+    assert recommend.flags({"vcs": False, "include_phase1": False}) == "--no-vcs --exclude-phase1"
 
 
 def test_backend_options_take_the_backends_default_and_are_compared_option_by_option():

@@ -41,7 +41,6 @@ from . import allocators, voting
 from .backends import options as backend_options
 from .backends import sample_options
 from .errors import UabError
-from .jsonl import read_jsonl
 from .options import exclusive, from_params
 from .settings import TEMPLATE_DIGEST, Allocation, Generation, Vote, options, param_name, recommended_values, show
 from .settings import at_entry as at_config_entry
@@ -354,7 +353,7 @@ def share(entry: dict, headroom: dict | None) -> float | None:
     return entry["diff_uniform"] / gain if se is not None and significant(gain, se) else None
 
 
-def chosen_with(rec: dict, whole_pool: bool = False) -> tuple[float | None, float | None]:
+def chosen_with(rec: dict, whole_pool: bool) -> tuple[float | None, float | None]:
     """The held-out gain recommendation ``rec`` was chosen with, ± the standard error its gate read:
     a pick's own ``gain`` and ``se``; for Uniform + majority (whose own gain is 0 by definition) the
     selection rule's held-out gain, as its ``held_out`` records it, ± its standard error over seeds,
@@ -540,16 +539,15 @@ def why_none(objects: Iterable[object]) -> str | None:
     return None
 
 
-def from_results(path: str, budgets: Sequence[int] | None = None,
-                 rows: Sequence[tuple[int, dict]] | None = None, run_checks=None) -> list[dict]:
-    """The ``{"recommendation": ...}`` rows of a ``uab simulate -o`` results file (``rows``: its
-    ``(line, row)``, when the caller read it already: stdin reads once), those for ``budgets``
+def from_results(path: str, budgets: Sequence[int] | None, rows: Sequence[tuple[int, dict]],
+                 run_checks=None) -> list[dict]:
+    """The ``{"recommendation": ...}`` rows of a ``uab simulate -o`` results file ``path`` (``rows``: its
+    ``(line, row)``, read by the caller: stdin reads once), those for ``budgets``
     when given; ``UabError`` naming the file when there are none, or none for one of ``budgets``
     (asked for N = 3 and silently left out, a check would look complete), and naming its line
     for one of them whose settings ``uab run`` refuses (``as_run``; ``run_checks(settings)``: the
     option names and values of ``uab run``'s own, which the CLI knows): ``uab run --settings
     --budget N`` reads N's row alone."""
-    rows = list(read_jsonl(path)) if rows is None else rows
     lined = numbered(rows, path)
     if not lined:
         raise UabError(why_none(row for _, row in rows)
