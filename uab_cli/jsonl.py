@@ -177,10 +177,7 @@ def _unparsable(raw: bytes, error: orjson.JSONDecodeError, lineno: int, last: bo
         return f"this looks like a CSV or TSV file, not JSON Lines (one object per line); {_convert_how(name)}"
     if hint := non_finite(error):
         return f"invalid JSON: {hint}"
-    what = "invalid JSON"
-    if last and what == "invalid JSON":
-        what = "invalid JSON (truncated last line?)"
-    return f"{what}: {error}"
+    return f"invalid JSON{' (truncated last line?)' if last else ''}: {error}"
 
 
 _NON_FINITE = re.compile(r"-?(?:NaN|Infinity)(?!\w)")
