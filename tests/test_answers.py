@@ -1796,6 +1796,35 @@ def test_an_adverb_a_joint_words_or_a_percent_before_a_denial_keep_the_value(tex
     assert extract_answer(text, MATH) == expected
 
 
+@pytest.mark.parametrize("language, text", [
+    ("es", "Total 50, pero no 10"), ("es", "Hay 50 manzanas y no 10."), ("es", "Hay 50 manzanas, y no 10."),
+    ("es", "Son 50 y no es 10."), ("es", "Son 50, pero no es 10."),
+    ("de", "Es gibt 50 Äpfel und nicht 10."), ("de", "Es gibt 50 Äpfel, aber nicht 10."), ("de", "Es sind 50 und nicht 10"),
+    ("fr", "On obtient 50, mais pas 10"), ("fr", "On obtient 50 et pas 10"), ("fr", "On obtient 50 et non 10"),
+    ("fr", "On obtient 50 mais pas 10"), ("fr", "On obtient 50, non 10"), ("fr", "On obtient 50 et non pas 10."),
+    ("fr", "On obtient 50, non pas 10"), ("fr", "La réponse est 50, et non pas 10."),
+    ("ru", "Получаем 50, но не 10"), ("ru", "Получаем 50 и не 10"), ("ru", "Получаем 50, а не 10"),
+    ("sw", "Tunapata 50, lakini si 10"), ("sw", "Tunapata 50 na si 10"),
+    ("zh", "我们得到50，而不是10"), ("zh", "我们得到50而不是10"), ("zh", "我们得到50，但不是10"), ("zh", "我们得到50，但是不是10"),
+    ("zh", "我们得到50，并不是10"),
+    ("th", "ได้ 50 แต่ไม่ใช่ 10"), ("th", "ได้ 50 และไม่ใช่ 10"),
+    # after a marker too ("答案是50而不是10" read `50而不是10`)
+    ("zh", "答案是50而不是10"), ("es", "La respuesta es 50 y no 10"), ("fr", "La réponse est 50 et non 10"),
+    # guards: with no joint as before (Spanish's bare "no" after a comma alone corrects: 10), a value stated after
+    ("es", "Son 50, no 10."), ("de", "Es sind nicht 10, sondern 50."), ("ru", "Получаем 50, не 10"),
+    ("fr", "On obtient 50, pas 10"), ("sw", "Tunapata 50, si 10"), ("zh", "我们得到50，不是10"),
+    ("es", "No es 10 sino 50"),
+])
+def test_a_joint_word_before_a_denial_keeps_the_value_in_mgsm_languages(language, text):
+    """"Total 50, pero no 10", "Es gibt 50 Äpfel und nicht 10.", "我们得到50，而不是10", "Получаем 50, но не 10", "On
+    obtient 50 et non 10", "Tunapata 50 na si 10", "ได้ 50 แต่ไม่ใช่ 10" (no marker) read `10`: only English's "and" and
+    "but" joined a value and the denial after it; each MGSM language's do (``_DENIAL_JOINTS``), French's "non" denies
+    as its "pas" does ("non pas" too), and Spanish's "no" after a joint word denies (after a comma alone it still
+    corrects: "Son 50, no 10." is 10), as "There are 50 apples and not 10." is 50."""
+    expected = "10" if text == "Son 50, no 10." else "50"
+    assert extract_answer(text, MATH) == expected, language
+
+
 @pytest.mark.parametrize("text, expected", [
     ("The answer is (5, not 6).", "5"), ("The answer is (12, not 13) apples.", "12"), ("The answer is (5).", "5"),
 ])
@@ -1859,6 +1888,13 @@ def test_an_en_dash_before_a_word_is_no_minus(text, gold):
     # "of them" or "of whom" before the verb, or "were"
     ("Out of 30 students, not 25, 12 of them are girls", "12"), ("Out of 30 students, not 25, 12 were girls", "12"),
     ("Out of 30 students, not 25, 12 of whom are girls.", "12"),
+    ("Out of 30 apples, not 25, 12 remain.", "12"), ("Out of 30 apples, not 25, 12 remained", "12"),
+    # a verb in MGSM's languages that deny before the value, or Russian's "из них" (of them), its verb left out
+    ("Il y a 30 élèves, non 25, 12 sont des filles.", "12"), ("Sur 30 pommes, non 25, 12 restent.", "12"),
+    ("Il y a 30 élèves, pas 25, 12 sont des filles.", "12"), ("Hay 30 estudiantes, pero no 25, 12 son niñas.", "12"),
+    ("Es sind 30 Schüler, aber nicht 25, 12 sind Mädchen.", "12"), ("Всего 30 учеников, а не 25, 12 из них девочки.", "12"),
+    ("Kuna wanafunzi 30, lakini si 25, 12 ni wasichana.", "12"),
+    ("Total = 10, pas 12, 12 est faux.", "10"), ("On obtient 51, non 49, 50.", "51"), ("Получаем 51, а не 49, 50.", "51"),
     # the denied value again after the comma is no new clause's subject ("not 12, 12 is wrong": 12 still denied)
     ("Total = 4 + 6 = 10, not 12, 12 is wrong.", "10"), ("Total = 10, not 12, 12 of them were wrong.", "10"),
     ("Total = 10, not **12**, **12** is wrong.", "10"), ("Out of 30 students, not 2, 12 are girls.", "12"),
@@ -1868,7 +1904,7 @@ def test_an_en_dash_before_a_word_is_no_minus(text, gold):
 def test_a_value_a_verb_follows_after_a_denied_one_is_not_denied(text, expected):
     """"Out of 30 students in the class, not 25, 12 are girls." read `30` (four words may now stand between a value and
     its denial): 12, listed after "not 25" by a comma alone, was read as denied too; a verb after it opens a new clause,
-    and it states the answer."""
+    and it states the answer, in MGSM's languages too ("Il y a 30 élèves, non 25, 12 sont des filles." read `30`)."""
     assert extract_answer(text, MATH) == expected
 
 
@@ -1932,11 +1968,22 @@ def test_values_in_a_not_counting_aside_are_no_answer(text, expected):
     ("So the total number of legs is 24, not counting the farmer's 2 legs.", "24"),
     ("The speed is 60 mph, not accounting for the 2 stops.", "60"), ("It is 20, not counting the other 3 sheep", "20"),
     ("Mark earns $500 a week, not including the $50 bonus he gets every 4 weeks.", "500"),
+    # "and" before a value a verb follows opens a new clause, the aside ended
+    ("We have 12 apples, not counting the 3 eaten and 9 remain.", "9"),
+    ("We have 12 apples, not counting the 3 eaten and 9 apples are left.", "9"),
+    ("We have 12, not counting 3 eaten and 9 remained.", "9"),
+    # guards: "and" listing the aside's values, a value before it too ("3 and 4 is 7"), or "of them", maybe the aside's
+    ("We have 12 apples, not counting the 3 eaten and 2 lost.", "12"), ("It is 12, not counting 3 and 4 pears.", "12"),
+    ("Total 12, not counting 3 and 4 is 7.", "12"), ("The total is 30, not including 4 and 5 equals 9.", "30"),
+    ("We have 12, not counting the 3 eaten and 2 of them were rotten.", "12"),
+    ("He had 12, not counting 3 lost and 9 of them were red.", "12"),
 ])
 def test_a_not_counting_aside_ends_at_a_result_and_holds_its_value_near(text, expected):
-    """"30 minutes, not including the 10 minute break which makes 40 minutes in total." read `30` and "After 3 days, not
-    counting Sunday she had saved $45." `3`: an aside ends at words that give a result ("which makes", "making", "for a
-    total"), and "not counting" opens one only where a value follows within three words."""
+    """"30 minutes, not including the 10 minute break which makes 40 minutes in total." read `30`, "After 3 days, not
+    counting Sunday she had saved $45." `3` and "We have 12 apples, not counting the 3 eaten and 9 remain." `12`: an
+    aside ends at words that give a result ("which makes", "making", "for a total") or at "and" after a word before a
+    value a verb follows (a new clause; not "of them", maybe the aside's: "… the 3 eaten and 2 of them were rotten." is
+    12), and "not counting" opens one only where a value follows within three words."""
     assert extract_answer(text, MATH) == expected
 
 

@@ -161,8 +161,13 @@ _BOLD = re.compile(r"\*\*(.+?)\*\*")
 _EMPHASIS = re.compile(r"\*+(?=[A-Za-z(])|(?<=[A-Za-z)])\*+")
 _PROSE = re.compile(r"[A-Za-z]{2,}\.?\s+[A-Za-z]{2}")  # a sentence, not an expression
 _VERB = re.compile(r"\s(?:is|are|was|equals|be)\s", re.IGNORECASE)
-# a verb that opens a new clause after a value, its subject ("12 are girls", "12 were girls", "12 of them are girls")
-_CLAUSE_VERB = re.compile(rf"(?:\s+of\s+(?:them|whom))?(?:{_VERB.pattern}|\swere\s)", re.IGNORECASE)
+# a verb that opens a new clause after a value, its subject ("12 are girls", "12 were girls", "9 remain"), English's
+# or one of MGSM's languages' that deny before the value ("12 sont des filles", "12 restent", "12 sind Mädchen", "12 son
+# niñas", "12 ni wasichana")
+_SUBJECT_VERB = (rf"(?:{_VERB.pattern}|\swere\s|\s(?:remain(?:s|ed)?|est|sont|[ée]tai(?:t|ent)|reste(?:nt)?|ist|sind|"
+                 r"war(?:en)?|bleib(?:t|en)|es|son|era(?:n)?|queda(?:n)?|ni)(?![\w-]))")
+# … "of them" or "of whom" between too ("12 of them are girls"), or Russian's, its verb left out ("12 из них девочки")
+_CLAUSE_VERB = re.compile(rf"(?:\s+of\s+(?:them|whom))?{_SUBJECT_VERB}|\s+из\s+них(?![\w-])", re.IGNORECASE)
 # A remark on the answer after "the answer is", not one: a verdict ("correct", "not given", "unknown")
 # that ends its clause, or a denied value ("not 49"); a reason may follow it ("incorrect because 3 + 4 = 8"), or the
 # next sentence may restate the answer ("The answer is not 49. It is 50."). In English and MGSM's languages ("Die
@@ -178,7 +183,7 @@ _REMARKS = {
      r"(?:es|sie)\s+(?:ist|lautet)|die\s+(?:richtige|korrekte|tatsächliche)\s+antwort\s+(?:ist|lautet)"),
     "es": (r"no\s+es|no", r"correct[ao]|incorrect[ao]|err[óo]ne[ao]|equivocad[ao]|desconocid[ao]", r"porque|ya\s+que|pues",
      r"es|la\s+respuesta\s+(?:correcta|real)\s+es"),
-    "fr": (r"n['\u2019]est\s+pas|pas", r"correcte|incorrecte|fausse|faux|inconnue", r"car|parce\s+que|puisque",
+    "fr": (r"n['\u2019]est\s+pas|non\s+pas|pas|non", r"correcte|incorrecte|fausse|faux|inconnue", r"car|parce\s+que|puisque",
      r"c['\u2019]est|elle\s+est|la\s+(?:bonne\s+r[ée]ponse|r[ée]ponse\s+correcte)\s+est"),
     "ru": ("не", r"(?:не)?(?:верн(?:ый|ое|о)|верен|правильн(?:ый|ое|о))|неизвестн(?:ый|ое|о)|неизвестен",
      r"потому\s+что|так\s+как|поскольку", r"это|(?:правильный|верный)\s+ответ\s*[—–]?"),
@@ -191,6 +196,12 @@ _REMARKS = {
     # not "50だけ": only 50, nor "50ですか": is it 50?)
     "ja": (None, None, None, rf"正解は|(?=(?:{_NUMBER.pattern})[{_COUNTER}]*(?:です|だ)(?![けか]))"),
 }
+# what joins a value and the denial after it ("50 and not 49", "50, but not 49"), "and" and "but", by language as
+# ``_REMARKS`` ("50 y no 49", "50, pero no 49", "50 und nicht 49", "50, aber nicht 49", "50 et non 49", "50, mais pas
+# 49", "50, а не 49", "50, но не 49", "50 na si 49", "50, lakini si 49", "50，而不是49", "50 แต่ไม่ใช่ 49"); none in
+# the languages that deny after the value
+_DENIAL_JOINTS = {"en": "and|but", "de": "und|aber", "es": "y|pero", "fr": "et|mais", "ru": "и|но|а", "sw": "na|lakini",
+                  "zh": "而|但是?|并", "th": "และ|แต่"}
 # the languages that put the verb last deny after the value: Japanese, Bengali ("নয়", its "য়" composed or not), Telugu
 # ("答えは49ではない", "উত্তর 49 নয়", "సమాధానం 49 కాదు"; "答えは49ではなく50です" states 50; a Japanese counter or unit
 # may come between, "答えは49個ではない"; Bengali's and Telugu's a word, not a word's start: "9 নয়টি" is nine of them,
@@ -275,8 +286,9 @@ _CORRECTIONS = {language: _correction("|".join(filter(None, (_REMARKS["en"][3], 
 # not **16**", "**14** and not **16**", "5, definitely not 6", "5, and certainly not 6"; a percent or degree sign or a
 # unit's words (four at most) between too ("25%, not 30%", "12 points, not 13", "20 square feet (not 24)", "60 km/h, not
 # 50", "3 cups of flour, not 4"); the value before states the answer (as "The answer is 51, not 49" does); not Spanish's
-# bare "no" before a value, English's self-correction too ("3, no 4": 4); the values that "not" and a verb in -ing
-# after it open an aside on are none too (``_NOT_DOING``)
+# bare "no" before a value after a comma alone, English's self-correction too ("3, no 4": 4; after a joint word it
+# denies: "3 y no 4", "3, pero no 4": 3, ``_DENIAL_JOINTS``); the values that "not" and a verb in -ing after it open
+# an aside on are none too (``_NOT_DOING``)
 _APART_BY = r"[,(\u2013\u2014\u3001]"
 # "not" and a verb in -ing after a value so set apart deny no value: they open an aside whose values qualify the one
 # before ("12 apples, not counting the 3 eaten", "$50, not including tax of $4", "5 (not using the 2 shortcuts)"), and
@@ -288,15 +300,26 @@ _NOT_DOING = (r"(?P<aside>not[^\S\n]+(?![b-df-hj-np-tv-xz]+ing(?![\w-])|(?:morn|
               r"[^\W\d_]{2,}ing(?![\w-])(?=(?:[^\S\n]+[^\W\d_][^\s\d]*){0,3}[^\S\n]+[$(]?-?\.?\d))")
 # an aside ends at a clause's punctuation, a colon, "=", an arrow, a sentence's dash, "so" or words that give a result
 # ("12, not counting 3 → 9", "12, not counting the 3 eaten: 9 left", "20, not counting 5 lost = 15", "… so 9 remain",
-# "30 minutes, not including the 10 minute break which makes 40", "… making 40", "… for a total of 40": 9, 9, 15, 9, 40)
+# "30 minutes, not including the 10 minute break which makes 40", "… making 40", "… for a total of 40": 9, 9, 15, 9, 40),
+# or "and" after a word before a value that a verb, a unit's word between, makes the subject of a new clause ("12, not
+# counting the 3 eaten and 9 remain", "… and 9 apples are left": 9; ``_SUBJECT_VERB``; not "… the 3 eaten and 2 lost",
+# nor "… the 3 eaten and 2 of them were rotten", whose "them" may be the aside's, nor "not counting 3 and 4 is 7", a
+# value before "and" listing the aside's)
 _ASIDE_END = re.compile(r"[,;:=!?()\n\u2013\u2014\u2192\u21d2]|->|\.(?!\d)|\b(?:so|(?:which|that)\s+(?:makes|gives|brings|"
-                        r"leaves|means)|making|giving|bringing|leaving|for\s+a\s+total)\b", re.IGNORECASE)
-_AND_BUT = r"(?:and|but)[^\S\n]+"
-_SET_APART = re.compile(rf"{_APART_BY}|[^\S\n]{_AND_BUT}", re.IGNORECASE)  # (looked for first: a line with none, most,
-# denies nothing so)
+                        r"leaves|means)|making|giving|bringing|leaving|for\s+a\s+total)\b|"
+                        rf"(?<=[^\W\d_][^\S\n])and[^\S\n]+(?=(?:{_NUMBER.pattern})(?:[^\S\n]+[^\W\d_]+)?{_SUBJECT_VERB})",
+                        re.IGNORECASE)
+# a joint and the space after it (none needed after one of a script written without spaces: "50，而不是49"), and the
+# space before it too (none before one of such a script: "50而不是49")
+_AND_BUT = rf"(?:{'|'.join(_DENIAL_JOINTS.values())})(?:[^\S\n]+|(?<=[{_UNSPACED}])[^\S\n]*)"
+_SPACED_AND_BUT = rf"(?:[^\S\n]+|(?=[{_UNSPACED}])){_AND_BUT}"
+_ADVERBED = rf"(?:(?:{_ADVERBS})[^\S\n]+)?"  # an adverb before the denial ("5, and certainly not 6")
+# (looked for first: a line with none, most, denies nothing so; one blank before a joint, not a run: searched for, a run
+# was read from each of its blanks)
+_SET_APART = re.compile(rf"{_APART_BY}|(?:[^\S\n]|(?=[{_UNSPACED}])){_AND_BUT}", re.IGNORECASE)
 _VALUE_THEN_DENIAL = re.compile(rf"(?<=[\d$*])(?P<unit>(?:\\?%|\u00b0)?(?:[^\S\n]+[^\W\d_]+(?:/[^\W\d_]+)*){{0,4}})"
-                                rf"(?:[^\S\n]*{_APART_BY}[^\S\n]*(?:{_AND_BUT})?|[^\S\n]+{_AND_BUT})"
-                                rf"(?:(?:{_ADVERBS})[^\S\n]+)?(?!{_NOT_OR_ANSWER}\s+[-.$\\\d])"
+                                rf"(?:[^\S\n]*{_APART_BY}[^\S\n]*(?:{_AND_BUT}|(?!{_ADVERBED}{_NOT_OR_ANSWER}\s+[-.$\\\d]))|"
+                                rf"{_SPACED_AND_BUT}){_ADVERBED}"
                                 rf"(?:{_DENIAL.pattern}|(?:{_NOT})\s+\*\*(?=\$?-?\.?\d)|{_NOT_DOING})", re.IGNORECASE)
 # what joins two dollar amounts (``_amounts``): a comma, "and" or "or" (any language's), an operator, or a range's en
 # or em dash or "to" ("$50–$60", "$50—$60", "$50 to $60": read as written, as "50–60" and "50 to 60" are)
