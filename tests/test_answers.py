@@ -1808,7 +1808,19 @@ def test_an_adverb_a_joint_words_or_a_percent_before_a_denial_keep_the_value(tex
     ("zh", "我们得到50，而不是10"), ("zh", "我们得到50而不是10"), ("zh", "我们得到50，但不是10"), ("zh", "我们得到50，但是不是10"),
     ("zh", "我们得到50，并不是10"),
     ("th", "ได้ 50 แต่ไม่ใช่ 10"), ("th", "ได้ 50 และไม่ใช่ 10"),
+    # a Chinese counter or unit after the value, Chinese's "而非" and "并非", a sign after the value ("€", "£", "¥"),
+    # Swahili's "sio", German's "nicht etwa" and "nicht aber", Thai's denial after a space alone
+    ("zh", "小明有50个苹果，而不是30个"), ("zh", "每人分到50块而不是40块"), ("zh", "50元，而不是15元"),
+    ("zh", "我们得到50而非10"), ("zh", "我们得到50，并非10"), ("zh", "一共50个，非10个"), ("zh", "共¥50，而不是¥40"),
+    ("fr", "On paie 50 € et non 30 €"), ("de", "Es kostet 50 € und nicht 25 €"), ("en", "It costs £50, not £25."),
+    ("en", "It costs €50, not €25."), ("sw", "Ana shilingi 50 na sio 200."), ("sw", "Ana shilingi 50, sio 200."),
+    ("de", "Es sind 50 Äpfel und nicht etwa 10"), ("de", "Es sind 50 Äpfel, nicht aber 10"),
+    ("th", "ได้ 50 ไม่ใช่ 10"), ("th", "ราคา 50 บาท ไม่ใช่ 60 บาท"),
+    # the languages that deny after the value, a value set apart before the denied one
+    ("ja", "合計は50個で、60個ではない"), ("ja", "合計は50、60ではない"), ("bn", "মোট 50, 60 নয়"),
+    ("te", "మొత్తం 50, 60 కాదు"),
     # after a marker too ("答案是50而不是10" read `50而不是10`)
+    ("zh", "答案是50而非10"), ("de", "Die Antwort ist nicht etwa 10, sondern 50"),
     ("zh", "答案是50而不是10"), ("es", "La respuesta es 50 y no 10"), ("fr", "La réponse est 50 et non 10"),
     # guards: with no joint as before (Spanish's bare "no" after a comma alone corrects: 10), a value stated after
     ("es", "Son 50, no 10."), ("de", "Es sind nicht 10, sondern 50."), ("ru", "Получаем 50, не 10"),
@@ -1820,9 +1832,29 @@ def test_a_joint_word_before_a_denial_keeps_the_value_in_mgsm_languages(language
     obtient 50 et non 10", "Tunapata 50 na si 10", "ได้ 50 แต่ไม่ใช่ 10" (no marker) read `10`: only English's "and" and
     "but" joined a value and the denial after it; each MGSM language's do (``_DENIAL_JOINTS``), French's "non" denies
     as its "pas" does ("non pas" too), and Spanish's "no" after a joint word denies (after a comma alone it still
-    corrects: "Son 50, no 10." is 10), as "There are 50 apples and not 10." is 50."""
+    corrects: "Son 50, no 10." is 10), as "There are 50 apples and not 10." is 50. "小明有50个苹果，而不是30个", "我们得到
+    50而非10", "On paie 50 € et non 30 €", "Ana shilingi 50 na sio 200.", "Es sind 50 Äpfel und nicht etwa 10", "合計は
+    50個で、60個ではない", "মোট 50, 60 নয়", "ได้ 50 ไม่ใช่ 10" read the denied value too: a Chinese counter or unit after
+    the value, "而非" and "并非", a sign after it, "sio", "nicht etwa", Thai's space alone and a value set apart before
+    a denial after the value were not seen."""
     expected = "10" if text == "Son 50, no 10." else "50"
     assert extract_answer(text, MATH) == expected, language
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("小明拿走2个，不是3个吗？", "3"), ("他用了3天，不是4天吗", "4"), ("答案是5，除非10个人都来。", "5"),
+    ("共有5个，非0的有3个。", "3"), ("5個で、6個ではないでしょうか", "6"), ("উত্তর 49, 50 নয় কি?", "50"),
+    ("মোট 5, 6 নয়টি আপেল", "6"), ("не менее 10, итого 12", "12"), ("Il coûte 25 €, et 5 € de plus font 30 €.", "30"),
+    ("ได้ 5 ไม่ใช่หรือ ลองคิดใหม่ได้ 7", "7"), ("ซื้อ 4 ชิ้น ไม่ใช่ 5 ชิ้น จ่าย 80 บาท", "80"),
+    # a denial after the answer's word marks none ("答案并非49。" read `49`)
+    ("答案并非49。", None), ("Jibu sio 49.", None),
+])
+def test_a_counter_a_sign_or_a_denial_after_the_value_keeps_questions_and_prose(text, expected):
+    """A Chinese counter after a value, a sign after it and a value the languages that deny after it set apart deny no
+    value a question asks about ("小明拿走2个，不是3个吗？": isn't it 3?; "5個で、6個ではないでしょうか"; "উত্তর 49, 50 নয়
+    কি?"), nor "除非" (unless), "非0" in prose before a later value, nor "নয়টি" (nine of them); "答案并非49。" and "Jibu
+    sio 49." read `49`: "并非" and "sio" after the answer's word deny as "不是" and "si" do, no answer marked."""
+    assert extract_answer(text, MATH) == expected
 
 
 @pytest.mark.parametrize("text, expected", [

@@ -111,6 +111,7 @@ _DECIMALS = r"(?:\.\d*" + _PERIOD + r"|\.\d+)?"  # after a whole number: ".5", "
 # A minus opens a number where no letter or digit comes before it: "x = -5", "(-5)", "5 - -3", but "3-over-5"
 # and "pages 3-5" end with 5, not -5. A letter of a script written without spaces (Thai, kana, CJK: "结果是-5",
 # "ผลคือ-12") or a LaTeX relation or operator's name ("x\ge-2", "2\times-3") is no word the minus is written onto.
+_CURRENCY_AFTER = "\u20ac\u00a3\u00a5"  # "€", "£", "¥": a sign written before a value or after it ("25 €", "€25")
 _UNSPACED = "\u0e00-\u0e7f\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff"
 _SIGN_AFTER = ("le", "leq", "ge", "geq", "ne", "neq", "lt", "gt", "approx", "sim", "equiv", "in", "to", "times", "cdot",
                "div", "pm", "mp", "quad", "qquad", "implies", "Rightarrow")
@@ -173,13 +174,14 @@ _CLAUSE_VERB = re.compile(rf"(?:\s+of\s+(?:them|whom))?{_SUBJECT_VERB}|\s+из\s
 # next sentence may restate the answer ("The answer is not 49. It is 50."). In English and MGSM's languages ("Die
 # Antwort ist falsch, 7", "La respuesta es incorrecta porque …", "Ответ — не 49, а 50", "Die Antwort ist nicht 49. Es
 # ist 50."): the words that deny a value before it, "not" or, where the language denies in its verb, the negated verb
-# ("La respuesta no es 49", "La réponse n'est pas 49", "Jibu si 49", "答案不是49", "คำตอบไม่ใช่ 49": the answer's word
+# ("La respuesta no es 49", "La réponse n'est pas 49", "Jibu si 49" or "sio 49", "答案不是49" or "并非49", "Die Antwort
+# ist nicht etwa 49", "คำตอบไม่ใช่ 49"; Chinese's "非" alone too, "50而非49", not "除非": unless; the answer's word
 # before it marks the answer as before "is", ``_negated``), the verdicts, a reason's words (None: none listed), and what
 # opens a sentence that restates the answer (after a denial only; None: none listed); by language, as ``_ANSWER_ABROAD``.
 _REMARKS = {
     "en": (r"not|n['\u2019]t", r"correct|incorrect|wrong|right|given(?!\s+(?:as|by)\b)|unknown|unclear", r"because|since|as|given",
      r"it(?:\s+is|'s|\u2019s|\s+should\s+be|\s+must\s+be)|the\s+(?:correct|right|actual)\s+(?:answer|value)\s+is"),
-    "de": ("nicht", r"richtig|korrekt|falsch|inkorrekt|unbekannt|unklar", r"weil|da|denn",
+    "de": (r"nicht(?:\s+(?:etwa|aber))?", r"richtig|korrekt|falsch|inkorrekt|unbekannt|unklar", r"weil|da|denn",
      r"(?:es|sie)\s+(?:ist|lautet)|die\s+(?:richtige|korrekte|tatsächliche)\s+antwort\s+(?:ist|lautet)"),
     "es": (r"no\s+es|no", r"correct[ao]|incorrect[ao]|err[óo]ne[ao]|equivocad[ao]|desconocid[ao]", r"porque|ya\s+que|pues",
      r"es|la\s+respuesta\s+(?:correcta|real)\s+es"),
@@ -187,8 +189,8 @@ _REMARKS = {
      r"c['\u2019]est|elle\s+est|la\s+(?:bonne\s+r[ée]ponse|r[ée]ponse\s+correcte)\s+est"),
     "ru": ("не", r"(?:не)?(?:верн(?:ый|ое|о)|верен|правильн(?:ый|ое|о))|неизвестн(?:ый|ое|о)|неизвестен",
      r"потому\s+что|так\s+как|поскольку", r"это|(?:правильный|верный)\s+ответ\s*[—–]?"),
-    "sw": ("si", r"sahihi|makosa|kosa", r"kwa\s+sababu", r"ni|jibu\s+sahihi\s+ni"),
-    "zh": ("不是", r"不?正确的?|错误的?|不对", r"因为", r"(?:而|应该|应)?是"),
+    "sw": (r"sio|si", r"sahihi|makosa|kosa", r"kwa\s+sababu", r"ni|jibu\s+sahihi\s+ni"),
+    "zh": (r"不是|并非|(?<!除)非", r"不?正确的?|错误的?|不对", r"因为", r"(?:而|应该|应)?是"),
     "th": ("ไม่ใช่", None, "เพราะ(?:ว่า)?", r"(?:มัน|แต่)?(?:คือ|เป็น)|ค(?:ำ|ํา)ตอบที่ถูกต้องคือ"),
     # Bengali and Telugu deny after the value (``_NOT_AFTER``); "এটি 50" (it is 50), "అది 50" (that is 50)
     "bn": (None, None, "কারণ", r"(?:এটি|এটা|সেটি|সেটা)(?:\s+(?:হলো|হল))?"), "te": (None, None, "ఎందుకంటే", r"అది|ఇది"),
@@ -229,9 +231,10 @@ _VERDICT = re.compile(rf"(?=[^\W\d_])(?:(?:{_NOT})\s+)?(?:{'|'.join(verdicts for
 
 def _denial(words: str) -> str:
     """A word of ``words`` that denies the value after it (a space after the word, none needed after one of a script
-    written without spaces: "答案不是49"; Chinese's question "答案不是49吗" affirms 49: isn't it 49?)."""
-    return (rf"(?:{words})(?:\s+|(?<=[{_UNSPACED}])\s*)(?=\$?-?\.?\d|\$|\\\(|-?\\[dtc]?frac)"  # what _NUMBER opens with
-            rf"(?!(?:{_NUMBER.pattern})\s*[吗嗎么麼吧])")
+    written without spaces: "答案不是49"; a sign before the value too: "not €49"; Chinese's question "答案不是49吗",
+    "不是3个吗", a counter between, affirms the value: isn't it 49?)."""
+    return (rf"(?:{words})(?:\s+|(?<=[{_UNSPACED}])\s*)(?=[{_CURRENCY_AFTER}]?-?\.?\d|\$|\\\(|-?\\[dtc]?frac)"  # what
+            rf"(?![{_CURRENCY_AFTER}]?(?:{_NUMBER.pattern})[{_COUNTER}]*\s*[吗嗎么麼吧])")  # _NUMBER opens with
 
 
 # a denial after English's marker, any language's word ("Answer: 不是49"), or after a language's own answer word, its
@@ -288,7 +291,11 @@ _CORRECTIONS = {language: _correction("|".join(filter(None, (_REMARKS["en"][3], 
 # 50", "3 cups of flour, not 4"); the value before states the answer (as "The answer is 51, not 49" does); not Spanish's
 # bare "no" before a value after a comma alone, English's self-correction too ("3, no 4": 4; after a joint word it
 # denies: "3 y no 4", "3, pero no 4": 3, ``_DENIAL_JOINTS``); the values that "not" and a verb in -ing after it open
-# an aside on are none too (``_NOT_DOING``)
+# an aside on are none too (``_NOT_DOING``). A unit may be a sign after the value ("25 € et non 30 €") or a Chinese or
+# Japanese counter or unit, up to four characters, no space before ("小明有5个苹果，而不是3个", "12元，而不是15元"); Thai
+# sets the denial apart with a space alone (``_SPACE_APART``); in the languages that deny after the value, the value
+# set apart before the denied one states the answer ("合計は50個で、60個ではない", "মোট 50, 60 নয়": 50, ``_NOT_AFTER``; the
+# match ends where the denied value starts)
 _APART_BY = r"[,(\u2013\u2014\u3001]"
 # "not" and a verb in -ing after a value so set apart deny no value: they open an aside whose values qualify the one
 # before ("12 apples, not counting the 3 eaten", "$50, not including tax of $4", "5 (not using the 2 shortcuts)"), and
@@ -313,14 +320,18 @@ _ASIDE_END = re.compile(r"[,;:=!?()\n\u2013\u2014\u2192\u21d2]|->|\.(?!\d)|\b(?:
 # space before it too (none before one of such a script: "50而不是49")
 _AND_BUT = rf"(?:{'|'.join(_DENIAL_JOINTS.values())})(?:[^\S\n]+|(?<=[{_UNSPACED}])[^\S\n]*)"
 _SPACED_AND_BUT = rf"(?:[^\S\n]+|(?=[{_UNSPACED}])){_AND_BUT}"
+# Thai sets a clause apart with a space alone: a space, then its denial ("ได้ 50 ไม่ใช่ 10": 50)
+_SPACE_APART = f"(?:{_REMARKS['th'][0]})"
 _ADVERBED = rf"(?:(?:{_ADVERBS})[^\S\n]+)?"  # an adverb before the denial ("5, and certainly not 6")
 # (looked for first: a line with none, most, denies nothing so; one blank before a joint, not a run: searched for, a run
 # was read from each of its blanks)
-_SET_APART = re.compile(rf"{_APART_BY}|(?:[^\S\n]|(?=[{_UNSPACED}])){_AND_BUT}", re.IGNORECASE)
-_VALUE_THEN_DENIAL = re.compile(rf"(?<=[\d$*])(?P<unit>(?:\\?%|\u00b0)?(?:[^\S\n]+[^\W\d_]+(?:/[^\W\d_]+)*){{0,4}})"
-                                rf"(?:[^\S\n]*{_APART_BY}[^\S\n]*(?:{_AND_BUT}|(?!{_ADVERBED}{_NOT_OR_ANSWER}\s+[-.$\\\d]))|"
-                                rf"{_SPACED_AND_BUT}){_ADVERBED}"
-                                rf"(?:{_DENIAL.pattern}|(?:{_NOT})\s+\*\*(?=\$?-?\.?\d)|{_NOT_DOING})", re.IGNORECASE)
+_SET_APART = re.compile(rf"{_APART_BY}|(?:[^\S\n]|(?=[{_UNSPACED}])){_AND_BUT}|[^\S\n]{_SPACE_APART}", re.IGNORECASE)
+_VALUE_THEN_DENIAL = re.compile(rf"(?<=[\d$*])(?P<unit>(?:\\?%|\u00b0|[^\S\n]?[{_CURRENCY_AFTER}])?"
+                                rf"(?:(?:[^\S\n]+[^\W\d_]+(?:/[^\W\d_]+)*){{0,4}}|[{_UNSPACED}]{{1,4}}))"
+                                rf"(?:(?:[^\S\n]*{_APART_BY}[^\S\n]*(?:{_AND_BUT}|(?!{_ADVERBED}{_NOT_OR_ANSWER}\s+[-.$\\\d]))|"
+                                rf"{_SPACED_AND_BUT}|[^\S\n]+(?={_SPACE_APART})){_ADVERBED}"
+                                rf"(?:{_DENIAL.pattern}|(?:{_NOT})\s+\*\*(?=\$?-?\.?\d)|{_NOT_DOING})|"
+                                rf"[^\S\n]*{_APART_BY}[^\S\n]*(?=(?:{_NUMBER.pattern}){_NOT_AFTER.pattern}))", re.IGNORECASE)
 # what joins two dollar amounts (``_amounts``): a comma, "and" or "or" (any language's), an operator, or a range's en
 # or em dash or "to" ("$50–$60", "$50—$60", "$50 to $60": read as written, as "50–60" and "50 to 60" are)
 _AMOUNT_JOINT = re.compile(rf"[^\S\n]*,?[^\S\n]*(?:(?:{_AND_WORDS}|{_AND_NUMBERS})[^\S\n]+|"
@@ -679,11 +690,11 @@ def _remark(line: str, marker: str = "", tail: str = "") -> tuple[str, str] | No
 
 
 def _value_at(line: str, i: int) -> int | None:
-    """Where the number or math span at ``line[i]`` ends ("49", "$49$", not dollars: "$49, it is $50", "$49 or $50"), if
-    one is there."""
+    """Where the number or math span at ``line[i]`` ends ("49", "$49$", not dollars: "$49, it is $50", "$49 or $50"; a
+    sign before the number too: "€49"), if one is there."""
     span = _LAST_SPAN.match(line, i)
     dollars = span and (_currency(span.group(1) or "") or _amounts(line, i, span.end()))
-    value = span if span and not dollars else _NUMBER.match(line, i + line.startswith("$", i))
+    value = span if span and not dollars else _NUMBER.match(line, i + line.startswith(("$", *_CURRENCY_AFTER), i))
     return value.end() if value else None
 
 
