@@ -1819,6 +1819,10 @@ def test_an_adverb_a_joint_words_or_a_percent_before_a_denial_keep_the_value(tex
     # the languages that deny after the value, a value set apart before the denied one
     ("ja", "合計は50個で、60個ではない"), ("ja", "合計は50、60ではない"), ("bn", "মোট 50, 60 নয়"),
     ("te", "మొత్తం 50, 60 కాదు"),
+    # a sign after the denied value, before an aside's value; Thai's unit words with vowel and tone marks; "หรือ" (or)
+    # before another value asks nothing
+    ("de", "Die Antwort ist nicht 25 €, sondern 50 €."), ("en", "It costs €50, not including the €5 fee."),
+    ("th", "มี 50 ลูก ไม่ใช่ 10 ลูก"), ("th", "ซื้อ 50 ชิ้น ไม่ใช่ 40 ชิ้น"), ("th", "ได้ 50 ไม่ใช่ 10 หรือ 20"),
     # after a marker too ("答案是50而不是10" read `50而不是10`)
     ("zh", "答案是50而非10"), ("de", "Die Antwort ist nicht etwa 10, sondern 50"),
     ("zh", "答案是50而不是10"), ("es", "La respuesta es 50 y no 10"), ("fr", "La réponse est 50 et non 10"),
@@ -1836,7 +1840,8 @@ def test_a_joint_word_before_a_denial_keeps_the_value_in_mgsm_languages(language
     50而非10", "On paie 50 € et non 30 €", "Ana shilingi 50 na sio 200.", "Es sind 50 Äpfel und nicht etwa 10", "合計は
     50個で、60個ではない", "মোট 50, 60 নয়", "ได้ 50 ไม่ใช่ 10" read the denied value too: a Chinese counter or unit after
     the value, "而非" and "并非", a sign after it, "sio", "nicht etwa", Thai's space alone and a value set apart before
-    a denial after the value were not seen."""
+    a denial after the value were not seen; so were a sign after the denied value before "sondern", a sign before an
+    aside's value ("not including the €5 fee") and Thai's unit words with vowel or tone marks ("ลูก", "ชิ้น")."""
     expected = "10" if text == "Son 50, no 10." else "50"
     assert extract_answer(text, MATH) == expected, language
 
@@ -1846,6 +1851,10 @@ def test_a_joint_word_before_a_denial_keeps_the_value_in_mgsm_languages(language
     ("共有5个，非0的有3个。", "3"), ("5個で、6個ではないでしょうか", "6"), ("উত্তর 49, 50 নয় কি?", "50"),
     ("মোট 5, 6 নয়টি আপেল", "6"), ("не менее 10, итого 12", "12"), ("Il coûte 25 €, et 5 € de plus font 30 €.", "30"),
     ("ได้ 5 ไม่ใช่หรือ ลองคิดใหม่ได้ 7", "7"), ("ซื้อ 4 ชิ้น ไม่ใช่ 5 ชิ้น จ่าย 80 บาท", "80"),
+    # a question mark after a denial after the value, Thai's "หรือ", "เหรอ" ending the sentence ask too
+    ("5個で、6個じゃない？", "6"), ("5個で、6個じゃないの？", "6"), ("মোট 50, 60 নয়?", "60"), ("మొత్తం 8, 9 కాదు?", "9"),
+    ("ได้ 50 ไม่ใช่ 10 หรือ", "10"), ("ราคา 50 บาท ไม่ใช่ 60 บาทเหรอ?", "60"), ("答えは49じゃない？", "49"),
+    ("คำตอบไม่ใช่ 49 หรือ", "49"), ("ได้ 50 ไม่ใช่ 10 หรือเปล่า", "10"), ("合計は12個、13個ではないのか？", "13"),
     # a denial after the answer's word marks none ("答案并非49。" read `49`)
     ("答案并非49。", None), ("Jibu sio 49.", None),
 ])
@@ -1853,7 +1862,9 @@ def test_a_counter_a_sign_or_a_denial_after_the_value_keeps_questions_and_prose(
     """A Chinese counter after a value, a sign after it and a value the languages that deny after it set apart deny no
     value a question asks about ("小明拿走2个，不是3个吗？": isn't it 3?; "5個で、6個ではないでしょうか"; "উত্তর 49, 50 নয়
     কি?"), nor "除非" (unless), "非0" in prose before a later value, nor "নয়টি" (nine of them); "答案并非49。" and "Jibu
-    sio 49." read `49`: "并非" and "sio" after the answer's word deny as "不是" and "si" do, no answer marked."""
+    sio 49." read `49`: "并非" and "sio" after the answer's word deny as "不是" and "si" do, no answer marked. A
+    question mark after a denial after the value ("5個で、6個じゃない？", "মোট 50, 60 নয়?") and Thai's "หรือ" or "เหรอ"
+    ending the sentence ("ได้ 50 ไม่ใช่ 10 หรือ": isn't it 10?) ask, as "吗" does: the value before was read."""
     assert extract_answer(text, MATH) == expected
 
 

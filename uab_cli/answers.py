@@ -209,11 +209,11 @@ _DENIAL_JOINTS = {"en": "and|but", "de": "und|aber", "es": "y|pero", "fr": "et|m
 # may come between, "答えは49個ではない"; Bengali's and Telugu's a word, not a word's start: "9 নয়টি" is nine of them,
 # "49 নয়ই" (emphatic "ই", or "ও": not either) denies; Telugu's polite "కాదండి" and its "కాదని" (that it is not) too);
 # a question after it asks
-# no denial, it affirms ("答えは49ではないでしょうか", "49ではないかと思います", "49ではありませんか", "উত্তর 49 নয় কি?":
-# isn't it 49?)
+# no denial, it affirms ("答えは49ではないでしょうか", "49ではないのか", "49ではないかと思います", "49ではありませんか",
+# "উত্তর 49 নয় কি?", or with a question mark: "49じゃない？", "49じゃないの？", "উত্তর 49 নয়?": isn't it 49?)
 # (never ASCII: ``_remark`` looks for it in non-ASCII lines only; an ASCII word here would need that check gone)
-_NOT_AFTER = re.compile(rf"[{_COUNTER}]*\s*(?:(?:では(?:ない|ありません)|じゃない)(?!(?:です|でしょう|だろう)?か)|ではなく|"
-                        rf"(?:ন(?:\u09df|\u09af\u09bc)[ইও]?(?!\s*কি)|కాద(?:ు|ని|ండి)){_ENDS})")
+_NOT_AFTER = re.compile(rf"[{_COUNTER}]*\s*(?:(?:では(?:ない|ありません)|じゃない)(?!(?:の|です|でしょう|だろう)?か)|ではなく|"
+                        rf"(?:ন(?:\u09df|\u09af\u09bc)[ইও]?(?!\s*কি)|కాద(?:ు|ని|ండి)){_ENDS})(?!の?\s*[?？])")
 _NOT = "|".join(not_ for not_, _, _, _ in _REMARKS.values() if not_)
 # ", <word>" opens the next clause: two ASCII letters, Spanish's "y" before a number ("18, y 3 es impar"), a letter
 # of another script ("答案是18，因为…": "，" is ","), or a value its denial follows ("答えは49、50ではない": 49, not 50, as
@@ -229,12 +229,18 @@ _VERDICT = re.compile(rf"(?=[^\W\d_])(?:(?:{_NOT})\s+)?(?:{'|'.join(verdicts for
                       # letter first, looked at once: an answer opening with a number tries no word
 
 
+# Thai asks with "หรือ" (or), "หรือเปล่า", "หรือไม่", "เหรอ" or "หรอ" ending its sentence, a unit between: "ไม่ใช่ 10
+# หรือ", "ไม่ใช่ 10 บาทเหรอ?" (isn't it 10?; not "ไม่ใช่ 10 หรือ 20": or)
+_THAI_ASKS = r"[^\S\n]*[\u0e00-\u0e7f]*?[^\S\n]*(?:หรือ(?:เปล่า|ไม่)?|เหรอ|หรอ)(?=[^\S\n]*(?:[?？\n]|$))"
+
+
 def _denial(words: str) -> str:
     """A word of ``words`` that denies the value after it (a space after the word, none needed after one of a script
     written without spaces: "答案不是49"; a sign before the value too: "not €49"; Chinese's question "答案不是49吗",
-    "不是3个吗", a counter between, affirms the value: isn't it 49?)."""
+    "不是3个吗", a counter between, affirms the value: isn't it 49?; so does Thai's "ไม่ใช่ 10 หรือ", "ไม่ใช่ 10 บาทเหรอ"
+    ending its line or sentence, not "ไม่ใช่ 10 หรือ 20": or)."""
     return (rf"(?:{words})(?:\s+|(?<=[{_UNSPACED}])\s*)(?=[{_CURRENCY_AFTER}]?-?\.?\d|\$|\\\(|-?\\[dtc]?frac)"  # what
-            rf"(?![{_CURRENCY_AFTER}]?(?:{_NUMBER.pattern})[{_COUNTER}]*\s*[吗嗎么麼吧])")  # _NUMBER opens with
+            rf"(?![{_CURRENCY_AFTER}]?(?:{_NUMBER.pattern})(?:[{_COUNTER}]*\s*[吗嗎么麼吧]|{_THAI_ASKS}))")  # _NUMBER opens with
 
 
 # a denial after English's marker, any language's word ("Answer: 不是49"), or after a language's own answer word, its
@@ -255,8 +261,9 @@ _VALUE_AHEAD = r"(?=-?\.?\d|\$|\\\()"  # a number, a math span or a dollar amoun
 _DENIED_JOINT = re.compile(rf"(?P<bold>\*\*)?[{_COUNTER}]*?(?:(?P<and>{_AND_THEN}|{_OR_DENIED})|{_LIST_COMMA}\s*)"
                            rf"(?(bold)\*\*){_VALUE_AHEAD}",
                            re.IGNORECASE)
-# ", ", ": ", " - " (not "-3"), an em dash (never a minus: "49 নয়—50"), Japanese's "、", a denied "49%"
-_REMARK_JOINT = re.compile(r"(?:[\s,:;%°\u3001\u2014]|\\%|[-\u2013](?![.\d]))*")
+# ", ", ": ", " - " (not "-3"), an em dash (never a minus: "49 নয়—50"), Japanese's "、", a denied "49%", or its sign
+# after it ("nicht 25 €, sondern 20 €")
+_REMARK_JOINT = re.compile(rf"(?:[\s,:;%°\u3001\u2014{_CURRENCY_AFTER}]|\\%|[-\u2013](?![.\d]))*")
 _REASONS = "|".join(reasons for _, _, reasons, _ in _REMARKS.values() if reasons)
 _REASON = re.compile(rf"\s*(?:{_REASONS})(?![\w-])", re.IGNORECASE)
 # Words that start prose after an answer ("4 because ...", "51 which is ..."), a reason's in any language ("50 porque
@@ -298,13 +305,13 @@ _CORRECTIONS = {language: _correction("|".join(filter(None, (_REMARKS["en"][3], 
 # match ends where the denied value starts)
 _APART_BY = r"[,(\u2013\u2014\u3001]"
 # "not" and a verb in -ing after a value so set apart deny no value: they open an aside whose values qualify the one
-# before ("12 apples, not counting the 3 eaten", "$50, not including tax of $4", "5 (not using the 2 shortcuts)"), and
-# those are none, to the aside's end (``_ASIDE_END``); a noun in -ing is no verb: no vowel before its "ing" ("thing",
+# before ("12 apples, not counting the 3 eaten", "$50, not including tax of $4", "€40, not including the €5 fee", "5 (not
+# using the 2 shortcuts)"), and those are none, to the aside's end (``_ASIDE_END``); a noun in -ing is no verb: no vowel before its "ing" ("thing",
 # "string", "bring"), "morning", "evening" ("x = 5, not string 6": 6); an aside's value comes within three words of
 # its verb ("not counting the farmer's 2 legs"), else no aside qualifies the value before: an opening phrase does, the
 # comma that ends it left out ("After 3 days, not counting Sunday she had saved $45": 45)
 _NOT_DOING = (r"(?P<aside>not[^\S\n]+(?![b-df-hj-np-tv-xz]+ing(?![\w-])|(?:morn|even)ing(?![\w-]))"
-              r"[^\W\d_]{2,}ing(?![\w-])(?=(?:[^\S\n]+[^\W\d_][^\s\d]*){0,3}[^\S\n]+[$(]?-?\.?\d))")
+              r"[^\W\d_]{2,}ing(?![\w-])(?=(?:[^\S\n]+[^\W\d_][^\s\d]*){0,3}[^\S\n]+[$(" + _CURRENCY_AFTER + r"]?-?\.?\d))")
 # an aside ends at a clause's punctuation, a colon, "=", an arrow, a sentence's dash, "so" or words that give a result
 # ("12, not counting 3 → 9", "12, not counting the 3 eaten: 9 left", "20, not counting 5 lost = 15", "… so 9 remain",
 # "30 minutes, not including the 10 minute break which makes 40", "… making 40", "… for a total of 40": 9, 9, 15, 9, 40),
@@ -326,8 +333,10 @@ _ADVERBED = rf"(?:(?:{_ADVERBS})[^\S\n]+)?"  # an adverb before the denial ("5, 
 # (looked for first: a line with none, most, denies nothing so; one blank before a joint, not a run: searched for, a run
 # was read from each of its blanks)
 _SET_APART = re.compile(rf"{_APART_BY}|(?:[^\S\n]|(?=[{_UNSPACED}])){_AND_BUT}|[^\S\n]{_SPACE_APART}", re.IGNORECASE)
+# a unit's word's letters, Thai's vowel and tone marks among them (no letters to "\w": "12 ลูก ไม่ใช่ 10 ลูก", "ชิ้น")
+_LETTERS = r"(?:[^\W\d_]|[\u0e31\u0e34-\u0e3a\u0e47-\u0e4e])+"
 _VALUE_THEN_DENIAL = re.compile(rf"(?<=[\d$*])(?P<unit>(?:\\?%|\u00b0|[^\S\n]?[{_CURRENCY_AFTER}])?"
-                                rf"(?:(?:[^\S\n]+[^\W\d_]+(?:/[^\W\d_]+)*){{0,4}}|[{_UNSPACED}]{{1,4}}))"
+                                rf"(?:(?:[^\S\n]+{_LETTERS}(?:/{_LETTERS})*){{0,4}}|[{_UNSPACED}]{{1,4}}))"
                                 rf"(?:(?:[^\S\n]*{_APART_BY}[^\S\n]*(?:{_AND_BUT}|(?!{_ADVERBED}{_NOT_OR_ANSWER}\s+[-.$\\\d]))|"
                                 rf"{_SPACED_AND_BUT}|[^\S\n]+(?={_SPACE_APART})){_ADVERBED}"
                                 rf"(?:{_DENIAL.pattern}|(?:{_NOT})\s+\*\*(?=\$?-?\.?\d)|{_NOT_DOING})|"
