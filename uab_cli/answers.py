@@ -1140,7 +1140,7 @@ def _drop_text_unit(a: str) -> str:
     if not m:
         return a
     words = m.group(1).lower().replace(".", "").split()
-    head = re.sub(r"(?:\\[,;:! ]|\s)+$", "", a[:m.start()])  # "3\\,\\mathrm{kg}": its space is no comma
+    head = _rstrip_spacing(a[:m.start()])  # "3\\,\\mathrm{kg}": its space is no comma
     # a letter after an expression, no unit's symbol, is a variable: "2+3\\mathrm{x}", "\\log_2 \\mathrm{x}"
     variable = len(words) == 1 and _variable(words[0], glued=False) and (
         words[0] in _COORDINATES or not _NUMBER.fullmatch(_ASSIGN.sub("", head, count=1).strip()))
@@ -1150,6 +1150,20 @@ def _drop_text_unit(a: str) -> str:
             or not (re.search(r"\d", head) or _unit_words(words))):
         return a
     return head
+
+
+def _rstrip_spacing(a: str) -> str:
+    """``a`` without the spaces and LaTeX spacing commands (``\\,``, ``\\;``, ``\\ `` …) it ends in, read back from
+    its end once: a pattern anchored at the end, ``(?:\\\\[,;:! ]|\\s)+$``, was tried from each space of a run."""
+    end = len(a)
+    while end:
+        if end > 1 and a[end - 2] == "\\" and a[end - 1] in ",;:! ":  # "\\ " a command, before its space alone
+            end -= 2
+        elif a[end - 1].isspace():
+            end -= 1
+        else:
+            break
+    return a[:end]
 
 
 def _unit_words(words: list[str]) -> bool:
