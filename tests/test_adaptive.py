@@ -53,6 +53,9 @@ def test_a_round_larger_than_what_is_left_serves_the_fewest_samples_first_then_a
     # budget 2: one of q1, q3 (both at margin 0 with no Phase-2 sample); the seed picks which
     picks = {tuple(replay(2, seed)[0].tolist()) for seed in range(20)}
     assert picks == {(0, 1, 1, 0), (0, 0, 1, 1)}
+    for seed in range(20):  # the one first in the seed's permutation of the questions: a seed's runs repeat
+        order = np.random.default_rng(seed).permutation(4).tolist()
+        assert replay(2, seed)[0][min((1, 3), key=order.index)] == 1
 
 
 def test_vote_margins_count_the_most_voted_answer_against_the_runner_up():

@@ -211,9 +211,18 @@ def test_random_spends_a_huge_budget_without_an_array_of_units():
     assert A.random_allocate(4, 12, 5).tolist() == [2, 4, 3, 3]  # as before the multinomial
 
 
+def test_random_draws_each_unit_up_to_the_limit_and_one_multinomial_past_it(monkeypatch):
+    monkeypatch.setattr(A, "_UNIT_DRAWS", 12)
+    per_unit = np.bincount(np.random.default_rng(5).choice(4, size=12), minlength=4)
+    assert A.random_allocate(4, 12, 5).tolist() == per_unit.tolist() == [2, 4, 3, 3]
+    assert A.random_allocate(4, 13, 5).tolist() == np.random.default_rng(5).multinomial(13, [0.25] * 4).tolist()
+
+
 def test_random_is_seeded():
     assert np.array_equal(A.random_allocate(10, 30, 5), A.random_allocate(10, 30, 5))
     assert not np.array_equal(A.random_allocate(10, 30, 5), A.random_allocate(10, 30, 6))
+    # units drawn for a full question are drawn again among the open ones only (the seeds' streams)
+    assert A.random_allocate(6, 20, 1, np.array([0, 1, 2, 3, 9, 9])).tolist() == [0, 1, 2, 3, 5, 9]
 
 
 def test_length_proportional():
@@ -221,6 +230,10 @@ def test_length_proportional():
     # shares 2.4, 0.8, 0.8: the two units rounding down leaves go to the largest remainders (README),
     # not to the first questions in the file, as the official code gave them ([3, 1, 0])
     assert A.proportional_allocate([3, 1, 1], 4).tolist() == [2, 1, 1]
+    # weights summing to at most 1 are still proportions; only all-zero weights share evenly
+    assert A.proportional_allocate([0.25, 0.75], 8).tolist() == [2, 6]
+    assert A.proportional_allocate([1, 0], 4).tolist() == [4, 0]
+    assert A.proportional_allocate([0, 0], 4).tolist() == [2, 2]
 
 
 @pytest.mark.parametrize("p", [[-0.1], [1.5], [float("nan")]])
@@ -238,6 +251,9 @@ def test_a_forfeit_exit_saves_each_exited_questions_even_share():
     assert saved == 6 and e[:2].sum() == 0 and np.array_equal(e[2:], A.uab_allocate(p[2:], 9))
     skipped, skip_saved = A.threshold_exit(p, budget, "easy", 0.7, "skip")
     assert skip_saved == A.uab_allocate(p, budget)[:2].sum() != saved
+    for theta, kept in ((0.9, 3), (0.1, 0)):  # one question: it stays and keeps, or exits and forfeits, the budget
+        e, saved = A.threshold_exit(np.array([0.5]), 3, "easy", theta, "forfeit")
+        assert e.tolist() == [kept] and saved == 3 - kept
 
 
 def test_the_official_hard_exit_test_exits_fewer_questions():

@@ -75,6 +75,11 @@ def test_table_is_stable_and_vectorised(model):
     assert np.array_equal(big[-7:], MJ.majority_gain_table(p, 16, model))
 
 
+def test_the_table_refuses_an_unknown_vote_model():
+    with pytest.raises(UabError, match="vote model"):
+        MJ.expected_accuracy([0.5], [1], "borda")
+
+
 def test_plurality2_even_sample_adds_nothing():
     table = MJ.majority_gain_table(np.linspace(0, 1, 11), 20, "plurality-2")
     assert np.allclose(table[:, 2::2], table[:, 1:-1:2], atol=1e-14)
@@ -138,6 +143,20 @@ def test_all_equal_ties_are_deterministic_and_optimal(method):
     assert objective(p, e, "plurality-2") == pytest.approx(brute_force(p, 6, "plurality-2"))
 
 
+@pytest.mark.parametrize(("m", "budget", "cap", "expected"), [
+    (3, 5, 2, [2, 1, 2]), (5, 12, None, [3, 2, 3, 2, 2]), (4, 7, np.array([1, 3, 3, 3]), [1, 2, 2, 2])])
+def test_the_dp_breaks_ties_to_an_even_share_of_what_is_left(m, budget, cap, expected):
+    # p = 1: every allocation ties; read back from the last question, each takes the count nearest
+    # b / (i + 1) of the b left for questions 0..i, then the fewer samples
+    assert MJ.majority_allocate([1.0] * m, budget, method="dp", max_extra=cap).tolist() == expected
+
+
+def test_ties_that_float_sums_split_are_still_ties_past_a_total_of_one():
+    # 1000 equal rows: every even split ties, but sums near 150 differ in their last bits
+    e = MJ.allocate_values(np.tile(np.arange(4) * 0.1, (1000, 1)), 1500)
+    assert np.bincount(e, minlength=3).tolist() == [0, 500, 500]
+
+
 @pytest.mark.parametrize("method", MJ.METHODS)
 def test_edge_cases(method):
     assert MJ.majority_allocate([0.3], 7, method=method).tolist() == [7]
@@ -199,6 +218,11 @@ def test_each_question_counts_the_phase1_samples_it_holds(method):
                for x in itertools.product(range(11), repeat=4) if sum(x) == 10)
     assert e.sum() == 10 and MJ.expected_accuracy(p, e, "plurality-2", phase1) == pytest.approx(best)
     assert ((phase1 + e) % 2 == 1).all()
+    p, phase1 = [0.3, 0.6, 0.8, 0.55], np.array([1, 3, 2, 1])  # unequal questions: equal ones hid a misread row
+    e = MJ.majority_allocate(p, 6, "plurality-2", method, phase1=phase1)
+    best = max(MJ.expected_accuracy(p, x, "plurality-2", phase1)
+               for x in itertools.product(range(7), repeat=4) if sum(x) == 6)
+    assert e.sum() == 6 and MJ.expected_accuracy(p, e, "plurality-2", phase1) == pytest.approx(best)
 
 
 def test_allocate_reads_each_records_phase1_samples(tmp_path):
@@ -277,6 +301,31 @@ def test_the_dp_band_reaches_the_whole_tables_optimum(seed, monkeypatch):
     assert band.sum() == budget and np.isfinite(f[rows, band]).all()
     assert f[rows, band].sum() == pytest.approx(f[rows, whole].sum(), abs=1e-9)
     assert np.array_equal(band, MJ.allocate_values(f, budget))  # deterministic
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_the_dps_blocks_of_columns_give_the_whole_tables_choice(seed, monkeypatch):
+    rng = np.random.default_rng(seed)
+    f = _oracle_like_values(rng, int(rng.integers(1, 30)), int(rng.integers(1, 12)))
+    budget = int(rng.integers(0, (np.isfinite(f).sum(axis=1) - 1).sum() + 1))
+    whole = MJ.allocate_values(f, budget)
+    monkeypatch.setattr(MJ, "_DP_BLOCK", int(rng.integers(1, 8)))  # blocks of a few cells, narrower than a row
+    assert np.array_equal(MJ.allocate_values(f, budget), whole)
+
+
+def test_values_that_cannot_take_the_budget_are_refused():
+    f = np.array([[0.1, 0.5, -np.inf], [0.2, 0.3, 0.9]])  # room for 1 + 2 extra samples
+    assert MJ.allocate_values(f, 3).tolist() == [1, 2]
+    with pytest.raises(UabError, match="cannot serve 4 more samples"):
+        MJ.allocate_values(f, 4)
+
+
+def test_a_spelling_without_a_grade_takes_its_class_grade():
+    # (tie rank, samples) beside (tie rank, samples, right): 0.5 (right) and a 1/2 graded wrong, then 3 (wrong)
+    short = MJ.empirical_values([2, 3], [True, False], None, 1, spellings=[[(0, 1), (2, 1, False)], [(1, 3)]])
+    full = MJ.empirical_values([2, 3], [True, False], None, 1,
+                               spellings=[[(0, 1, True), (2, 1, False)], [(1, 3, False)]])
+    assert np.array_equal(short, full) and short[1] == pytest.approx(1 / 6)
 
 
 def test_the_oracles_dp_grows_with_m_not_m_times_the_budget():

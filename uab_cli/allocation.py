@@ -47,7 +47,7 @@ def caps(cap: int | np.ndarray | None, m: int) -> np.ndarray | None:
     return np.broadcast_to(np.asarray(cap, dtype=np.int64), (m,)).clip(min=0)
 
 
-def gains(p: np.ndarray, e: np.ndarray, gain_offset: int = 0) -> np.ndarray:
+def gains(p: np.ndarray, e: np.ndarray, gain_offset: int) -> np.ndarray:
     """Marginal gain of question i's next Phase-2 sample after ``e_i``: p(1-p)^(e+offset)."""
     return p * np.power(1.0 - p, e + gain_offset)
 
