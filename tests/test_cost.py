@@ -81,6 +81,17 @@ def test_tokens_sum_and_say_unknown_once_a_count_is_missing():
     t.add([{"n_tokens": 5}])
     assert (t.samples, t.completion_tokens, t.prompt_tokens) == (3, 12, None)
     assert (t - cost.Tokens().add([{"n_tokens": 3, "prompt_tokens": 10}])).completion_tokens == 9
+    assert cost.Tokens().add([{"prompt_tokens": 10}]).to_json() == {"samples": 1, "completion_tokens": None,
+                                                                   "prompt_tokens": 10}
+    assert (t + cost.Tokens(1, 2, 3)).prompt_tokens is None and (cost.Tokens(1, 2, 3) + t).prompt_tokens is None
+
+
+@pytest.mark.parametrize("judge, verdicts", [({"hard": 1, "easy": 2}, "1 hard, 2 easy, 0 unparsed"),
+                                             ({"hard": 3}, "3 hard, 0 easy, 0 unparsed"),
+                                             ({"easy": 3}, "0 hard, 3 easy, 0 unparsed")])
+def test_a_verdict_a_judge_record_does_not_count_is_none(judge, verdicts):
+    """An earlier release's judge record leaves out a verdict it counted 0 times: it is 0."""
+    assert cost.judge_line({"calls": 3, **judge}) == f"judge: 3 calls (not in the budget): {verdicts}"
 
 
 def test_judge_calls_count_their_tokens_apart(fake_backend):
@@ -286,6 +297,21 @@ def test_judge_tokens_are_apart_from_the_samples(tmp_path):
     assert "judge calls (an earlier run's)" in " ".join(result.stderr.split())  # not paid now
 
 
+@pytest.mark.parametrize("labels_reused, samples_reused", [(True, 0), (False, 2)])
+def test_the_cost_line_says_judge_calls_were_an_earlier_runs_only_where_the_labels_were_reused(labels_reused,
+                                                                                                samples_reused):
+    """Whose the judge calls' money was follows the judge's labels, not whether samples were reused."""
+    held = {stage: cost.Tokens(2, 20, 30) for stage in cost.SAMPLING}
+    drawn = {stage: cost.Tokens(2 - samples_reused, 20, 30) for stage in cost.SAMPLING}
+    judge = {"calls": 2, "prompt_tokens": 40, "completion_tokens": 2, "hard": 1, "easy": 1, "reused": labels_reused}
+    summary = cost.run_summary(held, drawn, {}, 1.0, judge, pipeline.VoteSummary(), {}, cost.Price(1, 2), 0, 0)
+    assert summary["stages"]["judge"]["unparsed"] == 0  # not counted by a judge record from before that verdict
+    assert {stage["seconds"] for stage in summary["stages"].values()} == {0.0}  # no stage timed
+    line = cost.describe(summary)[-1]
+    assert ("judge calls (an earlier run's) 4.4e-05" in line) == labels_reused
+    assert ("judge calls 4.4e-05" in line) == (not labels_reused)
+
+
 def _stopped(stop: str, fake_backend, monkeypatch) -> None:
     """The next `uab run --allocator judge` of 6 questions at -N 3 (6 judge calls, then 18 samples)
     stops at ``stop``: a backend failure mid-judging, mid-Phase 1 or mid-Phase 2, or one right after
@@ -398,8 +424,12 @@ def test_a_judge_run_with_nothing_to_allocate_asks_no_judge(tmp_path, fake_backe
     assert result.exit_code == 0, result.stderr
     assert fake_backend.made[-1].drawn == 5 * k  # the samples, no judge call
     assert not (out / "judge.json").exists()
-    judge = orjson.loads((out / "summary.json").read_bytes())["stages"]["judge"]
-    assert judge["calls"] == 0 and "nothing to allocate" in judge["skipped"]
+    summary = orjson.loads((out / "summary.json").read_bytes())
+    judge = summary["stages"]["judge"]
+    assert f"judge: not asked ({judge['skipped']})" in cost.describe(summary)  # the whole line: no tokens, no time
+    assert {key: judge[key] for key in ("calls", "prompt_tokens", "completion_tokens", *cost.JUDGE_VERDICTS)} == \
+        dict.fromkeys(("calls", "prompt_tokens", "completion_tokens", *cost.JUDGE_VERDICTS), 0)
+    assert "nothing to allocate" in judge["skipped"]
     assert "judge: not asked (budget N=" in " ".join(result.stderr.split())
     phase1 = write_jsonl(tmp_path / "p1.jsonl", read_jsonl(out / "phase1.jsonl"))  # no labels: allocate takes it
     assert cli(["allocate", phase1, "-N", str(k), "--allocator", "judge", "-o", str(tmp_path / "a.jsonl")]).exit_code == 0

@@ -64,6 +64,14 @@ def test_simulate_honours_cut_samples(tmp_path):
     assert {r.get("accuracy") for r in read_jsonl(tmp_path / "res.jsonl") if "accuracy" in r} == {1.0}
 
 
+def test_simulate_rows_count_cut_samples_only_where_the_pool_has_some():
+    """An uneven pool (2 to 4 samples a question) with no sample cut: its rows carry no `cut`."""
+    pool = [{**record(f"q{i}"), "samples": [{**record()["samples"][2], "index": j} for j in range(2 + i)]}
+            for i in range(3)]
+    rows = list(evaluation.simulate(pool, [2], ["uniform"], seeds=2))
+    assert len(rows) == 2 and not any("cut" in r or "cut_samples" in r for r in rows)
+
+
 def test_a_dropped_cut_sample_still_counts_in_the_allocations_signal():
     """README: under ``drop`` a cut sample neither votes nor covers but still counts in the
     allocation's signal; vote-entropy in the replay reads the same Phase-1 answers as a live

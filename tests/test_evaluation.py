@@ -174,6 +174,26 @@ def test_judge_without_labels_is_skipped_with_a_reason():
     assert f"- skipped judge (—) at N=2: {skipped[0]['skipped']}" in table
 
 
+def test_a_questions_draw_order_is_seeded_by_its_id_alone_as_in_earlier_releases():
+    """The replay's draw order per seed depends on a question's id (not its place, nor the others) and
+    is the one earlier releases drew: the committed results under results/ replay as they were made."""
+    records = [{"id": qid, "question": "q", "answer": "1", "samples": [sample(j, "1", 0.1) for j in range(k)]}
+               for qid, k in (("q0", 8), ("q1", 3))]
+    perm = evaluation.Pool(records).permutations(0)
+    assert perm.tolist() == [[2, 6, 7, 5, 3, 1, 0, 4], [1, 2, 0, 3, 4, 5, 6, 7]]  # padded beyond K_i
+    assert (evaluation.Pool(records[::-1]).permutations(0)[::-1, :] == perm).all()
+
+
+def test_judge_replay_gives_the_budget_to_the_questions_labelled_hard():
+    """The replayed `judge` baseline spends the extra draws on the questions labelled hard: at N = 2
+    each hard one draws 3 of its 4 samples (two right: always covered), each easy one 1 (all right)."""
+    records = [{"id": f"j{i}", "question": "q", "answer": "42", "judge": "hard" if i % 2 else "easy",
+                "samples": [sample(j, a, 0.1) for j, a in enumerate(["2", "2", "42", "42"] if i % 2 else ["42"] * 4)]}
+               for i in range(4)]
+    rows = [r for r in evaluation.simulate(records, [2], ["judge"], ["anll"], 6) if r["allocator"] == "judge"]
+    assert len(rows) == 6 and all(r["coverage"] == 1.0 and r["samples_used"] == 8 for r in rows)
+
+
 @pytest.mark.parametrize("allocator, signal, phase1, needs", [("adaptive", "anll", 1, "adaptive needs"),
                                                               ("uab", "vote-entropy", 1, "vote-entropy needs"),
                                                               ("uniform", None, 2, "of -K/--samples")])
@@ -232,6 +252,8 @@ def test_bad_options_are_user_errors():
             evaluation.simulate(records, **args)
     with pytest.raises(UabError, match="gold"):
         evaluation.Pool([{**r, "answer": None} for r in records])
+    with pytest.raises(UabError, match=f"record {records[1]['id']!r} has no samples"):  # read from a list, not a file
+        evaluation.Pool([records[0], {**records[1], "samples": []}])
 
 
 def test_allocator_table_takes_a_new_entry(monkeypatch):
@@ -1654,6 +1676,17 @@ def test_a_check_notes_judge_labels_asked_with_another_cap_than_the_recommendati
             f"recommendation of {res} asks with 64") in " ".join(result.stderr.split())
     result = cli(["simulate", pools[64], "--check", res, "-o", str(tmp_path / "c64.jsonl")])
     assert result.exit_code == 0 and "judge labels" not in result.stderr
+
+
+def test_a_check_reads_the_labels_cap_from_the_pools_first_labelled_record():
+    """The cap the pool's judge labels were asked with is its first labelled record's (an unlabelled
+    record before it says nothing of it); a pool without labels draws no note."""
+    judge = {"allocator": "judge", "settings": {"judge_max_tokens": 64}}
+    plain = {"id": "u", "question": "q", "answer": "1", "samples": [{"index": 0, "answer": "1"}]}
+    labelled = [{**plain, "id": f"l{cap}", "judge": "hard", "uab": {"phase1": {"judge_max_tokens": cap}}}
+                for cap in (8, 64)]
+    assert evaluation.judged_otherwise([judge], [plain, *labelled]) == (64, 8)
+    assert evaluation.judged_otherwise([judge], [plain]) is None
 
 
 def test_a_recommendation_carries_the_official_exit_test_to_uab_run_and_check(tmp_path):

@@ -265,6 +265,22 @@ def test_the_replay_votes_every_rule_and_temperature_at_once_as_each_alone():
     assert together["weighted", 0.05][1].any()  # some prefix fell back
 
 
+def test_the_replay_votes_the_same_in_blocks_of_any_size(monkeypatch):
+    """``Pool.votes`` counts rows in blocks that bound its memory: one row a block votes as one block."""
+    from uab_cli import pools
+
+    rng = np.random.default_rng(5)
+    records = [{**record([(rng.choice(["7", "3", "12", None]), 0.1) for _ in range(6)]), "id": f"q{i}"}
+               for i in range(20)]
+    pool = evaluation.Pool(records)
+    perm = pool.permutations(2)
+    whole = pool.outcomes(perm, voting.RULES, pool.log_w("anll", 0.1))
+    monkeypatch.setattr(pools, "_CELLS", 1)
+    rows = pool.outcomes(perm, voting.RULES, pool.log_w("anll", 0.1))
+    assert all((a == b).all() for rule in voting.RULES for a, b in zip(whole[0][rule], rows[0][rule]))
+    assert (whole[1] == rows[1]).all()
+
+
 @st.composite
 def ballots(draw):
     """Rows of samples to elect on every prefix of: answer classes with no answer among them (-1),

@@ -123,8 +123,7 @@ def judge_line(judge: dict) -> str:
 
 
 def run_summary(held: dict[str, Tokens], drawn: dict[str, Tokens], seconds: dict[str, float], total_seconds: float,
-                judge: dict | None, votes, about: dict, price: Price | None = None, probes: int = 0,
-                unscored: int = 0) -> dict:
+                judge: dict | None, votes, about: dict, price: Price | None, probes: int, unscored: int) -> dict:
     """A run directory's ``summary.json``: per stage the samples it holds with their prompt and
     completion tokens, what this invocation ``drawn`` of them (the rest were ``reused`` from the
     directory) and its wall-clock ``seconds``; the totals over the sampling stages; the judge's
@@ -192,10 +191,10 @@ def describe(summary: dict) -> list[str]:
     lines = []
     for name, stage in summary["stages"].items():
         if name in _DRAWING:
-            reused = stage["reused"]["samples"]
+            samples_reused = stage["reused"]["samples"]
             lines.append(f"{_DRAWING[name]}: {stage['samples']} samples, {_count(stage['completion_tokens'])} completion + "
                          f"{_count(stage['prompt_tokens'])} prompt tokens"
-                         + (f" ({reused} reused)" if reused else "") + f", {stage['seconds']:.1f} s")
+                         + (f" ({samples_reused} reused)" if samples_reused else "") + f", {stage['seconds']:.1f} s")
         elif name == "judge" and stage.get("skipped"):
             lines.append(judge_line(stage))
         elif name == "judge":
@@ -208,10 +207,10 @@ def describe(summary: dict) -> list[str]:
                  f"({_count(t['drawn']['completion_tokens'])} completion tokens) in {t['seconds']:.1f} s")
     cost = summary.get("cost")
     if cost:
-        reused = summary["stages"].get("judge", {}).get("reused")  # the labels were paid for by an earlier run
+        labels_reused = summary["stages"].get("judge", {}).get("reused")  # paid for by an earlier run
         whose = "the pool's" if POOL in summary["stages"] else "the run's"
         names = {"samples": f"{whose} samples", "drawn": "drawn now",
-                 "judge": "judge calls (an earlier run's)" if reused else "judge calls"}
+                 "judge": "judge calls (an earlier run's)" if labels_reused else "judge calls"}
         money = ", ".join(f"{names[k]} {'?' if v is None else f'{v:.6g}'}" for k, v in cost.items())
         lines.append(f"cost at {summary['price']['input']:g} in / {summary['price']['output']:g} out per 1M tokens: "
                      f"{money}")
