@@ -288,12 +288,17 @@ def _oracle_like_values(rng, m: int, top: int) -> np.ndarray:
     return f
 
 
+def _values_and_budget(rng, questions: tuple[int, int], top: tuple[int, int]):
+    """Oracle-like values for a number of questions and a top count drawn from the ranges, and a budget they can take."""
+    f = _oracle_like_values(rng, int(rng.integers(*questions)), int(rng.integers(*top)))
+    return f, int(rng.integers(0, (np.isfinite(f).sum(axis=1) - 1).sum() + 1))
+
+
 @pytest.mark.parametrize("seed", range(40))
 def test_the_dp_band_reaches_the_whole_tables_optimum(seed, monkeypatch):
     # Past DP_LIMIT the DP looks only at a band around the Lagrangian solution: still the optimum.
     rng = np.random.default_rng(seed)
-    f = _oracle_like_values(rng, int(rng.integers(60, 250)), int(rng.integers(1, 6)))
-    budget = int(rng.integers(0, (np.isfinite(f).sum(axis=1) - 1).sum() + 1))
+    f, budget = _values_and_budget(rng, (60, 250), (1, 6))
     whole = MJ.allocate_values(f, budget)
     monkeypatch.setattr(MJ, "DP_LIMIT", 0)
     band = MJ.allocate_values(f, budget)
@@ -306,8 +311,7 @@ def test_the_dp_band_reaches_the_whole_tables_optimum(seed, monkeypatch):
 @pytest.mark.parametrize("seed", range(10))
 def test_the_dps_blocks_of_columns_give_the_whole_tables_choice(seed, monkeypatch):
     rng = np.random.default_rng(seed)
-    f = _oracle_like_values(rng, int(rng.integers(1, 30)), int(rng.integers(1, 12)))
-    budget = int(rng.integers(0, (np.isfinite(f).sum(axis=1) - 1).sum() + 1))
+    f, budget = _values_and_budget(rng, (1, 30), (1, 12))
     whole = MJ.allocate_values(f, budget)
     monkeypatch.setattr(MJ, "_DP_BLOCK", int(rng.integers(1, 8)))  # blocks of a few cells, narrower than a row
     assert np.array_equal(MJ.allocate_values(f, budget), whole)
