@@ -1773,6 +1773,46 @@ def test_a_unit_between_a_value_and_the_denial_after_it_keeps_the_value(text, ex
 
 
 @pytest.mark.parametrize("text, expected", [
+    ("The answer is 15 not 20.", "15"), ("Answer: 15 not 20", "15"), ("So the total is 15 not 20.", "15"),
+    ("Final Answer: 42 not 24", "42"), ("The answer is 0 not 1.", "0"), ("The answer is 15 NOT 20.", "15"),
+    ("She has 15 apples not 20.", "15"), ("He needs 15 not 20 minutes.", "15"),
+    # a unit between: a word or two, a sign, a clock time's
+    ("The answer is 15 apples not 20.", "15"), ("The answer is 6 square feet not 7.", "6"),
+    ("The answer is 6 km/h not 7.", "6"), ("The answer is 15% not 20%.", "15"), ("The answer is 15° not 20°.", "15"),
+    ("The answer is 15 € not 20 €.", "15"), ("The answer is 6 pm not 7 pm.", "6pm"), ("The answer is 6:30 not 7:30.", "6:30"),
+    # the denied value a fraction, a decimal, a negative one, a math span, a list
+    ("The answer is 1/2 not 1/3.", "1/2"), ("The answer is 6 not 7.5.", "6"), ("The answer is 6 not -7.", "6"),
+    ("The answer is 6 not \\(7\\).", "6"), ("The answer is **6** not 7.", "6"), ("The answer is 15 not 20 or 25.", "15"),
+    # an aside "not" and a verb in -ing open: its values qualify the value before
+    ("The answer is 15 not counting the 3 he ate.", "15"), ("The total is 40 not including tax of 5.", "40"),
+])
+def test_a_space_alone_before_a_denial_keeps_the_value(text, expected):
+    """"The answer is 15 not 20." read `15not20`, "So the total is 15 not 20." and "She has 15 apples not 20." `20`:
+    only Thai's denial was set apart from the value before it by a space alone; English's "not" is too, a unit of two
+    words at most between (``_SPACE_APART``)."""
+    assert extract_answer(text, MATH) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    # a verb or a word of prose between: nothing said of the value after being the answer
+    ("15 is not 20", "20"), ("The answer is 15 is not 20.", "15"), ("The answer is 15 which is not 20.", "15"),
+    ("The answer is 15 or not 20.", "15"), ("The answer is 8 and 9 is not 10.", "8,9"),
+    ("The answer is at least 15 not more than 20.", "15"), ("The answer is 15 not more than 20.", "15notmorethan20"),
+    ("The answer is 12 not only because 3 times 4 is 12.", "12"), ("The answer is 15 isn't 20.", "15isn't20"),
+    ("The answer is not 15 not 20.", "20"), ("Not 5 not 6 but 7. The answer is 7.", "7"),
+    ("So she has 12 apples, not counting the 3 eaten, and 9 remain.", "9"),
+    ("There are 30 students not 25 in the class, 12 are girls. The answer is 12.", "12"),
+    # Spanish's "no" (an answer too), "si" (if) before no denial, French's "non pas", Chinese's unspaced "不是"
+    ("La respuesta es 5 no 4.", "5no4"), ("El total es 12 si 3 son rojos. La respuesta es 12.", "12"),
+    ("La réponse est 50 non pas 49.", "50nonpas49"), ("答案是50不是49。", "50不是49"),
+])
+def test_a_space_alone_before_not_in_prose_reads_as_before(text, expected):
+    """Guards: "not" after a value and a verb or a word of prose between ("15 is not 20"), "not" before no value ("15
+    not more than 20"), and the languages whose denial a space alone does not set apart read as they did."""
+    assert extract_answer(text, MATH) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
     # an adverb before the denial's "not", "and" or "but" before it
     ("5, definitely not 6", "5"), ("So it's 5, certainly not 6.", "5"), ("5, and definitely not 6", "5"),
     ("It is 5 but not 6.", "5"), ("We need 7 buses and not 8.", "7"), ("The answers are 2, 3, and not 4.", "2,3"),
@@ -1830,6 +1870,10 @@ def test_an_adverb_a_joint_words_or_a_percent_before_a_denial_keep_the_value(tex
     ("es", "Son 50, no 10."), ("de", "Es sind nicht 10, sondern 50."), ("ru", "Получаем 50, не 10"),
     ("fr", "On obtient 50, pas 10"), ("sw", "Tunapata 50, si 10"), ("zh", "我们得到50，不是10"),
     ("es", "No es 10 sino 50"),
+    # a space alone before the denial, a unit between too (Spanish's bare "no" still not: "3 no 4" is ambiguous)
+    ("de", "Die Antwort lautet 50 nicht 10."), ("de", "Es sind 50 Äpfel nicht 10."), ("de", "Die Antwort ist 50 € nicht 10 €."),
+    ("ru", "Ответ 50 не 10."), ("ru", "Получаем 50 рублей не 10"), ("sw", "Jibu ni 50 sio 10."), ("sw", "Jibu ni 50 si 10."),
+    ("sw", "Kuna vitabu 50 sio 10."), ("sw", "Jibu ni 50 shilingi sio 10."),
 ])
 def test_a_joint_word_before_a_denial_keeps_the_value_in_mgsm_languages(language, text):
     """"Total 50, pero no 10", "Es gibt 50 Äpfel und nicht 10.", "我们得到50，而不是10", "Получаем 50, но не 10", "On
@@ -1841,7 +1885,9 @@ def test_a_joint_word_before_a_denial_keeps_the_value_in_mgsm_languages(language
     50個で、60個ではない", "মোট 50, 60 নয়", "ได้ 50 ไม่ใช่ 10" read the denied value too: a Chinese counter or unit after
     the value, "而非" and "并非", a sign after it, "sio", "nicht etwa", Thai's space alone and a value set apart before
     a denial after the value were not seen; so were a sign after the denied value before "sondern", a sign before an
-    aside's value ("not including the €5 fee") and Thai's unit words with vowel or tone marks ("ลูก", "ชิ้น")."""
+    aside's value ("not including the €5 fee") and Thai's unit words with vowel or tone marks ("ลูก", "ชิ้น"). "Die
+    Antwort lautet 50 nicht 10.", "Ответ 50 не 10.", "Jibu ni 50 sio 10." read `50nicht10`, `10`, `50sio10`: only Thai's
+    denial was set apart by a space alone (``_SPACE_APART``)."""
     expected = "10" if text == "Son 50, no 10." else "50"
     assert extract_answer(text, MATH) == expected, language
 

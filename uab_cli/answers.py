@@ -299,10 +299,11 @@ _CORRECTIONS = {language: _correction("|".join(filter(None, (_REMARKS["en"][3], 
 # bare "no" before a value after a comma alone, English's self-correction too ("3, no 4": 4; after a joint word it
 # denies: "3 y no 4", "3, pero no 4": 3, ``_DENIAL_JOINTS``); the values that "not" and a verb in -ing after it open
 # an aside on are none too (``_NOT_DOING``). A unit may be a sign after the value ("25 € et non 30 €") or a Chinese or
-# Japanese counter or unit, up to four characters, no space before ("小明有5个苹果，而不是3个", "12元，而不是15元"); Thai
-# sets the denial apart with a space alone (``_SPACE_APART``); in the languages that deny after the value, the value
-# set apart before the denied one states the answer ("合計は50個で、60個ではない", "মোট 50, 60 নয়": 50, ``_NOT_AFTER``; the
-# match ends where the denied value starts)
+# Japanese counter or unit, up to four characters, no space before ("小明有5个苹果，而不是3个", "12元，而不是15元"); a
+# space alone sets "not" (and its word in German, Russian, Swahili and Thai) apart too, a unit of two words at most
+# between and no verb ("15 apples not 20", "50 nicht 49", "ได้ 50 ไม่ใช่ 10"; not "15 is not 20": ``_SPACE_APART``); in
+# the languages that deny after the value, the value set apart before the denied one states the answer ("合計は50個で、
+# 60個ではない", "মোট 50, 60 নয়": 50, ``_NOT_AFTER``; the match ends where the denied value starts)
 _APART_BY = r"[,(\u2013\u2014\u3001]"
 # "not" and a verb in -ing after a value so set apart deny no value: they open an aside whose values qualify the one
 # before ("12 apples, not counting the 3 eaten", "$50, not including tax of $4", "€40, not including the €5 fee", "5 (not
@@ -327,18 +328,32 @@ _ASIDE_END = re.compile(r"[,;:=!?()\n\u2013\u2014\u2192\u21d2]|->|\.(?!\d)|\b(?:
 # space before it too (none before one of such a script: "50而不是49")
 _AND_BUT = rf"(?:{'|'.join(_DENIAL_JOINTS.values())})(?:[^\S\n]+|(?<=[{_UNSPACED}])[^\S\n]*)"
 _SPACED_AND_BUT = rf"(?:[^\S\n]+|(?=[{_UNSPACED}])){_AND_BUT}"
-# Thai sets a clause apart with a space alone: a space, then its denial ("ได้ 50 ไม่ใช่ 10": 50)
-_SPACE_APART = f"(?:{_REMARKS['th'][0]})"
+# a denial a space alone sets apart from the value before it ("The answer is 15 not 20", "50 nicht 49", "50 не 49",
+# "Jibu ni 50 sio 49", "50 si 49", Thai's "ได้ 50 ไม่ใช่ 10": 50); not Spanish's "no", an answer too ("3 no 4"), nor
+# French's "pas" or "non" alone (its "et non" joins), nor Chinese's (no space: "答案是50不是49")
+_SPACE_APART = "|".join(_REMARKS[language][0] for language in ("en", "de", "ru", "sw", "th"))
+# a unit so set apart: a sign, or two words at most, none a verb or a word of prose ("15 apples not 20", "$15 not $20",
+# "15% not 20%", "6 km/h not 7"; not "15 is not 20", "15 which is not 20", "15 or not 20": nothing said of 20 as the
+# answer)
+_PROSE_WORD = (r"[^\S\n]+(?:is|are|was|were|be|been|has|have|had|equals?|makes?|gives?|ist|sind|war|ni|это|"
+               r"or|nor|and|if|than|only|more|less|least|most|at|to|of|in|for|from|per|with|so|as|that|this|it|"
+               rf"which|where|when|since|because|then|also|{_REASONS})(?![\w-])")
 _ADVERBED = rf"(?:(?:{_ADVERBS})[^\S\n]+)?"  # an adverb before the denial ("5, and certainly not 6")
 # (looked for first: a line with none, most, denies nothing so; one blank before a joint, not a run: searched for, a run
 # was read from each of its blanks)
-_SET_APART = re.compile(rf"{_APART_BY}|(?:[^\S\n]|(?=[{_UNSPACED}])){_AND_BUT}|[^\S\n]{_SPACE_APART}", re.IGNORECASE)
+_SET_APART = re.compile(rf"{_APART_BY}|(?:[^\S\n]|(?=[{_UNSPACED}])){_AND_BUT}|[^\S\n](?:{_SPACE_APART})",
+                        re.IGNORECASE)
 # a unit's word's letters, Thai's vowel and tone marks among them (no letters to "\w": "12 ลูก ไม่ใช่ 10 ลูก", "ชิ้น")
 _LETTERS = r"(?:[^\W\d_]|[\u0e31\u0e34-\u0e3a\u0e47-\u0e4e])+"
-_VALUE_THEN_DENIAL = re.compile(rf"(?<=[\d$*])(?P<unit>(?:\\?%|\u00b0|[^\S\n]?[{_CURRENCY_AFTER}])?"
-                                rf"(?:(?:[^\S\n]+{_LETTERS}(?:/{_LETTERS})*){{0,4}}|[{_UNSPACED}]{{1,4}}))"
+_SIGN_AFTER = rf"(?:\\?%|\u00b0|[^\S\n]?[{_CURRENCY_AFTER}])?"  # "25%", "15°", "25 €"
+_UNITS_WORD = rf"[^\S\n]+{_LETTERS}(?:/{_LETTERS})*"  # "apples", "km/h"
+# a value's unit and a space, then a denial, the space alone setting it apart (``_SPACE_APART``): looked ahead for,
+# the group "spaced" set where it is found; the space alone sets a denial apart only then ("(?(spaced)…)")
+_SPACED_DENIAL = rf"{_SIGN_AFTER}(?:(?!{_PROSE_WORD}){_UNITS_WORD}){{0,2}}[^\S\n]+(?:{_SPACE_APART})"
+_VALUE_THEN_DENIAL = re.compile(rf"(?<=[\d$*])(?:(?={_SPACED_DENIAL})(?P<spaced>)|)"
+                                rf"(?P<unit>{_SIGN_AFTER}(?:(?:{_UNITS_WORD}){{0,4}}|[{_UNSPACED}]{{1,4}}))"
                                 rf"(?:(?:[^\S\n]*{_APART_BY}[^\S\n]*(?:{_AND_BUT}|(?!{_ADVERBED}{_NOT_OR_ANSWER}\s+[-.$\\\d]))|"
-                                rf"{_SPACED_AND_BUT}|[^\S\n]+(?={_SPACE_APART})){_ADVERBED}"
+                                rf"{_SPACED_AND_BUT}|(?(spaced)[^\S\n]+(?={_SPACE_APART})|(?!))){_ADVERBED}"
                                 rf"(?:{_DENIAL.pattern}|(?:{_NOT})\s+\*\*(?=\$?-?\.?\d)|{_NOT_DOING})|"
                                 rf"[^\S\n]*{_APART_BY}[^\S\n]*(?=(?:{_NUMBER.pattern}){_NOT_AFTER.pattern}))", re.IGNORECASE)
 # what joins two dollar amounts (``_amounts``): a comma, "and" or "or" (any language's), an operator, or a range's en
