@@ -1785,6 +1785,7 @@ def test_a_unit_between_a_value_and_the_denial_after_it_keeps_the_value(text, ex
     ("The answer is 6 not \\(7\\).", "6"), ("The answer is **6** not 7.", "6"), ("The answer is 15 not 20 or 25.", "15"),
     # an aside "not" and a verb in -ing open: its values qualify the value before
     ("The answer is 15 not counting the 3 he ate.", "15"), ("The total is 40 not including tax of 5.", "40"),
+    ("He has 12 not counting the 3 he lost yesterday", "12"),
 ])
 def test_a_space_alone_before_a_denial_keeps_the_value(text, expected):
     """"The answer is 15 not 20." read `15not20`, "So the total is 15 not 20." and "She has 15 apples not 20." `20`:
@@ -1802,13 +1803,20 @@ def test_a_space_alone_before_a_denial_keeps_the_value(text, expected):
     ("The answer is not 15 not 20.", "20"), ("Not 5 not 6 but 7. The answer is 7.", "7"),
     ("So she has 12 apples, not counting the 3 eaten, and 9 remain.", "9"),
     ("There are 30 students not 25 in the class, 12 are girls. The answer is 12.", "12"),
+    # an aside a space alone sets apart ends with its value: no comma ends it at punctuation
+    ("She worked 8 hours not including 1 hour break then earned 80", "80"),
+    ("The total is 40 not including the tax of 5 which is 45", "45"),
+    ("She saved $40 not counting the $10 gift and her total savings are $50", "50"),
+    ("The class has 25 students not including 2 teachers in total 27 people.", "27"),
     # Spanish's "no" (an answer too), "si" (if) before no denial, French's "non pas", Chinese's unspaced "不是"
     ("La respuesta es 5 no 4.", "5no4"), ("El total es 12 si 3 son rojos. La respuesta es 12.", "12"),
     ("La réponse est 50 non pas 49.", "50nonpas49"), ("答案是50不是49。", "50不是49"),
 ])
 def test_a_space_alone_before_not_in_prose_reads_as_before(text, expected):
     """Guards: "not" after a value and a verb or a word of prose between ("15 is not 20"), "not" before no value ("15
-    not more than 20"), and the languages whose denial a space alone does not set apart read as they did."""
+    not more than 20"), and the languages whose denial a space alone does not set apart read as they did; an aside "not"
+    and a verb in -ing open after a space alone ran on, as after a comma, to punctuation ("She worked 8 hours not
+    including 1 hour break then earned 80" read `8`): with no comma it ends with its value."""
     assert extract_answer(text, MATH) == expected
 
 

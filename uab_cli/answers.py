@@ -345,15 +345,16 @@ _SET_APART = re.compile(rf"{_APART_BY}|(?:[^\S\n]|(?=[{_UNSPACED}])){_AND_BUT}|[
                         re.IGNORECASE)
 # a unit's word's letters, Thai's vowel and tone marks among them (no letters to "\w": "12 ลูก ไม่ใช่ 10 ลูก", "ชิ้น")
 _LETTERS = r"(?:[^\W\d_]|[\u0e31\u0e34-\u0e3a\u0e47-\u0e4e])+"
-_SIGN_AFTER = rf"(?:\\?%|\u00b0|[^\S\n]?[{_CURRENCY_AFTER}])?"  # "25%", "15°", "25 €"
+_VALUE_SIGN = rf"(?:\\?%|\u00b0|[^\S\n]?[{_CURRENCY_AFTER}])?"  # "25%", "15°", "25 €"
 _UNITS_WORD = rf"[^\S\n]+{_LETTERS}(?:/{_LETTERS})*"  # "apples", "km/h"
 # a value's unit and a space, then a denial, the space alone setting it apart (``_SPACE_APART``): looked ahead for,
-# the group "spaced" set where it is found; the space alone sets a denial apart only then ("(?(spaced)…)")
-_SPACED_DENIAL = rf"{_SIGN_AFTER}(?:(?!{_PROSE_WORD}){_UNITS_WORD}){{0,2}}[^\S\n]+(?:{_SPACE_APART})"
+# the group "spaced" set where it is found; the space alone sets a denial apart only then ("(?(spaced)…)"), the group
+# "alone" set where it does (an aside so opened ends with its value, ``_denied_after``)
+_SPACED_DENIAL = rf"{_VALUE_SIGN}(?:(?!{_PROSE_WORD}){_UNITS_WORD}){{0,2}}[^\S\n]+(?:{_SPACE_APART})"
 _VALUE_THEN_DENIAL = re.compile(rf"(?<=[\d$*])(?:(?={_SPACED_DENIAL})(?P<spaced>)|)"
-                                rf"(?P<unit>{_SIGN_AFTER}(?:(?:{_UNITS_WORD}){{0,4}}|[{_UNSPACED}]{{1,4}}))"
+                                rf"(?P<unit>{_VALUE_SIGN}(?:(?:{_UNITS_WORD}){{0,4}}|[{_UNSPACED}]{{1,4}}))"
                                 rf"(?:(?:[^\S\n]*{_APART_BY}[^\S\n]*(?:{_AND_BUT}|(?!{_ADVERBED}{_NOT_OR_ANSWER}\s+[-.$\\\d]))|"
-                                rf"{_SPACED_AND_BUT}|(?(spaced)[^\S\n]+(?={_SPACE_APART})|(?!))){_ADVERBED}"
+                                rf"{_SPACED_AND_BUT}|(?(spaced)(?P<alone>[^\S\n]+)(?={_SPACE_APART})|(?!))){_ADVERBED}"
                                 rf"(?:{_DENIAL.pattern}|(?:{_NOT})\s+\*\*(?=\$?-?\.?\d)|{_NOT_DOING})|"
                                 rf"[^\S\n]*{_APART_BY}[^\S\n]*(?=(?:{_NUMBER.pattern}){_NOT_AFTER.pattern}))", re.IGNORECASE)
 # what joins two dollar amounts (``_amounts``): a comma, "and" or "or" (any language's), an operator, or a range's en
@@ -863,7 +864,9 @@ def _denied_after(text: str) -> list[tuple[int, int, int]]:
     denied = []
     aside = -1  # the end of the last aside: an aside that opens before it ends there too (one look for each end)
     for m in _VALUE_THEN_DENIAL.finditer(text):
-        if m.group("aside"):
+        if m.group("aside") and m.group("alone") is not None:  # no comma to end it at punctuation: it ends with its
+            denied.append((m.start(), m.end(), _NUMBER.search(text, m.end()).end()))  # value ("… of 5 which is 45")
+        elif m.group("aside"):
             if aside < m.end():
                 aside = stop.start() if (stop := _ASIDE_END.search(text, m.end())) else len(text)
             denied.append((m.start(), m.end(), aside))
