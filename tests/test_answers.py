@@ -1829,6 +1829,9 @@ def test_a_space_alone_before_not_in_prose_reads_as_before(text, expected):
     ("It takes 40 minutes each way today, not 45.", "40"),
     # a percent or degree sign after the value
     ("25%, not 30%", "25"), ("The tax is 8\\%, not 10\\%.", "8"), ("It is 90°, not 45°.", "90"),
+    # a temperature's scale after the sign, a space before the sign too
+    ("It is 20°C, not 25°C.", "20"), ("The temperature is 20 °C, not 25 °C.", "20"), ("So 68 °F not 70 °F.", "68"),
+    ("It rose by 20°C, so 45°C at noon.", "45"),
     # bold values with "and" or "but" between, after a marker too
     ("**14** and not **16**", "14"), ("So **14** but not **16**.", "14"), ("The answer is **14** and not **16**.", "14"),
     # guards: corrections, a self-correction, a denial before no value, read as they were

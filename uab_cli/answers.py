@@ -345,7 +345,7 @@ _SET_APART = re.compile(rf"{_APART_BY}|(?:[^\S\n]|(?=[{_UNSPACED}])){_AND_BUT}|[
                         re.IGNORECASE)
 # a unit's word's letters, Thai's vowel and tone marks among them (no letters to "\w": "12 ลูก ไม่ใช่ 10 ลูก", "ชิ้น")
 _LETTERS = r"(?:[^\W\d_]|[\u0e31\u0e34-\u0e3a\u0e47-\u0e4e])+"
-_VALUE_SIGN = rf"(?:\\?%|\u00b0|[^\S\n]?[{_CURRENCY_AFTER}])?"  # "25%", "15°", "25 €"
+_VALUE_SIGN = rf"(?:\\?%|[^\S\n]?\u00b0[CFK]?|[^\S\n]?[{_CURRENCY_AFTER}])?"  # "25%", "15°", "20 °C", "25 €"
 _UNITS_WORD = rf"[^\S\n]+{_LETTERS}(?:/{_LETTERS})*"  # "apples", "km/h"
 # a value's unit and a space, then a denial, the space alone setting it apart (``_SPACE_APART``): looked ahead for,
 # the group "spaced" set where it is found; the space alone sets a denial apart only then ("(?(spaced)…)"), the group
