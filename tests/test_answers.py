@@ -1201,6 +1201,8 @@ def test_a_bare_no_before_a_number_denies_it_only_where_the_answer_follows(text,
     ("คำตอบไม่ใช่49", None), ("答えは49ではない", None), ("答えは49ではありません。", None), ("উত্তর 49 নয়।", None),
     ("উত্তর হল ৪৯ নয়।", None), ("উত্তর 49 ন\u09df।", None), ("సమాధానం 49 కాదు.", None), ("The answer isn't 49.", None),
     ("Die Antwort ist nicht 49", None), ("The answer is not 49", None),
+    # a Bengali counter before "নয়" ("উত্তর 49টি নয়" read `49`)
+    ("উত্তর 49টি নয়", None), ("উত্তর হল 49টি নয়।", None), ("উত্তর 49টি নয়। এটি 50টি।", "50"),
     # a correction after it is the answer
     ("La respuesta no es 49, es 50.", "50"), ("Ответ не 49, а 50.", "50"), ("Ответ не 49. Это 50.", "50"),
     ("La réponse n'est pas 49, c'est 50.", "50"), ("La réponse n'est pas 49. C'est 50.", "50"), ("Jibu si 49, ni 50.", "50"),
@@ -1208,6 +1210,8 @@ def test_a_bare_no_before_a_number_denies_it_only_where_the_answer_follows(text,
     ("The answer isn't 49, it is 50.", "50"), ("Die Antwort ist nicht 49. Es ist 50.", "50"),
     # the marker before the denial states the answer
     ("Respuesta: 48. La respuesta no es 49.", "48"), ("答案：48。答案不是49。", "48"), ("Jibu ni 48. Jibu si 49.", "48"),
+    # a Swahili currency word before the denied value, and before the corrected one ("Jibu si shilingi 49." read `49`)
+    ("Jibu si shilingi 49.", None), ("Jibu si shilingi 49. Ni shilingi 50.", "50"),
 ])
 def test_mgsm_languages_a_negated_verb_denies_the_value(text, expected):
     """"La respuesta no es 49", "Ответ не 49", "答案不是49", "Jibu si 49", "答えは49ではない" read 49, where "The answer is
@@ -1834,16 +1838,25 @@ def test_a_space_alone_before_not_in_prose_reads_as_before(text, expected):
     ("It rose by 20°C, so 45°C at noon.", "45"),
     # bold values with "and" or "but" between, after a marker too
     ("**14** and not **16**", "14"), ("So **14** but not **16**.", "14"), ("The answer is **14** and not **16**.", "14"),
+    # a verdict after a value set apart denies it ("The answer is 2, 3 is wrong." read `2,3`); a reason after a denied
+    # value is the denial's ("So 7 remain, not 9, because 2 were eaten." read `2`)
+    ("x = 2, 3 is wrong, not 4", "2"), ("The answer is 2, 3 is wrong.", "2"), ("The answer is 5, 6 is not right.", "5"),
+    ("So 10 cookies, 12 was incorrect.", "10"), ("She needs $12, $10 is wrong.", "12"), ("It takes 6 hours, 5 hours is wrong.", "6"),
+    ("So 7 remain, not 9, because 2 were eaten.", "7"), ("Total 12, not 10, given the 2 extra.", "12"),
     # guards: corrections, a self-correction, a denial before no value, read as they were
     ("It is not 4. It is 3.", "3"), ("not 4 but 3", "3"), ("5 ... Actually, not 5, it's 6", "6"),
     ("I said 5, but actually not 5, it's 6.", "6"), ("3, no 4", "4"), ("The answer is 3, no 4.", "3"),
     ("The answer is 5, not counting the 2 extra.", "5"), ("$5, not $6", "5"), ("The answer is 5, certainly not 6.", "5"),
     ("The answer is 12 apples in total, not 14.", "12"), ("The answer is (3, 4), not (4, 3).", "(3,4)"),
+    ("The answer is 5, 6 is correct.", "5,6"), ("The answer is 2 + 3 is wrong.", "2+3"), ("x = 1, 2 is wrong?", "2"),
+    ("He has 12, not 10, as 2 were added, so he has 14 in all.", "14"), ("7 remain because 2 were eaten.", "2"),
 ])
 def test_an_adverb_a_joint_words_or_a_percent_before_a_denial_keep_the_value(text, expected):
     """"5, definitely not 6", "5, and definitely not 6", "3 cups of flour, not 4", "25%, not 30%" and "**14** and not
     **16**" (no marker) read the denied value (`6`, `4`, `30`, `16`): an adverb, "and" or "but" before the denial, more
-    than two words or a percent sign after the value stopped it being seen as one; the value stated is read."""
+    than two words or a percent sign after the value stopped it being seen as one; the value stated is read. "The answer
+    is 2, 3 is wrong." read `2,3` and "So 7 remain, not 9, because 2 were eaten." `2`: a verdict after a value set apart
+    denies it as "not" before it does, and a reason after a denied value is the denial's."""
     assert extract_answer(text, MATH) == expected
 
 
@@ -1874,6 +1887,12 @@ def test_an_adverb_a_joint_words_or_a_percent_before_a_denial_keep_the_value(tex
     # before another value asks nothing
     ("de", "Die Antwort ist nicht 25 €, sondern 50 €."), ("en", "It costs €50, not including the €5 fee."),
     ("th", "มี 50 ลูก ไม่ใช่ 10 ลูก"), ("th", "ซื้อ 50 ชิ้น ไม่ใช่ 40 ชิ้น"), ("th", "ได้ 50 ไม่ใช่ 10 หรือ 20"),
+    # a Chinese unit of five or six characters, a Bengali counter, a Thai unit before "หรือ" (or) in a denied list, a
+    # reason after the denied value
+    ("zh", "速度是50千米每小时，不是60千米每小时"), ("zh", "速度为50千米/小时，不是60千米/小时"), ("bn", "মোট 50টি, 60টি নয়"),
+    ("bn", "মোট 50 জন, 60 জন নয়"), ("th", "ราคา 50 บาท ไม่ใช่ 60 บาท หรือ 70 บาท"), ("th", "ได้ 50 ไม่ใช่ 10 ลูก หรือ 20 ลูก"),
+    ("zh", "最后剩下50个，而不是60个，因为吃了2个。"), ("de", "Es bleiben 50, nicht 60, weil 2 gegessen wurden."),
+    ("ru", "Осталось 50, а не 60, потому что 2 съели."), ("th", "เหลือ 50 แต่ไม่ใช่ 60 เพราะกินไป 2"),
     # after a marker too ("答案是50而不是10" read `50而不是10`)
     ("zh", "答案是50而非10"), ("de", "Die Antwort ist nicht etwa 10, sondern 50"),
     ("zh", "答案是50而不是10"), ("es", "La respuesta es 50 y no 10"), ("fr", "La réponse est 50 et non 10"),
@@ -1885,6 +1904,9 @@ def test_an_adverb_a_joint_words_or_a_percent_before_a_denial_keep_the_value(tex
     ("de", "Die Antwort lautet 50 nicht 10."), ("de", "Es sind 50 Äpfel nicht 10."), ("de", "Die Antwort ist 50 € nicht 10 €."),
     ("ru", "Ответ 50 не 10."), ("ru", "Получаем 50 рублей не 10"), ("sw", "Jibu ni 50 sio 10."), ("sw", "Jibu ni 50 si 10."),
     ("sw", "Kuna vitabu 50 sio 10."), ("sw", "Jibu ni 50 shilingi sio 10."),
+    # Swahili's currency word before the denied value ("Ana shilingi 50 na sio shilingi 40." read `40`)
+    ("sw", "Ana shilingi 50 na sio shilingi 40."), ("sw", "Ana shilingi 50, sio shilingi 40."),
+    ("sw", "Alilipa dola 50, sio dola 25."),
 ])
 def test_a_joint_word_before_a_denial_keeps_the_value_in_mgsm_languages(language, text):
     """"Total 50, pero no 10", "Es gibt 50 Äpfel und nicht 10.", "我们得到50，而不是10", "Получаем 50, но не 10", "On
@@ -1896,7 +1918,10 @@ def test_a_joint_word_before_a_denial_keeps_the_value_in_mgsm_languages(language
     50個で、60個ではない", "মোট 50, 60 নয়", "ได้ 50 ไม่ใช่ 10" read the denied value too: a Chinese counter or unit after
     the value, "而非" and "并非", a sign after it, "sio", "nicht etwa", Thai's space alone and a value set apart before
     a denial after the value were not seen; so were a sign after the denied value before "sondern", a sign before an
-    aside's value ("not including the €5 fee") and Thai's unit words with vowel or tone marks ("ลูก", "ชิ้น"). "Die
+    aside's value ("not including the €5 fee") and Thai's unit words with vowel or tone marks ("ลูก", "ชิ้น"), a Chinese
+    unit of more than four characters ("千米每小时"), a Bengali counter ("50টি"), a Thai unit before "หรือ" in a denied
+    list, a reason after the denied value ("因为吃了2个" read `2`) and Swahili's currency word before the denied value
+    ("sio shilingi 40" read `40`). "Die
     Antwort lautet 50 nicht 10.", "Ответ 50 не 10.", "Jibu ni 50 sio 10." read `50nicht10`, `10`, `50sio10`: only Thai's
     denial was set apart by a space alone (``_SPACE_APART``)."""
     expected = "10" if text == "Son 50, no 10." else "50"

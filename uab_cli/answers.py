@@ -204,6 +204,9 @@ _REMARKS = {
 # the languages that deny after the value
 _DENIAL_JOINTS = {"en": "and|but", "de": "und|aber", "es": "y|pero", "fr": "et|mais", "ru": "и|но|а", "sw": "na|lakini",
                   "zh": "而|但是?|并", "th": "และ|แต่"}
+# a Bengali counter after a number, written onto it ("12টি", "12টা", "12খানা") or after a space ("12 জন"): "উত্তর 49টি নয়"
+# denies 49 as "উত্তর 49 নয়" does
+_BN_COUNTER = r"[^\S\n]?(?:টি|টা|খানা|জন)(?![^\W\d_]|[\u0980-\u09ff])"
 # the languages that put the verb last deny after the value: Japanese, Bengali ("নয়", its "য়" composed or not), Telugu
 # ("答えは49ではない", "উত্তর 49 নয়", "సమాధానం 49 కాదు"; "答えは49ではなく50です" states 50; a Japanese counter or unit
 # may come between, "答えは49個ではない"; Bengali's and Telugu's a word, not a word's start: "9 নয়টি" is nine of them,
@@ -212,7 +215,7 @@ _DENIAL_JOINTS = {"en": "and|but", "de": "und|aber", "es": "y|pero", "fr": "et|m
 # no denial, it affirms ("答えは49ではないでしょうか", "49ではないのか", "49ではないかと思います", "49ではありませんか",
 # "উত্তর 49 নয় কি?", or with a question mark: "49じゃない？", "49じゃないの？", "উত্তর 49 নয়?": isn't it 49?)
 # (never ASCII: ``_remark`` looks for it in non-ASCII lines only; an ASCII word here would need that check gone)
-_NOT_AFTER = re.compile(rf"[{_COUNTER}]*\s*(?:(?:では(?:ない|ありません)|じゃない)(?!(?:の|です|でしょう|だろう)?か)|ではなく|"
+_NOT_AFTER = re.compile(rf"(?:[{_COUNTER}]*|{_BN_COUNTER})\s*(?:(?:では(?:ない|ありません)|じゃない)(?!(?:の|です|でしょう|だろう)?か)|ではなく|"
                         rf"(?:ন(?:\u09df|\u09af\u09bc)[ইও]?(?!\s*কি)|కాద(?:ు|ని|ండి)){_ENDS})(?!の?\s*[?？])")
 _NOT = "|".join(not_ for not_, _, _, _ in _REMARKS.values() if not_)
 # ", <word>" opens the next clause: two ASCII letters, Spanish's "y" before a number ("18, y 3 es impar"), a letter
@@ -234,12 +237,16 @@ _VERDICT = re.compile(rf"(?=[^\W\d_])(?:(?:{_NOT})\s+)?(?:{'|'.join(verdicts for
 _THAI_ASKS = r"[^\S\n]*[\u0e00-\u0e7f]*?[^\S\n]*(?:หรือ(?:เปล่า|ไม่)?|เหรอ|หรอ)(?=[^\S\n]*(?:[?？\n]|$))"
 
 
+_CURRENCY_BEFORE = "shilingi|dola"  # Swahili's currencies, written before the amount ("shilingi 500")
+
+
 def _denial(words: str) -> str:
     """A word of ``words`` that denies the value after it (a space after the word, none needed after one of a script
     written without spaces: "答案不是49"; a sign before the value too: "not €49"; Chinese's question "答案不是49吗",
     "不是3个吗", a counter between, affirms the value: isn't it 49?; so does Thai's "ไม่ใช่ 10 หรือ", "ไม่ใช่ 10 บาทเหรอ"
-    ending its line or sentence, not "ไม่ใช่ 10 หรือ 20": or)."""
-    return (rf"(?:{words})(?:\s+|(?<=[{_UNSPACED}])\s*)(?=[{_CURRENCY_AFTER}]?-?\.?\d|\$|\\\(|-?\\[dtc]?frac)"  # what
+    ending its line or sentence, not "ไม่ใช่ 10 หรือ 20": or); a currency's word before the value too, as Swahili writes
+    it ("sio shilingi 400", ``_CURRENCY_BEFORE``)."""
+    return (rf"(?:{words})(?:\s+|(?<=[{_UNSPACED}])\s*)(?:(?:{_CURRENCY_BEFORE})\s+)?(?=[{_CURRENCY_AFTER}]?-?\.?\d|\$|\\\(|-?\\[dtc]?frac)"  # what
             rf"(?![{_CURRENCY_AFTER}]?(?:{_NUMBER.pattern})(?:[{_COUNTER}]*\s*[吗嗎么麼吧]|{_THAI_ASKS}))")  # _NUMBER opens with
 
 
@@ -255,10 +262,11 @@ _LANGUAGE = {language: re.compile("|".join(words), re.IGNORECASE) for language, 
 # ``_AND_THEN_NUMBER``) and a number ("not 5, 6, and 7", "not 5 or 6", "no es 5, 6 y 7", "no es 49 ni 50", "no es 49 o 50"),
 # or a comma and a number, a math span or an amount too (Spanish's and French's "ni" with no comma before it: Swahili's
 # "ni" after one is "is", "Jibu si 49, ni 50") (a Japanese or Chinese counter or unit may end an item: "49個と50個",
-# "5个和6个"), bold items bold between them ("not **49**, **50**")
+# "5个和6个"), a Thai unit word after a space too ("ไม่ใช่ 60 บาท หรือ 70 บาท"), bold items bold between them ("not **49**, **50**")
+_THAI_UNIT = r"[^\S\n]+[\u0e01-\u0e4e]+?"  # (lazy: "60 หรือ 70" leaves "หรือ" to the joint)
 _OR_DENIED = rf"(?:{_LIST_COMMA})?\s+(?:nor|noch|ни)\s+|\s+ni\s+"
 _VALUE_AHEAD = r"(?=-?\.?\d|\$|\\\()"  # a number, a math span or a dollar amount ("not $49$ or $50$", "not $49 or $50")
-_DENIED_JOINT = re.compile(rf"(?P<bold>\*\*)?[{_COUNTER}]*?(?:(?P<and>{_AND_THEN}|{_OR_DENIED})|{_LIST_COMMA}\s*)"
+_DENIED_JOINT = re.compile(rf"(?P<bold>\*\*)?(?:[{_COUNTER}]*?|{_THAI_UNIT})(?:(?P<and>{_AND_THEN}|{_OR_DENIED})|{_LIST_COMMA}\s*)"
                            rf"(?(bold)\*\*){_VALUE_AHEAD}",
                            re.IGNORECASE)
 # ", ", ": ", " - " (not "-3"), an em dash (never a minus: "49 নয়—50"), Japanese's "、", a denied "49%", or its sign
@@ -280,9 +288,11 @@ def _correction(again: str) -> re.Pattern:
     """A denial's sentence ended, the next restating the answer with a word of ``again``: "The answer is not 49. It is
     50.", "… It's 50", "… The correct answer is 50", "… Es ist 50.", "答案不是49。是50。", "Jibu si 49. Ni 50."; a value
     must open what follows ("It is the largest." states none; no word boundary after a word of a script written without
-    spaces, "是50", nor after an Indic vowel sign, "এটি 50"), and no denial after it ("এটি 50 নয়": it is not 50)."""
+    spaces, "是50", nor after an Indic vowel sign, "এটি 50"; a currency's word before it, "Ni shilingi 500",
+    ``_CURRENCY_BEFORE``), and no denial after it ("এটি 50 নয়": it is not 50)."""
     return re.compile(rf"\s*(?:[.!;]\s+|\n\s*)(?:{again})(?:{_ADVERB}|(?<=[{_UNSPACED}\u0900-\u0dff]))"
-                      rf"[\s*:]*(?=\$|\\\(|-?\.?\d|-?\\[dtc]?frac)(?!\$?(?:{_NUMBER.pattern})\$?{_NOT_AFTER.pattern})",
+                      rf"[\s*:]*(?:(?:{_CURRENCY_BEFORE})\s+)?(?=\$|\\\(|-?\.?\d|-?\\[dtc]?frac)"
+                      rf"(?!\$?(?:{_NUMBER.pattern})\$?{_NOT_AFTER.pattern})",
                       re.IGNORECASE)
 
 
@@ -299,11 +309,13 @@ _CORRECTIONS = {language: _correction("|".join(filter(None, (_REMARKS["en"][3], 
 # bare "no" before a value after a comma alone, English's self-correction too ("3, no 4": 4; after a joint word it
 # denies: "3 y no 4", "3, pero no 4": 3, ``_DENIAL_JOINTS``); the values that "not" and a verb in -ing after it open
 # an aside on are none too (``_NOT_DOING``). A unit may be a sign after the value ("25 € et non 30 €") or a Chinese or
-# Japanese counter or unit, up to four characters, no space before ("小明有5个苹果，而不是3个", "12元，而不是15元"); a
+# Japanese counter or unit, up to six characters, no space before ("小明有5个苹果，而不是3个", "12元，而不是15元",
+# "60千米每小时，不是50千米每小时", "60千米/小时"), or a Bengali counter ("মোট 12টি, 10টি নয়", ``_BN_COUNTER``); a
 # space alone sets "not" (and its word in German, Russian, Swahili and Thai) apart too, a unit of two words at most
 # between and no verb ("15 apples not 20", "50 nicht 49", "ได้ 50 ไม่ใช่ 10"; not "15 is not 20": ``_SPACE_APART``); in
-# the languages that deny after the value, the value set apart before the denied one states the answer ("合計は50個で、
-# 60個ではない", "মোট 50, 60 নয়": 50, ``_NOT_AFTER``; the match ends where the denied value starts)
+# the languages that deny after the value, and after English's verdict on a value, the value set apart before the
+# denied one states the answer ("合計は50個で、60個ではない", "মোট 50, 60 নয়", "x = 50, 60 is wrong": 50, ``_NOT_AFTER``,
+# ``_WRONG_AFTER``; the match ends where the denied value starts)
 _APART_BY = r"[,(\u2013\u2014\u3001]"
 # "not" and a verb in -ing after a value so set apart deny no value: they open an aside whose values qualify the one
 # before ("12 apples, not counting the 3 eaten", "$50, not including tax of $4", "€40, not including the €5 fee", "5 (not
@@ -347,16 +359,22 @@ _SET_APART = re.compile(rf"{_APART_BY}|(?:[^\S\n]|(?=[{_UNSPACED}])){_AND_BUT}|[
 _LETTERS = r"(?:[^\W\d_]|[\u0e31\u0e34-\u0e3a\u0e47-\u0e4e])+"
 _VALUE_SIGN = rf"(?:\\?%|[^\S\n]?\u00b0[CFK]?|[^\S\n]?[{_CURRENCY_AFTER}])?"  # "25%", "15°", "20 °C", "25 €"
 _UNITS_WORD = rf"[^\S\n]+{_LETTERS}(?:/{_LETTERS})*"  # "apples", "km/h"
+# a verdict after a value that denies it, as a denial after the value does, a unit's word between too ("x = 2, 3 is
+# wrong", "The answer is 2, 3 is incorrect.", "6 hours, 5 hours is wrong": 2, 2, 6; not "3 is correct", nor "2 + 3 is
+# wrong": an expression, no value set apart, nor "3 is wrong?": asked)
+_WRONG_AFTER = (rf"(?:{_UNITS_WORD})?[^\S\n]+(?:is|was)[^\S\n]+(?:wrong|incorrect|not[^\S\n]+(?:right|correct))"
+                r"(?![\w-]|[^\S\n]*\?)")
 # a value's unit and a space, then a denial, the space alone setting it apart (``_SPACE_APART``): looked ahead for,
 # the group "spaced" set where it is found; the space alone sets a denial apart only then ("(?(spaced)…)"), the group
 # "alone" set where it does (an aside so opened ends with its value, ``_denied_after``)
 _SPACED_DENIAL = rf"{_VALUE_SIGN}(?:(?!{_PROSE_WORD}){_UNITS_WORD}){{0,2}}[^\S\n]+(?:{_SPACE_APART})"
 _VALUE_THEN_DENIAL = re.compile(rf"(?<=[\d$*])(?:(?={_SPACED_DENIAL})(?P<spaced>)|)"
-                                rf"(?P<unit>{_VALUE_SIGN}(?:(?:{_UNITS_WORD}){{0,4}}|[{_UNSPACED}]{{1,4}}))"
+                                rf"(?P<unit>{_VALUE_SIGN}(?:(?:{_UNITS_WORD}){{0,4}}|[{_UNSPACED}][{_UNSPACED}/]{{0,5}}|{_BN_COUNTER}))"
                                 rf"(?:(?:[^\S\n]*{_APART_BY}[^\S\n]*(?:{_AND_BUT}|(?!{_ADVERBED}{_NOT_OR_ANSWER}\s+[-.$\\\d]))|"
                                 rf"{_SPACED_AND_BUT}|(?(spaced)(?P<alone>[^\S\n]+)(?={_SPACE_APART})|(?!))){_ADVERBED}"
                                 rf"(?:{_DENIAL.pattern}|(?:{_NOT})\s+\*\*(?=\$?-?\.?\d)|{_NOT_DOING})|"
-                                rf"[^\S\n]*{_APART_BY}[^\S\n]*(?=(?:{_NUMBER.pattern}){_NOT_AFTER.pattern}))", re.IGNORECASE)
+                                rf"[^\S\n]*{_APART_BY}[^\S\n]*(?=(?:{_NUMBER.pattern}){_NOT_AFTER.pattern}|\$?(?:{_NUMBER.pattern}){_WRONG_AFTER}))",
+                                re.IGNORECASE)
 # what joins two dollar amounts (``_amounts``): a comma, "and" or "or" (any language's), an operator, or a range's en
 # or em dash or "to" ("$50–$60", "$50—$60", "$50 to $60": read as written, as "50–60" and "50 to 60" are)
 _AMOUNT_JOINT = re.compile(rf"[^\S\n]*,?[^\S\n]*(?:(?:{_AND_WORDS}|{_AND_NUMBERS})[^\S\n]+|"
@@ -856,11 +874,20 @@ def _merged(spans: list[tuple[int, int]]) -> tuple[list[int], list[int]]:
     return starts, ends
 
 
+# a reason after the values a denial follows, a unit between too, is the denial's, to where an aside ends ("7 remain,
+# not 9, because 2 were eaten": 7; "剩下7个，而不是9个，因为吃了2个。", no space after "因为": 7; "… as 2 were added, so
+# he has 14": 14; ``_ASIDE_END``), as a reason after a remark is (``_REASON``); a reply with no denial is read as before
+# (its last value)
+_DENIAL_REASON = re.compile(rf"[{_COUNTER}]*(?:{_UNITS_WORD}){{0,2}}?[,\s]*(?:{_REASONS})(?:(?![\w-])|(?<=[{_UNSPACED}]))",
+                            re.IGNORECASE)
+
+
 def _denied_after(text: str) -> list[tuple[int, int, int]]:
     """Where each value a denial of others follows ends, and where the values it denies are (``_VALUE_THEN_DENIAL``; a
     list as "or" or commas list it: "51, not 49 or 50", "51, not 49, 50"), from its denial's end to the list's (a
-    clock time's whole: "not 5:30 pm"), or to the end of the aside "not counting" opens (``_NOT_DOING``); commas alone
-    list no value a verb follows ("30 students in the class, not 25, 12 are girls": 12 is no denied one)."""
+    clock time's whole: "not 5:30 pm"; a reason after it to its end, ``_DENIAL_REASON``), or to the end of the aside "not
+    counting" opens (``_NOT_DOING``); commas alone list no value a verb follows ("30 students in the class, not 25, 12
+    are girls": 12 is no denied one)."""
     denied = []
     aside = -1  # the end of the last aside: an aside that opens before it ends there too (one look for each end)
     for m in _VALUE_THEN_DENIAL.finditer(text):
@@ -872,7 +899,10 @@ def _denied_after(text: str) -> list[tuple[int, int, int]]:
             denied.append((m.start(), m.end(), aside))
         elif (value := _value_at(text, m.end())) and (end := _denied_items(text, m.end(), value)):
             end = clock.end() if (clock := _CLOCK_TAIL.match(text, end)) else end
-            denied.append((m.start(), m.end(), end + 2 * text.startswith("**", end)))  # "not **16**"
+            end += 2 * text.startswith("**", end)  # "not **16**"
+            if reason := _DENIAL_REASON.match(text, end):
+                end = stop.start() if (stop := _ASIDE_END.search(text, reason.end())) else len(text)
+            denied.append((m.start(), m.end(), end))
     return denied
 
 
