@@ -1850,6 +1850,21 @@ def test_a_space_alone_before_not_in_prose_reads_as_before(text, expected):
     ("The answer is 12 apples in total, not 14.", "12"), ("The answer is (3, 4), not (4, 3).", "(3,4)"),
     ("The answer is 5, 6 is correct.", "5,6"), ("The answer is 2 + 3 is wrong.", "2+3"), ("x = 1, 2 is wrong?", "2"),
     ("He has 12, not 10, as 2 were added, so he has 14 in all.", "14"), ("7 remain because 2 were eaten.", "2"),
+    # a joint that opens the next clause ends the denial's reason, the values after it read ("Tom has 7, not 9, because
+    # he lost 2 and now he has 11" read 7), in MGSM's languages too; a reason's word is a whole word ("In 2020, 51 was
+    # wrong and …" read 2020: "as" in "was" hid the rest)
+    ("Tom has 7, not 9, because he lost 2 and now he has 11", "11"),
+    ("He has 7, not 9, because 2 were eaten but then he found 4 and has 11", "11"),
+    ("So it's 8, not 6, since we add 2 and then multiply by 3 to get 24", "24"),
+    ("It takes 3 hours, not 2, as the distance is 60 miles and with a 1 hour stop it is 4 hours", "4"),
+    ("Es bleiben 7, nicht 9, weil 2 gegessen wurden und dann kauft er 5 dazu und hat 12", "12"),
+    ("Осталось 7, а не 9, потому что 2 съели и потом купили 5 и стало 12", "12"), ("剩下7个，而不是9个，因为吃了2个又买了5个现在有12个", "12"),
+    ("合计7元，不是9元，因为优惠了2元再付3元共10元", "10"), ("เหลือ 7 แต่ไม่ใช่ 9 เพราะกินไป 2 แล้วซื้อเพิ่ม 5 รวมเป็น 12", "12"),
+    ("Zimebaki 7, sio 9, kwa sababu 2 zimeliwa na ananunua 5 na sasa ana 12", "12"),
+    ("In 2020, 51 was wrong and the real count was 53", "53"),
+    # … not "and" between two values, "又" (again) before the reason's value, a one-letter word
+    ("So 7 remain, not 9, because 2 and 3 were eaten", "7"), ("小红有5个苹果，不是3个，因为她又买了2个", "5"),
+    ("x = 7, not 9, because x + y is 9 - 2", "7"),
 ])
 def test_an_adverb_a_joint_words_or_a_percent_before_a_denial_keep_the_value(text, expected):
     """"5, definitely not 6", "5, and definitely not 6", "3 cups of flour, not 4", "25%, not 30%" and "**14** and not

@@ -876,10 +876,20 @@ def _merged(spans: list[tuple[int, int]]) -> tuple[list[int], list[int]]:
 
 # a reason after the values a denial follows, a unit between too, is the denial's, to where an aside ends ("7 remain,
 # not 9, because 2 were eaten": 7; "剩下7个，而不是9个，因为吃了2个。", no space after "因为": 7; "… as 2 were added, so
-# he has 14": 14; ``_ASIDE_END``), as a reason after a remark is (``_REASON``); a reply with no denial is read as before
-# (its last value)
-_DENIAL_REASON = re.compile(rf"[{_COUNTER}]*(?:{_UNITS_WORD}){{0,2}}?[,\s]*(?:{_REASONS})(?:(?![\w-])|(?<=[{_UNSPACED}]))",
-                            re.IGNORECASE)
+# he has 14": 14; ``_ASIDE_END``) or a joint opens the next clause (``_REASON_END``), as a reason after a remark is
+# (``_REASON``); a reply with no denial is read as before (its last value); a reason's word is a whole word ("12, not
+# 10, was wrong" gives none: "as" ends "was")
+_DENIAL_REASON = re.compile(rf"[{_COUNTER}]*(?:{_UNITS_WORD}){{0,2}}?[,\s]*(?:(?<![^\W\d_])|(?=[{_UNSPACED}]))"
+                            rf"(?:{_REASONS})(?:(?![\w-])|(?<=[{_UNSPACED}]))", re.IGNORECASE)
+# a reason ends where an aside does, or at a joint that opens the next clause, in any language ("… because he lost 2
+# and now he has 11", "… because 2 were eaten but then he found 4", "…, weil 2 gegessen wurden und dann …", "因为吃了2个
+# 然后买了5个", "因为吃了2个又买了5个", "เพราะกินไป 2 แล้วซื้อเพิ่ม 5": the values after are read); not "and" between
+# two values, which lists the reason's ("because 2 and 3 were eaten"), nor "又" (again) before the reason's value ("因为
+# 她又买了2个"), nor a one-letter word ("y": a variable)
+_CLAUSE_JOINT = r"and|but|then|und|aber|dann|pero|luego|et|mais|puis|и|но|потом|затем|na|lakini|kisha"
+_UNSPACED_JOINT = rf"(?:(?<=\d)|(?<=\d[{_COUNTER}]))[又再]|然后|但是?|现在|所以|แล้ว|และ|แต่|จากนั้น|ดังนั้น"
+_REASON_END = re.compile(rf"{_ASIDE_END.pattern}|(?<!\w)(?:(?<!\d[^\S\n])(?:{_CLAUSE_JOINT})|(?:{_CLAUSE_JOINT})"
+                         rf"(?![^\S\n]+\$?\d))(?!\w)|{_UNSPACED_JOINT}", re.IGNORECASE)
 
 
 def _denied_after(text: str) -> list[tuple[int, int, int]]:
@@ -901,7 +911,7 @@ def _denied_after(text: str) -> list[tuple[int, int, int]]:
             end = clock.end() if (clock := _CLOCK_TAIL.match(text, end)) else end
             end += 2 * text.startswith("**", end)  # "not **16**"
             if reason := _DENIAL_REASON.match(text, end):
-                end = stop.start() if (stop := _ASIDE_END.search(text, reason.end())) else len(text)
+                end = stop.start() if (stop := _REASON_END.search(text, reason.end())) else len(text)
             denied.append((m.start(), m.end(), end))
     return denied
 
