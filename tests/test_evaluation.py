@@ -1436,6 +1436,29 @@ def test_the_table_says_when_some_questions_have_no_gold(seeds):
     assert "graded" not in next(evaluation.simulate(noisy_pool(m=60, k=4), [2], ["uniform"], None, 1))
 
 
+def _pool_of(k: int) -> list[dict]:
+    return [{"id": f"q{i}", "question": f"What is {i} + 2?", "answer": str(i + 2),
+             "samples": [{"index": j, "answer": str(i + 2), "anll": 0.5} for j in range(k)]} for i in range(3)]
+
+
+@pytest.mark.parametrize(("k", "skipped"), [
+    (1, {("uab", "vote-entropy needs at least 2 samples per question"),
+         ("adaptive", "adaptive needs at least 2 samples per question")}),
+    (2, set()),  # exactly the Phase-1 samples they need
+])
+def test_simulate_skips_what_a_pool_holds_too_few_phase1_samples_for(k, skipped):
+    rows = list(evaluation.simulate(_pool_of(k), [k], ["uab", "adaptive", "uniform"], ["vote-entropy"], 2))
+    assert {(r["allocator"], r["skipped"]) for r in rows if "skipped" in r} == skipped
+
+
+@pytest.mark.parametrize(("options", "message"), [
+    ({"seeds": []}, "--seeds must be"), ({"seeds": [0, -1]}, "--seeds must be"),
+    ({"temperature": 0.0}, "the signal temperature must be > 0"),
+])
+def test_simulate_refuses_seeds_and_temperatures_out_of_range(options, message):
+    with pytest.raises(UabError, match=message):
+        list(evaluation.simulate(_pool_of(2), [2], ["uab"], ["anll"], **{"seeds": 2, **options}))
+
 def test_check_on_one_seed_is_refused_rather_than_judged_against_no_spread():
     """With one seed there is no standard error over seeds: it read as 0, so any loss, however
     small, was "worse by more than 2 standard errors" (and any gain "more than 2")."""
@@ -1688,6 +1711,16 @@ def test_a_check_reads_the_labels_cap_from_the_pools_first_labelled_record():
     assert evaluation.judged_otherwise([judge], [plain, *labelled]) == (64, 8)
     assert evaluation.judged_otherwise([judge], [plain]) is None
 
+
+def test_same_questions_reads_the_pool_as_records_or_pooled():
+    """``same_questions`` takes the pool's records as a list, as ``pooled``'s (what ``--check`` passes)."""
+    records = [{"id": f"q{i}", "question": f"What is {i} + 2?", "answer": str(i + 2),
+                "samples": [{"index": 0, "answer": str(i + 2)}]} for i in range(3)]
+    rows = [evaluation.produced_by(records, "pool.jsonl", 2)]
+    assert evaluation.same_questions(rows, records)
+    assert evaluation.same_questions(rows, evaluation.pooled(records))
+    assert not evaluation.same_questions(rows, records[:2])
+    assert not evaluation.same_questions([], records)  # results without the produced_by row
 
 def test_a_recommendation_carries_the_official_exit_test_to_uab_run_and_check(tmp_path):
     """A `simulate --exit-test official --exit-nmax 8` recommendation of a hard exit carries the

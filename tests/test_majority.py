@@ -278,6 +278,33 @@ def test_huge_n_is_bounded_and_puts_every_question_at_its_best(model, n):
     assert (table[:, -1] == table[np.arange(p.size), settled + 1]).all()  # settled: the row is constant after
 
 
+@pytest.mark.parametrize("method", ["greedy", "auto"])
+@pytest.mark.parametrize(("p", "budget", "cap", "expected"), [
+    ([0.3, 0.9], 10**6, np.array([10**6, 5]), [10**6 - 5, 5]),  # p = 0.9 settles at 81 samples, capped at 5
+    ([0.3, 0.9], 10**5, 10**5, [0, 10**5]),  # p = 0.9 takes it all: exactly what is left past each best count
+    ([0.3, 0.9, 0.8], 10**5, np.array([10**5, 100, 10**5]), [0, 100, 99900]),  # shared within the caps
+    ([0.3, 0.9], 2 * 8728, 10**4, [8728, 8728]),  # exactly the look-ahead, p = 0.3's settled count, each: a tie
+])
+def test_a_budget_past_the_settled_counts_goes_where_it_loses_least(method, p, budget, cap, expected):
+    # p = 0.3 only loses by more samples (its best is 0): it takes what the others cannot
+    assert MJ.majority_allocate(p, budget, method=method, max_extra=cap).tolist() == expected
+
+
+def test_the_greedy_spends_no_sample_on_a_hopeless_question_where_the_others_tie():
+    # [1, 75, 74, 150] ties (a second sample adds nothing under plurality-2, p = 0.99 has settled): the
+    # greedy takes whole envelope segments first, so p = 0.4 (its best count is 0) gets none
+    e = MJ.majority_allocate([0.4, 0.9, 0.99, 0.8], 300, method="greedy")
+    assert e.tolist() == [0, 75, 75, 150]
+
+
+def test_the_greedy_looks_past_its_default_width_when_most_questions_are_capped():
+    # 998 of 1000 questions may draw nothing: the look-ahead grows until the two others can take the budget
+    p = np.random.default_rng(0).random(1000) * 0.5 + 0.5
+    cap = np.zeros(p.size, np.int64)
+    cap[:2] = 10**4
+    assert MJ.majority_allocate(p, 10**4, method="greedy", max_extra=cap).tolist() == [5000, 5000] + [0] * 998
+
+
 def _oracle_like_values(rng, m: int, top: int) -> np.ndarray:
     """Rows like the oracle's: in [0, 1], not concave (flat stretches, then jumps), -inf past a room."""
     f = np.cumsum(rng.choice([0.0, 0.0, 0.0, 1.0], size=(m, top + 1)) * rng.random((m, top + 1)), axis=1)
