@@ -120,6 +120,30 @@ def test_a_disk_full_inside_the_block_is_a_user_error_and_other_errors_pass(tmp_
     assert os.listdir(tmp_path) == []
 
 
+def test_a_failure_to_write_after_the_block_is_a_user_error(tmp_path, monkeypatch):
+    """An error syncing the finished output (EIO, not a full disk) names the output, not a
+    traceback, and leaves no file: the block is over, so it is the write's, not the caller's."""
+    out = tmp_path / "out.jsonl"
+
+    def failing(fd):
+        raise OSError(errno.EIO, os.strerror(errno.EIO))
+
+    monkeypatch.setattr(jsonl.os, "fsync", failing)
+    with pytest.raises(UabError) as caught:
+        with jsonl.atomic_output(str(out)) as fh:
+            fh.write(b"{}\n")
+    assert str(caught.value) == f"{out}: cannot write: {os.strerror(errno.EIO)}"
+    assert os.listdir(tmp_path) == []
+
+
+def test_an_output_ending_in_a_slash_fails_first(tmp_path):
+    """``-o new/`` names a directory even where none is there yet: refused, not written as ``new``."""
+    out = f"{tmp_path / 'new'}{os.sep}"
+    result = cli(_args(COMMANDS["vote"], out))
+    check_error(result, out, None, "it names a directory (-o takes a file)")
+    assert os.listdir(tmp_path) == []
+
+
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
 @pytest.mark.parametrize("to", ["-o", ">"])
 def test_a_full_device_or_stdout_is_one_line_and_exit_2(tmp_path, to):
@@ -468,3 +492,21 @@ def test_an_output_that_is_the_input_is_refused(tmp_path, command, same):
     assert open(path, "rb").read() == before
     assert sorted(os.listdir(tmp_path)) == sorted(n for n in ("s.jsonl", os.path.basename(path)) if
                                                   (tmp_path / n).exists())
+
+
+@pytest.mark.parametrize("source", ["file", "-"])
+def test_a_bad_record_past_the_first_block_leaves_stdout_empty(tmp_path, source):
+    """`uab vote` to stdout writes while it reads: its records are held until the whole input is
+    read, so a bad record past the first block (64 KiB) leaves nothing written there, as a bad one
+    in the first block does."""
+    path = tmp_path / "sampled.jsonl"
+    write_jsonl(path, sampled_rows(2_000))
+    with open(path, "ab") as fh:
+        fh.write(b'{"id": "bad", "question": "Q?"\n')
+    assert path.stat().st_size > 4 * 2**16
+    lines = sum(1 for _ in open(path, "rb"))
+    result = cli(["vote", str(path) if source == "file" else "-", "-q"],
+                 stdin=None if source == "file" else path.read_bytes())
+    name = str(path) if source == "file" else "<stdin>"
+    assert result.exit_code == 2 and result.stderr.startswith(f"error: {name}:{lines}: ")
+    assert result.stdout == ""
