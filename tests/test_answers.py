@@ -2236,3 +2236,25 @@ def test_a_leading_zero_is_no_thousands_group(text, gold, expected):
     """The gold "0,100" read as the number 100 ("0," taken for a thousands group), so once "0 and 100" read as the list
     `0,100` it was graded wrong for it; and "0,100 and 5" read `0100,5`. A number's first group is no "0"."""
     assert is_correct({"question": "q", "answer": gold}, extract_answer(text, MATH)) is expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("The answer is Rs 500.", "500"), ("The answer is Rs. 500.", "500"), ("The answer is Rs.500.", "500"),
+    ("The answer is USD 500.", "500"), ("The answer is US$ 500.", "500"), ("The answer is INR 1,200.", "1200"),
+    ("The answer is KSh 500.", "500"), ("The answer is Kshs 500.", "500"), ("**Answer:** EUR 12.50", "12.5"),
+    ("Jibu ni shilingi 500.", "500"), ("Jibu ni dola 6, sio dola 5.", "6"), ("La respuesta es USD 500.", "500"),
+    ("Die Antwort ist EUR 500.", "500"), ("Ответ: RUB 500", "500"), ("答案是人民币500元", "500"),
+    ("คำตอบคือ THB 500", "500"), ("The answer is not USD 49, it is USD 50.", "50"),
+    ("The answer is Rs 500, not Rs 400.", "500"), ("The answer is not USD 49.", None),
+    ("The answer is not Rs 49. It is Rs 50.", "50"), ("It is 51, not USD 49.", "51"),  # denied with its code: `49`
+    # the no-marker path: a point written onto the word is no decimal point (`0.5`, and `500` for "Rs.1,500")
+    ("So he paid Rs.500.", "500"), ("Total: Rs.1,500", "1500"), ("సమాధానం రూ.500", "500"),
+    # unchanged: a word that names no currency, or a letter, stays with the number; the unit after it goes
+    ("The answer is B 5", "B5"), ("The answer is x 5", "x5"), ("Answer: A) 12", "A)12"), ("The answer is 5 USD", "5"),
+    ("The answer is dolar 5", "dolar5"), ("It costs .5 dollars", "0.5"), ("x = -.5", "-0.5"),
+])
+def test_a_currency_word_before_the_amount_is_no_part_of_the_answer(text, expected):
+    """"The answer is Rs 500." read `Rs500`, "USD 500" `USD500`, "Jibu ni shilingi 500." `shilingi500`, "Rs. 500"
+    `Rs` (its point ended the sentence): a currency's word or code before the amount (``_CURRENCY_WORDS``) is dropped;
+    and "Rs.500" after no marker read `0.5`, its point taken for a decimal point."""
+    assert extract_answer(text, MATH) == expected

@@ -121,7 +121,7 @@ _NUMBER = re.compile(rf"(?:{_MINUS})?(?:"
                      r"\d*\.\d*" + _PERIOD + r"|\d+ \d+/\d+|"
                      r"(?:\d+ ?)?\\[dtc]?frac(?:\{\d+\}|\d)(?:\{\d+\}|\d)|"  # "\frac{4}{3}", "\frac43", "\frac9{19}"
                      r"\d+(?:\.\d+)?(?:[eE][-+]?\d+|\s*(?:\u00d7|\\times|\\cdot)\s*10\^(?:\{[-+]?\d+\}|[-+]?\d+)|/\d+)?|"
-                     r"\.\d+)")
+                     r"\.(?<![^\W\d_]\.|[\u0900-\u0dff]\.)\d+)")  # a point written onto a word opens none: "Rs.500" is 500, "రూ.500" too
 _DELIMS = (("$$", "$$"), ("\\[", "\\]"), ("\\(", "\\)"), ("$", "$"))
 # "and"/"or" before a word, after a number, opens the next clause ("18 and we are done", "18 und wir sind fertig"), not
 # a list's next item ("2 and 3", "18 apples and 3 pears", "x and y": a number or a letter follows; "0 or pi", "2 and
@@ -237,7 +237,16 @@ _VERDICT = re.compile(rf"(?=[^\W\d_])(?:(?:{_NOT})\s+)?(?:{'|'.join(verdicts for
 _THAI_ASKS = r"[^\S\n]*[\u0e00-\u0e7f]*?[^\S\n]*(?:หรือ(?:เปล่า|ไม่)?|เหรอ|หรอ)(?=[^\S\n]*(?:[?？\n]|$))"
 
 
-_CURRENCY_BEFORE = "shilingi|dola"  # Swahili's currencies, written before the amount ("shilingi 500")
+# A currency's word or code written before the amount, by language, English's with the ISO codes any language writes
+# (any language's after any marker: "USD 500", "Rs. 500", "KSh 500", "Jibu ni shilingi 500", "答案是人民币500元"); a whole
+# word, the number written onto it too ("USD500", "Rs.500")
+_CURRENCY_WORDS = {
+    "en": r"USD|US\$|INR|Rs\.?|EUR|GBP|CHF|JPY|CNY|RMB|THB|RUB|KES|KShs?\.?", "sw": r"shilingi|dola|TSh",
+    "zh": "人民币", "te": r"రూ\.?",  # "రూ. 500": Rs. 500
+}
+_CURRENCY_BEFORE = "|".join(_CURRENCY_WORDS.values())
+# an amount opening an answer, its currency's word before it: the answer is the amount ("Rs 500" is 500)
+_CURRENCY_AMOUNT = re.compile(rf"(?:{_CURRENCY_BEFORE})(?![^\W\d_])[^\S\n]*(?=-?\d)", re.IGNORECASE)
 
 
 def _denial(words: str) -> str:
@@ -606,6 +615,8 @@ def _after_marker(tail: str) -> str:
     ("50 — not 49", "$18, not $19", "**50** (not 49)": 50, as "51, not 49" is 51; ``_VALUE_THEN_DENIAL``), and so does
     the value before a bracket the denial is in ("12 (since 3 × 4 = 12, not 13)": 12), or the value a bracket opening the answer holds ("(5, not 6)": 5)."""
     t = tail.lstrip(_MARKER_JOINT)
+    if t[:1].isalpha() and (currency := _CURRENCY_AMOUNT.match(t)):  # "Rs 500", "dola 6, sio dola 5": the amount
+        t = t[currency.end():]
     line = t.split("\n", 1)[0]
     if _SET_APART.search(line) and (denial := _VALUE_THEN_DENIAL.search(line)):
         stated = line[:denial.end("unit")]  # its unit kept: "4:30 pm, not 5:30 pm"
