@@ -1865,13 +1865,34 @@ def test_a_space_alone_before_not_in_prose_reads_as_before(text, expected):
     # … not "and" between two values, "又" (again) before the reason's value, a one-letter word
     ("So 7 remain, not 9, because 2 and 3 were eaten", "7"), ("小红有5个苹果，不是3个，因为她又买了2个", "5"),
     ("x = 7, not 9, because x + y is 9 - 2", "7"),
+    # "and" before a value goes on with the reason, a word between "and" and the value before it too ("So 7 remain,
+    # not 9, because 2 were eaten and 0 were added." read 0), in MGSM's languages too
+    ("So 7 remain, not 9, because 2 were eaten and 0 were added.", "7"), ("Thus 7, not 9, since 2 were eaten and 1 lost.", "7"),
+    ("Each person gets 4 slices, not 3, because there are 12 slices and 3 people.", "4"),
+    ("So 7, not 9, because 2 were eaten and $3 was spent.", "7"), ("Total: 10 (not 8, as 2 joined and 0 left).", "10"),
+    ("Es bleiben 7, nicht 9, weil 2 gegessen wurden und 3 dazukamen.", "7"),
+    ("Осталось 7, а не 9, потому что 2 съели и 3 добавили.", "7"),
+    # … and after the bracket or dash that closes the denial ("He ran 10 laps (not 8), since 2 were added." read 2)
+    ("He ran 10 laps (not 8), since 2 were added.", "10"), ("It takes 6 hours — not 5 — since the stop adds 1.", "6"),
+    ("John gets 5 pieces (not 6 pieces) as 1 was lost.", "5"),
+    # … not "then" before a value, nor "and" before a word, nor a joint after the bracket: the next clause's value
+    ("So 7, not 9, because 2 were eaten and 3 were added then 10 remain.", "10"),
+    ("So 7, not 9, because 2 were eaten and then 3 were added.", "3"), ("So 24 (not 20), and 4 more were baked.", "4"),
+    # a square bracket, a hyphen or two spaced as a dash set a denial apart ("So 7 remain [not 9]." and "So 7 remain -
+    # not 9." read 9, "The answer is 7 - not 9." `7-not9`); not before a value a verdict follows, nor Spanish's "no"
+    ("So 7 remain [not 9].", "7"), ("So 7 remain [not 9, since 2 were eaten].", "7"), ("So 7 remain - not 9.", "7"),
+    ("So 7 remain -- not 9 -- because 2 were eaten.", "7"), ("The answer is 7 - not 9.", "7"),
+    ("So it's 12 - and not 10.", "12"), ("50 - 60 is wrong", "60"), ("So 7 - no 9.", "9"),
 ])
 def test_an_adverb_a_joint_words_or_a_percent_before_a_denial_keep_the_value(text, expected):
     """"5, definitely not 6", "5, and definitely not 6", "3 cups of flour, not 4", "25%, not 30%" and "**14** and not
     **16**" (no marker) read the denied value (`6`, `4`, `30`, `16`): an adverb, "and" or "but" before the denial, more
     than two words or a percent sign after the value stopped it being seen as one; the value stated is read. "The answer
     is 2, 3 is wrong." read `2,3` and "So 7 remain, not 9, because 2 were eaten." `2`: a verdict after a value set apart
-    denies it as "not" before it does, and a reason after a denied value is the denial's."""
+    denies it as "not" before it does, and a reason after a denied value is the denial's. "So 7 remain, not 9, because 2
+    were eaten and 0 were added." read `0` and "He ran 10 laps (not 8), since 2 were added." `2`: "and" before a value
+    ended the reason, and a closing bracket or dash before the reason hid it; "So 7 remain [not 9]." and "So 7 remain -
+    not 9." read `9`: a square bracket and a spaced hyphen set no denial apart."""
     assert extract_answer(text, MATH) == expected
 
 

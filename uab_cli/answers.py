@@ -324,8 +324,11 @@ _CORRECTIONS = {language: _correction("|".join(filter(None, (_REMARKS["en"][3], 
 # between and no verb ("15 apples not 20", "50 nicht 49", "ได้ 50 ไม่ใช่ 10"; not "15 is not 20": ``_SPACE_APART``); in
 # the languages that deny after the value, and after English's verdict on a value, the value set apart before the
 # denied one states the answer ("合計は50個で、60個ではない", "মোট 50, 60 নয়", "x = 50, 60 is wrong": 50, ``_NOT_AFTER``,
-# ``_WRONG_AFTER``; the match ends where the denied value starts)
-_APART_BY = r"[,(\u2013\u2014\u3001]"
+# ``_WRONG_AFTER``; the match ends where the denied value starts); a bracket is a round or square one ("7 [not 9]"),
+# and a hyphen or two spaced as a dash set a denial apart as a dash does ("7 - not 9", "7 -- not 9"; not a value
+# denied after it: "50 - 60 is wrong" may be an expression's)
+_APART_BY = r"[,(\[\u2013\u2014\u3001]"
+_DASH_APART = r"[^\S\n]+--?[^\S\n]+"
 # "not" and a verb in -ing after a value so set apart deny no value: they open an aside whose values qualify the one
 # before ("12 apples, not counting the 3 eaten", "$50, not including tax of $4", "€40, not including the €5 fee", "5 (not
 # using the 2 shortcuts)"), and those are none, to the aside's end (``_ASIDE_END``); a noun in -ing is no verb: no vowel before its "ing" ("thing",
@@ -340,9 +343,10 @@ _NOT_DOING = (r"(?P<aside>not[^\S\n]+(?![b-df-hj-np-tv-xz]+ing(?![\w-])|(?:morn|
 # or "and" after a word before a value that a verb, a unit's word between, makes the subject of a new clause ("12, not
 # counting the 3 eaten and 9 remain", "… and 9 apples are left": 9; ``_SUBJECT_VERB``; not "… the 3 eaten and 2 lost",
 # nor "… the 3 eaten and 2 of them were rotten", whose "them" may be the aside's, nor "not counting 3 and 4 is 7", a
-# value before "and" listing the aside's)
-_ASIDE_END = re.compile(r"[,;:=!?()\n\u2013\u2014\u2192\u21d2]|->|\.(?!\d)|\b(?:so|(?:which|that)\s+(?:makes|gives|brings|"
-                        r"leaves|means)|making|giving|bringing|leaving|for\s+a\s+total)\b|"
+# value before "and" listing the aside's); ``_ASIDE_STOP`` all but that "and" (a reason's end, ``_REASON_END``)
+_ASIDE_STOP = (r"[,;:=!?()\[\]\n\u2013\u2014\u2192\u21d2]|->|\.(?!\d)|\b(?:so|(?:which|that)\s+(?:makes|gives|brings|"
+               r"leaves|means)|making|giving|bringing|leaving|for\s+a\s+total)\b")
+_ASIDE_END = re.compile(rf"{_ASIDE_STOP}|"
                         rf"(?<=[^\W\d_][^\S\n])and[^\S\n]+(?=(?:{_NUMBER.pattern})(?:[^\S\n]+[^\W\d_]+)?{_SUBJECT_VERB})",
                         re.IGNORECASE)
 # a joint and the space after it (none needed after one of a script written without spaces: "50，而不是49"), and the
@@ -379,7 +383,7 @@ _WRONG_AFTER = (rf"(?:{_UNITS_WORD})?[^\S\n]+(?:is|was)[^\S\n]+(?:wrong|incorrec
 _SPACED_DENIAL = rf"{_VALUE_SIGN}(?:(?!{_PROSE_WORD}){_UNITS_WORD}){{0,2}}[^\S\n]+(?:{_SPACE_APART})"
 _VALUE_THEN_DENIAL = re.compile(rf"(?<=[\d$*])(?:(?={_SPACED_DENIAL})(?P<spaced>)|)"
                                 rf"(?P<unit>{_VALUE_SIGN}(?:(?:{_UNITS_WORD}){{0,4}}|[{_UNSPACED}][{_UNSPACED}/]{{0,5}}|{_BN_COUNTER}))"
-                                rf"(?:(?:[^\S\n]*{_APART_BY}[^\S\n]*(?:{_AND_BUT}|(?!{_ADVERBED}{_NOT_OR_ANSWER}\s+[-.$\\\d]))|"
+                                rf"(?:(?:(?:[^\S\n]*{_APART_BY}[^\S\n]*|{_DASH_APART})(?:{_AND_BUT}|(?!{_ADVERBED}{_NOT_OR_ANSWER}\s+[-.$\\\d]))|"
                                 rf"{_SPACED_AND_BUT}|(?(spaced)(?P<alone>[^\S\n]+)(?={_SPACE_APART})|(?!))){_ADVERBED}"
                                 rf"(?:{_DENIAL.pattern}|(?:{_NOT})\s+\*\*(?=\$?-?\.?\d)|{_NOT_DOING})|"
                                 rf"[^\S\n]*{_APART_BY}[^\S\n]*(?=(?:{_NUMBER.pattern}){_NOT_AFTER.pattern}|\$?(?:{_NUMBER.pattern}){_WRONG_AFTER}))",
@@ -887,20 +891,25 @@ def _merged(spans: list[tuple[int, int]]) -> tuple[list[int], list[int]]:
 
 # a reason after the values a denial follows, a unit between too, is the denial's, to where an aside ends ("7 remain,
 # not 9, because 2 were eaten": 7; "剩下7个，而不是9个，因为吃了2个。", no space after "因为": 7; "… as 2 were added, so
-# he has 14": 14; ``_ASIDE_END``) or a joint opens the next clause (``_REASON_END``), as a reason after a remark is
-# (``_REASON``); a reply with no denial is read as before (its last value); a reason's word is a whole word ("12, not
-# 10, was wrong" gives none: "as" ends "was")
-_DENIAL_REASON = re.compile(rf"[{_COUNTER}]*(?:{_UNITS_WORD}){{0,2}}?[,\s]*(?:(?<![^\W\d_])|(?=[{_UNSPACED}]))"
-                            rf"(?:{_REASONS})(?:(?![\w-])|(?<=[{_UNSPACED}]))", re.IGNORECASE)
-# a reason ends where an aside does, or at a joint that opens the next clause, in any language ("… because he lost 2
-# and now he has 11", "… because 2 were eaten but then he found 4", "…, weil 2 gegessen wurden und dann …", "因为吃了2个
-# 然后买了5个", "因为吃了2个又买了5个", "เพราะกินไป 2 แล้วซื้อเพิ่ม 5": the values after are read); not "and" between
-# two values, which lists the reason's ("because 2 and 3 were eaten"), nor "又" (again) before the reason's value ("因为
-# 她又买了2个"), nor a one-letter word ("y": a variable)
-_CLAUSE_JOINT = r"and|but|then|und|aber|dann|pero|luego|et|mais|puis|и|но|потом|затем|na|lakini|kisha"
+# he has 14": 14; ``_ASIDE_STOP``) or a joint opens the next clause (``_REASON_END``), as a reason after a remark is
+# (``_REASON``); the bracket or dash that closes the denial may come before it ("10 laps (not 8), since 2 were added",
+# "6 hours — not 5 — since …": 10, 6); a reply with no denial is read as before (its last value); a reason's word is a
+# whole word ("12, not 10, was wrong" gives none: "as" ends "was")
+_DENIAL_REASON = re.compile(rf"[{_COUNTER}]*(?:{_UNITS_WORD}){{0,2}}?[,\s)\]}}\u2013\u2014-]*"
+                            rf"(?:(?<![^\W\d_])|(?=[{_UNSPACED}]))(?:{_REASONS})(?:(?![\w-])|(?<=[{_UNSPACED}]))",
+                            re.IGNORECASE)
+# a reason ends where an aside does (not at "and" before a subject, ``_ASIDE_END``'s: the reason's own clause, below),
+# or at a joint that opens the next clause, in any language ("… because he lost 2 and now he has 11", "… because 2 were
+# eaten but then he found 4", "…, weil 2 gegessen wurden und dann …", "因为吃了2个然后买了5个", "因为吃了2个又买了5个",
+# "เพราะกินไป 2 แล้วซื้อเพิ่ม 5": the values after are read); not "and" (``_AND_JOINT``) before a value, which goes on
+# with the reason ("because 2 were eaten and 0 were added", "because there are 12 slices and 3 people", "… and $3 was
+# spent": 7, 4, 7; "and now …", "and then …" end it), nor another joint between two values ("because 2 but 3 …"), nor
+# "又" (again) before the reason's value ("因为她又买了2个"), nor a one-letter word ("y": a variable)
+_AND_JOINT = r"and|und|et|и|na"
+_CLAUSE_JOINT = r"but|then|aber|dann|pero|luego|mais|puis|но|потом|затем|lakini|kisha"
 _UNSPACED_JOINT = rf"(?:(?<=\d)|(?<=\d[{_COUNTER}]))[又再]|然后|但是?|现在|所以|แล้ว|และ|แต่|จากนั้น|ดังนั้น"
-_REASON_END = re.compile(rf"{_ASIDE_END.pattern}|(?<!\w)(?:(?<!\d[^\S\n])(?:{_CLAUSE_JOINT})|(?:{_CLAUSE_JOINT})"
-                         rf"(?![^\S\n]+\$?\d))(?!\w)|{_UNSPACED_JOINT}", re.IGNORECASE)
+_REASON_END = re.compile(rf"{_ASIDE_STOP}|(?<!\w)(?:(?<!\d[^\S\n])(?:{_CLAUSE_JOINT})|(?:{_CLAUSE_JOINT}|{_AND_JOINT})"
+                         rf"(?![^\S\n]+[${_CURRENCY_AFTER}]?-?\.?\d))(?!\w)|{_UNSPACED_JOINT}", re.IGNORECASE)
 
 
 def _denied_after(text: str) -> list[tuple[int, int, int]]:
