@@ -1878,6 +1878,17 @@ def test_a_space_alone_before_not_in_prose_reads_as_before(text, expected):
     # … not "then" before a value, nor "and" before a word, nor a joint after the bracket: the next clause's value
     ("So 7, not 9, because 2 were eaten and 3 were added then 10 remain.", "10"),
     ("So 7, not 9, because 2 were eaten and then 3 were added.", "3"), ("So 24 (not 20), and 4 more were baked.", "4"),
+    # … but a value after "and" that a result follows states the answer again ("… to make 10", "… and 10 remain", "… for
+    # 10 in all", "… and 7 is right", "… итого 10" read 7, 7, 7, 9, 7), not "in total" after the reason's own value; and
+    # a reason after a bracket goes on past no line end ("(not 8)\nsince …" read 10, "(not 9)\n- since …" 7)
+    ("So 7 remain, not 9, because 2 were eaten and 3 were added to make 10.", "10"),
+    ("So 7 remain, not 9, because 2 were eaten and 3 were added and 10 remain.", "10"),
+    ("So 7 remain, not 9, because 2 were eaten and 3 were added for 10 in all.", "10"),
+    ("I first got 9, not 7, because I forgot 2 were eaten and 7 is right.", "7"),
+    ("Осталось 7, а не 9, потому что 2 съели и 3 добавили итого 10.", "10"),
+    ("Each gets 4, not 3, because there are 12 slices and 3 people in total.", "4"),
+    ("He ran 10 laps (not 8)\nsince 2 more were added he ran 12 laps", "12"),
+    ("- 7 apples (not 9)\n- since 2 were eaten and 3 were added we have 10", "10"),
     # a square bracket, a hyphen or two spaced as a dash set a denial apart ("So 7 remain [not 9]." and "So 7 remain -
     # not 9." read 9, "The answer is 7 - not 9." `7-not9`); not before a value a verdict follows, nor Spanish's "no"
     ("So 7 remain [not 9].", "7"), ("So 7 remain [not 9, since 2 were eaten].", "7"), ("So 7 remain - not 9.", "7"),
@@ -2270,6 +2281,10 @@ def test_a_leading_zero_is_no_thousands_group(text, gold, expected):
     ("The answer is not Rs 49. It is Rs 50.", "50"), ("It is 51, not USD 49.", "51"),  # denied with its code: `49`
     # the no-marker path: a point written onto the word is no decimal point (`0.5`, and `500` for "Rs.1,500")
     ("So he paid Rs.500.", "500"), ("Total: Rs.1,500", "1500"), ("సమాధానం రూ.500", "500"),
+    # but a point onto a verb, its space left out, or where a minus opens a number, opens one: 0.5, not 5
+    ("The probability is.5", "0.5"), ("The ratio equals.75", "0.75"), ("La probabilidad es.5", "0.5"),
+    ("Вероятность равна.5", "0.5"), ("概率是.5", "0.5"), ("確率は.5です", "0.5"), ("ความน่าจะเป็นคือ.5", "0.5"),
+    ("So the product is 3\\cdot.5", "0.5"), ("so p\\approx.5", "0.5"), ("See Fig.3", "3"), ("Thesis.5", "5"),
     # unchanged: a word that names no currency, or a letter, stays with the number; the unit after it goes
     ("The answer is B 5", "B5"), ("The answer is x 5", "x5"), ("Answer: A) 12", "A)12"), ("The answer is 5 USD", "5"),
     ("The answer is dolar 5", "dolar5"), ("It costs .5 dollars", "0.5"), ("x = -.5", "-0.5"),
@@ -2277,5 +2292,7 @@ def test_a_leading_zero_is_no_thousands_group(text, gold, expected):
 def test_a_currency_word_before_the_amount_is_no_part_of_the_answer(text, expected):
     """"The answer is Rs 500." read `Rs500`, "USD 500" `USD500`, "Jibu ni shilingi 500." `shilingi500`, "Rs. 500"
     `Rs` (its point ended the sentence): a currency's word or code before the amount (``_CURRENCY_WORDS``) is dropped;
-    and "Rs.500" after no marker read `0.5`, its point taken for a decimal point."""
+    and "Rs.500" after no marker read `0.5`, its point taken for a decimal point; not a verb's point, its space left
+    out, nor one after a letter of a script written without spaces or a LaTeX sign ("is.5", "概率是.5", "3\\cdot.5" read
+    5 when this came in)."""
     assert extract_answer(text, MATH) == expected

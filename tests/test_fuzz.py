@@ -111,6 +111,7 @@ def test_grading_anything_says_true_or_false(gold, prediction):
     ("\\boxed{either 1" + " " * 60_000 + "x}", "either1x"),  # and whether one follows "either", from each
     ("\\boxed{1 (a" + " " * 200_000 + "1}", "1(a"),  # a remark's closing bracket, from each
     ("\\boxed{1" + "$" * 100_000 + "2\\text{ cm}}", "12"),  # the spaces before a unit, from each (a "$" is one)
+    ("So 7 remain, not 9, because 2 were eaten " + "and 1 more " * 30_000, "7"),  # a result after each "and 1"
 ])
 def test_a_long_answer_normalises_in_linear_work(reply, expected):
     """A long answer's unit, or the "and" of a list in it, was found in time that grew with the square of its words

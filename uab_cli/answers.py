@@ -116,12 +116,20 @@ _UNSPACED = "\u0e00-\u0e7f\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff"
 _SIGN_AFTER = ("le", "leq", "ge", "geq", "ne", "neq", "lt", "gt", "approx", "sim", "equiv", "in", "to", "times", "cdot",
                "div", "pm", "mp", "quad", "qquad", "implies", "Rightarrow")
 _MINUS = rf"-(?:(?<![^\W_{_UNSPACED}]-)" + "".join(rf"|(?<=\\{name}-)" for name in _SIGN_AFTER) + ")"
+# A point written onto a word opens no number ("Rs.500" is 500, "రూ.500" too, not 0.5; "Fig.3" is 3), save onto a verb,
+# its space left out, English's or MGSM's languages' ("The probability is.5", "La probabilidad es.5", "равна.5"), and
+# where a minus opens one: after a letter of a script written without spaces ("概率是.5", "ความน่าจะเป็นคือ.5") or a
+# LaTeX relation or operator's name ("3\cdot.5", "p\approx.5")
+_VERBS = ("is", "are", "was", "equals", "be")
+_POINT_VERBS = (*_VERBS, "es", "est", "ist", "ni", "равна", "равно", "равен")
+_POINT = (rf"\.(?:(?<![^\W\d_{_UNSPACED}]\.|[\u0900-\u0dff]\.)" + "".join(rf"|(?<=\\{name}\.)" for name in _SIGN_AFTER)
+          + "".join(rf"|(?<=(?<![^\W\d_])(?i:{verb})\.)" for verb in _POINT_VERBS) + ")")
 _NUMBER = re.compile(rf"(?:{_MINUS})?(?:"
                      r"\d{1,3}(?:(?:,|\{,\}|\\,|[\u00a0\u202f\u2009])\d{3})+" + _DECIMALS + "|"
                      r"\d*\.\d*" + _PERIOD + r"|\d+ \d+/\d+|"
                      r"(?:\d+ ?)?\\[dtc]?frac(?:\{\d+\}|\d)(?:\{\d+\}|\d)|"  # "\frac{4}{3}", "\frac43", "\frac9{19}"
                      r"\d+(?:\.\d+)?(?:[eE][-+]?\d+|\s*(?:\u00d7|\\times|\\cdot)\s*10\^(?:\{[-+]?\d+\}|[-+]?\d+)|/\d+)?|"
-                     r"\.(?<![^\W\d_]\.|[\u0900-\u0dff]\.)\d+)")  # a point written onto a word opens none: "Rs.500" is 500, "రూ.500" too
+                     rf"{_POINT}\d+)")
 _DELIMS = (("$$", "$$"), ("\\[", "\\]"), ("\\(", "\\)"), ("$", "$"))
 # "and"/"or" before a word, after a number, opens the next clause ("18 and we are done", "18 und wir sind fertig"), not
 # a list's next item ("2 and 3", "18 apples and 3 pears", "x and y": a number or a letter follows; "0 or pi", "2 and
@@ -161,7 +169,7 @@ _BOLD_JOINT = re.compile(_LIST_JOINT)
 _BOLD = re.compile(r"\*\*(.+?)\*\*")
 _EMPHASIS = re.compile(r"\*+(?=[A-Za-z(])|(?<=[A-Za-z)])\*+")
 _PROSE = re.compile(r"[A-Za-z]{2,}\.?\s+[A-Za-z]{2}")  # a sentence, not an expression
-_VERB = re.compile(r"\s(?:is|are|was|equals|be)\s", re.IGNORECASE)
+_VERB = re.compile(rf"\s(?:{'|'.join(_VERBS)})\s", re.IGNORECASE)
 # a verb that opens a new clause after a value, its subject ("12 are girls", "12 were girls", "9 remain"), English's
 # or one of MGSM's languages' that deny before the value ("12 sont des filles", "12 restent", "12 sind Mädchen", "12 son
 # niñas", "12 ni wasichana")
@@ -892,10 +900,11 @@ def _merged(spans: list[tuple[int, int]]) -> tuple[list[int], list[int]]:
 # a reason after the values a denial follows, a unit between too, is the denial's, to where an aside ends ("7 remain,
 # not 9, because 2 were eaten": 7; "剩下7个，而不是9个，因为吃了2个。", no space after "因为": 7; "… as 2 were added, so
 # he has 14": 14; ``_ASIDE_STOP``) or a joint opens the next clause (``_REASON_END``), as a reason after a remark is
-# (``_REASON``); the bracket or dash that closes the denial may come before it ("10 laps (not 8), since 2 were added",
-# "6 hours — not 5 — since …": 10, 6); a reply with no denial is read as before (its last value); a reason's word is a
-# whole word ("12, not 10, was wrong" gives none: "as" ends "was")
-_DENIAL_REASON = re.compile(rf"[{_COUNTER}]*(?:{_UNITS_WORD}){{0,2}}?[,\s)\]}}\u2013\u2014-]*"
+# (``_REASON``); the bracket or dash that closes the denial may come before it, on its line ("10 laps (not 8), since 2
+# were added", "6 hours — not 5 — since …": 10, 6; not "(not 8)\nsince …", "(not 9)\n- since …"); a reply with no
+# denial is read as before (its last value); a reason's word is a whole word ("12, not 10, was wrong" gives none: "as"
+# ends "was")
+_DENIAL_REASON = re.compile(rf"[{_COUNTER}]*(?:{_UNITS_WORD}){{0,2}}?(?:[,\s]*|(?:[,)\]}}\u2013\u2014-]|[^\S\n])*)"
                             rf"(?:(?<![^\W\d_])|(?=[{_UNSPACED}]))(?:{_REASONS})(?:(?![\w-])|(?<=[{_UNSPACED}]))",
                             re.IGNORECASE)
 # a reason ends where an aside does (not at "and" before a subject, ``_ASIDE_END``'s: the reason's own clause, below),
@@ -910,6 +919,23 @@ _CLAUSE_JOINT = r"but|then|aber|dann|pero|luego|mais|puis|но|потом|зат
 _UNSPACED_JOINT = rf"(?:(?<=\d)|(?<=\d[{_COUNTER}]))[又再]|然后|但是?|现在|所以|แล้ว|และ|แต่|จากนั้น|ดังนั้น"
 _REASON_END = re.compile(rf"{_ASIDE_STOP}|(?<!\w)(?:(?<!\d[^\S\n])(?:{_CLAUSE_JOINT})|(?:{_CLAUSE_JOINT}|{_AND_JOINT})"
                          rf"(?![^\S\n]+[${_CURRENCY_AFTER}]?-?\.?\d))(?!\w)|{_UNSPACED_JOINT}", re.IGNORECASE)
+# … but where a result follows the value after that "and" in the reason ("… and 3 were added to make 10", "… and 10
+# remain", "… and 7 is right"), the value is a new statement of the answer and the reason ends at the "and", as before it
+# went on past one (10, 10, 7; not "and" between two values, "because he lost 2 and 11 are left": as before)
+_RESULT_WORDS = (r"to\s+(?:make|get|reach|give)|therefore|thus|hence|(?:which|that)\s+is|totall?ing|remain(?:s|ing)?|"
+                 r"(?:is|are)\s+left|left\s+over|(?:is|are)\s+(?:correct|right|the\s+(?:final\s+)?answer)|"
+                 r"in\s+(?:all|total)(?=\s+\$?\d)|for\s+\$?\d[\d,.]*\s+in\s+(?:all|total)|insgesamt|übrig|"
+                 r"au\s+total|pour\s+un\s+total|donc|итого|всего|jumla|hivyo")
+_REASON_AND = re.compile(rf"(?<!\w)(?<!\d[^\S\n])(?:{_AND_JOINT})[^\S\n]+(?=[${_CURRENCY_AFTER}]?-?\.?\d)", re.IGNORECASE)
+_REASON_RESULT = re.compile(rf"(?<![\w-])(?:{_RESULT_WORDS})(?![\w-])", re.IGNORECASE)
+
+
+def _reason_result(text: str, start: int, end: int) -> int:
+    """Where a reason from ``start`` to ``end`` ends instead: at the first "and" before a value that a result follows
+    (``_REASON_RESULT``, the last one found in the reason: one look at each), or ``end``."""
+    last = max((result.start() for result in _REASON_RESULT.finditer(text, start, end)), default=None)
+    joint = last is not None and _REASON_AND.search(text, start, last)
+    return joint.start() if joint else end
 
 
 def _denied_after(text: str) -> list[tuple[int, int, int]]:
@@ -932,6 +958,7 @@ def _denied_after(text: str) -> list[tuple[int, int, int]]:
             end += 2 * text.startswith("**", end)  # "not **16**"
             if reason := _DENIAL_REASON.match(text, end):
                 end = stop.start() if (stop := _REASON_END.search(text, reason.end())) else len(text)
+                end = _reason_result(text, reason.end(), end)
             denied.append((m.start(), m.end(), end))
     return denied
 
