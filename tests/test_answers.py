@@ -1889,6 +1889,25 @@ def test_a_space_alone_before_not_in_prose_reads_as_before(text, expected):
     ("Each gets 4, not 3, because there are 12 slices and 3 people in total.", "4"),
     ("He ran 10 laps (not 8)\nsince 2 more were added he ran 12 laps", "12"),
     ("- 7 apples (not 9)\n- since 2 were eaten and 3 were added we have 10", "10"),
+    # … a result stated, a joint's or with its value ("… to give a total of 10", "… therefore he has 10": 10), not a
+    # result's word in the reason's own clause that states no value ("3 of the remaining 5 were sold" read 5, "… to
+    # make the pile bigger" 3, "… 0 were added to the remaining apples" 0, "… 1 was left over from before" 1, "2 that is
+    # broken" 2, "3 insgesamt hinzukamen" 3, "3 au total ont été données" 3, "3 всего было отдано" 3)
+    ("So 7, not 9, because 2 were eaten and 3 were added to give a total of 10.", "10"),
+    ("So 7, not 9, because 2 were eaten and 3 were added therefore he has 10.", "10"),
+    ("So he has 7, not 9, because 2 were eaten and 3 of the remaining 5 were sold.", "7"),
+    ("So 7, not 9, because 2 were eaten and 3 were added to make the pile bigger.", "7"),
+    ("So 7 remain, not 9, because 2 were eaten and 0 were added to the remaining apples.", "7"),
+    ("So 7, not 9, because 2 were eaten and 3 remaining ones were added.", "7"),
+    ("So 7, not 9, because 2 were eaten and 1 was left over from before.", "7"),
+    ("So he has 5, not 8, because he gave 3 away and 2 that is broken was thrown.", "5"),
+    ("Also 7, nicht 9, weil 2 gegessen wurden und 3 insgesamt hinzukamen.", "7"),
+    ("Il en reste 7, pas 9, car 2 ont été mangées et 3 au total ont été données.", "7"),
+    ("Осталось 7, а не 9, потому что 2 съели и 3 всего было отдано.", "7"),
+    ("So 7, not 9, because 2 were eaten and 3 were added to make up 10.", "10"),
+    ("Осталось 7, а не 9, потому что 2 съели и 3 добавили всего стало 10.", "10"),
+    # … and a comma after the bracket goes on past the line end ("(not 8),\nsince …" read 2)
+    ("He ran 10 laps (not 8),\nsince 2 were added.", "10"),
     # a square bracket, a hyphen or two spaced as a dash set a denial apart ("So 7 remain [not 9]." and "So 7 remain -
     # not 9." read 9, "The answer is 7 - not 9." `7-not9`); not before a value a verdict follows, nor Spanish's "no"
     ("So 7 remain [not 9].", "7"), ("So 7 remain [not 9, since 2 were eaten].", "7"), ("So 7 remain - not 9.", "7"),
@@ -2285,6 +2304,10 @@ def test_a_leading_zero_is_no_thousands_group(text, gold, expected):
     ("The probability is.5", "0.5"), ("The ratio equals.75", "0.75"), ("La probabilidad es.5", "0.5"),
     ("Вероятность равна.5", "0.5"), ("概率是.5", "0.5"), ("確率は.5です", "0.5"), ("ความน่าจะเป็นคือ.5", "0.5"),
     ("So the product is 3\\cdot.5", "0.5"), ("so p\\approx.5", "0.5"), ("See Fig.3", "3"), ("Thesis.5", "5"),
+    # … and onto another word a value follows ("becomes.5", "It's.5", "of.5", "about.5" read 5 after 73a4846)
+    ("The probability becomes.5", "0.5"), ("It's.5", "0.5"), ("The chance is about.5", "0.5"),
+    ("A probability of.5", "0.5"), ("The ratio is equal.5", "0.5"), ("Вероятность есть.5", "0.5"),
+    ("See No.5", "5"), ("It is Vol.2", "2"), ("analysis.5", "5"),
     # unchanged: a word that names no currency, or a letter, stays with the number; the unit after it goes
     ("The answer is B 5", "B5"), ("The answer is x 5", "x5"), ("Answer: A) 12", "A)12"), ("The answer is 5 USD", "5"),
     ("The answer is dolar 5", "dolar5"), ("It costs .5 dollars", "0.5"), ("x = -.5", "-0.5"),

@@ -112,6 +112,8 @@ def test_grading_anything_says_true_or_false(gold, prediction):
     ("\\boxed{1 (a" + " " * 200_000 + "1}", "1(a"),  # a remark's closing bracket, from each
     ("\\boxed{1" + "$" * 100_000 + "2\\text{ cm}}", "12"),  # the spaces before a unit, from each (a "$" is one)
     ("So 7 remain, not 9, because 2 were eaten " + "and 1 more " * 30_000, "7"),  # a result after each "and 1"
+    ("So 7, not 9, because 2 were eaten and 1" + " " * 100_000 + "x remain", "1"),  # a result's verb after each space
+    ("So 7, not 9, because 2 were eaten and 3 which is" + " " * 100_000, "7"),  # a value after the result's word
 ])
 def test_a_long_answer_normalises_in_linear_work(reply, expected):
     """A long answer's unit, or the "and" of a list in it, was found in time that grew with the square of its words

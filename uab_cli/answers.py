@@ -116,14 +116,18 @@ _UNSPACED = "\u0e00-\u0e7f\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff"
 _SIGN_AFTER = ("le", "leq", "ge", "geq", "ne", "neq", "lt", "gt", "approx", "sim", "equiv", "in", "to", "times", "cdot",
                "div", "pm", "mp", "quad", "qquad", "implies", "Rightarrow")
 _MINUS = rf"-(?:(?<![^\W_{_UNSPACED}]-)" + "".join(rf"|(?<=\\{name}-)" for name in _SIGN_AFTER) + ")"
-# A point written onto a word opens no number ("Rs.500" is 500, "రూ.500" too, not 0.5; "Fig.3" is 3), save onto a verb,
-# its space left out, English's or MGSM's languages' ("The probability is.5", "La probabilidad es.5", "равна.5"), and
-# where a minus opens one: after a letter of a script written without spaces ("概率是.5", "ความน่าจะเป็นคือ.5") or a
-# LaTeX relation or operator's name ("3\cdot.5", "p\approx.5")
+# A point written onto a word opens no number ("Rs.500" is 500, "రూ.500" too, not 0.5; "Fig.3" is 3), save onto a verb
+# or another word a value follows, its space left out, English's or MGSM's languages' ("The probability is.5", "It's.5",
+# "becomes.5", "of.5", "about.5", "La probabilidad es.5", "равна.5"), and where a minus opens one: after a letter of a
+# script written without spaces ("概率是.5", "ความน่าจะเป็นคือ.5") or a LaTeX relation or operator's name ("3\cdot.5",
+# "p\approx.5")
 _VERBS = ("is", "are", "was", "equals", "be")
-_POINT_VERBS = (*_VERBS, "es", "est", "ist", "ni", "равна", "равно", "равен")
-_POINT = (rf"\.(?:(?<![^\W\d_{_UNSPACED}]\.|[\u0900-\u0dff]\.)" + "".join(rf"|(?<=\\{name}\.)" for name in _SIGN_AFTER)
-          + "".join(rf"|(?<=(?<![^\W\d_])(?i:{verb})\.)" for verb in _POINT_VERBS) + ")")
+_POINT_WORDS = (*_VERBS, "were", "equal", "become", "becomes", "gives", "get", "gets", "makes", "of", "about", "approximately",
+                "roughly", "around", "nearly", "almost", "only", "now", "to", "than", "at", "es", "est", "ist", "ni",
+                "равна", "равно", "равен", "есть", "হল")
+_POINT = (rf"\.(?:(?<![^\W\d_{_UNSPACED}]\.|[\u0900-\u0dff]\.)|(?<=['\u2019]s\.)"
+          + "".join(rf"|(?<=\\{name}\.)" for name in _SIGN_AFTER)
+          + "".join(rf"|(?<=(?<![^\W\d_])(?i:{word})\.)" for word in _POINT_WORDS) + ")")
 _NUMBER = re.compile(rf"(?:{_MINUS})?(?:"
                      r"\d{1,3}(?:(?:,|\{,\}|\\,|[\u00a0\u202f\u2009])\d{3})+" + _DECIMALS + "|"
                      r"\d*\.\d*" + _PERIOD + r"|\d+ \d+/\d+|"
@@ -900,11 +904,11 @@ def _merged(spans: list[tuple[int, int]]) -> tuple[list[int], list[int]]:
 # a reason after the values a denial follows, a unit between too, is the denial's, to where an aside ends ("7 remain,
 # not 9, because 2 were eaten": 7; "剩下7个，而不是9个，因为吃了2个。", no space after "因为": 7; "… as 2 were added, so
 # he has 14": 14; ``_ASIDE_STOP``) or a joint opens the next clause (``_REASON_END``), as a reason after a remark is
-# (``_REASON``); the bracket or dash that closes the denial may come before it, on its line ("10 laps (not 8), since 2
-# were added", "6 hours — not 5 — since …": 10, 6; not "(not 8)\nsince …", "(not 9)\n- since …"); a reply with no
-# denial is read as before (its last value); a reason's word is a whole word ("12, not 10, was wrong" gives none: "as"
-# ends "was")
-_DENIAL_REASON = re.compile(rf"[{_COUNTER}]*(?:{_UNITS_WORD}){{0,2}}?(?:[,\s]*|(?:[,)\]}}\u2013\u2014-]|[^\S\n])*)"
+# (``_REASON``); the bracket or dash that closes the denial may come before it, on its line or a comma's ("10 laps (not
+# 8), since 2 were added", "6 hours — not 5 — since …", "(not 8),\nsince …": 10, 6, 10; not "(not 8)\nsince …", "(not
+# 9)\n- since …"); a reply with no denial is read as before (its last value); a reason's word is a whole word ("12,
+# not 10, was wrong" gives none: "as" ends "was")
+_DENIAL_REASON = re.compile(rf"[{_COUNTER}]*(?:{_UNITS_WORD}){{0,2}}?(?:[,\s]*|(?:[,)\]}}\u2013\u2014-]|[^\S\n])*(?:,\s*)?)"
                             rf"(?:(?<![^\W\d_])|(?=[{_UNSPACED}]))(?:{_REASONS})(?:(?![\w-])|(?<=[{_UNSPACED}]))",
                             re.IGNORECASE)
 # a reason ends where an aside does (not at "and" before a subject, ``_ASIDE_END``'s: the reason's own clause, below),
@@ -915,27 +919,37 @@ _DENIAL_REASON = re.compile(rf"[{_COUNTER}]*(?:{_UNITS_WORD}){{0,2}}?(?:[,\s]*|(
 # spent": 7, 4, 7; "and now …", "and then …" end it), nor another joint between two values ("because 2 but 3 …"), nor
 # "又" (again) before the reason's value ("因为她又买了2个"), nor a one-letter word ("y": a variable)
 _AND_JOINT = r"and|und|et|и|na"
+_VALUE_AHEAD = rf"[${_CURRENCY_AFTER}]?-?\.?\d"  # a value's first character
 _CLAUSE_JOINT = r"but|then|aber|dann|pero|luego|mais|puis|но|потом|затем|lakini|kisha"
 _UNSPACED_JOINT = rf"(?:(?<=\d)|(?<=\d[{_COUNTER}]))[又再]|然后|但是?|现在|所以|แล้ว|และ|แต่|จากนั้น|ดังนั้น"
 _REASON_END = re.compile(rf"{_ASIDE_STOP}|(?<!\w)(?:(?<!\d[^\S\n])(?:{_CLAUSE_JOINT})|(?:{_CLAUSE_JOINT}|{_AND_JOINT})"
-                         rf"(?![^\S\n]+[${_CURRENCY_AFTER}]?-?\.?\d))(?!\w)|{_UNSPACED_JOINT}", re.IGNORECASE)
-# … but where a result follows the value after that "and" in the reason ("… and 3 were added to make 10", "… and 10
-# remain", "… and 7 is right"), the value is a new statement of the answer and the reason ends at the "and", as before it
-# went on past one (10, 10, 7; not "and" between two values, "because he lost 2 and 11 are left": as before)
-_RESULT_WORDS = (r"to\s+(?:make|get|reach|give)|therefore|thus|hence|(?:which|that)\s+is|totall?ing|remain(?:s|ing)?|"
-                 r"(?:is|are)\s+left|left\s+over|(?:is|are)\s+(?:correct|right|the\s+(?:final\s+)?answer)|"
-                 r"in\s+(?:all|total)(?=\s+\$?\d)|for\s+\$?\d[\d,.]*\s+in\s+(?:all|total)|insgesamt|übrig|"
-                 r"au\s+total|pour\s+un\s+total|donc|итого|всего|jumla|hivyo")
-_REASON_AND = re.compile(rf"(?<!\w)(?<!\d[^\S\n])(?:{_AND_JOINT})[^\S\n]+(?=[${_CURRENCY_AFTER}]?-?\.?\d)", re.IGNORECASE)
-_REASON_RESULT = re.compile(rf"(?<![\w-])(?:{_RESULT_WORDS})(?![\w-])", re.IGNORECASE)
+                         rf"(?![^\S\n]+{_VALUE_AHEAD}))(?!\w)|{_UNSPACED_JOINT}", re.IGNORECASE)
+# … but where a result is stated after that "and" in the reason, the value is a new statement of the answer and the
+# reason ends at the "and", as before it went on past one: after a joint that draws a result ("… and 3 were added,
+# therefore he has 10", "… итого 10"), a result's word before a value ("… and 3 were added to make 10", "… to give a
+# total of 10", "… which is 10") or a value before a result's verb ("… and 10 remain", "… and 7 is right", "… for 10 in
+# all"): 10, 10, 10, 10, 10, 7, 10; not "and" between two values ("because he lost 2 and 11 are left": as before), nor
+# a word that states no value, the reason's own ("3 of the remaining 5 were sold", "3 were added to make the pile
+# bigger", "2 that is broken", "1 was left over from before", "3 people in total": the value before the denial is read)
+_RESULT_JOINT = r"therefore|thus|hence|donc|итого|hivyo"
+_RESULT_THEN = (r"(?:to\s+(?:make|get|reach|give)|(?:which|that)\s+is|totall?ing)"
+                r"(?:\s+(?:it|up|to|us|exactly|just|only|a\s+total\s+of|the\s+total(?:\s+of)?)){0,2}|in\s+(?:all|total)|"
+                r"insgesamt|au\s+total(?:\s+de)?|pour\s+un\s+total(?:\s+de)?|"
+                r"всего(?:\s+(?:стало|было|будет|получилось|получается))?|jumla(?:\s+(?:ya|ni))?")
+_THEN_RESULT = r"remains?|(?:is|are)\s+(?:left(?:\s+over)?|correct|right|the\s+(?:final\s+)?answer)|left\s+over|übrig"
+_REASON_AND = re.compile(rf"(?<!\w)(?<!\d[^\S\n])(?:{_AND_JOINT})[^\S\n]+(?={_VALUE_AHEAD})", re.IGNORECASE)
+_REASON_RESULT = re.compile(rf"(?<![\w-])(?:(?:{_RESULT_JOINT})(?![\w-])|(?:{_RESULT_THEN})[^\S\n]+(?={_VALUE_AHEAD})|"
+                            rf"for[^\S\n]+\$?\d[\d,.]*[^\S\n]+in[^\S\n]+(?:all|total)(?![\w-]))|"
+                            rf"(?<![\w.,-])\$?\d[\d,.]*(?:[^\S\n]+(?!(?:was|were)(?!\w))[^\W\d_]+)?[^\S\n]+"
+                            rf"(?:{_THEN_RESULT})(?![\w-])", re.IGNORECASE)
 
 
 def _reason_result(text: str, start: int, end: int) -> int:
-    """Where a reason from ``start`` to ``end`` ends instead: at the first "and" before a value that a result follows
-    (``_REASON_RESULT``, the last one found in the reason: one look at each), or ``end``."""
-    last = max((result.start() for result in _REASON_RESULT.finditer(text, start, end)), default=None)
-    joint = last is not None and _REASON_AND.search(text, start, last)
-    return joint.start() if joint else end
+    """Where a reason from ``start`` to ``end`` ends instead: at the first "and" before a value, if a result is stated
+    after it (``_REASON_RESULT``, the last one found in the reason: one look at each), or ``end``."""
+    last = max((result.start() for result in _REASON_RESULT.finditer(text, start, end)), default=-1)
+    joint = _REASON_AND.search(text, start, end)
+    return joint.start() if joint and joint.start() < last else end
 
 
 def _denied_after(text: str) -> list[tuple[int, int, int]]:
