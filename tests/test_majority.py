@@ -125,6 +125,18 @@ def test_auto_picks_dp_when_cheap_and_greedy_when_not():
     assert np.array_equal(MJ.majority_allocate(big, 9000), MJ.majority_allocate(big, 9000, method="greedy"))
 
 
+@pytest.mark.parametrize(("limit", "cells", "expected"), [
+    (2 * 6 * 7, 7 * 7, [3, 3]),  # M * budget * (top + 1) and (top + 1) * (budget + 1) both at the limits: the DP
+    (2 * 6 * 7 - 1, 7 * 7, [4, 2]),  # one past either: the greedy
+    (2 * 6 * 7, 7 * 7 - 1, [4, 2]),
+])
+def test_auto_runs_the_dp_up_to_its_limits_inclusive(limit, cells, expected, monkeypatch):
+    monkeypatch.setattr(MJ, "DP_LIMIT", limit)
+    monkeypatch.setattr(MJ, "DP_CELLS", cells)
+    # every count ties (p = 0.5 and p = 1 never change): the DP shares evenly, the greedy does not
+    assert MJ.majority_allocate([0.5, 1.0], 6).tolist() == expected
+
+
 @pytest.mark.parametrize("model", MJ.MODELS)
 @pytest.mark.parametrize("value", [0.0, 1.0])
 def test_flat_questions_are_water_filled(model, value):
@@ -169,6 +181,9 @@ def test_edge_cases(method):
         MJ.majority_allocate([0.5], 1, method="magic")
     with pytest.raises(UabError):
         MJ.majority_allocate([1.5], 1, method=method)
+    for phase1 in (0, np.array([2, 0])):  # a question with no Phase-1 sample
+        with pytest.raises(UabError, match="at least one Phase-1 sample, got 0"):
+            MJ.majority_allocate([0.3, 0.8], 3, method=method, phase1=phase1)
 
 
 def test_majority_skips_hopeless_questions_that_coverage_feeds():
@@ -283,11 +298,27 @@ def test_huge_n_is_bounded_and_puts_every_question_at_its_best(model, n):
     ([0.3, 0.9], 10**6, np.array([10**6, 5]), [10**6 - 5, 5]),  # p = 0.9 settles at 81 samples, capped at 5
     ([0.3, 0.9], 10**5, 10**5, [0, 10**5]),  # p = 0.9 takes it all: exactly what is left past each best count
     ([0.3, 0.9, 0.8], 10**5, np.array([10**5, 100, 10**5]), [0, 100, 99900]),  # shared within the caps
-    ([0.3, 0.9], 2 * 8728, 10**4, [8728, 8728]),  # exactly the look-ahead, p = 0.3's settled count, each: a tie
+    ([0.3, 0.4], 10**5, 10**5, [50000, 50000]),  # no question's best is where it settles: shared evenly
+    ([0.3, 0.9], 2 * 8728, 10**4, [7456, 10**4]),  # exactly the look-ahead (p = 0.3's settled count) each: p = 0.9 fills its cap
 ])
 def test_a_budget_past_the_settled_counts_goes_where_it_loses_least(method, p, budget, cap, expected):
     # p = 0.3 only loses by more samples (its best is 0): it takes what the others cannot
     assert MJ.majority_allocate(p, budget, method=method, max_extra=cap).tolist() == expected
+
+
+@pytest.mark.parametrize(("budget", "cap", "expected"), [
+    (800, [10**6, 328], [800, 0]),  # the look-ahead (472 + 328) is exactly the budget
+    (800, [10**6, 400], [800, 0]),  # ... or more
+    (801, [800, 400], [800, 1]),  # p = 1 takes all it can, p = 0.01 only what is left
+])
+def test_the_greedy_spends_little_on_a_hopeless_question_when_its_look_ahead_cuts_a_settled_one(budget, cap, expected):
+    # p = 0.01 settles at 473 samples: the greedy looks 472 ahead, so p = 1 (settled at once) is cut short
+    # of its cap; it still takes samples past its cut, not p = 0.01 (more samples lose it accuracy)
+    p = [1.0, 0.01]
+    e = MJ.majority_allocate(p, budget, method="greedy", max_extra=np.array(cap))
+    assert e.tolist() == expected
+    dp = MJ.majority_allocate(p, budget, method="dp", max_extra=np.array(cap))
+    assert MJ.expected_accuracy(p, e) == MJ.expected_accuracy(p, dp) == 1.01
 
 
 def test_the_greedy_spends_no_sample_on_a_hopeless_question_where_the_others_tie():
@@ -295,6 +326,31 @@ def test_the_greedy_spends_no_sample_on_a_hopeless_question_where_the_others_tie
     # greedy takes whole envelope segments first, so p = 0.4 (its best count is 0) gets none
     e = MJ.majority_allocate([0.4, 0.9, 0.99, 0.8], 300, method="greedy")
     assert e.tolist() == [0, 75, 75, 150]
+
+
+def test_the_greedy_gives_a_tied_last_sample_to_the_earlier_question_though_that_fills_its_cap():
+    # scatter: a second sample adds nothing (A(2) = A(1)); p = 0.7 takes its 2, the last sample ties
+    # between p = 0.6 (capped at 1) and p = 0.1: fewer samples, then the earlier question, cap included
+    e = MJ.majority_allocate([0.6, 0.1, 0.7], 3, "scatter", method="greedy", max_extra=np.array([1, 2, 2]))
+    assert e.tolist() == [1, 0, 2]
+
+
+@pytest.mark.parametrize(("p", "budget", "model", "cap", "phase1", "expected"), [
+    ([0.4, 0.45], 12, "plurality-2", [8, 9], 2, [4, 8]),  # the exchange: the best taker is the best giver too
+    ([0.01, 0.01], 294, "scatter", [187, 195], 1, [147, 147]),  # ... of two questions: the runner-up moves
+    ([0.032, 0.162, 0.514], 42, "scatter", [42] * 3, 2, [0, 33, 9]),  # the last units: by gain per sample
+])
+def test_the_greedy_reaches_the_dps_allocation(p, budget, model, cap, phase1, expected):
+    kw = dict(model=model, max_extra=np.array(cap), phase1=phase1)
+    assert MJ.majority_allocate(p, budget, method="greedy", **kw).tolist() == expected
+    assert MJ.majority_allocate(p, budget, method="dp", **kw).tolist() == expected
+
+
+def test_the_exchange_moves_between_two_equal_questions():
+    # both at 2 samples (an even count adds nothing): one gives its second sample to the other, which
+    # leads both ways (the most to gain, the least to lose), so the runner-up gives or takes
+    f = MJ._values(np.array([0.6, 0.6]), np.full(2, 2), 2, "plurality-2", np.ones(2, np.int64))
+    assert MJ._exchange(f, np.array([1, 1])).tolist() == [0, 2]
 
 
 def test_the_greedy_looks_past_its_default_width_when_most_questions_are_capped():
@@ -426,6 +482,16 @@ def test_the_exchanges_leaders_read_in_blocks_are_the_whole_tables(seed, monkeyp
         second = x.argmax(axis=0)
         at, best = MJ._leaders(f, e, step)
         assert np.array_equal(at, [first, second]) and np.array_equal(best, [one, x[second, cols]])
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_greedy_read_in_blocks_of_rows_allocates_as_in_one(seed, monkeypatch):
+    rng = np.random.default_rng(seed)
+    p, model = rng.choice(rng.random(3), int(rng.integers(2, 60))), MJ.MODELS[seed % 2]  # repeats: tied segments
+    budget, cap = int(rng.integers(1, 4 * p.size)), rng.integers(0, 12, p.size) + 1
+    whole = MJ.majority_allocate(p, budget, model, "greedy", cap)
+    monkeypatch.setattr(MJ, "_BLOCK", int(rng.integers(1, 40)))  # blocks of a few rows
+    assert MJ.majority_allocate(p, budget, model, "greedy", cap).tolist() == whole.tolist()
 
 
 @pytest.mark.parametrize("part", ["_multiplier", "_exchange"])

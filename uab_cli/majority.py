@@ -130,16 +130,28 @@ def majority_allocate(
     flat = np.maximum(settled(p, model) - phase1, 0)
     width = min(need, max(GREEDY_EXTRA, min(int(flat.max(initial=0)), GREEDY_CELLS // m)))
     look = np.minimum(room, width)
-    f = _values(p, look, int(look.max()), model, phase1)
+    return _spend(_values(p, look, int(look.max()), model, phase1), look, room, budget)
+
+
+def _spend(f: np.ndarray, look: np.ndarray, room: np.ndarray, budget: int) -> np.ndarray:
+    """The greedy's counts where it looks ``look`` ahead of rooms ``room``: a row cut short
+    (look < room) has settled there, its value stays past it."""
+    if int(look.sum()) >= budget and (look == room).all():
+        return _greedy(f, look, budget)
+    # Every question at its best count (the fewest samples that reach it), the rest shared evenly
+    # among those whose best is where their row settles; past those, only the others take more.
+    best = np.argmax(f, axis=1)
+    rows = np.arange(f.shape[0])
+    full = f[rows, look] >= f[rows, best]
+    tail = np.where(full, room - best, 0)
+    if 0 <= budget - int(best.sum()) <= int(tail.sum()):
+        return best + water_fill(best, tail, budget - int(best.sum()))
+    if budget > int(best.sum()) and full.any():
+        out = room.copy()
+        out[~full] = _spend(f[~full], look[~full], room[~full], budget - int(room[full].sum()))
+        return out
     if int(look.sum()) >= budget:
         return _greedy(f, look, budget)
-    # The budget outlasts the rows: every question at its best count (the fewest samples that
-    # reach it), the rest shared evenly among those whose best is where their row settles.
-    best = np.argmax(f, axis=1)
-    rows = np.arange(m)
-    tail = np.where(f[rows, look] >= f[rows, best], room - best, 0)
-    if int(tail.sum()) >= budget - int(best.sum()):
-        return best + water_fill(best, tail, budget - int(best.sum()))
     return look + water_fill(look, room - look, budget - int(look.sum()))
 
 
