@@ -5,6 +5,7 @@ apply, required options filled by a settings file or a run directory's record.""
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -14,7 +15,7 @@ from conftest import arithmetic, cli, read_jsonl, skip_unless_toml_settings, wri
 from uab_cli import recommend
 from uab_cli.errors import UabError
 from uab_cli.options import Option, param_name
-from uab_cli.settings import Allocation, Generation
+from uab_cli.settings import LISTS, Allocation, Generation
 
 BIG = "99999999999999999999"  # beyond 64 bits
 
@@ -632,6 +633,21 @@ def test_targets_below_one_percent_are_taken_for_fractions(tmp_path, questions):
             "--targets takes percentages")
 
 
+@pytest.mark.parametrize(("text", "taken"), [
+    ("1,100", [0.01, 1.0]), ("27.5", [0.275]),  # the bounds are percentages, not fractions
+    ("0", "in percent (1 <= t <= 100)"), ("100.5", "in percent"), ("0.5,101", "in percent"),  # out of range
+    ("0.5", "takes percentages, e.g. 27.5"), ("1,0.5", "takes percentages"), ("0.5,100", "takes percentages"),
+])
+def test_targets_take_percentages_from_1_to_100(text, taken):
+    """`--targets` (simulate's and report's): each from 1 % to 100 %, as a fraction; a list of
+    values in (0, 1) with the others in range is taken for fractions, said as such."""
+    if isinstance(taken, list):
+        assert LISTS["targets"].parse(text) == taken
+        return
+    with pytest.raises(UabError, match=re.escape(taken)):
+        LISTS["targets"].parse(text)
+
+
 # --- help ---------------------------------------------------------------------------------------
 
 
@@ -853,6 +869,14 @@ def test_a_settings_file_json_cannot_hold_is_one_line(tmp_path, questions, name,
     assert not (tmp_path / "r").exists()
 
 
+@pytest.mark.parametrize("text", ['"seed"', "[1, 2]", "3"])
+def test_a_settings_file_of_no_json_object_is_one_line(tmp_path, questions, text):
+    """A JSON string, array or number: no option values, said in one line naming the file."""
+    refused(run(questions, tmp_path / "r", "-N", "2", "--settings", settings_file(tmp_path, text)),
+            "settings.json: expected a JSON/TOML object of option values")
+    assert not (tmp_path / "r").exists()
+
+
 def test_a_settings_file_with_a_control_character_says_so_whole(tmp_path, questions):
     """json's message for a raw control character (a NUL, a tab in a string) is 'Invalid control
     character at', its place after the colon: the line ended on 'at'. Now it ends on the character."""
@@ -875,6 +899,7 @@ def test_settings_from_stdin_is_refused_as_such(tmp_path, questions):
 LINED = [  # (file name, text, command-line options, the line, the message)
     ("s.json", '{\n  "budget": 2,\n  "temperature": "hot"\n}', [], 3, "--temperature takes a number, got 'hot'"),
     ("s.json", '{\n  "seed": 1,\n\n  "budget": -1\n}', [], 4, "--budget must be >= 1, got -1"),
+    ("s.json", '\n{"budget": -1}', [], 2, "--budget must be >= 1, got -1"),  # a first line of its own
     ("s.json", '{"budget": 2,\n "allocator": "nope"}', [], 2, "unknown allocator 'nope'"),
     ("s.json", '{"budget": 2,\n "max_tokenz": 16}', [], 2, "unknown option for `uab run`: max_tokenz"),
     ("s.json", '{"max_tokens": 8,\n "max-tokens": 16, "budget": 2}', [], 2,
@@ -907,6 +932,10 @@ LINED = [  # (file name, text, command-line options, the line, the message)
     ("s.toml", '# one line\nrecommendation = {N = 2, settings = {allocator = "nope"}}\n', [], 2,
      "unknown allocator 'nope'"),
     ("s.toml", 'budget = 2\n\n[sampling]\ntemperature = 0.5\n', [], 3, "unknown option for `uab run`: sampling"),
+    # a results file (JSONL): a row's value at its row's line, a broken row at its own
+    ("r.jsonl", '{"simulation": {"pool": "p"}}\n\n{"recommendation": {"N": 2, "settings": {"allocator": "nope"}}}\n', [],
+     3, "unknown allocator 'nope'"),
+    ("r.jsonl", '{"simulation": {"pool": "p"}}\n{"recommendation": {"N": 2,\n', [], 2, "not JSON: "),
 ]
 
 
@@ -937,7 +966,9 @@ def test_a_settings_files_option_of_another_command_is_named_as_one(tmp_path, qu
 @pytest.mark.parametrize("text,key", [
     ('{"temperature": 0.5,\n "max_tokens": 16,\n "temperature": 0.9}', "temperature"),
     ('{"recommendation": {"N": 2, "settings": {"allocator": "uab", "allocator": "uniform"}}}', "allocator"),
-], ids=["options", "recommendation"])
+    # the second key's line, not an array's items' keys (each given once), nor a nested key of that name
+    ('{"pairs": [{"a": 1}, {"a": 2}], "x": {"seed": 1},\n "seed": 1,\n "seed": 2}', "seed"),
+], ids=["options", "recommendation", "after-others"])
 def test_a_json_settings_file_giving_a_key_twice_is_refused(tmp_path, questions, text, key):
     """json kept the last value silently (a TOML file's second is refused by its reader, and two
     spellings of one option by uab): one line naming the file, the second key's line and the key,
@@ -965,6 +996,17 @@ def test_a_toml_settings_file_before_python_3_11_is_refused_in_one_line(tmp_path
     refused(run(questions, tmp_path / "r", "-N", "2", "--settings", str(path)),
             f"error: {path}: TOML settings need Python >= 3.11; use a JSON file")
     assert not (tmp_path / "r").exists()
+
+
+def test_a_recommendations_template_digest_without_its_template_is_no_template(tmp_path, questions):
+    """A recommendation row carries its pool's template digest where its settings name the template;
+    a hand-edited one whose settings name none runs the built-in prompt: the digest checks no template."""
+    rec = {"recommendation": {"N": 2, "settings": {"backend": "scripted", "allocator": "uniform"},
+                              "prompt_template_sha256": "ab" * 32}}
+    result = run(questions, tmp_path / "r", "--settings", settings_file(tmp_path, json.dumps(rec)))
+    assert result.exit_code == 0, result.stderr
+    config = json.loads((tmp_path / "r" / "config.json").read_text())
+    assert config["generation"]["prompt_template"] is None and config["allocate"]["allocator"] == "uniform"
 
 
 def test_a_results_file_may_start_with_a_byte_order_mark(tmp_path, questions):
@@ -1039,6 +1081,16 @@ def test_the_command_line_wins_over_a_runs_config_and_an_allocator_given_starts_
     assert (config["n"], config["generation"]["max_tokens"], config["generation"]["backend"]) == (2, 16, "scripted")
     assert (config["allocate"]["allocator"], config["allocate"]["exit"], config["allocate"]["T"]) == ("uniform", None, None)
     assert config["vote"]["rule"] == "majority" and "temperature" not in config["vote"]
+
+
+def test_an_allocator_given_over_a_runs_config_draws_the_phase1_samples_it_needs(tmp_path, questions):
+    """The config's -K goes with its allocator: `--allocator adaptive` (2 Phase-1 samples) over a
+    uniform run's config (-K 1) draws the 2 it needs, as a rerun would, not the recorded 1."""
+    assert run(questions, tmp_path / "old", "-N", "3", "--allocator", "uniform").exit_code == 0
+    result = run(questions, tmp_path / "new", "--settings", str(tmp_path / "old"), "--allocator", "adaptive")
+    assert result.exit_code == 0, result.stderr
+    config = json.loads((tmp_path / "new" / "config.json").read_text())
+    assert (config["k"], config["n"], config["allocate"]["allocator"]) == (2, 3, "adaptive")
 
 
 @pytest.mark.parametrize("edit,says,key", [
