@@ -1906,6 +1906,19 @@ def test_a_space_alone_before_not_in_prose_reads_as_before(text, expected):
     ("Осталось 7, а не 9, потому что 2 съели и 3 всего было отдано.", "7"),
     ("So 7, not 9, because 2 were eaten and 3 were added to make up 10.", "10"),
     ("Осталось 7, а не 9, потому что 2 съели и 3 добавили всего стало 10.", "10"),
+    # … and a result's verb, "which equals", "resulting in", "to equal", "to total", "to bring … to", "to end with" or
+    # an expression that "is" a value after the reason's own ("… and 3 were added which equals 10", "… and 7 + 3 is 10"
+    # read 7 after 2b59199; 10 before it, as after the result's words listed above); not the value after "and" that
+    # "is" names ("… and 1 is 1"), nor a result's word with no value after it ("… resulting in a loss of 5": 7)
+    ("So 7, not 9, because 2 were eaten and 3 were added which equals 10.", "10"),
+    ("So 7, not 9, because 2 were eaten and 3 were added resulting in 10.", "10"),
+    ("So 7, not 9, because 2 were eaten and 3 were added to equal 10.", "10"),
+    ("So 7, not 9, because 2 were eaten and 3 were added to total 10.", "10"),
+    ("So 7, not 9, because 2 were eaten and 3 were added to bring her total to 10.", "10"),
+    ("So 7, not 9, because 2 were eaten and 3 were added to end up with 10.", "10"),
+    ("So 7, not 9, because 2 were eaten and 7 + 3 is 10.", "10"),
+    ("So 7, not 9, because 2 were eaten and 1 is 1.", "7"),
+    ("He has 11, not 13, because he gave 2 to Sam and 3 to Ann resulting in a loss of 5.", "11"),
     # … and a comma after the bracket goes on past the line end ("(not 8),\nsince …" read 2)
     ("He ran 10 laps (not 8),\nsince 2 were added.", "10"),
     # a square bracket, a hyphen or two spaced as a dash set a denial apart ("So 7 remain [not 9]." and "So 7 remain -
@@ -2298,16 +2311,21 @@ def test_a_leading_zero_is_no_thousands_group(text, gold, expected):
     ("คำตอบคือ THB 500", "500"), ("The answer is not USD 49, it is USD 50.", "50"),
     ("The answer is Rs 500, not Rs 400.", "500"), ("The answer is not USD 49.", None),
     ("The answer is not Rs 49. It is Rs 50.", "50"), ("It is 51, not USD 49.", "51"),  # denied with its code: `49`
-    # the no-marker path: a point written onto the word is no decimal point (`0.5`, and `500` for "Rs.1,500")
-    ("So he paid Rs.500.", "500"), ("Total: Rs.1,500", "1500"), ("సమాధానం రూ.500", "500"),
-    # but a point onto a verb, its space left out, or where a minus opens a number, opens one: 0.5, not 5
+    # the no-marker path: a point written onto a currency's abbreviation is no decimal point (`0.5`, `500` for "1,500")
+    ("So he paid Rs.500.", "500"), ("Total: Rs.1,500", "1500"), ("సమాధానం రూ.500", "500"), ("He paid Kshs.1,200", "1200"),
+    ("Ksh.250 in all", "250"),
+    # onto any other word, its space left out, it is one, as before ("is.5", "becomes.5", "It's.5", "between.25 and.75",
+    # a script written without spaces, a LaTeX sign: each read 5 or 75 in one draft of this change)
     ("The probability is.5", "0.5"), ("The ratio equals.75", "0.75"), ("La probabilidad es.5", "0.5"),
     ("Вероятность равна.5", "0.5"), ("概率是.5", "0.5"), ("確率は.5です", "0.5"), ("ความน่าจะเป็นคือ.5", "0.5"),
-    ("So the product is 3\\cdot.5", "0.5"), ("so p\\approx.5", "0.5"), ("See Fig.3", "3"), ("Thesis.5", "5"),
-    # … and onto another word a value follows ("becomes.5", "It's.5", "of.5", "about.5" read 5 after 73a4846)
+    ("So the product is 3\\cdot.5", "0.5"), ("so p\\approx.5", "0.5"), ("Mrs.5", "0.5"),
     ("The probability becomes.5", "0.5"), ("It's.5", "0.5"), ("The chance is about.5", "0.5"),
     ("A probability of.5", "0.5"), ("The ratio is equal.5", "0.5"), ("Вероятность есть.5", "0.5"),
-    ("See No.5", "5"), ("It is Vol.2", "2"), ("analysis.5", "5"),
+    ("The probability is just.5", "0.5"), ("The probability is exactly.25.", "0.25"), ("The chance is then.5", "0.5"),
+    ("The chance is between.25 and.75", "0.75"), ("It is at least.5", "0.5"), ("It is at most.25", "0.25"),
+    ("The rate increased by.5", "0.5"), ("The ratio is 3:4, or.75", "0.75"), ("We got.75", "0.75"),
+    ("This yields.75", "0.75"), ("He has.5 of the cake left", "0.5"), ("So it is 3 plus.5", "0.5"),
+    ("The ratio is also.5", "0.5"), ("As in Step.2, the total is 12.", "12"),
     # unchanged: a word that names no currency, or a letter, stays with the number; the unit after it goes
     ("The answer is B 5", "B5"), ("The answer is x 5", "x5"), ("Answer: A) 12", "A)12"), ("The answer is 5 USD", "5"),
     ("The answer is dolar 5", "dolar5"), ("It costs .5 dollars", "0.5"), ("x = -.5", "-0.5"),
@@ -2315,7 +2333,7 @@ def test_a_leading_zero_is_no_thousands_group(text, gold, expected):
 def test_a_currency_word_before_the_amount_is_no_part_of_the_answer(text, expected):
     """"The answer is Rs 500." read `Rs500`, "USD 500" `USD500`, "Jibu ni shilingi 500." `shilingi500`, "Rs. 500"
     `Rs` (its point ended the sentence): a currency's word or code before the amount (``_CURRENCY_WORDS``) is dropped;
-    and "Rs.500" after no marker read `0.5`, its point taken for a decimal point; not a verb's point, its space left
-    out, nor one after a letter of a script written without spaces or a LaTeX sign ("is.5", "概率是.5", "3\\cdot.5" read
-    5 when this came in)."""
+    and "Rs.500" after no marker read `0.5`, its point taken for a decimal point: a point onto a currency's
+    abbreviation (``_POINT_ONTO``) opens no number; onto any other word it still does ("is.5", "概率是.5", "3\\cdot.5",
+    "just.5" read 5 in drafts that listed the words it opens one after)."""
     assert extract_answer(text, MATH) == expected

@@ -116,18 +116,12 @@ _UNSPACED = "\u0e00-\u0e7f\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff"
 _SIGN_AFTER = ("le", "leq", "ge", "geq", "ne", "neq", "lt", "gt", "approx", "sim", "equiv", "in", "to", "times", "cdot",
                "div", "pm", "mp", "quad", "qquad", "implies", "Rightarrow")
 _MINUS = rf"-(?:(?<![^\W_{_UNSPACED}]-)" + "".join(rf"|(?<=\\{name}-)" for name in _SIGN_AFTER) + ")"
-# A point written onto a word opens no number ("Rs.500" is 500, "రూ.500" too, not 0.5; "Fig.3" is 3), save onto a verb
-# or another word a value follows, its space left out, English's or MGSM's languages' ("The probability is.5", "It's.5",
-# "becomes.5", "of.5", "about.5", "La probabilidad es.5", "равна.5"), and where a minus opens one: after a letter of a
-# script written without spaces ("概率是.5", "ความน่าจะเป็นคือ.5") or a LaTeX relation or operator's name ("3\cdot.5",
-# "p\approx.5")
-_VERBS = ("is", "are", "was", "equals", "be")
-_POINT_WORDS = (*_VERBS, "were", "equal", "become", "becomes", "gives", "get", "gets", "makes", "of", "about", "approximately",
-                "roughly", "around", "nearly", "almost", "only", "now", "to", "than", "at", "es", "est", "ist", "ni",
-                "равна", "равно", "равен", "есть", "হল")
-_POINT = (rf"\.(?:(?<![^\W\d_{_UNSPACED}]\.|[\u0900-\u0dff]\.)|(?<=['\u2019]s\.)"
-          + "".join(rf"|(?<=\\{name}\.)" for name in _SIGN_AFTER)
-          + "".join(rf"|(?<=(?<![^\W\d_])(?i:{word})\.)" for word in _POINT_WORDS) + ")")
+# A point written onto a currency's abbreviation opens no number: "Rs.500", "Ksh.1,500", "రూ.500" are amounts (500, 1500,
+# 500), not 0.5; onto any other word it is a decimal point, its space left out ("The probability is.5": 0.5); the
+# abbreviations looked behind for by length, one look for each
+_POINT_ONTO = ("Rs", "Ksh", "Kshs", "Tsh", "రూ")
+_POINT = r"\." + "".join(rf"(?<!(?<![^\W\d_])(?i:{'|'.join(w for w in _POINT_ONTO if len(w) == n)})\.)"
+                          for n in sorted({len(w) for w in _POINT_ONTO}))
 _NUMBER = re.compile(rf"(?:{_MINUS})?(?:"
                      r"\d{1,3}(?:(?:,|\{,\}|\\,|[\u00a0\u202f\u2009])\d{3})+" + _DECIMALS + "|"
                      r"\d*\.\d*" + _PERIOD + r"|\d+ \d+/\d+|"
@@ -173,7 +167,7 @@ _BOLD_JOINT = re.compile(_LIST_JOINT)
 _BOLD = re.compile(r"\*\*(.+?)\*\*")
 _EMPHASIS = re.compile(r"\*+(?=[A-Za-z(])|(?<=[A-Za-z)])\*+")
 _PROSE = re.compile(r"[A-Za-z]{2,}\.?\s+[A-Za-z]{2}")  # a sentence, not an expression
-_VERB = re.compile(rf"\s(?:{'|'.join(_VERBS)})\s", re.IGNORECASE)
+_VERB = re.compile(r"\s(?:is|are|was|equals|be)\s", re.IGNORECASE)
 # a verb that opens a new clause after a value, its subject ("12 are girls", "12 were girls", "9 remain"), English's
 # or one of MGSM's languages' that deny before the value ("12 sont des filles", "12 restent", "12 sind Mädchen", "12 son
 # niñas", "12 ni wasichana")
@@ -927,13 +921,16 @@ _REASON_END = re.compile(rf"{_ASIDE_STOP}|(?<!\w)(?:(?<!\d[^\S\n])(?:{_CLAUSE_JO
 # … but where a result is stated after that "and" in the reason, the value is a new statement of the answer and the
 # reason ends at the "and", as before it went on past one: after a joint that draws a result ("… and 3 were added,
 # therefore he has 10", "… итого 10"), a result's word before a value ("… and 3 were added to make 10", "… to give a
-# total of 10", "… which is 10") or a value before a result's verb ("… and 10 remain", "… and 7 is right", "… for 10 in
-# all"): 10, 10, 10, 10, 10, 7, 10; not "and" between two values ("because he lost 2 and 11 are left": as before), nor
+# total of 10", "… which is 10", "… which equals 10", "… resulting in 10", "… to bring her total to 10", "… and 7 + 3
+# is 10") or a value before a result's verb ("… and 10 remain", "… and 7 is right", "… for 10 in all"): 10, 7 or 10;
+# not "and" between two values ("because he lost 2 and 11 are left": as before), nor
 # a word that states no value, the reason's own ("3 of the remaining 5 were sold", "3 were added to make the pile
 # bigger", "2 that is broken", "1 was left over from before", "3 people in total": the value before the denial is read)
 _RESULT_JOINT = r"therefore|thus|hence|donc|итого|hivyo"
-_RESULT_THEN = (r"(?:to\s+(?:make|get|reach|give)|(?:which|that)\s+is|totall?ing)"
-                r"(?:\s+(?:it|up|to|us|exactly|just|only|a\s+total\s+of|the\s+total(?:\s+of)?)){0,2}|in\s+(?:all|total)|"
+_RESULT_THEN = (r"(?:to\s+(?:make|get|reach|give|equal|total|bring|end\s+(?:up\s+)?with)|(?:which|that)\s+(?:is|equals)|"
+                r"totall?ing|result(?:s|ing)\s+in|[-+*/\u00d7][^\S\n]*\d[\d,.]*[^\S\n]+(?:is|makes|gives|equals))"
+                r"(?:\s+(?:it|up|to|us|exactly|just|only|a\s+total\s+of|(?:the|his|her|their)\s+total(?:\s+of)?)){0,2}|"
+                r"in\s+(?:all|total)|"
                 r"insgesamt|au\s+total(?:\s+de)?|pour\s+un\s+total(?:\s+de)?|"
                 r"всего(?:\s+(?:стало|было|будет|получилось|получается))?|jumla(?:\s+(?:ya|ni))?")
 _THEN_RESULT = r"remains?|(?:is|are)\s+(?:left(?:\s+over)?|correct|right|the\s+(?:final\s+)?answer)|left\s+over|übrig"
