@@ -114,6 +114,9 @@ def test_grading_anything_says_true_or_false(gold, prediction):
     ("So 7 remain, not 9, because 2 were eaten " + "and 1 more " * 30_000, "7"),  # a result after each "and 1"
     ("So 7, not 9, because 2 were eaten and 1" + " " * 100_000 + "x remain", "1"),  # a result's verb after each space
     ("So 7, not 9, because 2 were eaten and 3 which is" + " " * 100_000, "7"),  # a value after the result's word
+    ("答案是" + "manzanas y no " * 40_000, "manzanas y no"),  # a number before, from the start at each "y no"
+    ("\\boxed{" + "2\\cdot\\text{m}" * 60_000 + "}", "2\\cdot m"),  # the next "\\text{", from the start after each
+    ("The answer is " + "approx. 5 " * 25_000, "5approx.5"),  # an abbreviation before each point, from the start
 ])
 def test_a_long_answer_normalises_in_linear_work(reply, expected):
     """A long answer's unit, or the "and" of a list in it, was found in time that grew with the square of its words

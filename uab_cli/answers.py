@@ -159,7 +159,11 @@ _OPEN, _CLOSE = "([{", ")]}"
 _OTHER_SCRIPT = re.compile(r"(?![A-Za-z\u00aa-\u024f\u0370-\u03ff])[^\W\d_]")
 # the characters ``_clause`` may cut at: a sentence's or a clause's end, a comma, a space
 _CLAUSE_END = re.compile(r"[!?;.,\s\u3001]")
-_ABBREVIATION = re.compile(r"(?<![A-Za-z])(?:Mr|Mrs|Ms|Dr|St|vs|approx)$")  # "Mr. Brennan" goes on
+_ABBREVIATIONS = ("Mr", "Mrs", "Ms", "Dr", "St", "vs", "approx")
+_ABBREVIATION = re.compile(rf"(?<![A-Za-z])(?:{'|'.join(_ABBREVIATIONS)})$")  # "Mr. Brennan" goes on
+# (looked for in the letters before a point only: searched for from the start at each, a reply looping "approx. 5"
+# was read in time growing with its square)
+_ABBREVIATION_BACK = max(map(len, _ABBREVIATIONS))
 # what lists spans ("$8$, $4$", "$2$ and $3$") or bold parts ("**50** or **51**")
 _LIST_JOINT = r"\s*(?:,\s*(?:(?:and|or)\s*)?|(?:and|or)\s*)"
 _SPAN_JOINT = re.compile(rf"{_LIST_JOINT}(?=\$|\\\()")
@@ -485,6 +489,8 @@ def _clause(t: str, prose: bool = True) -> str:
     if not _CLAUSE_END.search(t):  # nothing to cut at (a bare "42", "x^2+1"): not read a character at a time
         return t
     depth = resume = 0  # (after a list's unit and "and", gone over: a run of words is scanned once)
+    first = _DIGIT.search(t)
+    digit = first.start() if first else len(t)  # where the first number may start: looked for once
     for i, c in enumerate(t):
         if c in _OPEN:
             depth += 1
@@ -493,12 +499,12 @@ def _clause(t: str, prose: bool = True) -> str:
         elif depth or (i and t[i - 1] == "\\"):  # inside brackets, or "\!", "\;", "\,"
             continue
         elif c in "!?;" or (c == "." and (i + 1 == len(t) or t[i + 1].isspace())
-                             and not _ABBREVIATION.search(t, 0, i)):
+                             and not _ABBREVIATION.search(t, max(i - _ABBREVIATION_BACK, 0), i)):
             return t[:i]
         elif prose and c in ",\u3001" and _NEXT_CLAUSE.match(t, i + 1) and not _comma_lists_on(t, i):
             return t[:i]
         elif prose and c.isspace() and i > resume:
-            if _CONNECTIVE.match(t, i) or _and_clause(t, i):
+            if _CONNECTIVE.match(t, i) or _and_clause(t, i, digit):
                 return t[:i]
             if _OTHER_SCRIPT.match(t, i + 1):
                 if not (goes_on := _LIST_GOES_ON.match(t, i)):
@@ -551,11 +557,12 @@ def _restated(before: re.Match | None, number: str) -> bool:
             or _DIGIT_RUN.sub("0", before.group().lstrip("-")) != _DIGIT_RUN.sub("0", number.lstrip("-")))
 
 
-def _and_clause(t: str, i: int) -> bool:
+def _and_clause(t: str, i: int, digit: int) -> bool:
     """Whether "and"/"or" after the space ``t[i]`` opens the next clause (``_AND_CLAUSE``): a word
-    that is no math's follows, and a number comes before."""
+    that is no math's follows, and a number comes before (``t``'s first digit is at ``digit``: looked for once, not
+    from the start at each "and", which read a reply of words looping "… y no …" in time growing with its square)."""
     found = _AND_CLAUSE.match(t, i)
-    return bool(found) and found.group(1).lower() not in _MATH_WORDS and _DIGIT.search(t, 0, i) is not None
+    return bool(found) and found.group(1).lower() not in _MATH_WORDS and digit < i
 
 
 def _math_span(t: str) -> str | None:
@@ -1103,8 +1110,9 @@ def extract_answer(text: str, rec: dict) -> str | None:
 
 # --- normalisation -----------------------------------------------------------------
 
-_TEXT_CMD = re.compile(r"\\(?:text|textbf|textit|textrm|textsf|textnormal|mbox|mathrm|mathbf|mathit|"
-                       r"mathsf|bf|rm)\s*\{")
+_TEXT_NAME = r"\\(?:text|textbf|textit|textrm|textsf|textnormal|mbox|mathrm|mathbf|mathit|mathsf|bf|rm)\s*"
+_TEXT_CMD = re.compile(rf"{_TEXT_NAME}\{{")
+_TEXT_CMD_RUN_ON = re.compile(rf"{_TEXT_NAME}[}}\\]")  # a name before a closing brace or another command
 _DELIM = re.compile(r"\\\$|(?<!\\)\\[()\[\]]|\$")
 # Spacing and sizing commands; "\ " is a space but "\\" (a row break) is kept.
 _NOISE = re.compile(r"\\left(?![a-z])|\\right(?![a-z])|\\[!,;:]|\\displaystyle|\\[qt]?quad|"
@@ -1211,13 +1219,29 @@ _BASE = re.compile(r"[0-9A-Za-z]+_\d+")
 
 
 def _unwrap_text(a: str) -> str:
-    """``\\text{...}``, ``\\mbox{...}``, ``\\mathrm{...}`` … replaced by their content."""
-    while m := _TEXT_CMD.search(a):
-        j = _closing(a, m.end() - 1)
-        if j is None:
-            return a[:m.start()] + a[m.end():]
-        a = a[:m.start()] + " " + a[m.end():j] + " " + a[j + 1:]
-    return a
+    """``\\text{...}``, ``\\mbox{...}``, ``\\mathrm{...}`` … replaced by their content: each command and its closing
+    brace by a space, left to right; one whose brace is not closed only dropped, and the rest left. Each is found once
+    (searched for again from the start after each, a looping reply of "\\text{…}" took time growing with its square),
+    but where a name runs onto a brace or a command ("\\mbox\\text{…}", "\\mathrm}{…}"), as unwrapping one may
+    make another: one at a time there."""
+    if _TEXT_CMD_RUN_ON.search(a):
+        while m := _TEXT_CMD.search(a):
+            j = _closing(a, m.end() - 1)
+            if j is None:
+                return a[:m.start()] + a[m.end():]
+            a = a[:m.start()] + " " + a[m.end():j] + " " + a[j + 1:]
+        return a
+    edits = []
+    for m in _TEXT_CMD.finditer(a):
+        if (j := _closing(a, m.end() - 1)) is None:
+            edits.append((m.start(), m.end(), ""))
+            break
+        edits += [(m.start(), m.end(), " "), (j, j + 1, " ")]
+    parts, i = [], 0
+    for start, end, new in sorted(edits):
+        parts += [a[i:start], new]
+        i = end
+    return "".join(parts) + a[i:]
 
 
 def _split_top(a: str) -> list[str]:
