@@ -112,6 +112,7 @@ def test_grading_anything_says_true_or_false(gold, prediction):
     ("\\boxed{1 (a" + " " * 200_000 + "1}", "1(a"),  # a remark's closing bracket, from each
     ("\\boxed{1" + "$" * 100_000 + "2\\text{ cm}}", "12"),  # the spaces before a unit, from each (a "$" is one)
     ("So 7 remain, not 9, because 2 were eaten " + "and 1 more " * 30_000, "7"),  # a result after each "and 1"
+    ("The answer is 5. " + "Confidence: 8 (" * 48_000, "5"),  # a confidence's remark, to the line's end from each
     ("So 7, not 9, because 2 were eaten and 1" + " " * 100_000 + "x remain", "1"),  # a result's verb after each space
     ("So 7, not 9, because 2 were eaten and 3 which is" + " " * 100_000, "7"),  # a value after the result's word
     ("答案是" + "manzanas y no " * 40_000, "manzanas y no"),  # a number before, from the start at each "y no"

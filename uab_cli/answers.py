@@ -29,8 +29,10 @@ from .signals import CONFIDENCE_PATTERN, STATED_CONFIDENCE, confidence_score
 
 # the confidence ending a reply, with the bracket or bar that opens it ("Answer: 7 (Confidence: 9)",
 # "Answer: 7 | Confidence: 9") or a dash set apart ("Answer: 7 - Confidence: 9"); it starts where no
-# space precedes it (else a run of spaces is scanned again from each of its spaces: 100 kB, minutes)
-_CONF_TAIL = re.compile(r"(?:[(\[{|]|(?<=\s)[-–—]|(?<!\s))\s*" + CONFIDENCE_PATTERN + r"(?:\s*\([^)\n]*\))?\W*$",
+# space precedes it (else a run of spaces is scanned again from each of its spaces: 100 kB, minutes); a remark in
+# brackets after it ("Confidence: 8 (fairly sure)") is of at most 200 characters (scanned to the line's end from each
+# "Confidence: 8 (" of a looping line, 180 kB took 7 s)
+_CONF_TAIL = re.compile(r"(?:[(\[{|]|(?<=\s)[-–—]|(?<!\s))\s*" + CONFIDENCE_PATTERN + r"(?:\s*\([^)\n]{0,200}\))?\W*$",
                         re.IGNORECASE | re.MULTILINE)
 _CONFIDENCE = re.compile(CONFIDENCE_PATTERN, re.IGNORECASE)
 _STATED_CONFIDENCE = re.compile(STATED_CONFIDENCE, re.IGNORECASE | re.MULTILINE)
