@@ -336,6 +336,30 @@ def test_backend_options_take_the_backends_default_and_are_compared_option_by_op
     assert Generation.from_params({"backend": "local", "dtype": "auto"}).backend_options == {"dtype": "float32"}
 
 
+@pytest.mark.parametrize("value,change", [("reply", {}), ("answer", {"--signal-span": "(reply → answer)"})])
+def test_a_config_entry_from_before_its_option_existed_reads_as_its_default(value, change):
+    """A config an older uab wrote lacks the entry: it was drawn at the option's default, no change
+    where the run gives that, shown against the default where it gives another."""
+    from uab_cli import settings
+
+    new = {**Generation().info(), "signal_span": value}
+    older = {k: v for k, v in new.items() if k != "signal_span"}
+    assert settings.changes("generation", older, new) == change
+
+
+def test_another_template_file_is_named_beside_its_content(tmp_path):
+    """A rerun with another template file names the file, and its content where that differs
+    too; the same content under another name is no change."""
+    from uab_cli import settings
+
+    texts = {"a": "{question}", "b": "Q: {question}", "c": "{question}"}
+    for name, content in texts.items():
+        (tmp_path / f"{name}.json").write_text(json.dumps([{"role": "user", "content": content}]))
+    a, b, c = (Generation(prompt_template=str(tmp_path / f"{n}.json")).info() for n in texts)
+    assert list(settings.changes("generation", a, b)) == ["--prompt-template", "--prompt-template (its content)"]
+    assert settings.changes("generation", a, c) == {}
+
+
 def test_a_tokenizer_directory_is_recorded_absolute_and_goes_with_the_completions_endpoint(tmp_path, monkeypatch):
     from uab_cli import settings
 
@@ -555,17 +579,22 @@ def test_a_rerun_takes_no_recorded_vote_default_as_given(tmp_path, questions, ru
     assert run(questions, out, "-N", "3", "--vote-rule", "majority").exit_code == 0  # another rule: from the defaults
 
 
-def test_a_rerun_of_a_preset_takes_no_recorded_default_it_fixes(tmp_path, questions):
+@pytest.mark.parametrize("allocator,entry,recorded,fixed", [
+    ("uab-coverage", "gain", "algorithm1", "coverage"),
+    # another value than the default (a hand edit): the preset sets it again too
+    ("uab-exit-easy", "exit_mode", "skip", "redistribute"),
+])
+def test_a_rerun_of_a_preset_takes_no_recorded_default_it_fixes(tmp_path, questions, allocator, entry, recorded, fixed):
     """A config from before presets recorded what they run holds `"gain": "algorithm1"` beside
     `uab-coverage`: a plain rerun takes the preset's gain, not the conflict a given one is."""
     out = tmp_path / "r"
-    assert run(questions, out, "-N", "2", "--allocator", "uab-coverage").exit_code == 0
+    assert run(questions, out, "-N", "2", "--allocator", allocator).exit_code == 0
     config = json.loads((out / "config.json").read_text())
-    config["allocate"]["gain"] = "algorithm1"
+    config["allocate"][entry] = recorded
     (out / "config.json").write_text(json.dumps(config))
     result = run(questions, out, "-N", "3")
     assert result.exit_code == 0, result.stderr
-    assert json.loads((out / "config.json").read_text())["allocate"]["gain"] == "coverage"
+    assert json.loads((out / "config.json").read_text())["allocate"][entry] == fixed
 
 
 def test_a_rerun_of_a_preset_refused_for_its_option_names_the_way_out(tmp_path, questions):
@@ -736,6 +765,30 @@ def test_a_hand_edited_config_value_is_named_at_its_line_on_a_rerun(tmp_path, qu
     refused(run(questions, tmp_path / "r2", "-N", "3", "--settings", str(out)), f"error: {out / 'config.json'}:{line}: ")
 
 
+@pytest.mark.parametrize("text", [None, b"\xff\xfe{"], ids=["gone", "no-longer-json"])
+def test_a_config_gone_or_changed_before_its_entrys_line_is_read_names_none(tmp_path, text):
+    """The config a rerun refused may be gone, or no longer JSON, when its entry's line is looked up:
+    the error names no line (it is not lost to another)."""
+    from uab_cli import settings
+
+    path = tmp_path / "config.json"
+    if text is not None:
+        path.write_bytes(text)
+    exc = settings.at_its_line(settings.at_entry(UabError("bad", str(path)), "generation.seed"), str(path))
+    assert (exc.message, exc.path, exc.line) == ("bad", str(path), None)
+
+
+def test_a_recorded_count_at_the_largest_integer_is_taken(tmp_path, questions):
+    """A count's bound is inclusive: a recorded --max-model-len of 2**63 - 1 is one it takes."""
+    out = tmp_path / "r"
+    assert run(questions, out, "-N", "2").exit_code == 0
+    config = json.loads((out / "config.json").read_text())
+    config["max_model_len"] = 2**63 - 1
+    (out / "config.json").write_text(json.dumps(config))
+    result = run(questions, out, "-N", "3")
+    assert result.exit_code == 0, result.stderr
+
+
 @pytest.mark.parametrize(("key", "value", "rerun", "says"), [
     ("n", "x", (), "-N/--budget takes a positive integer, got 'x' (recorded as n)"),  # ignored: "Missing option -N"
     ("n", 0, (), "-N/--budget takes a positive integer, got 0 (recorded as n)"),
@@ -746,7 +799,8 @@ def test_a_hand_edited_config_value_is_named_at_its_line_on_a_rerun(tmp_path, qu
     # another model than its samples': named --model, which the rerun had not given ("holds samples drawn with other
     # settings (--model (scripted → other))")
     ("model_option", "other", (), "it records model_option 'other', not the model its generation.model says its "
-                                  "samples were drawn with ('scripted')"),
+                                  "samples were drawn with ('scripted'), which a rerun without --model would take: "
+                                  "restore it, use a new --output, or --force to discard the samples"),
     # a -K 1 directory: its Phase-2 samples read as Phase-1 ones ("record 'q0' already holds Phase-2 samples")
     ("k", 2, ("-N", "2"), "it records other settings than phase1.jsonl says its samples were drawn with "
                           "(-K/--samples (1 → 2))"),
@@ -932,6 +986,8 @@ LINED = [  # (file name, text, command-line options, the line, the message)
     ("s.toml", '# one line\nrecommendation = {N = 2, settings = {allocator = "nope"}}\n', [], 2,
      "unknown allocator 'nope'"),
     ("s.toml", 'budget = 2\n\n[sampling]\ntemperature = 0.5\n', [], 3, "unknown option for `uab run`: sampling"),
+    ("s.toml", 'budget = 2\n\n[sampling.hot]\ntemperature = 0.5\n', [], 3,  # a table only a dotted header names
+     "unknown option for `uab run`: sampling"),
     # a results file (JSONL): a row's value at its row's line, a broken row at its own
     ("r.jsonl", '{"simulation": {"pool": "p"}}\n\n{"recommendation": {"N": 2, "settings": {"allocator": "nope"}}}\n', [],
      3, "unknown allocator 'nope'"),
@@ -968,7 +1024,9 @@ def test_a_settings_files_option_of_another_command_is_named_as_one(tmp_path, qu
     ('{"recommendation": {"N": 2, "settings": {"allocator": "uab", "allocator": "uniform"}}}', "allocator"),
     # the second key's line, not an array's items' keys (each given once), nor a nested key of that name
     ('{"pairs": [{"a": 1}, {"a": 2}], "x": {"seed": 1},\n "seed": 1,\n "seed": 2}', "seed"),
-], ids=["options", "recommendation", "after-others"])
+    # nor two items of an array giving it once each (all items shared one path: it named line 1)
+    ('{"runs": [{"seed": 1}, {"seed": 2}],\n "seed": 1,\n "seed": 2}', "seed"),
+], ids=["options", "recommendation", "after-others", "after-array-items"])
 def test_a_json_settings_file_giving_a_key_twice_is_refused(tmp_path, questions, text, key):
     """json kept the last value silently (a TOML file's second is refused by its reader, and two
     spellings of one option by uab): one line naming the file, the second key's line and the key,

@@ -1004,17 +1004,23 @@ def _surrogate_line(text: str) -> int | None:
 
 def _json_keys(text: str) -> dict[tuple, list[int]]:
     """The lines of each object key of ``text`` (JSON that parsed) by its path from the top
-    (``("generation", "seed")``; an array's items add none), each line where it is given."""
+    (``("generation", "seed")``; an object or array in an array adds its place among them, 0, 1, …:
+    two items' keys are apart), each line where it is given."""
     out: dict[tuple, list[int]] = {}
     opened: list[tuple] = []  # per open object or array: its path
+    held: list[int] = []  # per open object or array: how many objects and arrays opened in it so far
     key: tuple = ()  # the path of the last key read
     tokens, line, pos = list(_JSON_TOKENS.finditer(text)), 1, 0
     for i, tok in enumerate(tokens):
         t = tok.group()
         if t in "{[":
-            opened.append(key if i and tokens[i - 1].group() == ":" else opened[-1] if opened else ())
+            opened.append(key if i and tokens[i - 1].group() == ":" else (*opened[-1], held[-1]) if opened else ())
+            if held:
+                held[-1] += 1
+            held.append(0)
         elif t in "}]":
             opened.pop()
+            held.pop()
         elif t.startswith('"') and i + 1 < len(tokens) and tokens[i + 1].group() == ":":
             line, pos = line + text.count("\n", pos, tok.start()), tok.start()
             key = (*opened[-1], json.loads(t))
