@@ -12,6 +12,7 @@ from conftest import arithmetic, cli, read_jsonl, write_jsonl
 from uab_cli import allocation, evaluation
 from uab_cli.errors import UabError
 from uab_cli.pools import Pool
+from uab_cli.progress import StageProgress
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -99,7 +100,9 @@ def test_allocate_refuses_it_and_run_draws_it_in_rounds(tmp_path):
     assert one.exit_code == 2 and "(-K/--samples 2)" in one.stderr
 
 
-def test_a_run_killed_between_rounds_resumes_to_the_same_allocation(tmp_path, fake_backend):
+def test_a_run_killed_between_rounds_resumes_to_the_same_allocation(tmp_path, fake_backend, monkeypatch):
+    """A rerun ends with the stopped run's allocation, and its progress counts what the rounds still
+    draw: the budget less every sample the checkpoint holds (Phase 2's too, which they take again)."""
     rows = [{"id": f"q{i}", "question": f"What is {i} + {i % 3}?", "answer": str(i + i % 3)} for i in range(10)]
     q = write_jsonl(tmp_path / "q.jsonl", rows)
     args = ["run", str(q), "--budget", "5", "--backend", "scripted", "--allocator", "adaptive", "-q"]
@@ -109,8 +112,12 @@ def test_a_run_killed_between_rounds_resumes_to_the_same_allocation(tmp_path, fa
     cut = cli([*args, "-o", str(tmp_path / "cut")])
     assert cut.exit_code != 0
     fake_backend.in_cli()
+    held = (tmp_path / "cut" / "samples.ckpt.jsonl").read_bytes().count(b"\n")
+    stages = []
+    monkeypatch.setattr(StageProgress, "stage", lambda self, name, total: stages.append((name, total)))
     again = cli([*args, "-o", str(tmp_path / "cut")])
     assert again.exit_code == 0
+    assert held > 20 and stages == [("phase1", 0), ("phase2", 5 * 10 - held)]
     assert ([r["extra"] for r in read_jsonl(tmp_path / "cut" / "votes.jsonl")]
             == [r["extra"] for r in read_jsonl(tmp_path / "whole" / "votes.jsonl")])
 

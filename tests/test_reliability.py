@@ -308,14 +308,29 @@ def test_torn_line_that_is_valid_json_is_not_restored(questions, reference, tmp_
     assert_complete(out, reference)
 
 
-def test_a_damaged_checkpoint_line_with_samples_after_it_is_an_error(questions, reference, tmp_path):
+def _textless(line: bytes) -> bytes:
+    """Checkpoint ``line`` with its sample's text gone (its id and index intact)."""
+    row = orjson.loads(line)
+    del row["sample"]["text"]
+    return orjson.dumps(row) + b"\n"
+
+
+def _numbered(line: bytes) -> bytes:
+    """Checkpoint ``line`` with a number for its question id (its sample intact)."""
+    return orjson.dumps({**orjson.loads(line), "id": 7}) + b"\n"
+
+
+@pytest.mark.parametrize("damage", [lambda line: b"garbage\n", _textless, _numbered],
+                         ids=["garbage", "no-text", "number-id"])
+def test_a_damaged_checkpoint_line_with_samples_after_it_is_an_error(questions, reference, tmp_path, damage):
     """Only the last line can be torn by a kill; a bad line before others is damage. The resume
-    dropped it and every sample after it, silently (paid for again on an API)."""
+    dropped it and every sample after it, silently (paid for again on an API). A line of an id and
+    an index whose sample is no sample (no text) is damage too."""
     out = tmp_path / "run"
     out.mkdir()
     shutil.copy(reference / runs.CONFIG, out / runs.CONFIG)
     ckpt = (reference / runs.CHECKPOINT).read_bytes().splitlines(keepends=True)
-    damaged = b"".join(ckpt[:4]) + b"garbage\n" + b"".join(ckpt[5:])
+    damaged = b"".join(ckpt[:4]) + damage(ckpt[4]) + b"".join(ckpt[5:])
     (out / runs.CHECKPOINT).write_bytes(damaged)
     rc, stderr = finish(start([*run_args(questions, out)[:-1]]))
     assert rc == 2 and stderr.strip().endswith(f"{out / runs.CHECKPOINT}:5: not a sample of this run's checkpoint, "
@@ -640,6 +655,28 @@ def test_a_judge_stopped_mid_judging_asks_only_the_rest_on_rerun(tmp_path, fake_
     assert _judge_calls(fake_backend) == m  # another cap: every question asked again
 
 
+def test_a_judge_stopped_twice_keeps_the_verdicts_of_both_stops(tmp_path, fake_backend):
+    """The rerun of a judge stopped with a torn last line rewrites its checkpoint without that line
+    before it appends: the next line does not join it, so a second stop keeps both stops' verdicts."""
+    m = 12
+    q = write_jsonl(tmp_path / "q.jsonl", arithmetic(m))
+    out = tmp_path / "run"
+    args = ["run", q, "--budget", "3", "--allocator", "judge", "--backend", "scripted", "-q", "-o", str(out)]
+    for asked in (4, 3):
+        fake_backend.in_cli(fail_after=asked)
+        assert cli(args).exit_code == 1
+        with open(out / runs.JUDGE_CHECKPOINT, "ab") as fh:
+            fh.write(b'{"id": "q1')  # a line the stop tore
+    ckpt = (out / runs.JUDGE_CHECKPOINT).read_bytes().splitlines(keepends=True)
+    assert len(ckpt) == 4 + 3 + 1
+    row = orjson.loads(ckpt[-2])
+    row["verdict"] = {"verdict": "neither"}  # a line that holds no verdict: damage, that question asked again
+    (out / runs.JUDGE_CHECKPOINT).write_bytes(b"".join(ckpt[:-2]) + orjson.dumps(row) + b"\n")
+    fake_backend.in_cli()
+    assert cli(args).exit_code == 0
+    assert _judge_calls(fake_backend) == m - 4 - 3 + 1
+
+
 @pytest.mark.parametrize("name", [".lock", runs.CONFIG, runs.CHECKPOINT])
 def test_a_run_directory_file_that_cannot_be_opened_is_one_line(questions, reference, tmp_path, name):
     """A lock, config or checkpoint the rerun cannot open (another user's, or unreadable; here a
@@ -895,9 +932,9 @@ def test_a_rerun_on_another_backend_derives_vcs_again(questions, tmp_path, fake_
 
 
 @pytest.mark.parametrize("text", ['{"generation": {"backend": "scr', "[1, 2]", '{"generation": 3}'])
-def test_a_broken_config_is_one_line_naming_it(questions, tmp_path, text):
+def test_a_broken_config_is_one_line_naming_it(questions, tmp_path, fake_backend, text):
     """It gave "Missing option -N" (the budget it records was unreadable) or, to simulate, "a `uab
-    run` directory, not a pool: --allocator None"; --force starts over."""
+    run` directory, not a pool: --allocator None"; --force starts over: it reuses no sample."""
     out = tmp_path / "run"
     assert cli(["run", questions, "--budget", "2", "-o", str(out), "--backend", "scripted", "-q"]).exit_code == 0
     (out / runs.CONFIG).write_text(text)
@@ -908,9 +945,10 @@ def test_a_broken_config_is_one_line_naming_it(questions, tmp_path, text):
         assert result.exit_code == 2 and len(lines) == 1, result.stderr
         assert lines[0].startswith(f"error: {out / runs.CONFIG}: not a uab config.json: "), result.stderr
     assert not (tmp_path / "s.jsonl").exists()
+    fake_backend.in_cli()
     result = cli(["run", questions, "--budget", "2", "-o", str(out), "--backend", "scripted", "-q", "--force"])
     assert result.exit_code == 0, result.stderr
-    assert orjson.loads((out / runs.CONFIG).read_bytes())["n"] == 2
+    assert orjson.loads((out / runs.CONFIG).read_bytes())["n"] == 2 and fake_backend.drawn == 2 * M
 
 
 def test_a_vote_temperature_that_does_not_change_the_vote_is_not_recorded(questions, tmp_path):
