@@ -875,8 +875,8 @@ def test_the_best_in_sample_is_runnable_and_gains_over_uniform_and_majority_alon
     assert (row["best"]["allocator"], row["best"]["vote_rule"]) == ("uniform", "weighted")
 
 
-@pytest.mark.parametrize("headroom_se, best_gain, shown", [(0.01, 0.05, "50 %"), (0.05, 0.05, "—"), (None, 0.05, "—"),
-                                                           (0.01, -0.01, "—")])
+@pytest.mark.parametrize("headroom_se, best_gain, shown", [(0.01, 0.05, "50 %"), (0.01, 0.075, "75 %"),
+                                                           (0.05, 0.05, "—"), (None, 0.05, "—"), (0.01, -0.01, "—")])
 def test_the_share_of_headroom_is_shown_for_a_headroom_beyond_noise_and_a_best_that_gains(headroom_se, best_gain,
                                                                                             shown):
     """Its best in-sample's gain as a share of the headroom, where that headroom exceeds 2
@@ -887,6 +887,34 @@ def test_the_share_of_headroom_is_shown_for_a_headroom_beyond_noise_and_a_best_t
                _summary_entry("length", "majority", best_gain)]
     line = next(line for line in recommend.markdown(summary).splitlines() if line.startswith("| 8 |"))
     assert line.split(" | ")[5] == shown
+
+
+_SIGNAL_REC = {"N": 8, "allocator": "uab", "signal": "anll", "T": 0.5, "vote_rule": "majority",
+               "vote_temperature": None, "gain": 0.03, "se": 0.01,
+               "held_out": {"gain": 0.03, "se": 0.01, "se_questions": 0.012},
+               "flags": "--allocator uab --signal anll --signal-temperature 0.5"}
+
+
+@pytest.mark.parametrize("recommendations, tail", [
+    ([_SIGNAL_REC], ["Run it on new questions (the pool's sampling settings included):", "",
+                     "- N = 8: `uab run QUESTIONS --budget 8 -o RUN --allocator uab --signal anll "
+                     "--signal-temperature 0.5`", "",
+                     "or `uab run QUESTIONS --budget N -o RUN --settings RESULTS.jsonl` with this simulation's "
+                     "results file (`-o`): it takes the recommendation for N."]),
+    ([], ["The results file holds no recommendation (written by a `uab simulate` before them).", ""])])
+def test_the_headroom_table_names_signal_and_t_and_ends_with_what_to_run(recommendations, tail):
+    """A row's labels name the signal and its T, the held-out gain its standard errors over seeds and
+    over questions; under the table, how the recommendation was chosen and the `uab run` lines that
+    run it (the ``--settings`` one only where there is a recommendation), or that the results file
+    holds none."""
+    summary = [_summary_entry("uniform", "majority", 0.0), _summary_entry("uab", "majority", 0.03, signal="anll", T=0.5)]
+    lines = recommend.markdown(summary, recommendations).splitlines()
+    row = next(line for line in lines if line.startswith("| 8 |")).strip("| ").split(" | ")
+    assert row[1:4] == ["50.00", "—", "uab (anll, T=0.5) + majority"]  # Uniform + majority's %, no headroom
+    assert row[6:] == (["uab (anll, T=0.5) + majority", "+3.00 ± 1.00 / 1.20"] if recommendations else ["—", "—"])
+    explained = next(line for line in lines if line.startswith("Headroom: the oracle's accuracy"))
+    assert "chosen on 4/5 of the questions and scored on the other 1/5" in explained
+    assert [explained.rsplit(". ", 1)[1], *lines[lines.index(explained) + 1:]] == tail
 
 
 def test_the_held_out_gain_a_uniform_recommendation_was_chosen_with_is_the_rules():

@@ -312,6 +312,55 @@ def test_a_gold_letter_in_full_width_forms_is_the_letter(gold):
     assert gold_letter({"answer": gold, "choices": ["one", "two", "three"]}) == "B"
 
 
+@pytest.mark.parametrize("fields, expected", [({"type": "text"}, "text"), ({"type": "math", "choices": ["a", "b"]}, "math"),
+                                             ({"choices": ["a", "b"]}, "mc"), ({}, "math")])
+def test_a_question_type_is_its_own_or_inferred_from_its_choices(fields, expected):
+    from uab_cli.records import question_type
+
+    assert question_type({"id": "q1", "question": "Q?", **fields}) == expected
+
+
+def test_levels_sort_numbers_by_value_then_names():
+    """Per-level tables list numeric levels by value (``-1``, ``2``, ``10``), then the named ones (an
+    infinite "inf" among them) by name; ``1`` and ``"1"`` are one level."""
+    from uab_cli.records import level_name, level_order
+
+    assert level_name(1) == level_name("1") == "1"
+    levels = ["hard", "10", "inf", "easy", "2", "-1"]
+    assert sorted(levels, key=level_order) == ["-1", "2", "10", "easy", "hard", "inf"]
+
+
+def test_a_sample_without_an_index_is_index_0():
+    from uab_cli.records import sample_index
+
+    assert [sample_index(s) for s in ({}, {"index": None}, {"index": 3})] == [0, 0, 3]
+
+
+def test_dropping_a_stage_from_provenance_keeps_the_rest_and_adds_none():
+    """``without_provenance`` drops the stage (a copy: another record sharing the dict keeps it) and
+    leaves a record without provenance as it is (no empty ``uab`` field written)."""
+    from uab_cli.records import PROVENANCE, with_provenance, without_provenance
+
+    shared = {"phase1": {"k": 1}, "vote": {"rule": "majority"}}
+    one, two = {"id": "q1", PROVENANCE: shared}, {"id": "q2", PROVENANCE: shared}
+    assert without_provenance(one, "vote")[PROVENANCE] == {"phase1": {"k": 1}}
+    assert two[PROVENANCE] == {"phase1": {"k": 1}, "vote": {"rule": "majority"}}
+    assert without_provenance({"id": "q3"}, "vote") == {"id": "q3"}
+    assert with_provenance(two, "allocate", {"N": 4})[PROVENANCE] == {**shared, "allocate": {"N": 4}}
+    assert shared == {"phase1": {"k": 1}, "vote": {"rule": "majority"}}
+
+
+def test_the_questions_fingerprint_is_stable_and_ignores_line_order():
+    """The digest a run directory resumes on: the same in any line order (sorted by id, not by
+    question text), and the same value as the releases before (a change would refuse every run
+    directory they wrote)."""
+    from uab_cli.records import questions_fingerprint
+
+    questions = [{"id": "q2", "question": "Alpha?", "choices": ["x", "y"], "answer": "A"},
+                 {"id": "q1", "question": "Zulu?"}, {"id": "q10", "question": "Mid?", "type": "text"}]
+    assert questions_fingerprint(questions) == questions_fingerprint(questions[::-1]) == "cd335eebde1fe9ba"
+
+
 @pytest.mark.parametrize("token", [b"NaN", b"Infinity", b"-Infinity"])
 def test_a_nan_or_infinity_literal_says_to_write_null(tmp_path, token):
     """A line with Python's NaN, Infinity or -Infinity (json.dumps of a float that is no number) was "invalid JSON:

@@ -398,7 +398,7 @@ def _recommended(rec: dict) -> str:
     return label(rec) + (f" (kept over {label(over)}: {over['why']})" if over else "")
 
 
-def _held_out(held: dict, kept: bool = False) -> str:
+def _held_out(held: dict, kept: bool) -> str:
     """The held-out gain ± its standard error over seeds / over questions (pp); ``kept``: Uniform +
     majority was recommended, so the gain is the selection rule's, not the recommendation's (0)."""
     over = held.get("se_questions")
