@@ -452,7 +452,7 @@ class Recorded:
     max_model_len: int | None = None  # the --max-model-len the last run was given
 
 
-def recorded(out: str, force: bool = False) -> Recorded:
+def recorded(out: str, force: bool) -> Recorded:
     """The settings a run or pool directory records (empty where it has none), less the ones the
     last run derived (``_chosen``). A ``config.json`` that is no uab config (a hand edit, another
     tool's file), or one that records a value its option refuses, is a ``UabError`` naming it,
