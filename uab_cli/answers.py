@@ -922,11 +922,11 @@ _DENIAL_REASON = re.compile(rf"[{_COUNTER}]*(?:{_UNITS_WORD}){{0,2}}?(?:[,\s]*|(
 # spent": 7, 4, 7; "and now …", "and then …" end it), nor another joint between two values ("because 2 but 3 …"), nor
 # "又" (again) before the reason's value ("因为她又买了2个"), nor a one-letter word ("y": a variable)
 _AND_JOINT = r"and|und|et|и|na"
-_VALUE_AHEAD = rf"[${_CURRENCY_AFTER}]?-?\.?\d"  # a value's first character
+_REASON_VALUE = rf"[${_CURRENCY_AFTER}]?-?\.?\d"  # a value's first character after a reason's joint (``_REASON_END``, ``_REASON_AND``)
 _CLAUSE_JOINT = r"but|then|aber|dann|pero|luego|mais|puis|но|потом|затем|lakini|kisha"
 _UNSPACED_JOINT = rf"(?:(?<=\d)|(?<=\d[{_COUNTER}]))[又再]|然后|但是?|现在|所以|แล้ว|และ|แต่|จากนั้น|ดังนั้น"
 _REASON_END = re.compile(rf"{_ASIDE_STOP}|(?<!\w)(?:(?<!\d[^\S\n])(?:{_CLAUSE_JOINT})|(?:{_CLAUSE_JOINT}|{_AND_JOINT})"
-                         rf"(?![^\S\n]+{_VALUE_AHEAD}))(?!\w)|{_UNSPACED_JOINT}", re.IGNORECASE)
+                         rf"(?![^\S\n]+{_REASON_VALUE}))(?!\w)|{_UNSPACED_JOINT}", re.IGNORECASE)
 # … but where a result is stated after that "and" in the reason, the value is a new statement of the answer and the
 # reason ends at the "and", as before it went on past one: after a joint that draws a result ("… and 3 were added,
 # therefore he has 10", "… итого 10"), a result's word before a value ("… and 3 were added to make 10", "… to give a
@@ -943,8 +943,8 @@ _RESULT_THEN = (r"(?:to\s+(?:make|get|reach|give|equal|total|bring|end\s+(?:up\s
                 r"insgesamt|au\s+total(?:\s+de)?|pour\s+un\s+total(?:\s+de)?|"
                 r"всего(?:\s+(?:стало|было|будет|получилось|получается))?|jumla(?:\s+(?:ya|ni))?")
 _THEN_RESULT = r"remains?|(?:is|are)\s+(?:left(?:\s+over)?|correct|right|the\s+(?:final\s+)?answer)|left\s+over|übrig"
-_REASON_AND = re.compile(rf"(?<!\w)(?<!\d[^\S\n])(?:{_AND_JOINT})[^\S\n]+(?={_VALUE_AHEAD})", re.IGNORECASE)
-_REASON_RESULT = re.compile(rf"(?<![\w-])(?:(?:{_RESULT_JOINT})(?![\w-])|(?:{_RESULT_THEN})[^\S\n]+(?={_VALUE_AHEAD})|"
+_REASON_AND = re.compile(rf"(?<!\w)(?<!\d[^\S\n])(?:{_AND_JOINT})[^\S\n]+(?={_REASON_VALUE})", re.IGNORECASE)
+_REASON_RESULT = re.compile(rf"(?<![\w-])(?:(?:{_RESULT_JOINT})(?![\w-])|(?:{_RESULT_THEN})[^\S\n]+(?={_REASON_VALUE})|"
                             rf"for[^\S\n]+\$?\d[\d,.]*[^\S\n]+in[^\S\n]+(?:all|total)(?![\w-]))|"
                             rf"(?<![\w.,-])\$?\d[\d,.]*(?:[^\S\n]+(?!(?:was|were)(?!\w))[^\W\d_]+)?[^\S\n]+"
                             rf"(?:{_THEN_RESULT})(?![\w-])", re.IGNORECASE)
